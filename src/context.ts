@@ -1,0 +1,31 @@
+import type { Db } from "./db/db.ts";
+import { Mailer } from "./mail/mailer.ts";
+import { SettingsStore } from "./modules/settings/service.ts";
+import { RateLimiter } from "./rpc/rate-limit.ts";
+
+/** Everything a service needs, created once per process (or per test server). */
+export interface AppContext {
+  db: Db;
+  settings: SettingsStore;
+  mailer: Mailer;
+  limiter: RateLimiter;
+  /** Trust X-Forwarded-For / X-Forwarded-Proto from a reverse proxy in front of ferry. */
+  trustProxy: boolean;
+}
+
+export interface ContextOptions {
+  trustProxy?: boolean;
+  /** Multiplies every rate limit; tests that are not about rate limits raise it. */
+  rateLimitScale?: number;
+}
+
+export function createContext(db: Db, options: ContextOptions = {}): AppContext {
+  const settings = new SettingsStore(db);
+  return {
+    db,
+    settings,
+    mailer: new Mailer(settings),
+    limiter: new RateLimiter(options.rateLimitScale ?? 1),
+    trustProxy: options.trustProxy ?? false,
+  };
+}

@@ -1,0 +1,25 @@
+import { parseMigrationFiles } from "./db/migrate.ts";
+import { migrationFiles, webFiles } from "./generated/embed.ts";
+
+/** The migrations compiled into this build. */
+export const migrations = parseMigrationFiles(migrationFiles);
+
+export interface WebFile {
+  type: string;
+  bytes: Uint8Array<ArrayBuffer>;
+  gzip: Uint8Array<ArrayBuffer>;
+  etag: string;
+}
+
+/** The SPA files compiled into this build, ready to serve (bytes, gzip, ETag computed once). */
+export function loadWebFiles(): Map<string, WebFile> {
+  const files = new Map<string, WebFile>();
+  for (const file of webFiles) {
+    const bytes = new Uint8Array(
+      file.encoding === "utf8" ? new TextEncoder().encode(file.body) : Buffer.from(file.body, "base64"),
+    );
+    const etag = `"${Bun.hash(bytes).toString(36)}"`;
+    files.set(file.path, { type: file.type, bytes, gzip: Bun.gzipSync(bytes), etag });
+  }
+  return files;
+}

@@ -1,0 +1,47 @@
+import nodemailer, { type Transporter } from "nodemailer";
+import type { SettingsStore } from "../modules/settings/service.ts";
+
+export interface Mail {
+  to: string;
+  subject: string;
+  text: string;
+  html?: string;
+}
+
+/** Sends mail over the SMTP server in the settings; `configured()` is false until host and from are set. */
+export class Mailer {
+  private transport: Transporter | null = null;
+  private transportKey = "";
+
+  constructor(private readonly settings: SettingsStore) {}
+
+  configured(): boolean {
+    const s = this.settings.all();
+    return s.smtp_host !== "" && s.smtp_from !== "";
+  }
+
+  async send(mail: Mail): Promise<void> {
+    const s = this.settings.all();
+    if (!this.configured()) throw new Error("SMTP is not configured");
+    const key = JSON.stringify([s.smtp_host, s.smtp_port, s.smtp_secure, s.smtp_user, s.smtp_password]);
+    if (!this.transport || key !== this.transportKey) {
+      this.transport?.close();
+      this.transport = nodemailer.createTransport({
+        host: s.smtp_host,
+        port: s.smtp_port,
+        secure: s.smtp_secure,
+        auth: s.smtp_user ? { user: s.smtp_user, pass: s.smtp_password } : undefined,
+        connectionTimeout: 10_000,
+        greetingTimeout: 10_000,
+        socketTimeout: 20_000,
+      });
+      this.transportKey = key;
+    }
+    await this.transport.sendMail({ from: s.smtp_from, ...mail });
+  }
+
+  close() {
+    this.transport?.close();
+    this.transport = null;
+  }
+}

@@ -1,0 +1,23 @@
+import { defineCall } from "../../rpc/call.ts";
+import { emptyInput } from "../user/schema.ts";
+import type { UserRow } from "../user/service.ts";
+import { noticeClickedInput } from "./schema.ts";
+import { listNotices, markNoticeClicked } from "./service.ts";
+
+export const noticeCalls = [
+  defineCall({
+    path: "/api/user_notive/list",
+    access: "user",
+    input: emptyInput,
+    handle: (ctx) => listNotices(ctx.app, (ctx.user as UserRow).id),
+  }),
+  defineCall({
+    path: "/api/user_notive/clicked",
+    access: "user",
+    input: noticeClickedInput,
+    handle(ctx, input) {
+      markNoticeClicked(ctx.app, (ctx.user as UserRow).id, input.noticeId);
+      return null;
+    },
+  }),
+];

@@ -1,0 +1,39 @@
+import type { AppContext } from "../../context.ts";
+import { newId } from "../../rpc/ids.ts";
+import type { Notice } from "./schema.ts";
+
+/** Adds a bell notice for one user, or for everyone when userId is null. */
+export function createNotice(
+  ctx: AppContext,
+  input: { userId: string | null; desc: string; href?: string },
+): string {
+  const id = newId();
+  ctx.db
+    .query("INSERT INTO notices (id, user_id, href, desc, create_time) VALUES (?, ?, ?, ?, ?)")
+    .run(id, input.userId, input.href ?? "", input.desc, Date.now());
+  return id;
+}
+
+/** The notices the user has not clicked yet, newest first. */
+export function listNotices(ctx: AppContext, userId: string): Notice[] {
+  return ctx.db
+    .query<Notice, [string, string]>(
+      `SELECT n.id AS _id, n.href, n.desc FROM notices n
+       WHERE (n.user_id IS NULL OR n.user_id = ?)
+         AND NOT EXISTS (SELECT 1 FROM notice_clicks c WHERE c.notice_id = n.id AND c.user_id = ?)
+       ORDER BY n.create_time DESC LIMIT 50`,
+    )
+    .all(userId, userId);
+}
+
+/** Records a click; unknown or foreign notices are ignored (returns false). */
+export function markNoticeClicked(ctx: AppContext, userId: string, noticeId: string): boolean {
+  return (
+    ctx.db
+      .query(
+        `INSERT OR IGNORE INTO notice_clicks (notice_id, user_id, click_time)
+         SELECT id, ?, ? FROM notices WHERE id = ? AND (user_id IS NULL OR user_id = ?)`,
+      )
+      .run(userId, Date.now(), noticeId, userId).changes > 0
+  );
+}

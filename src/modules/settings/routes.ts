@@ -1,0 +1,41 @@
+import { defineCall } from "../../rpc/call.ts";
+import { emptyInput } from "../user/schema.ts";
+import { type HostInfo, settingsPatchSchema } from "./schema.ts";
+
+export const settingsCalls = [
+  defineCall({
+    path: "/api/host/get",
+    access: "public",
+    input: emptyInput,
+    handle(ctx): HostInfo {
+      const s = ctx.app.settings.all();
+      return {
+        preferDomain: s.preferDomain,
+        contact_info: s.contact_info,
+        group_link: s.group_link,
+        notice: {
+          notice_show: s.notice_show,
+          notice_title: s.notice_title,
+          notice_content: s.notice_content,
+          notice_mark_red: s.notice_mark_red,
+          notice_day_interval: s.notice_day_interval,
+        },
+      };
+    },
+  }),
+  defineCall({
+    path: "/api/admin/config/get",
+    access: "admin",
+    input: emptyInput,
+    handle: (ctx) => ctx.app.settings.forDisplay(),
+  }),
+  defineCall({
+    path: "/api/admin/config/set_config",
+    access: "admin",
+    input: settingsPatchSchema,
+    handle(ctx, input) {
+      ctx.app.settings.update(input);
+      return ctx.app.settings.forDisplay();
+    },
+  }),
+];

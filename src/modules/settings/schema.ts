@@ -1,0 +1,101 @@
+import { z } from "zod";
+
+const text = (fallback = "") => z.string().max(4000).default(fallback);
+const num = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
+  z.number().min(min).max(max).default(fallback);
+const flag = (fallback: boolean) => z.boolean().default(fallback);
+const idList = z.array(z.string().max(200)).max(1000).default([]);
+
+/**
+ * Every setting of seed 001 §3 with its typed default, plus the ones Ferry adds (SMTP, agency host,
+ * timezone, contact lines of the announcement). Units: money in yuan, traffic rewards in MB,
+ * durations as named.
+ */
+export const settingsSchema = z.object({
+  // payments
+  alipay: text(),
+  wxpay: text(),
+  usdtpay: text(),
+  exchange_rate: num(7.2, 0.01, 1000),
+  usdtCheckTime: num(30, 1, 1440),
+  usdtCheckInterval: num(15, 3, 3600),
+  notify_url: text(),
+  return_url: text(),
+  // traffic accounting
+  traffic_spend_scale: num(1, 0, 100),
+  minestTrafficSpend: num(0),
+  noGlobalTrafficScaleLimit: flag(false),
+  upload_traffic_spend_scale: num(1, 0, 100),
+  updateV2rayDuration: num(60, 5, 86_400),
+  trafficStasticDuration: num(60, 5, 86_400),
+  // channel / referral
+  openChannel: flag(true),
+  inviteRule: text(),
+  channelRewardRate: num(0.1, 0.05, 0.5),
+  channelConsumerDuration: num(365, 0, 36_500),
+  min_charge_money: num(500, 0, 1_000_000),
+  // roles
+  admin_id: idList,
+  yunying_list: idList,
+  // check-in, prizes
+  signUseRewardTraffic: num(200, 0, 1_048_576),
+  continueSignUseDay: num(30, 1, 3650),
+  continueSignReward: num(1024, 0, 1_048_576),
+  vip_traffic_thred_rate_limit: num(0),
+  prizeBaseCost: num(1, 0, 1_000_000),
+  gameSeat: num(0, 0, 1_000_000),
+  // install script addresses per server type (empty = the panel's own script)
+  install_apine: text(),
+  install_ubuntu_x86: text(),
+  install_ubuntu_arm: text(),
+  install_ubuntu_guonei: text(),
+  install_ubuntu_reality: text(),
+  install_alpine_reality: text(),
+  // domains and content
+  preferDomain: text(),
+  contentUrl_guonei: text(),
+  contentUrl_guowai: text(),
+  describe_host: text(),
+  agency_host: text(),
+  timezone: text("Asia/Shanghai"),
+  // announcement
+  notice_show: flag(false),
+  notice_title: text(),
+  notice_content: text(),
+  notice_mark_red: flag(false),
+  notice_day_interval: num(1, 1, 365),
+  contact_info: text(),
+  group_link: text(),
+  // outgoing mail
+  smtp_host: text(),
+  smtp_port: num(465, 1, 65_535),
+  smtp_secure: flag(true),
+  smtp_user: text(),
+  smtp_password: text(),
+  smtp_from: text(),
+});
+
+export type Settings = z.infer<typeof settingsSchema>;
+export type SettingKey = keyof Settings;
+
+/** Settings that never leave the server in clear; `get` shows SECRET_MASK when one is set. */
+export const SECRET_SETTINGS: readonly SettingKey[] = ["smtp_password"];
+export const SECRET_MASK = "********";
+
+/** What `/api/admin/config/set_config` accepts: any subset of the settings. */
+export const settingsPatchSchema = settingsSchema.partial().strict();
+
+/** `/api/host/get`: public site information for the announcement modal. */
+export const hostInfoSchema = z.object({
+  preferDomain: z.string(),
+  contact_info: z.string(),
+  group_link: z.string(),
+  notice: z.object({
+    notice_show: z.boolean(),
+    notice_title: z.string(),
+    notice_content: z.string(),
+    notice_mark_red: z.boolean(),
+    notice_day_interval: z.number(),
+  }),
+});
+export type HostInfo = z.infer<typeof hostInfoSchema>;

@@ -1,0 +1,63 @@
+import { type Db, tx } from "../../db/db.ts";
+import { SECRET_MASK, SECRET_SETTINGS, type SettingKey, type Settings, settingsSchema } from "./schema.ts";
+
+/**
+ * The key/value settings store. Values are JSON in the `settings` table; anything missing or
+ * unreadable falls back to its typed default. Reads are cached until the next write.
+ */
+export class SettingsStore {
+  private cache: Settings | null = null;
+
+  constructor(private readonly db: Db) {}
+
+  all(): Settings {
+    if (this.cache) return this.cache;
+    const rows = this.db.query<{ key: string; value: string }, []>("SELECT key, value FROM settings").all();
+    const raw: Record<string, unknown> = {};
+    for (const row of rows) {
+      try {
+        raw[row.key] = JSON.parse(row.value);
+      } catch {
+        // A hand-edited bad value falls back to the default below.
+      }
+    }
+    const shape = settingsSchema.shape;
+    const settings = {} as Record<string, unknown>;
+    for (const key of Object.keys(shape) as SettingKey[]) {
+      const parsed = shape[key].safeParse(raw[key]);
+      settings[key] = parsed.success ? parsed.data : shape[key].parse(undefined);
+    }
+    this.cache = settings as Settings;
+    return this.cache;
+  }
+
+  get<K extends SettingKey>(key: K): Settings[K] {
+    return this.all()[key];
+  }
+
+  /** Writes the given keys (already validated) in one transaction. Masked secrets keep their value. */
+  update(patch: Partial<Settings>): Settings {
+    const now = Date.now();
+    const upsert = this.db.query(
+      "INSERT INTO settings (key, value, update_time) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, update_time = excluded.update_time",
+    );
+    tx(this.db, () => {
+      for (const [key, value] of Object.entries(patch)) {
+        if (value === undefined) continue;
+        if (SECRET_SETTINGS.includes(key as SettingKey) && value === SECRET_MASK) continue;
+        upsert.run(key, JSON.stringify(value), now);
+      }
+    });
+    this.cache = null;
+    return this.all();
+  }
+
+  /** The settings as an admin may see them: secrets replaced by a mask (or "" when unset). */
+  forDisplay(): Settings {
+    const shown = { ...this.all() };
+    for (const key of SECRET_SETTINGS) {
+      (shown as Record<string, unknown>)[key] = shown[key] ? SECRET_MASK : "";
+    }
+    return shown;
+  }
+}

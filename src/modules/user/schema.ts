@@ -1,0 +1,126 @@
+import { z } from "zod";
+
+/** Form rules and messages of seed 000 §5, shared by the SPA forms and the server. */
+export const PASSWORD_MIN = 8;
+export const SUBSCRIPTION_LINK_MIN = 8;
+export const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+export const Msg = {
+  emailEmpty: "邮件不能为空",
+  passwordEmpty: "密码不能为空",
+  passwordMismatch: "密码不一样",
+  passwordTooShort: "密码长度至少8位",
+  emailInvalid: "邮件不正确",
+  resetPasswordEmpty: "请输入密码",
+  subscriptionLinkInvalid: "订阅链接错误",
+  subscriptionLinkFirst: "请先输入订阅链接",
+  loginFailed: "用户不存在或密码错误",
+  alreadyRegistered: "邮件已注册",
+} as const;
+
+/** Empty means empty string, null or undefined (seed 000 §5). */
+export const isEmpty = (value: string | null | undefined) =>
+  value === undefined || value === null || value === "";
+
+export type FieldErrors<F extends string> = Partial<Record<F, string>>;
+
+export function validateLoginForm(form: {
+  email: string;
+  password: string;
+}): FieldErrors<"email" | "password"> {
+  if (isEmpty(form.email)) return { email: Msg.emailEmpty };
+  if (isEmpty(form.password)) return { password: Msg.passwordEmpty };
+  return {};
+}
+
+export function validateRegisterForm(form: {
+  email: string;
+  password: string;
+  confirm: string;
+}): FieldErrors<"email" | "password" | "confirm"> {
+  if (form.password !== form.confirm) return { confirm: Msg.passwordMismatch };
+  if (isEmpty(form.password) || form.password.length < PASSWORD_MIN)
+    return { password: Msg.passwordTooShort };
+  if (!EMAIL_PATTERN.test(form.email)) return { email: Msg.emailInvalid };
+  return {};
+}
+
+export function validateResetForm(form: {
+  link: string;
+  email: string;
+  password: string;
+  confirm: string;
+}): FieldErrors<"link" | "email" | "password" | "confirm"> {
+  if (isEmpty(form.password) || isEmpty(form.confirm)) return { password: Msg.resetPasswordEmpty };
+  if (form.password !== form.confirm) return { confirm: Msg.passwordMismatch };
+  if (form.password.length < PASSWORD_MIN) return { password: Msg.passwordTooShort };
+  if (!EMAIL_PATTERN.test(form.email)) return { email: Msg.emailInvalid };
+  if (isEmpty(form.link) || form.link.length < SUBSCRIPTION_LINK_MIN)
+    return { link: Msg.subscriptionLinkInvalid };
+  return {};
+}
+
+// ---- wire payloads ----
+
+const email = z
+  .string()
+  .trim()
+  .max(254, "邮件过长")
+  .regex(EMAIL_PATTERN, Msg.emailInvalid)
+  .transform((value) => value.toLowerCase());
+/** The transformed password: 64 lowercase hex characters. */
+const passwordDigest = z.string().regex(/^[0-9a-f]{64}$/, "密码格式错误");
+const describUrl = z.string().trim().max(2000);
+
+export const loginInput = z.object({ email, password: passwordDigest });
+export const signupInput = z.object({
+  email,
+  password: passwordDigest,
+  icon_url: z.string().max(500).optional(),
+  host: z.string().max(255).optional(),
+});
+export const resetPasswordInput = z.object({ email, password: passwordDigest, describUrl });
+export const getEmailInput = z.object({ describUrl });
+export const emptyInput = z.object({}).passthrough();
+export const confirmQuery = z.object({
+  serial_id: z.string().regex(/^[0-9a-f]{24}$/, "serial_id 错误"),
+  key: z.string().regex(/^[0-9a-f]{64}$/, "key 错误"),
+});
+
+export type Role = "normal" | "channel" | "yunying" | "admin";
+
+export interface PermissionGrant {
+  id: string;
+  name: string;
+  desc: string;
+  expireTime: number;
+}
+
+/** `/api/user/userinfo` (seed 000 §3 User info). Traffic in bytes, times in ms. */
+export interface UserInfo {
+  _id: string;
+  email: string;
+  icon: string;
+  type: Role;
+  is_agency_user: boolean;
+  userkey: string;
+  paidUser: boolean;
+  traffic: number;
+  spendTraffic: number;
+  vipExpireTime: number;
+  dailyTimePackageUsage: number;
+  limit: number;
+  haveContinueSignUseData: boolean;
+  signUseToday: boolean;
+  preferDomain: string;
+  permissions: PermissionGrant[];
+  signUseRewardInfo: { continueSignReward: number };
+  channel_code: string;
+  inXinjiang: boolean;
+  in_foreign: boolean;
+  use_english_node: boolean;
+  describe_host: string;
+}
+
+/** The channel_code cookie value for visitors who came without `?c=` (seed 000 §4). */
+export const NO_CHANNEL_CODE = "nocode";

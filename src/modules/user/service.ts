@@ -1,0 +1,190 @@
+import type { AppContext } from "../../context.ts";
+import { tx } from "../../db/db.ts";
+import { businessDay } from "../../lib/time.ts";
+import { DEFAULT_DAILY_LIMIT } from "../../lib/traffic.ts";
+import { Code, RpcError } from "../../rpc/codes.ts";
+import { newId, randomHex } from "../../rpc/ids.ts";
+import { listMyPermissions } from "../permission/service.ts";
+import type { Settings } from "../settings/schema.ts";
+import type { Role, UserInfo } from "./schema.ts";
+
+export interface UserRow {
+  id: string;
+  email: string;
+  password_hash: string;
+  type: Role;
+  is_agency: number;
+  disabled: number;
+  email_verified: number;
+  icon: string;
+  userkey: string;
+  proxy_secret: string;
+  scale: number;
+  channel_code: string;
+  paid_user: number;
+  traffic: number;
+  spend_traffic: number;
+  vip_expire_time: number;
+  daily_limit: number | null;
+  daily_usage: number;
+  daily_usage_day: string;
+  wallet_fen: number;
+  in_xinjiang: number;
+  in_foreign: number;
+  use_english_node: number;
+  can_change_describe_key: number;
+  can_change_password: number;
+  create_time: number;
+  last_active_time: number;
+  first_url: string;
+  last_url: string;
+}
+
+export const ROLES: readonly Role[] = ["normal", "channel", "yunying", "admin"];
+
+export function hashPassword(digest: string): Promise<string> {
+  return Bun.password.hash(digest, { algorithm: "argon2id" });
+}
+
+let dummyHash: Promise<string> | null = null;
+/** Verifies against a throw-away hash so that unknown e-mails cost the same time as wrong passwords. */
+function burnVerify(digest: string): Promise<boolean> {
+  dummyHash ??= hashPassword(randomHex(32));
+  return dummyHash.then((hash) => Bun.password.verify(digest, hash));
+}
+
+export function findUserByEmail(ctx: AppContext, email: string): UserRow | null {
+  return ctx.db.query<UserRow, [string]>("SELECT * FROM users WHERE email = ?").get(email);
+}
+
+export function findUserById(ctx: AppContext, id: string): UserRow | null {
+  return ctx.db.query<UserRow, [string]>("SELECT * FROM users WHERE id = ?").get(id);
+}
+
+/** Stored type, raised by the settings lists admin_id / yunying_list (DESIGN §7). */
+export function roleOf(user: Pick<UserRow, "id" | "email" | "type">, settings: Settings): Role {
+  const listed = (list: string[]) => list.includes(user.id) || list.includes(user.email);
+  if (user.type === "admin" || listed(settings.admin_id)) return "admin";
+  if (user.type === "yunying" || listed(settings.yunying_list)) return "yunying";
+  return user.type;
+}
+
+export interface NewUser {
+  email: string;
+  passwordDigest: string;
+  type?: Role;
+  channelCode?: string;
+  icon?: string;
+  firstUrl?: string;
+}
+
+/** Creates an account; 1001 when the e-mail is taken. */
+export async function createUser(ctx: AppContext, input: NewUser): Promise<UserRow> {
+  const passwordHash = await hashPassword(input.passwordDigest);
+  const now = Date.now();
+  const id = newId(now);
+  try {
+    ctx.db
+      .query(
+        `INSERT INTO users (id, email, password_hash, type, icon, userkey, proxy_secret, channel_code, create_time, first_url, last_url)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        id,
+        input.email,
+        passwordHash,
+        input.type ?? "normal",
+        input.icon ?? "",
+        randomHex(16),
+        crypto.randomUUID(),
+        input.channelCode ?? "",
+        now,
+        input.firstUrl ?? "",
+        input.firstUrl ?? "",
+      );
+  } catch (error) {
+    if (String((error as Error).message).includes("UNIQUE constraint failed: users.email")) {
+      throw new RpcError(Code.alreadyRegistered, "邮箱已注册");
+    }
+    throw error;
+  }
+  const user = findUserById(ctx, id);
+  if (!user) throw new Error("user vanished after insert");
+  return user;
+}
+
+/** The user for an e-mail and transformed password, or null; disabled accounts get 1003. */
+export async function verifyLogin(ctx: AppContext, email: string, digest: string): Promise<UserRow | null> {
+  const user = findUserByEmail(ctx, email);
+  if (!user) {
+    await burnVerify(digest);
+    return null;
+  }
+  if (!(await Bun.password.verify(digest, user.password_hash))) return null;
+  if (user.disabled) throw new RpcError(Code.forbidden, "账号已被禁用");
+  return user;
+}
+
+export function setRole(ctx: AppContext, email: string, role: Role): UserRow {
+  const changed = ctx.db.query("UPDATE users SET type = ? WHERE email = ?").run(role, email).changes;
+  if (!changed) throw new RpcError(Code.notFound, `用户不存在: ${email}`);
+  return findUserByEmail(ctx, email) as UserRow;
+}
+
+export async function setPassword(ctx: AppContext, userId: string, digest: string): Promise<void> {
+  const hash = await hashPassword(digest);
+  tx(ctx.db, () => {
+    ctx.db.query("UPDATE users SET password_hash = ? WHERE id = ?").run(hash, userId);
+    ctx.db.query("DELETE FROM sessions WHERE user_id = ?").run(userId);
+  });
+}
+
+export function todayUsage(user: UserRow, settings: Settings, now = Date.now()): number {
+  return user.daily_usage_day === businessDay(now, settings.timezone) ? user.daily_usage : 0;
+}
+
+export function userInfo(ctx: AppContext, user: UserRow): UserInfo {
+  const settings = ctx.settings.all();
+  return {
+    _id: user.id,
+    email: user.email,
+    icon: user.icon,
+    type: roleOf(user, settings),
+    is_agency_user: user.is_agency === 1,
+    userkey: user.userkey,
+    paidUser: user.paid_user === 1,
+    traffic: user.traffic,
+    spendTraffic: user.spend_traffic,
+    vipExpireTime: user.vip_expire_time,
+    dailyTimePackageUsage: todayUsage(user, settings),
+    limit: user.daily_limit ?? DEFAULT_DAILY_LIMIT,
+    haveContinueSignUseData: false,
+    signUseToday: false,
+    preferDomain: settings.preferDomain,
+    permissions: listMyPermissions(ctx, user.id),
+    signUseRewardInfo: { continueSignReward: settings.continueSignReward },
+    channel_code: user.channel_code,
+    inXinjiang: user.in_xinjiang === 1,
+    in_foreign: user.in_foreign === 1,
+    use_english_node: user.use_english_node === 1,
+    describe_host: settings.describe_host,
+  };
+}
+
+// ---- subscription links as proof of ownership (reset / recover account) ----
+
+const SUBSCRIPTION_PATH = /\/api\/subscript\/[a-z0-9_]+\/([0-9a-f]{24})\/([0-9a-f]{32})(?:[/?#]|$)/i;
+
+/** The user a subscription link belongs to; `DESCRIBE_URL_ERROR` / `USER_NOT_EXIST` as the seed names them. */
+export function userFromSubscriptionUrl(ctx: AppContext, url: string): UserRow {
+  const match = SUBSCRIPTION_PATH.exec(url);
+  if (!match?.[1] || !match[2]) throw new RpcError(Code.badInput, "DESCRIBE_URL_ERROR");
+  const user = findUserById(ctx, match[1].toLowerCase());
+  if (!user || user.userkey !== match[2].toLowerCase()) throw new RpcError(Code.notFound, "USER_NOT_EXIST");
+  return user;
+}
+
+export function touchActivity(ctx: AppContext, user: UserRow, now = Date.now()) {
+  if (now - user.last_active_time < 60_000) return;
+  ctx.db.query("UPDATE users SET last_active_time = ? WHERE id = ?").run(now, user.id);
+}

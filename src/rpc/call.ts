@@ -1,0 +1,174 @@
+import type { z } from "zod";
+import type { AppContext } from "../context.ts";
+import { recordError } from "../modules/errors/service.ts";
+import type { Role } from "../modules/user/schema.ts";
+import { roleOf, touchActivity, type UserRow } from "../modules/user/service.ts";
+import { resolveSession } from "../modules/user/session.ts";
+import { Code, RpcError } from "./codes.ts";
+import { type CookieOptions, isHttps, parseCookies, serializeCookie } from "./cookies.ts";
+import { fromBase64Json } from "./envelope.ts";
+import type { RateRule } from "./rate-limit.ts";
+
+/** Who may make a call. `/api/admin/*` must be admin and `/api/yunying/*` at least yunying. */
+export type Access = "public" | "user" | "yunying" | "admin";
+
+/** Largest envelope body accepted (uploads have their own routes and limits). */
+export const MAX_ENVELOPE_BYTES = 256 * 1024;
+
+export interface CallContext {
+  app: AppContext;
+  request: Request;
+  ip: string;
+  cookies: Record<string, string>;
+  /** The logged-in user, or null; non-null whenever access is not "public". */
+  user: UserRow | null;
+  role: Role | null;
+  setCookie(name: string, value: string, options?: CookieOptions): void;
+}
+
+export interface RateLimit<I> {
+  rule: RateRule;
+  /** The bucket key; "ip" counts per client address. Return null to skip. */
+  key: "ip" | ((input: I, ctx: CallContext) => string | null);
+}
+
+export interface CallDef<S extends z.ZodType = z.ZodType> {
+  path: string;
+  access: Access;
+  input: S;
+  limits?: RateLimit<z.output<S>>[];
+  handle(ctx: CallContext, input: z.output<S>): unknown;
+}
+
+const RANK: Record<Role, number> = { normal: 0, channel: 0, yunying: 1, admin: 2 };
+
+function requiredAccess(path: string): Access | null {
+  if (path.startsWith("/api/admin/")) return "admin";
+  if (path.startsWith("/api/yunying/")) return "yunying";
+  return null;
+}
+
+/** Declares a call; refuses at start-up a back-office path declared with a weaker role. */
+export function defineCall<S extends z.ZodType>(def: CallDef<S>): CallDef<S> {
+  const required = requiredAccess(def.path);
+  if (required && def.access !== required) {
+    throw new Error(`${def.path} must be declared with access "${required}", not "${def.access}"`);
+  }
+  return def;
+}
+
+export function envelopeResponse(code: number, data: unknown, msg: string, cookies: string[] = []): Response {
+  const body = JSON.stringify({ data: Buffer.from(JSON.stringify({ code, data, msg })).toString("base64") });
+  const headers = new Headers({
+    "content-type": "application/json; charset=utf-8",
+    "cache-control": "no-store",
+  });
+  for (const cookie of cookies) headers.append("set-cookie", cookie);
+  return new Response(body, { headers });
+}
+
+const fail = (code: number, msg: string) => envelopeResponse(code, null, msg);
+
+function accessError(access: Access, role: Role | null): Response | null {
+  if (access === "public") return null;
+  if (!role) return fail(Code.notLoggedIn, "登录过期，请登录");
+  if (access === "admin" && RANK[role] < RANK.admin) return fail(Code.forbidden, "没有权限");
+  if (access === "yunying" && RANK[role] < RANK.yunying) return fail(Code.forbidden, "没有权限");
+  return null;
+}
+
+export function sessionToken(request: Request, cookies: Record<string, string>): string | undefined {
+  const auth = request.headers.get("authorization");
+  if (auth?.startsWith("Bearer ")) return auth.slice(7).trim();
+  return cookies.token;
+}
+
+function buildContext(app: AppContext, request: Request, ip: string): CallContext & { outCookies: string[] } {
+  const cookies = parseCookies(request.headers.get("cookie"));
+  const user = resolveSession(app, sessionToken(request, cookies));
+  const outCookies: string[] = [];
+  const secure = isHttps(request);
+  return {
+    app,
+    request,
+    ip,
+    cookies,
+    user,
+    role: user ? roleOf(user, app.settings.all()) : null,
+    outCookies,
+    setCookie: (name, value, options = {}) =>
+      outCookies.push(serializeCookie(name, value, { secure, ...options })),
+  };
+}
+
+async function readPayload(
+  request: Request,
+): Promise<{ ok: true; value: unknown } | { ok: false; msg: string }> {
+  const declared = Number(request.headers.get("content-length") ?? "0");
+  if (declared > MAX_ENVELOPE_BYTES) return { ok: false, msg: "请求体过大" };
+  const text = await request.text();
+  if (text.length > MAX_ENVELOPE_BYTES) return { ok: false, msg: "请求体过大" };
+  if (text.trim() === "") return { ok: true, value: {} };
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return { ok: false, msg: "请求体不是合法的 JSON" };
+  }
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    return { ok: false, msg: '请求体必须是 {"data": base64}' };
+  }
+  const data = (body as { data?: unknown }).data;
+  if (data === undefined || data === "") return { ok: true, value: {} };
+  if (typeof data !== "string") return { ok: false, msg: "data 必须是 base64 字符串" };
+  const decoded = fromBase64Json(data);
+  return decoded.ok ? decoded : { ok: false, msg: decoded.reason };
+}
+
+function describeIssue(error: z.ZodError): string {
+  const issue = error.issues[0];
+  if (!issue) return "参数错误";
+  const where = issue.path.length ? `${issue.path.join(".")}: ` : "";
+  return `参数错误 ${where}${issue.message}`;
+}
+
+/** Runs one envelope call end to end. Never throws; unexpected errors become 999 and an error-log row. */
+export async function runCall(
+  app: AppContext,
+  def: CallDef,
+  request: Request,
+  ip: string,
+): Promise<Response> {
+  try {
+    const ctx = buildContext(app, request, ip);
+    const denied = accessError(def.access, ctx.role);
+    if (denied) return denied;
+    const payload = await readPayload(request);
+    if (!payload.ok) return fail(Code.badInput, payload.msg);
+    const parsed = def.input.safeParse(payload.value);
+    if (!parsed.success) return fail(Code.badInput, describeIssue(parsed.error));
+    for (const limit of def.limits ?? []) {
+      const key = limit.key === "ip" ? ip : limit.key(parsed.data, ctx);
+      if (key !== null && !app.limiter.hit(limit.rule, key))
+        return fail(Code.tooManyRequests, "操作过于频繁，请稍后再试");
+    }
+    if (ctx.user) touchActivity(app, ctx.user);
+    const data = await def.handle(ctx, parsed.data);
+    return envelopeResponse(Code.ok, data ?? null, "ok", ctx.outCookies);
+  } catch (error) {
+    if (error instanceof RpcError) return fail(error.code, error.message);
+    recordError(app.db, def.path, error);
+    return fail(Code.internal, "服务器内部错误");
+  }
+}
+
+/** Answer for an `/api/*` path nobody declared: the role guard first, so probing admin paths learns nothing. */
+export function unknownCall(app: AppContext, request: Request, path: string): Response {
+  const required = requiredAccess(path);
+  if (required) {
+    const ctx = buildContext(app, request, "");
+    const denied = accessError(required, ctx.role);
+    if (denied) return denied;
+  }
+  return fail(Code.notFound, "接口不存在");
+}

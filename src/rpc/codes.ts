@@ -1,0 +1,40 @@
+/** The response codes of the envelope API (DESIGN §5). Seed codes keep their seed meaning. */
+export const Code = {
+  ok: 0,
+  badInput: 1000,
+  alreadyRegistered: 1001,
+  notLoggedIn: 1002,
+  forbidden: 1003,
+  notFound: 1004,
+  tooManyRequests: 1005,
+  withdrawRefused: 1012,
+  couponNotFound: 1016,
+  couponUsedUp: 1017,
+  couponWrongType: 1020,
+  couponTooManyTries: 1021,
+  couponTrialNotAllowed: 1022,
+  orderHasCoupon: 1025,
+  orderNotCancellable: 1026,
+  couponExhausted: 1027,
+  couponExpired: 1029,
+  accountRefused: 1033,
+  ticketClosed: 1035,
+  pushAmountTooLow: 1037,
+  pushNotEnoughTraffic: 1038,
+  pushTooFrequent: 1039,
+  pushCodeInvalid: 1040,
+  internal: 999,
+} as const;
+
+export type CodeValue = (typeof Code)[keyof typeof Code];
+
+/** An expected failure: becomes `{code, data: null, msg}` in the envelope. */
+export class RpcError extends Error {
+  constructor(
+    readonly code: CodeValue,
+    message: string,
+  ) {
+    super(message);
+    this.name = "RpcError";
+  }
+}

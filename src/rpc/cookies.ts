@@ -1,0 +1,41 @@
+export interface CookieOptions {
+  maxAgeSeconds?: number;
+  httpOnly?: boolean;
+  secure?: boolean;
+}
+
+const DAY = 86_400;
+export const COOKIE_DAYS = { token: 99_999, channel: 30, channelDefault: 99_999 } as const;
+export const days = (n: number) => n * DAY;
+
+export function serializeCookie(name: string, value: string, options: CookieOptions = {}): string {
+  const parts = [`${name}=${encodeURIComponent(value)}`, "Path=/", "SameSite=Lax"];
+  if (options.maxAgeSeconds !== undefined) parts.push(`Max-Age=${options.maxAgeSeconds}`);
+  if (options.httpOnly) parts.push("HttpOnly");
+  if (options.secure) parts.push("Secure");
+  return parts.join("; ");
+}
+
+export function parseCookies(header: string | null): Record<string, string> {
+  const cookies: Record<string, string> = {};
+  if (!header) return cookies;
+  for (const part of header.split(";")) {
+    const eq = part.indexOf("=");
+    if (eq < 0) continue;
+    const name = part.slice(0, eq).trim();
+    if (!name || name in cookies) continue;
+    try {
+      cookies[name] = decodeURIComponent(part.slice(eq + 1).trim());
+    } catch {
+      cookies[name] = part.slice(eq + 1).trim();
+    }
+  }
+  return cookies;
+}
+
+export function isHttps(request: Request): boolean {
+  return (
+    request.url.startsWith("https:") ||
+    request.headers.get("x-forwarded-proto")?.split(",")[0]?.trim() === "https"
+  );
+}

@@ -1,0 +1,44 @@
+/** The wire envelope: `{"data": base64(UTF-8 JSON)}` in both directions. Shared by server, SPA and tests. */
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+const decoder = new TextDecoder("utf-8", { fatal: true });
+const encoder = new TextEncoder();
+
+export function toBase64Json(value: unknown): string {
+  const bytes = encoder.encode(JSON.stringify(value));
+  let binary = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(binary);
+}
+
+export type DecodeResult = { ok: true; value: unknown } | { ok: false; reason: string };
+
+export function fromBase64Json(text: string): DecodeResult {
+  if (text.length % 4 !== 0 || !BASE64.test(text)) return { ok: false, reason: "data 不是合法的 base64" };
+  let bytes: Uint8Array;
+  try {
+    bytes = Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+  } catch {
+    return { ok: false, reason: "data 不是合法的 base64" };
+  }
+  let json: string;
+  try {
+    json = decoder.decode(bytes);
+  } catch {
+    return { ok: false, reason: "data 不是合法的 UTF-8" };
+  }
+  if (json.trim() === "") return { ok: true, value: {} };
+  try {
+    return { ok: true, value: JSON.parse(json) };
+  } catch {
+    return { ok: false, reason: "data 不是合法的 JSON" };
+  }
+}
+
+export interface Answer<T = unknown> {
+  code: number;
+  data: T;
+  msg: string;
+}

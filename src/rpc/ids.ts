@@ -1,0 +1,22 @@
+/** Ids and secrets. `_id` values are 24 lowercase hex: 4-byte seconds + 8 random bytes (DESIGN §6). */
+
+function hex(bytes: Uint8Array): string {
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+export function newId(now = Date.now()): string {
+  const seconds = Math.floor(now / 1000)
+    .toString(16)
+    .padStart(8, "0");
+  return seconds + hex(crypto.getRandomValues(new Uint8Array(8)));
+}
+
+export function randomHex(byteCount: number): string {
+  return hex(crypto.getRandomValues(new Uint8Array(byteCount)));
+}
+
+export function sha256Hex(text: string): string {
+  return new Bun.CryptoHasher("sha256").update(text).digest("hex");
+}
+
+export const ID_PATTERN = /^[0-9a-f]{24}$/;

@@ -1,0 +1,161 @@
+import { Elysia } from "elysia";
+import { type AppContext, type ContextOptions, createContext } from "./context.ts";
+import { openDatabase } from "./db/db.ts";
+import { migrate } from "./db/migrate.ts";
+import { loadWebFiles, migrations, type WebFile } from "./embedded.ts";
+import { errorCalls } from "./modules/errors/routes.ts";
+import { recordError } from "./modules/errors/service.ts";
+import { noticeCalls } from "./modules/notice/routes.ts";
+import { permissionCalls } from "./modules/permission/routes.ts";
+import { settingsCalls } from "./modules/settings/routes.ts";
+import { accountRoutes, userCalls } from "./modules/user/routes.ts";
+import { NO_CHANNEL_CODE } from "./modules/user/schema.ts";
+import { type CallDef, runCall, unknownCall } from "./rpc/call.ts";
+import { COOKIE_DAYS, days, isHttps, parseCookies, serializeCookie } from "./rpc/cookies.ts";
+
+/** Every envelope call of the product; each module contributes its list. */
+const calls: CallDef[] = [...userCalls, ...settingsCalls, ...permissionCalls, ...noticeCalls, ...errorCalls];
+
+/** Bun answers 413 above this; envelope calls have their own smaller limit (1000). */
+const MAX_BODY_BYTES = 8 * 1024 * 1024;
+
+type BunServer = { requestIP(request: Request): { address: string } | null } | null;
+
+function clientIp(app: AppContext, server: BunServer, request: Request): string {
+  if (app.trustProxy) {
+    const forwarded = request.headers.get("x-forwarded-for")?.split(",")[0]?.trim();
+    if (forwarded) return forwarded;
+  }
+  return server?.requestIP(request)?.address ?? "";
+}
+
+function serveFile(file: WebFile, request: Request, extraHeaders?: Headers): Response {
+  const headers = extraHeaders ?? new Headers();
+  headers.set("content-type", file.type);
+  headers.set("etag", file.etag);
+  headers.set("cache-control", "no-cache");
+  headers.set("x-content-type-options", "nosniff");
+  headers.set("vary", "accept-encoding");
+  if (request.headers.get("if-none-match") === file.etag) return new Response(null, { status: 304, headers });
+  if (request.headers.get("accept-encoding")?.includes("gzip")) {
+    headers.set("content-encoding", "gzip");
+    return new Response(file.gzip, { headers });
+  }
+  return new Response(file.bytes, { headers });
+}
+
+/**
+ * The SPA entry. `?token=` becomes the session cookie and is taken out of the URL; `?c=` (or its
+ * absence) sets the channel_code cookie as seed 000 §4 describes.
+ */
+function serveIndex(index: WebFile, request: Request): Response {
+  const url = new URL(request.url);
+  const cookies = parseCookies(request.headers.get("cookie"));
+  const secure = isHttps(request);
+  const headers = new Headers();
+  const channel = url.searchParams.get("c")?.replace(/\/$/, "");
+  if (channel && !cookies.channel_code) {
+    headers.append(
+      "set-cookie",
+      serializeCookie("channel_code", channel.slice(0, 64), {
+        maxAgeSeconds: days(COOKIE_DAYS.channel),
+        secure,
+      }),
+    );
+  } else if (!channel && !cookies.channel_code) {
+    headers.append(
+      "set-cookie",
+      serializeCookie("channel_code", NO_CHANNEL_CODE, {
+        maxAgeSeconds: days(COOKIE_DAYS.channelDefault),
+        secure,
+      }),
+    );
+  }
+  const token = url.searchParams.get("token")?.replace(/\/$/, "");
+  if (token !== undefined) {
+    if (token) {
+      headers.append(
+        "set-cookie",
+        serializeCookie("token", token, { httpOnly: true, maxAgeSeconds: days(COOKIE_DAYS.token), secure }),
+      );
+    }
+    url.searchParams.delete("token");
+    headers.set("location", `${url.pathname}${url.search}${url.hash}`);
+    headers.set("cache-control", "no-store");
+    return new Response(null, { status: 302, headers });
+  }
+  return serveFile(index, request, headers);
+}
+
+export function buildApp(app: AppContext) {
+  const webFiles = loadWebFiles();
+  const index = webFiles.get("/index.html");
+  const callRouter = new Elysia();
+  for (const def of calls) {
+    callRouter.post(
+      def.path,
+      ({ request, server }) => runCall(app, def, request, clientIp(app, server, request)),
+      {
+        parse: "none",
+      },
+    );
+  }
+  return new Elysia({ serve: { maxRequestBodySize: MAX_BODY_BYTES } })
+    .onError(({ code, error, request, path }) => {
+      if (code === "NOT_FOUND") {
+        return new Response(path.startsWith("/api/") ? "Not Found" : "页面不存在", { status: 404 });
+      }
+      recordError(app.db, `${request.method} ${path}`, error);
+      return new Response("服务器内部错误", { status: 500 });
+    })
+    .get("/healthz", () => new Response("ok"))
+    .use(accountRoutes(app))
+    .use(callRouter)
+    .post("/api/*", ({ request, path }) => unknownCall(app, request, path), { parse: "none" })
+    .get("/", ({ request }) =>
+      index ? serveIndex(index, request) : new Response("SPA not built", { status: 500 }),
+    )
+    .get("/*", ({ request, path }) => {
+      const file = webFiles.get(path);
+      if (!file || path === "/index.html") return new Response("页面不存在", { status: 404 });
+      return serveFile(file, request);
+    });
+}
+
+export interface ServeOptions extends ContextOptions {
+  dataDir: string;
+  host?: string;
+  port?: number;
+}
+
+export interface RunningServer {
+  url: string;
+  port: number;
+  context: AppContext;
+  stop(): Promise<void>;
+}
+
+/** Opens `<data>/ferry.db`, applies migrations (refusing a newer database) and starts listening. */
+export function startServer(options: ServeOptions): RunningServer {
+  const db = openDatabase(`${options.dataDir}/ferry.db`);
+  try {
+    migrate(db, migrations);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  const context = createContext(db, options);
+  const app = buildApp(context).listen({ hostname: options.host ?? "127.0.0.1", port: options.port ?? 3000 });
+  const port = app.server?.port ?? options.port ?? 3000;
+  const host = options.host && options.host !== "0.0.0.0" ? options.host : "127.0.0.1";
+  return {
+    url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
+    port,
+    context,
+    async stop() {
+      await app.stop(true);
+      context.mailer.close();
+      db.close();
+    },
+  };
+}

@@ -1,0 +1,122 @@
+/**
+ * Test helpers: a real ferry server on 127.0.0.1 with a fresh SQLite file in a temp dir, and an
+ * envelope client with a cookie jar, so tests speak exactly what the SPA speaks.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { transformPassword } from "../src/modules/user/password.ts";
+import type { Role } from "../src/modules/user/schema.ts";
+import { createUser, type UserRow } from "../src/modules/user/service.ts";
+import { type Answer, fromBase64Json, toBase64Json } from "../src/rpc/envelope.ts";
+import { type RunningServer, startServer } from "../src/server.ts";
+
+export interface TestServer extends RunningServer {
+  dataDir: string;
+  /** Stops the server and deletes its data directory. */
+  close(): Promise<void>;
+}
+
+export async function startTestServer(options: { rateLimitScale?: number } = {}): Promise<TestServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), "ferry-test-"));
+  const server = startServer({
+    dataDir,
+    host: "127.0.0.1",
+    port: 0,
+    rateLimitScale: options.rateLimitScale ?? 1000,
+  });
+  return {
+    ...server,
+    dataDir,
+    async close() {
+      await server.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** An HTTP client that keeps cookies like a browser and speaks the base64 envelope. */
+export class ApiClient {
+  readonly cookies = new Map<string, string>();
+
+  constructor(readonly baseUrl: string) {}
+
+  cookieHeader(): string {
+    return [...this.cookies].map(([k, v]) => `${k}=${v}`).join("; ");
+  }
+
+  absorb(response: Response) {
+    for (const line of response.headers.getSetCookie()) {
+      const [pair = "", ...attrs] = line.split(";");
+      const eq = pair.indexOf("=");
+      const name = pair.slice(0, eq).trim();
+      const value = pair.slice(eq + 1).trim();
+      const expired = attrs.some((a) => a.trim().toLowerCase() === "max-age=0");
+      if (expired || value === "") this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+  }
+
+  /** Sends a raw body to a path and returns the HTTP response (cookies absorbed). */
+  async raw(path: string, body: string | undefined, headers: Record<string, string> = {}): Promise<Response> {
+    const response = await fetch(this.baseUrl + path, {
+      method: "POST",
+      body,
+      headers: { "content-type": "application/json", cookie: this.cookieHeader(), ...headers },
+      redirect: "manual",
+    });
+    this.absorb(response);
+    return response;
+  }
+
+  /** Calls an envelope API and decodes the answer. */
+  async call<T = unknown>(path: string, payload: unknown = {}): Promise<Answer<T>> {
+    const response = await this.raw(path, JSON.stringify({ data: toBase64Json(payload) }));
+    return decodeAnswer<T>(response);
+  }
+
+  async get(path: string, headers: Record<string, string> = {}): Promise<Response> {
+    const response = await fetch(this.baseUrl + path, {
+      headers: { cookie: this.cookieHeader(), ...headers },
+      redirect: "manual",
+    });
+    this.absorb(response);
+    return response;
+  }
+
+  async login(email: string, password: string) {
+    return this.call("/api/user/login", { email, password: transformPassword(password) });
+  }
+}
+
+export async function decodeAnswer<T>(response: Response): Promise<Answer<T>> {
+  if (response.status !== 200) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
+  const body = (await response.json()) as { data: string };
+  const decoded = fromBase64Json(body.data);
+  if (!decoded.ok) throw new Error(`answer is not an envelope: ${decoded.reason}`);
+  return decoded.value as Answer<T>;
+}
+
+let counter = 0;
+export function uniqueEmail(prefix = "user"): string {
+  counter += 1;
+  return `${prefix}${Date.now().toString(36)}${counter}@example.com`;
+}
+
+/** Creates an account straight through the service (as `ferry user create` does) and logs a client in. */
+export async function loggedInClient(
+  server: TestServer,
+  options: { role?: Role; email?: string; password?: string } = {},
+): Promise<{ client: ApiClient; user: UserRow; email: string; password: string }> {
+  const email = options.email ?? uniqueEmail(options.role ?? "user");
+  const password = options.password ?? "correct-horse-1";
+  const user = await createUser(server.context, {
+    email,
+    passwordDigest: transformPassword(password),
+    type: options.role ?? "normal",
+  });
+  const client = new ApiClient(server.url);
+  const answer = await client.login(email, password);
+  if (answer.code !== 0) throw new Error(`login failed: ${answer.msg}`);
+  return { client, user, email, password };
+}
