@@ -9,8 +9,10 @@ export const settingsCalls = [
     input: emptyInput,
     handle(ctx): HostInfo {
       const s = ctx.app.settings.all();
+      const host = (ctx.request.headers.get("host") ?? "").toLowerCase();
       return {
         preferDomain: s.preferDomain,
+        agencyMode: s.agency_host !== "" && host === s.agency_host.toLowerCase(),
         contact_info: s.contact_info,
         group_link: s.group_link,
         notice: {

@@ -88,6 +88,8 @@ export const settingsPatchSchema = settingsSchema.partial().strict();
 /** `/api/host/get`: public site information for the announcement modal. */
 export const hostInfoSchema = z.object({
   preferDomain: z.string(),
+  /** True when the page host is the setting agency_host: the SPA shows the agency menu (DESIGN §7). */
+  agencyMode: z.boolean(),
   contact_info: z.string(),
   group_link: z.string(),
   notice: z.object({
