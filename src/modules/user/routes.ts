@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
-import { type CallContext, defineCall } from "../../rpc/call.ts";
+import { type CallContext, defineCall, sessionToken } from "../../rpc/call.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { days, isHttps } from "../../rpc/cookies.ts";
 import { type ConfirmAction, confirmLink, sendConfirmation } from "./confirm.ts";
@@ -77,7 +77,7 @@ export const userCalls = [
     access: "public",
     input: emptyInput,
     handle(ctx) {
-      deleteSession(ctx.app, ctx.cookies.token);
+      deleteSession(ctx.app, sessionToken(ctx.request, ctx.cookies));
       ctx.setCookie("token", "", { httpOnly: true, maxAgeSeconds: 0 });
       return null;
     },
