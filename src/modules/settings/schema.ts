@@ -82,8 +82,20 @@ export type SettingKey = keyof Settings;
 export const SECRET_SETTINGS: readonly SettingKey[] = ["smtp_password"];
 export const SECRET_MASK = "********";
 
-/** What `/api/admin/config/set_config` accepts: any subset of the settings. */
-export const settingsPatchSchema = settingsSchema.partial().strict();
+type SettingsShape = typeof settingsSchema.shape;
+
+/**
+ * What `/api/admin/config/set_config` accepts: any subset of the settings. Built from the fields
+ * without their defaults, because zod 4 fills a missing key that has a default even inside
+ * `.partial()`, which would reset every setting not sent.
+ */
+export const settingsPatchSchema = z
+  .object(
+    Object.fromEntries(
+      Object.entries(settingsSchema.shape).map(([key, field]) => [key, field.removeDefault().optional()]),
+    ) as { [K in keyof SettingsShape]: z.ZodOptional<ReturnType<SettingsShape[K]["removeDefault"]>> },
+  )
+  .strict();
 
 /** `/api/host/get`: public site information for the announcement modal. */
 export const hostInfoSchema = z.object({
