@@ -90,7 +90,7 @@ const options: esbuild.BuildOptions = {
   minify: !watch,
   sourcemap: false,
   format: "esm",
-  target: ["es2020", "safari14"],
+  target: ["es2020", "safari14.1"],
   jsx: "automatic",
   loader: { ".png": "file", ".svg": "file" },
   define: { "process.env.NODE_ENV": watch ? '"development"' : '"production"' },
