@@ -1,0 +1,143 @@
+/** The page entry: health check, SPA, `?token=` hand-over and the `?c=` channel cookie. */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import {
+  ApiClient,
+  loggedInClient,
+  startTestServer,
+  type TestServer,
+  uniqueEmail,
+} from "../tests/harness.ts";
+import { transformPassword } from "./modules/user/password.ts";
+import type { UserInfo } from "./modules/user/schema.ts";
+
+let server: TestServer;
+const DAY = 86_400;
+
+beforeAll(async () => {
+  server = await startTestServer();
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+function cookie(response: Response, name: string): { value: string; attrs: string[] } | undefined {
+  const line = response.headers.getSetCookie().find((l) => l.startsWith(`${name}=`));
+  if (!line) return undefined;
+  const [pair = "", ...attrs] = line.split(";");
+  return {
+    value: decodeURIComponent(pair.slice(name.length + 1)),
+    attrs: attrs.map((a) => a.trim().toLowerCase()),
+  };
+}
+
+function storedChannel(email: string): string | undefined {
+  return server.context.db
+    .query<{ channel_code: string }, [string]>("SELECT channel_code FROM users WHERE email = ?")
+    .get(email)?.channel_code;
+}
+
+async function signup(client: ApiClient) {
+  const email = uniqueEmail("channel");
+  const answer = await client.call<UserInfo>("/api/user/signup", {
+    email,
+    password: transformPassword("correct-horse-1"),
+  });
+  expect(answer.code).toBe(0);
+  return { email, info: answer.data };
+}
+
+test("GET /healthz answers 200 and GET / serves the SPA", async () => {
+  expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
+  const page = await fetch(`${server.url}/`);
+  expect(page.status).toBe(200);
+  expect(page.headers.get("content-type")).toContain("text/html");
+  expect(await page.text()).toContain("<");
+});
+
+describe("?token=", () => {
+  test("sets the HttpOnly session cookie and redirects to the same page without the token", async () => {
+    const { client: owner, user } = await loggedInClient(server);
+    const token = owner.cookies.get("token") ?? "";
+    const browser = new ApiClient(server.url);
+    const response = await browser.get(`/?token=${token}`);
+    expect(response.status).toBe(302);
+    const location = response.headers.get("location") ?? "";
+    expect(location).toBe("/");
+    expect(location).not.toContain(token);
+    expect(response.headers.get("cache-control")).toContain("no-store");
+
+    const set = cookie(response, "token");
+    expect(set?.value).toBe(token);
+    expect(set?.attrs).toContain("httponly");
+    expect(set?.attrs).toContain("path=/");
+    expect(set?.attrs).toContain("samesite=lax");
+    expect(set?.attrs).toContain(`max-age=${99_999 * DAY}`);
+
+    const info = await browser.call<UserInfo>("/api/user/userinfo");
+    expect(info.code).toBe(0);
+    expect(info.data._id).toBe(user.id);
+  });
+
+  test("other query parameters survive the redirect; a trailing slash is stripped from the token", async () => {
+    const { client: owner } = await loggedInClient(server);
+    const token = owner.cookies.get("token") ?? "";
+    const response = await new ApiClient(server.url).get(`/?c=promo7&token=${token}/`);
+    expect(response.status).toBe(302);
+    expect(response.headers.get("location")).toBe("/?c=promo7");
+    expect(cookie(response, "token")?.value).toBe(token);
+    expect(cookie(response, "channel_code")?.value).toBe("promo7");
+  });
+
+  test("replaces an existing session cookie", async () => {
+    const first = await loggedInClient(server);
+    const second = await loggedInClient(server);
+    const browser = first.client;
+    const response = await browser.get(`/?token=${second.client.cookies.get("token")}`);
+    expect(response.status).toBe(302);
+    expect((await browser.call<UserInfo>("/api/user/userinfo")).data._id).toBe(second.user.id);
+  });
+});
+
+describe("?c= channel code", () => {
+  test("sets channel_code for 30 days and a sign-up then stores it on the user", async () => {
+    const browser = new ApiClient(server.url);
+    const page = await browser.get("/?c=partner42");
+    expect(page.status).toBe(200);
+    const set = cookie(page, "channel_code");
+    expect(set?.value).toBe("partner42");
+    expect(set?.attrs).toContain(`max-age=${30 * DAY}`);
+
+    const { email, info } = await signup(browser);
+    expect(info.channel_code).toBe("partner42");
+    expect(storedChannel(email)).toBe("partner42");
+  });
+
+  test("a trailing slash is stripped and a second visit with another code keeps the first", async () => {
+    const browser = new ApiClient(server.url);
+    expect(cookie(await browser.get("/?c=first/"), "channel_code")?.value).toBe("first");
+    const again = await browser.get("/?c=second");
+    expect(cookie(again, "channel_code")).toBeUndefined();
+    const { email } = await signup(browser);
+    expect(storedChannel(email)).toBe("first");
+  });
+
+  test("without c the cookie gets the default no-code value for 99999 days and sign-up stores an empty code", async () => {
+    const browser = new ApiClient(server.url);
+    const page = await browser.get("/");
+    const set = cookie(page, "channel_code");
+    expect(set).toBeDefined();
+    expect(set?.value).not.toBe("");
+    expect(set?.attrs).toContain(`max-age=${99_999 * DAY}`);
+
+    const { email, info } = await signup(browser);
+    expect(storedChannel(email)).toBe("");
+    expect(info.channel_code).toBe("");
+    // Once set, the cookie is not re-sent on later visits.
+    expect(cookie(await browser.get("/"), "channel_code")).toBeUndefined();
+  });
+
+  test("a sign-up without any channel cookie stores an empty code", async () => {
+    const { email } = await signup(new ApiClient(server.url));
+    expect(storedChannel(email)).toBe("");
+  });
+});
