@@ -1,4 +1,13 @@
+import "./styles.css";
 import { createRoot } from "react-dom/client";
+import { App } from "./App.tsx";
+import { loadHostInfo, refreshUserInfo } from "./session.ts";
+import { applyStartupParams } from "./startup.ts";
 
-const root = document.getElementById("root");
-if (root) createRoot(root).render(<p>飞渡</p>);
+if (applyStartupParams()) {
+  const root = document.getElementById("root");
+  if (root) createRoot(root).render(<App />);
+  // The session cookie is HttpOnly: whether we are logged in is whatever userinfo says.
+  void refreshUserInfo({ quiet: true });
+  void loadHostInfo();
+}

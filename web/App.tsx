@@ -1,0 +1,97 @@
+import { type ComponentType, useEffect } from "react";
+import { Router, useLocation } from "wouter";
+import { useHashLocation } from "wouter/use-hash-location";
+import { Announcement } from "./components/Announcement.tsx";
+import { Footer, Header } from "./components/Header.tsx";
+import { Toaster } from "./components/Toast.tsx";
+import { go } from "./lib/nav.ts";
+import { ConfirmPage } from "./pages/Confirm.tsx";
+import { HomePage } from "./pages/Home.tsx";
+import { LoginPage } from "./pages/Login.tsx";
+import { NotFoundPage } from "./pages/NotFound.tsx";
+import { RegisterPage } from "./pages/Register.tsx";
+import { ResetPage } from "./pages/Reset.tsx";
+import { DEFAULT_DESCRIPTION, ROUTES, type RouteInfo, SITE_NAME } from "./routes.ts";
+import { useSession } from "./session.ts";
+
+/** Pages built so far; every other route shows the not-found view. */
+const PAGES: Record<string, ComponentType> = {
+  "/": HomePage,
+  "/tutorial": HomePage,
+  "/login": LoginPage,
+  "/register": RegisterPage,
+  "/confirm": ConfirmPage,
+  "/reset": ResetPage,
+};
+
+/** The hash path without its query (`#/login?c=1` → `/login`), trailing slash dropped. */
+function useAppLocation(): [string, (to: string, options?: { replace?: boolean }) => void] {
+  const [location, navigate] = useHashLocation();
+  const bare = location.split("?")[0] ?? "/";
+  const path = bare.length > 1 ? bare.replace(/\/+$/, "") : "/";
+  return [path || "/", navigate];
+}
+
+/** The query inside the hash. */
+function useAppSearch(): string {
+  const [location] = useHashLocation();
+  const q = location.indexOf("?");
+  return q < 0 ? "" : location.slice(q + 1);
+}
+
+const hrefs = (href: string) => `#${href}`;
+
+function useDocumentMeta(info: RouteInfo | undefined) {
+  useEffect(() => {
+    document.title = info ? `${info.title} - ${SITE_NAME}` : SITE_NAME;
+    let meta = document.querySelector<HTMLMetaElement>('meta[name="description"]');
+    if (!meta) {
+      meta = document.createElement("meta");
+      meta.name = "description";
+      document.head.appendChild(meta);
+    }
+    meta.content = info?.description ?? DEFAULT_DESCRIPTION;
+  }, [info]);
+}
+
+function Page() {
+  const [path] = useLocation();
+  const session = useSession();
+  const info = ROUTES[path];
+  useDocumentMeta(info);
+  const needsLogin = Boolean(info?.auth) && session.ready && !session.user;
+
+  useEffect(() => {
+    if (needsLogin) go("/login", { replace: true });
+  }, [needsLogin]);
+
+  useEffect(() => {
+    if (path) window.scrollTo(0, 0);
+  }, [path]);
+
+  if (info?.auth && !session.user) {
+    return (
+      <div className="page">
+        <div className="spinner page-spinner" role="status" aria-label="加载中" />
+      </div>
+    );
+  }
+  const Component = info ? PAGES[path] : undefined;
+  return Component ? <Component /> : <NotFoundPage />;
+}
+
+export function App() {
+  return (
+    <Router hook={useAppLocation} searchHook={useAppSearch} hrefs={hrefs}>
+      <div className="shell">
+        <Header />
+        <main className="main">
+          <Page />
+        </main>
+        <Footer />
+      </div>
+      <Announcement />
+      <Toaster />
+    </Router>
+  );
+}

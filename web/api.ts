@@ -1,0 +1,122 @@
+/**
+ * The one envelope client (DESIGN §5): POST JSON `{data: base64(payload)}` with credentials,
+ * answer `{data: base64({code, data, msg})}`. Network failures become code 502 with a toast;
+ * code 1002 (session expired) toasts and sends the visitor to /#/login after 2 s.
+ */
+import type { Notice } from "../src/modules/notice/schema.ts";
+import type { HostInfo } from "../src/modules/settings/schema.ts";
+import type { PermissionGrant, UserInfo } from "../src/modules/user/schema.ts";
+import { type Answer, fromBase64Json, toBase64Json } from "../src/rpc/envelope.ts";
+import { TOAST_SHORT, toast } from "./components/Toast.tsx";
+import { go } from "./lib/nav.ts";
+
+export type { Answer };
+
+export const CODE_OK = 0;
+export const CODE_ALREADY_REGISTERED = 1001;
+export const CODE_SESSION_EXPIRED = 1002;
+export const CODE_REFUSED = 1033;
+export const CODE_NETWORK = 502;
+
+export const NETWORK_ERROR_TOAST = "网络错误，请稍后重试";
+export const NETWORK_ERROR_MSG = "网络错误";
+export const SESSION_EXPIRED_TOAST = "登录过期，请登录";
+const SESSION_EXPIRED_DELAY_MS = 2000;
+
+type Empty = Record<string, never>;
+
+/** Payload and answer data of each call the SPA makes. Later pages add their calls here. */
+export interface CallMap {
+  "/api/user/login": { input: { email: string; password: string }; output: UserInfo };
+  "/api/user/signup": {
+    input: { email: string; password: string; icon_url: string; host: string };
+    output: UserInfo;
+  };
+  "/api/user/userinfo": { input: Empty; output: UserInfo };
+  "/api/user/logout": { input: Empty; output: null };
+  "/api/user/get_email": { input: { describUrl: string }; output: string };
+  "/api/user/reset_password": {
+    input: { email: string; password: string; describUrl: string };
+    output: { email: string };
+  };
+  "/api/permission/mypermissions": { input: Empty; output: PermissionGrant[] };
+  "/api/user_notive/list": { input: Empty; output: Notice[] };
+  "/api/user_notive/clicked": { input: { noticeId: string }; output: null };
+  "/api/host/get": { input: Empty; output: HostInfo };
+}
+
+export type CallPath = keyof CallMap;
+
+export interface CallOptions {
+  /** Code 1002 is returned without the toast and the redirect (the start-up user-info probe). */
+  quiet?: boolean;
+}
+
+/** The event the session store listens to when the server says the session is gone. */
+export const SESSION_EXPIRED_EVENT = "ferry:session-expired";
+
+let expiryPending = false;
+
+function onSessionExpired() {
+  window.dispatchEvent(new Event(SESSION_EXPIRED_EVENT));
+  if (expiryPending) return;
+  expiryPending = true;
+  toast.error(SESSION_EXPIRED_TOAST, SESSION_EXPIRED_DELAY_MS);
+  setTimeout(() => {
+    expiryPending = false;
+    go("/login");
+  }, SESSION_EXPIRED_DELAY_MS);
+}
+
+function networkFailure<T>(): Answer<T> {
+  toast.error(NETWORK_ERROR_TOAST, TOAST_SHORT);
+  return { code: CODE_NETWORK, data: null as T, msg: NETWORK_ERROR_MSG };
+}
+
+/** Calls any envelope path; prefer the typed `call` for paths listed in CallMap. */
+export async function callRaw<T = unknown>(
+  path: string,
+  payload: unknown = {},
+  options: CallOptions = {},
+): Promise<Answer<T>> {
+  let body: unknown;
+  try {
+    const response = await fetch(path, {
+      method: "POST",
+      credentials: "include",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ data: toBase64Json(payload) }),
+    });
+    if (!response.ok) return networkFailure<T>();
+    body = await response.json();
+  } catch {
+    return networkFailure<T>();
+  }
+  const data = (body as { data?: unknown } | null)?.data;
+  if (typeof data !== "string") return networkFailure<T>();
+  const decoded = fromBase64Json(data);
+  if (!decoded.ok || typeof decoded.value !== "object" || decoded.value === null) return networkFailure<T>();
+  const answer = decoded.value as Answer<T>;
+  if (answer.code === CODE_SESSION_EXPIRED && !options.quiet) onSessionExpired();
+  return answer;
+}
+
+export function call<P extends CallPath>(
+  path: P,
+  payload: CallMap[P]["input"],
+  options?: CallOptions,
+): Promise<Answer<CallMap[P]["output"]>> {
+  return callRaw<CallMap[P]["output"]>(path, payload, options);
+}
+
+/** A plain GET answering JSON (the confirm links); null on network failure (toast shown). */
+export async function getJson<T>(url: string): Promise<T | null> {
+  try {
+    const response = await fetch(url, { credentials: "include" });
+    if (!response.ok) throw new Error(String(response.status));
+    return (await response.json()) as T;
+  } catch {
+    toast.error(NETWORK_ERROR_TOAST, TOAST_SHORT);
+    return null;
+  }
+}

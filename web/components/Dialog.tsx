@@ -1,0 +1,113 @@
+import { type ReactNode, useEffect, useId, useRef } from "react";
+import { createPortal } from "react-dom";
+
+const FOCUSABLE =
+  'a[href], button:not([disabled]), input:not([disabled]), select:not([disabled]), textarea:not([disabled]), [tabindex]:not([tabindex="-1"])';
+
+/** Open dialogs, innermost last: Esc and the focus trap act on the top one only. */
+const stack: string[] = [];
+
+export interface DialogProps {
+  open: boolean;
+  onClose: () => void;
+  title: ReactNode;
+  children: ReactNode;
+  /** Buttons row at the bottom. */
+  footer?: ReactNode;
+  /** Clicking the dimmed backdrop closes (default true). */
+  closeOnBackdrop?: boolean;
+  size?: "sm" | "md" | "lg";
+  className?: string;
+}
+
+/** An accessible modal: role=dialog, aria-modal, labelled by its title, Esc closes, focus kept inside. */
+export function Dialog({
+  open,
+  onClose,
+  title,
+  children,
+  footer,
+  closeOnBackdrop = true,
+  size = "md",
+  className,
+}: DialogProps) {
+  const id = useId();
+  const panel = useRef<HTMLDivElement>(null);
+  const closeRef = useRef(onClose);
+  closeRef.current = onClose;
+
+  useEffect(() => {
+    if (!open) return;
+    const previous = document.activeElement as HTMLElement | null;
+    stack.push(id);
+    document.body.classList.add("modal-open");
+    const node = panel.current;
+    const first =
+      node?.querySelector<HTMLElement>("[data-autofocus]") ?? node?.querySelector<HTMLElement>(FOCUSABLE);
+    (first ?? node)?.focus();
+
+    const onKey = (event: KeyboardEvent) => {
+      if (stack[stack.length - 1] !== id || !node) return;
+      if (event.key === "Escape") {
+        event.preventDefault();
+        closeRef.current();
+      } else if (event.key === "Tab") {
+        const items = [...node.querySelectorAll<HTMLElement>(FOCUSABLE)];
+        if (items.length === 0) {
+          event.preventDefault();
+          return;
+        }
+        const firstItem = items[0] as HTMLElement;
+        const lastItem = items[items.length - 1] as HTMLElement;
+        if (event.shiftKey && (document.activeElement === firstItem || document.activeElement === node)) {
+          event.preventDefault();
+          lastItem.focus();
+        } else if (!event.shiftKey && document.activeElement === lastItem) {
+          event.preventDefault();
+          firstItem.focus();
+        }
+      }
+    };
+    document.addEventListener("keydown", onKey);
+    return () => {
+      document.removeEventListener("keydown", onKey);
+      const at = stack.indexOf(id);
+      if (at >= 0) stack.splice(at, 1);
+      if (stack.length === 0) document.body.classList.remove("modal-open");
+      previous?.focus?.();
+    };
+  }, [open, id]);
+
+  if (!open) return null;
+  return createPortal(
+    // biome-ignore lint/a11y/noStaticElementInteractions: backdrop click is a mouse convenience; Esc and the close button serve the keyboard
+    <div
+      className="dialog-backdrop"
+      role="presentation"
+      onMouseDown={(event) => {
+        if (closeOnBackdrop && event.target === event.currentTarget) onClose();
+      }}
+    >
+      <div
+        ref={panel}
+        className={`dialog dialog-${size}${className ? ` ${className}` : ""}`}
+        role="dialog"
+        aria-modal="true"
+        aria-labelledby={`${id}-title`}
+        tabIndex={-1}
+      >
+        <div className="dialog-head">
+          <h2 id={`${id}-title`} className="dialog-title">
+            {title}
+          </h2>
+          <button type="button" className="icon-button dialog-x" aria-label="关闭" onClick={onClose}>
+            ×
+          </button>
+        </div>
+        <div className="dialog-body">{children}</div>
+        {footer ? <div className="dialog-foot">{footer}</div> : null}
+      </div>
+    </div>,
+    document.body,
+  );
+}

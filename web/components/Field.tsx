@@ -1,0 +1,40 @@
+import { type InputHTMLAttributes, type ReactNode, type Ref, useId } from "react";
+
+export interface FieldProps extends InputHTMLAttributes<HTMLInputElement> {
+  label: string;
+  /** Validation or server message shown under the input. */
+  error?: string;
+  /** Something beside the input (a button). */
+  addon?: ReactNode;
+  ref?: Ref<HTMLInputElement>;
+}
+
+/** A labelled input with its error line; the error is tied to the input for screen readers. */
+export function Field({ label, error, addon, ref, id, className, ...input }: FieldProps) {
+  const autoId = useId();
+  const inputId = id ?? autoId;
+  const errorId = `${inputId}-error`;
+  return (
+    <div className={`field${error ? " field-invalid" : ""}${className ? ` ${className}` : ""}`}>
+      <label className="field-label" htmlFor={inputId}>
+        {label}
+      </label>
+      <div className="field-row">
+        <input
+          ref={ref}
+          id={inputId}
+          className="input"
+          aria-invalid={error ? true : undefined}
+          aria-describedby={error ? errorId : undefined}
+          {...input}
+        />
+        {addon}
+      </div>
+      {error ? (
+        <p className="field-error" id={errorId}>
+          {error}
+        </p>
+      ) : null}
+    </div>
+  );
+}

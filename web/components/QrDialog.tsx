@@ -1,0 +1,67 @@
+import QRCode from "qrcode";
+import { type ReactNode, useEffect, useRef, useState } from "react";
+import { Dialog } from "./Dialog.tsx";
+
+export const QR_SIZE = 200;
+/** The canvas is drawn 1 s after opening (seed 000 §2). */
+export const QR_DELAY_MS = 1000;
+
+export interface QrDialogProps {
+  open: boolean;
+  onClose: () => void;
+  title: ReactNode;
+  description?: ReactNode;
+  /** The text encoded in the QR code. */
+  value: string;
+}
+
+export function QrDialog({ open, onClose, title, description, value }: QrDialogProps) {
+  const canvas = useRef<HTMLCanvasElement>(null);
+  const [drawn, setDrawn] = useState(false);
+  const [failed, setFailed] = useState(false);
+
+  useEffect(() => {
+    if (!open) return;
+    setDrawn(false);
+    setFailed(false);
+    let cancelled = false;
+    const timer = setTimeout(() => {
+      const target = canvas.current;
+      if (!target || cancelled) return;
+      QRCode.toCanvas(target, value, { width: QR_SIZE, margin: 1 })
+        .then(() => {
+          if (cancelled) return;
+          // toCanvas sizes the canvas itself; keep the element at exactly 200x200.
+          target.style.width = `${QR_SIZE}px`;
+          target.style.height = `${QR_SIZE}px`;
+          setDrawn(true);
+        })
+        .catch(() => !cancelled && setFailed(true));
+    }, QR_DELAY_MS);
+    return () => {
+      cancelled = true;
+      clearTimeout(timer);
+    };
+  }, [open, value]);
+
+  return (
+    <Dialog
+      open={open}
+      onClose={onClose}
+      title={title}
+      size="sm"
+      footer={
+        <button type="button" className="btn" onClick={onClose}>
+          关闭
+        </button>
+      }
+    >
+      {description ? <div className="qr-description">{description}</div> : null}
+      <div className="qr-box">
+        <canvas ref={canvas} width={QR_SIZE} height={QR_SIZE} className="qr-canvas" aria-label="二维码" />
+        {!drawn && !failed ? <span className="qr-wait">二维码生成中…</span> : null}
+        {failed ? <span className="qr-wait">二维码生成失败</span> : null}
+      </div>
+    </Dialog>
+  );
+}

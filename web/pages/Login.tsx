@@ -1,0 +1,106 @@
+import { type FormEvent, useEffect, useRef, useState } from "react";
+import { transformPassword } from "../../src/modules/user/password.ts";
+import { type FieldErrors, Msg, validateLoginForm } from "../../src/modules/user/schema.ts";
+import { CODE_NETWORK, CODE_OK, call } from "../api.ts";
+import { AuthLayout } from "../components/AuthLayout.tsx";
+import { Field } from "../components/Field.tsx";
+import { TOAST_SHORT, toast } from "../components/Toast.tsx";
+import { ALREADY_JUMP_TO_REGISTER, getFlag, loginRecords, setFlag } from "../lib/localTable.ts";
+import { go } from "../lib/nav.ts";
+import { queryParam } from "../lib/query.ts";
+import { isAgency, refreshAfterLogin, useSession } from "../session.ts";
+
+export const LOGIN_FAILED_TOAST = "登录失败";
+/** Codes whose own message says more than "wrong e-mail or password" (disabled, rate limited). */
+const OWN_MESSAGE_CODES = new Set([1003, 1005]);
+
+export function LoginPage() {
+  const session = useSession();
+  const [email, setEmail] = useState("");
+  const [password, setPassword] = useState("");
+  const [errors, setErrors] = useState<FieldErrors<"email" | "password">>({});
+  const [busy, setBusy] = useState(false);
+  const passwordInput = useRef<HTMLInputElement>(null);
+
+  useEffect(() => {
+    if (!session.ready) return;
+    if (session.user) {
+      go("/", { replace: true });
+      return;
+    }
+    // Seed 000 §2: an invited visitor (?c=) who never logged in here is sent to sign up, once.
+    if (queryParam("c") && !getFlag(ALREADY_JUMP_TO_REGISTER) && loginRecords.count() === 0) {
+      setFlag(ALREADY_JUMP_TO_REGISTER);
+      go("/register", { replace: true });
+    }
+  }, [session.ready, session.user]);
+
+  async function submit(event?: FormEvent) {
+    event?.preventDefault();
+    if (busy) return;
+    const form = { email: email.trim(), password };
+    const invalid = validateLoginForm(form);
+    setErrors(invalid);
+    if (invalid.email || invalid.password) return;
+    setBusy(true);
+    const answer = await call("/api/user/login", {
+      email: form.email,
+      password: transformPassword(form.password),
+    });
+    if (answer.code !== CODE_OK) {
+      setBusy(false);
+      if (answer.code === CODE_NETWORK) return;
+      setErrors({ password: OWN_MESSAGE_CODES.has(answer.code) ? answer.msg : Msg.loginFailed });
+      toast.error(LOGIN_FAILED_TOAST, TOAST_SHORT);
+      return;
+    }
+    loginRecords.add({ time: Date.now() });
+    await refreshAfterLogin();
+    setBusy(false);
+    go("/", { replace: true });
+  }
+
+  return (
+    <AuthLayout>
+      <h1 className="auth-title">登录</h1>
+      <p className="auth-subtitle">欢迎回来，登录后即可管理订阅</p>
+      <form className="form" onSubmit={submit} noValidate>
+        <Field
+          label="邮箱"
+          type="email"
+          name="email"
+          autoComplete="email"
+          inputMode="email"
+          placeholder="请输入邮箱"
+          value={email}
+          error={errors.email}
+          onChange={(event) => setEmail(event.target.value)}
+          onKeyDown={(event) => {
+            if (event.key === "Enter" && !event.nativeEvent.isComposing) {
+              event.preventDefault();
+              passwordInput.current?.focus();
+            }
+          }}
+        />
+        <Field
+          ref={passwordInput}
+          label="密码"
+          type="password"
+          name="password"
+          autoComplete="current-password"
+          placeholder="请输入密码"
+          value={password}
+          error={errors.password}
+          onChange={(event) => setPassword(event.target.value)}
+        />
+        <button type="submit" className="btn btn-primary btn-block" disabled={busy}>
+          {busy ? "登录中…" : "登录"}
+        </button>
+      </form>
+      <div className="auth-links">
+        <a href="#/reset">忘记密码？</a>
+        {isAgency(session) ? null : <a href="#/register">没有账号？快速注册</a>}
+      </div>
+    </AuthLayout>
+  );
+}

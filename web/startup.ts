@@ -1,0 +1,33 @@
+/**
+ * Start-up rules of seed 000 §4 for what the server cannot see: parameters in the hash query
+ * (`/#/login?c=abc&token=…`). `?c=` / `?token=` in the real query are handled by the server.
+ */
+import { NO_CHANNEL_CODE } from "../src/modules/user/schema.ts";
+import { CookieDays, Cookies, getCookie, setCookie } from "./lib/cookies.ts";
+import { hashPathAndQuery, queryParam } from "./lib/query.ts";
+
+/**
+ * Applies the start-up rules. Returns false when the page is being reloaded through the server
+ * (a token in the hash query: only the server can set the HttpOnly session cookie).
+ */
+export function applyStartupParams(): boolean {
+  const { path, query } = hashPathAndQuery();
+  const hashToken = query.get("token")?.replace(/\/$/, "");
+  if (hashToken) {
+    query.delete("token");
+    const rest = query.toString();
+    location.replace(`/?token=${encodeURIComponent(hashToken)}#${path}${rest ? `?${rest}` : ""}`);
+    return false;
+  }
+
+  const channel = queryParam("c");
+  const current = getCookie(Cookies.channelCode);
+  // The server gives first-time visitors the no-code value before the SPA can read a `c` that
+  // sits in the hash query, so that value counts as "no channel cookie yet".
+  if (channel && (!current || current === NO_CHANNEL_CODE)) {
+    setCookie(Cookies.channelCode, channel.slice(0, 64), { days: CookieDays.channel });
+  } else if (!channel && !current) {
+    setCookie(Cookies.channelCode, NO_CHANNEL_CODE, { days: CookieDays.channelDefault });
+  }
+  return true;
+}
