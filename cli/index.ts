@@ -17,7 +17,6 @@ export function buildProgram(): Command {
   const program = new Command("ferry")
     .description("飞渡 Ferry: proxy subscription service in one executable")
     .version(pkg.version, "-v, --version", "print the version")
-    .showHelpAfterError()
     .exitOverride();
 
   program
@@ -75,7 +74,10 @@ export function buildProgram(): Command {
     .option("--data <dir>", "data directory (env FERRY_DATA)")
     .action(async (file: string, options: { data?: string }) => {
       if (await Bun.file(file).exists()) die(`refusing to overwrite ${file}`);
-      const db = openDatabase(`${dataDirOption(options.data)}/ferry.db`);
+      const source = `${dataDirOption(options.data)}/ferry.db`;
+      // Opening a missing file would create an empty database and "back up" that.
+      if (!(await Bun.file(source).exists())) die(`no database at ${source}`);
+      const db = openDatabase(source);
       try {
         db.query("VACUUM INTO ?").run(file);
       } catch (error) {

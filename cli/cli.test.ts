@@ -1,0 +1,381 @@
+/** The operator CLI, run as a real process (`bun src/main.ts …`) against temp data directories. */
+import { Database } from "bun:sqlite";
+import { afterAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pkg from "../package.json" with { type: "json" };
+import { openDatabase } from "../src/db/db.ts";
+import { migrate } from "../src/db/migrate.ts";
+import { migrations } from "../src/embedded.ts";
+import { transformPassword } from "../src/modules/user/password.ts";
+import { startServer } from "../src/server.ts";
+import { ApiClient } from "../tests/harness.ts";
+
+const ROOT = join(import.meta.dir, "..");
+const root = mkdtempSync(join(tmpdir(), "ferry-cli-"));
+let counter = 0;
+
+afterAll(() => {
+  rmSync(root, { recursive: true, force: true });
+});
+
+function freshDir(): string {
+  counter += 1;
+  return join(root, `d${counter}`);
+}
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function ferry(args: string[], env: Record<string, string> = {}): Promise<Run> {
+  const cleanEnv = { ...process.env };
+  delete cleanEnv.FERRY_DATA;
+  delete cleanEnv.FERRY_HOST;
+  delete cleanEnv.FERRY_PORT;
+  const proc = Bun.spawn([process.execPath, "src/main.ts", ...args], {
+    cwd: ROOT,
+    env: { ...cleanEnv, ...env },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  return { code, stdout, stderr };
+}
+
+/** Non-zero exit and exactly one line on stderr, starting with "error:", no stack trace. */
+function expectOneLineError(run: Run, mentions?: string | RegExp) {
+  expect(run.code).not.toBe(0);
+  const lines = run.stderr.trim().split("\n");
+  expect({ stderr: run.stderr, lines: lines.length }).toEqual({ stderr: run.stderr, lines: 1 });
+  expect(lines[0]).toStartWith("error: ");
+  expect(run.stderr).not.toMatch(/\n\s+at /);
+  if (mentions) expect(lines[0]).toMatch(mentions);
+}
+
+test("--version prints the package version", async () => {
+  for (const flag of ["--version", "-v"]) {
+    const run = await ferry([flag]);
+    expect(run.code).toBe(0);
+    expect(run.stdout.trim()).toBe(pkg.version);
+  }
+});
+
+test("every command has --help", async () => {
+  const commands: [string[], string[]][] = [
+    [[], ["serve", "user", "migrate", "backup"]],
+    [["serve"], ["--host", "--port", "--data"]],
+    [["user"], ["create", "set-role"]],
+    [
+      ["user", "create"],
+      ["--email", "--password", "--role", "--data", "--json"],
+    ],
+    [
+      ["user", "set-role"],
+      ["<email>", "<role>", "--data", "--json"],
+    ],
+    [["migrate"], ["status"]],
+    [
+      ["migrate", "status"],
+      ["--data", "--json"],
+    ],
+    [["backup"], ["<file>", "--data"]],
+  ];
+  const runs = await Promise.all(commands.map(([path]) => ferry([...path, "--help"])));
+  commands.forEach(([path, words], i) => {
+    const run = runs[i] as Run;
+    expect({ path, code: run.code }).toEqual({ path, code: 0 });
+    expect(run.stdout).toContain(`Usage: ferry${path.length ? ` ${path.join(" ")}` : ""}`);
+    for (const word of words) expect(run.stdout).toContain(word);
+  });
+});
+
+describe("user create, user set-role, migrate status", () => {
+  const dataDir = freshDir();
+
+  test("migrate status on a new data directory lists every migration as pending", async () => {
+    const run = await ferry(["migrate", "status", "--data", dataDir, "--json"]);
+    expect(run.code).toBe(0);
+    const states = JSON.parse(run.stdout) as { version: number; name: string; appliedTime: number | null }[];
+    expect(states.map((s) => s.version)).toEqual(migrations.map((m) => m.version));
+    expect(states.every((s) => s.appliedTime === null)).toBe(true);
+    const text = await ferry(["migrate", "status", "--data", dataDir]);
+    expect(text.stdout).toContain("001_foundation");
+    expect(text.stdout).toContain("pending");
+  });
+
+  test("user create makes an account that logs in through the API, with the role asked for", async () => {
+    const run = await ferry([
+      "user",
+      "create",
+      "--email",
+      "Boss@Example.COM",
+      "--password",
+      "long-password-1",
+      "--role",
+      "admin",
+      "--data",
+      dataDir,
+      "--json",
+    ]);
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    const created = JSON.parse(run.stdout) as { _id: string; email: string; type: string };
+    expect(created._id).toMatch(/^[0-9a-f]{24}$/);
+    expect(created.email).toBe("boss@example.com");
+    expect(created.type).toBe("admin");
+
+    const plain = await ferry([
+      "user",
+      "create",
+      "--email",
+      "staff@example.com",
+      "--password",
+      "long-password-2",
+      "--data",
+      dataDir,
+    ]);
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).toContain("staff@example.com");
+    expect(plain.stdout).toContain("normal");
+
+    const status = await ferry(["migrate", "status", "--data", dataDir, "--json"]);
+    const states = JSON.parse(status.stdout) as { appliedTime: number | null }[];
+    expect(states.every((s) => typeof s.appliedTime === "number")).toBe(true);
+
+    const server = startServer({ dataDir, port: 0 });
+    try {
+      const boss = new ApiClient(server.url);
+      expect((await boss.login("boss@example.com", "long-password-1")).code).toBe(0);
+      expect((await boss.call("/api/admin/config/get")).code).toBe(0);
+      const verified = server.context.db
+        .query<{ email_verified: number }, [string]>("SELECT email_verified FROM users WHERE email = ?")
+        .get("boss@example.com");
+      expect(verified?.email_verified).toBe(1);
+
+      // set-role while the server runs takes effect on the next call.
+      const staff = new ApiClient(server.url);
+      expect((await staff.login("staff@example.com", "long-password-2")).code).toBe(0);
+      expect((await staff.call("/api/admin/config/get")).code).toBe(1003);
+      const promote = await ferry([
+        "user",
+        "set-role",
+        "STAFF@example.com",
+        "admin",
+        "--data",
+        dataDir,
+        "--json",
+      ]);
+      expect(promote.code).toBe(0);
+      expect(JSON.parse(promote.stdout)).toMatchObject({ email: "staff@example.com", type: "admin" });
+      expect((await staff.call("/api/admin/config/get")).code).toBe(0);
+      const demote = await ferry(["user", "set-role", "staff@example.com", "channel", "--data", dataDir]);
+      expect(demote.code).toBe(0);
+      expect(demote.stdout).toContain("channel");
+      expect((await staff.call("/api/admin/config/get")).code).toBe(1003);
+      expect((await staff.call<{ type: string }>("/api/user/userinfo")).data.type).toBe("channel");
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("FERRY_DATA picks the data directory when --data is not given", async () => {
+    const envDir = freshDir();
+    const run = await ferry(
+      ["user", "create", "--email", "env@example.com", "--password", "long-password-1"],
+      {
+        FERRY_DATA: envDir,
+      },
+    );
+    expect(run.code).toBe(0);
+    const db = new Database(join(envDir, "ferry.db"), { readonly: true });
+    expect(db.query("SELECT email FROM users").all()).toEqual([{ email: "env@example.com" }]);
+    db.close();
+  });
+});
+
+describe("backup", () => {
+  test("copies the live database while the server runs; the copy opens and holds the new user", async () => {
+    const dataDir = freshDir();
+    const server = startServer({ dataDir, port: 0 });
+    const copy = join(root, `backup-${counter}.db`);
+    try {
+      const client = new ApiClient(server.url);
+      const signup = await client.call("/api/user/signup", {
+        email: "fresh@example.com",
+        password: transformPassword("long-password-1"),
+      });
+      expect(signup.code).toBe(0);
+
+      const run = await ferry(["backup", copy, "--data", dataDir]);
+      expect(run.stderr).toBe("");
+      expect(run.code).toBe(0);
+      expect(run.stdout).toContain(copy);
+
+      // The server is unaffected.
+      expect((await client.call("/api/user/userinfo")).code).toBe(0);
+    } finally {
+      await server.stop();
+    }
+    const db = new Database(copy, { readonly: true });
+    try {
+      expect(db.query<{ integrity_check: string }, []>("PRAGMA integrity_check").get()?.integrity_check).toBe(
+        "ok",
+      );
+      expect(db.query("SELECT email FROM users").all()).toEqual([{ email: "fresh@example.com" }]);
+      const versions = db
+        .query<{ version: number }, []>("SELECT version FROM schema_migrations ORDER BY version")
+        .all();
+      expect(versions.map((v) => v.version)).toEqual(migrations.map((m) => m.version));
+    } finally {
+      db.close();
+    }
+
+    // A second backup to the same file is refused and leaves the first intact.
+    const size = statSync(copy).size;
+    expectOneLineError(await ferry(["backup", copy, "--data", dataDir]), /overwrite/);
+    expect(statSync(copy).size).toBe(size);
+  });
+
+  test("a data directory without a database is an error, not an empty backup", async () => {
+    const dataDir = freshDir();
+    const copy = join(root, `empty-${counter}.db`);
+    expectOneLineError(await ferry(["backup", copy, "--data", dataDir]), /no database/);
+    expect(existsSync(copy)).toBe(false);
+    expect(existsSync(join(dataDir, "ferry.db"))).toBe(false);
+  });
+});
+
+describe("bad input: non-zero exit and a one-line error", () => {
+  test("for every command", async () => {
+    const dataDir = freshDir();
+    const seed = await ferry([
+      "user",
+      "create",
+      "--email",
+      "taken@example.com",
+      "--password",
+      "long-password-1",
+      "--data",
+      dataDir,
+    ]);
+    expect(seed.code).toBe(0);
+    const bad: [string[], RegExp][] = [
+      [
+        ["user", "create", "--email", "not-an-email", "--password", "long-password-1", "--data", dataDir],
+        /e-mail/,
+      ],
+      [["user", "create", "--email", "short@example.com", "--password", "short", "--data", dataDir], /8/],
+      [
+        [
+          "user",
+          "create",
+          "--email",
+          "r@example.com",
+          "--password",
+          "long-password-1",
+          "--role",
+          "king",
+          "--data",
+          dataDir,
+        ],
+        /role/,
+      ],
+      [
+        [
+          "user",
+          "create",
+          "--email",
+          "TAKEN@example.com",
+          "--password",
+          "long-password-1",
+          "--data",
+          dataDir,
+        ],
+        /taken@example\.com/,
+      ],
+      [["user", "create", "--password", "long-password-1", "--data", dataDir], /--email/],
+      [["user", "create", "--email", "x@example.com", "--password", "long-password-1", "--bogus"], /--bogus/],
+      [["user", "set-role", "nobody@example.com", "admin", "--data", dataDir], /nobody@example\.com/],
+      [["user", "set-role", "taken@example.com", "king", "--data", dataDir], /role/],
+      [["user", "set-role", "taken@example.com"], /role/],
+      [["serve", "--port", "abc", "--data", dataDir], /port/],
+      [["serve", "--port", "70000", "--data", dataDir], /port/],
+      [["migrate", "status", "--data"], /--data/],
+      [["frobnicate"], /frobnicate/],
+      [["backup"], /file/],
+    ];
+    const runs = await Promise.all(bad.map(([args]) => ferry(args)));
+    bad.forEach(([args, mentions], i) => {
+      const run = runs[i] as Run;
+      expect({ args, code: run.code === 0 ? 0 : "non-zero" }).toEqual({ args, code: "non-zero" });
+      expectOneLineError(run, mentions);
+    });
+    // Nothing was created by the refused commands.
+    const db = new Database(join(dataDir, "ferry.db"), { readonly: true });
+    expect(db.query("SELECT email, type FROM users").all()).toEqual([
+      { email: "taken@example.com", type: "normal" },
+    ]);
+    db.close();
+  });
+
+  test("a database newer than this build: serve and user create refuse with one line naming the problem", async () => {
+    const dataDir = freshDir();
+    const db = openDatabase(join(dataDir, "ferry.db"));
+    migrate(db, migrations);
+    db.query("INSERT INTO schema_migrations (version, name, applied_time) VALUES (?, 'future', 1)").run(
+      (migrations.at(-1)?.version ?? 0) + 1,
+    );
+    db.close();
+    const [serve, create] = await Promise.all([
+      ferry(["serve", "--host", "127.0.0.1", "--port", "0", "--data", dataDir]),
+      ferry([
+        "user",
+        "create",
+        "--email",
+        "late@example.com",
+        "--password",
+        "long-password-1",
+        "--data",
+        dataDir,
+      ]),
+    ]);
+    expectOneLineError(serve, /newer/);
+    expectOneLineError(create, /newer/);
+  });
+});
+
+test("serve listens, answers /healthz and stops cleanly on SIGTERM", async () => {
+  const dataDir = freshDir();
+  const proc = Bun.spawn(
+    [process.execPath, "src/main.ts", "serve", "--host", "127.0.0.1", "--port", "0", "--data", dataDir],
+    { cwd: ROOT, stdout: "pipe", stderr: "pipe" },
+  );
+  try {
+    const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
+    let out = "";
+    const deadline = Date.now() + 10_000;
+    while (!/:(\d+),/.test(out) && Date.now() < deadline) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      out += new TextDecoder().decode(value);
+    }
+    reader.releaseLock();
+    const port = /127\.0\.0\.1:(\d+),/.exec(out)?.[1];
+    expect(port).toBeDefined();
+    expect(out).toContain(dataDir);
+    const health = await fetch(`http://127.0.0.1:${port}/healthz`);
+    expect(health.status).toBe(200);
+    proc.kill("SIGTERM");
+    expect(await proc.exited).toBe(0);
+  } finally {
+    if (proc.exitCode === null) proc.kill("SIGKILL");
+  }
+});
