@@ -42,11 +42,14 @@ async function ferry(args: string[], env: Record<string, string> = {}): Promise<
     stdout: "pipe",
     stderr: "pipe",
   });
+  // A command that should have refused but keeps running (e.g. serve) is stopped, and the test fails.
+  const guard = setTimeout(() => proc.kill("SIGKILL"), 20_000);
   const [stdout, stderr, code] = await Promise.all([
     new Response(proc.stdout).text(),
     new Response(proc.stderr).text(),
     proc.exited,
   ]);
+  clearTimeout(guard);
   return { code, stdout, stderr };
 }
 
