@@ -1,4 +1,5 @@
 import { type FormEvent, useEffect, useRef, useState } from "react";
+import { useSearch } from "wouter";
 import { transformPassword } from "../../src/modules/user/password.ts";
 import { type FieldErrors, Msg, validateLoginForm } from "../../src/modules/user/schema.ts";
 import { CODE_NETWORK, CODE_OK, call } from "../api.ts";
@@ -21,6 +22,7 @@ export function LoginPage() {
   const [errors, setErrors] = useState<FieldErrors<"email" | "password">>({});
   const [busy, setBusy] = useState(false);
   const passwordInput = useRef<HTMLInputElement>(null);
+  const search = useSearch();
 
   useEffect(() => {
     if (!session.ready) return;
@@ -29,11 +31,12 @@ export function LoginPage() {
       return;
     }
     // Seed 000 §2: an invited visitor (?c=) who never logged in here is sent to sign up, once.
-    if (queryParam("c") && !getFlag(ALREADY_JUMP_TO_REGISTER) && loginRecords.count() === 0) {
+    const invited = new URLSearchParams(search).get("c") ?? queryParam("c");
+    if (invited && !getFlag(ALREADY_JUMP_TO_REGISTER) && loginRecords.count() === 0) {
       setFlag(ALREADY_JUMP_TO_REGISTER);
       go("/register", { replace: true });
     }
-  }, [session.ready, session.user]);
+  }, [session.ready, session.user, search]);
 
   async function submit(event?: FormEvent) {
     event?.preventDefault();

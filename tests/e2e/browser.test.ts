@@ -1,0 +1,322 @@
+/**
+ * Browser journeys through the SPA shell with Debian's Chromium driven by playwright-core, against
+ * a real server on a temp SQLite file. Needs the SPA built first (`bun scripts/build-web.ts`, which
+ * `bun run test` does). Screenshots land in test-results/.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { transformPassword } from "../../src/modules/user/password.ts";
+import { createUser } from "../../src/modules/user/service.ts";
+import { fromBase64Json } from "../../src/rpc/envelope.ts";
+import { startTestServer, type TestServer, uniqueEmail } from "../harness.ts";
+
+const CHROMIUM = "/usr/bin/chromium";
+const ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
+const SHOTS = join(import.meta.dir, "../../test-results");
+
+const NORMAL_TABS = [
+  "使用教程",
+  "商店",
+  "节点列表",
+  "订单记录",
+  "流量记录",
+  "常见问题",
+  "问题反馈",
+  "流量转赠",
+  "我的账户",
+];
+const VISITOR_TABS = ["使用教程", "商店", "节点列表", "邀请返利", "钱包"];
+const AGENCY_NORMAL_TABS = ["使用教程", "节点列表", "流量记录", "我的账户"];
+const ADMIN_ONLY_TABS = [
+  "统计",
+  "优惠券管理",
+  "优惠券记录",
+  "配置管理",
+  "用户管理",
+  "全部流量记录",
+  "交易流水管理",
+  "提现管理",
+  "商品管理",
+  "权限管理",
+  "入口管理",
+  "节点管理",
+  "线路管理",
+  "抽奖管理",
+  "运维日志",
+];
+
+let server: TestServer;
+let browser: Browser;
+
+beforeAll(async () => {
+  if (!existsSync(join(import.meta.dir, "../../web/dist/app.js"))) {
+    throw new Error("web/dist is missing: run `bun scripts/build-web.ts` first");
+  }
+  mkdirSync(SHOTS, { recursive: true });
+  server = await startTestServer();
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+async function newPage(width = 1280): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+  const context = await browser.newContext({ viewport: { width, height: 800 }, locale: "zh-CN" });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on("pageerror", (error) => errors.push(error.message));
+  return { context, page, errors };
+}
+
+/** Retries `read` until it deep-equals `expected` (bun:test has no expect.poll). */
+async function poll<T>(read: () => Promise<T>, expected: T, timeoutMs = 5000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  let value = await read();
+  while (!Bun.deepEquals(value, expected) && Date.now() < until) {
+    await Bun.sleep(100);
+    value = await read();
+  }
+  expect(value as unknown).toEqual(expected);
+}
+
+const tabLabels = (page: Page) => page.locator('nav[aria-label="主导航"] a').allInnerTexts();
+
+async function expectTabs(page: Page, labels: string[]) {
+  await page.locator('nav[aria-label="主导航"] a').first().waitFor();
+  await poll(() => tabLabels(page), labels);
+}
+
+/** Decodes the envelope payload of a captured request. */
+function payloadOf(postData: string | null): Record<string, unknown> {
+  const body = JSON.parse(postData ?? "{}") as { data: string };
+  const decoded = fromBase64Json(body.data);
+  if (!decoded.ok) throw new Error(decoded.reason);
+  return decoded.value as Record<string, unknown>;
+}
+
+async function login(page: Page, email: string, password: string) {
+  await page.goto(`${server.url}/#/login`);
+  await page.getByLabel("邮箱").fill(email);
+  await page.getByLabel("邮箱").press("Enter");
+  await page.getByLabel("密码").fill(password);
+  await page.getByLabel("密码").press("Enter");
+  await page.getByRole("button", { name: "用户菜单" }).waitFor();
+}
+
+describe("SPA shell", () => {
+  test("register → home → logout → login journey", async () => {
+    const { context, page, errors } = await newPage(1280);
+    const email = uniqueEmail("journey");
+    const password = "password123";
+
+    // Register: validation messages in the seed's order, under the right fields.
+    await page.goto(`${server.url}/#/register`);
+    await poll(() => page.title(), "注册 - 飞渡");
+    await page.getByLabel("邮箱").fill("not-an-email");
+    await page.getByLabel("密码", { exact: true }).fill("short");
+    await page.getByLabel("确认密码").fill("different");
+    await page.getByRole("button", { name: "注册", exact: true }).click();
+    await poll(() => page.locator(".field-error").textContent(), "密码不一样");
+    await page.getByLabel("确认密码").fill("short");
+    await page.getByRole("button", { name: "注册", exact: true }).click();
+    await poll(() => page.locator(".field-error").textContent(), "密码长度至少8位");
+    await page.getByLabel("密码", { exact: true }).fill(password);
+    await page.getByLabel("确认密码").fill(password);
+    await page.getByRole("button", { name: "注册", exact: true }).click();
+    await poll(() => page.locator(".field-error").textContent(), "邮件不正确");
+
+    // Sign up: the password travels only as its digest.
+    await page.getByLabel("邮箱").fill(email);
+    const signup = page.waitForRequest((request) => request.url().endsWith("/api/user/signup"));
+    await page.getByRole("button", { name: "注册", exact: true }).click();
+    const sent = payloadOf((await signup).postData());
+    expect(sent).toEqual({
+      email,
+      password: transformPassword(password),
+      icon_url: "/logo.svg",
+      host: new URL(server.url).host,
+    });
+    await page.getByText(/^[123]秒后自动跳转到首页$/).waitFor();
+    const cookies = await context.cookies();
+    expect(cookies.find((c) => c.name === "lastRegister")?.value).toBe(encodeURIComponent(email));
+
+    // Home after the countdown, with the normal user's tabs and the permanent-traffic card.
+    await page.waitForURL((url) => url.hash === "#/", { timeout: 6000 });
+    await expectTabs(page, NORMAL_TABS);
+    await expect(page.getByRole("heading", { name: "不限时流量" }).isVisible()).resolves.toBe(true);
+    await expect(page.getByRole("heading", { name: "时间套餐" }).count()).resolves.toBe(0);
+    await expect(page.getByRole("link", { name: "充值流量" }).getAttribute("href")).resolves.toBe("/#/shop");
+    await poll(() => page.locator('.tab[aria-current="page"]').textContent(), "使用教程");
+    await page.waitForTimeout(400);
+    await page.locator(".site-header").screenshot({ path: join(SHOTS, "header-1280.png") });
+    await page.setViewportSize({ width: 390, height: 800 });
+    await page.waitForTimeout(400);
+    await page.locator(".site-header").screenshot({ path: join(SHOTS, "header-390.png") });
+    await page.screenshot({ path: join(SHOTS, "home-390.png"), fullPage: true });
+    await page.setViewportSize({ width: 1280, height: 800 });
+
+    // A route that is not built yet redirects home for a logged-in user.
+    await page.goto(`${server.url}/#/no_such_page`);
+    await page.waitForURL((url) => url.hash === "#/");
+
+    // Log out through the user dropdown.
+    await page.getByRole("button", { name: "用户菜单" }).click();
+    await page.getByRole("button", { name: "退出登录" }).click();
+    await page.waitForURL((url) => url.hash === "#/login");
+    await expectTabs(page, VISITOR_TABS);
+    await expect(page.getByRole("link", { name: "登录", exact: true }).isVisible()).resolves.toBe(true);
+
+    // Login validation, Enter moving from e-mail to password.
+    await page.getByRole("button", { name: "登录", exact: true }).click();
+    await poll(() => page.locator(".field-error").textContent(), "邮件不能为空");
+    await page.getByLabel("邮箱").fill(email);
+    await page.getByLabel("邮箱").press("Enter");
+    await poll(
+      () => page.evaluate(() => (document.activeElement as HTMLInputElement | null)?.name),
+      "password",
+    );
+    await page.getByRole("button", { name: "登录", exact: true }).click();
+    await poll(() => page.locator(".field-error").textContent(), "密码不能为空");
+    await page.screenshot({ path: join(SHOTS, "login-1280.png"), fullPage: true });
+    await page.setViewportSize({ width: 390, height: 800 });
+    await page.screenshot({ path: join(SHOTS, "login-390.png"), fullPage: true });
+    await page.setViewportSize({ width: 1280, height: 800 });
+
+    // Wrong password: message under the password field and the 登录失败 toast.
+    await page.getByLabel("密码").fill("wrong-password");
+    await page.getByLabel("密码").press("Enter");
+    await page.getByText("用户不存在或密码错误").waitFor();
+    await page.getByRole("alert").filter({ hasText: "登录失败" }).waitFor();
+    await expect(page.locator(".field-invalid input").getAttribute("name")).resolves.toBe("password");
+
+    // Correct password: home, and the user dropdown shows the e-mail.
+    const loginRequest = page.waitForRequest((request) => request.url().endsWith("/api/user/login"));
+    await page.getByLabel("密码").fill(password);
+    await page.getByLabel("密码").press("Enter");
+    expect(payloadOf((await loginRequest).postData()).password).toBe(transformPassword(password));
+    await page.waitForURL((url) => url.hash === "#/");
+    await page.getByRole("button", { name: "用户菜单" }).click();
+    await poll(() => page.locator(".user-email").textContent(), email);
+    await expect(page.getByRole("link", { name: "忘记密码" }).getAttribute("href")).resolves.toBe("#/reset");
+    const records = await page.evaluate(
+      () => JSON.parse(localStorage.getItem("loginRecords") ?? "[]").length,
+    );
+    expect(records).toBe(1);
+    // A click elsewhere closes the dropdown.
+    await page.locator("main").click({ position: { x: 5, y: 5 } });
+    await poll(() => page.locator(".user-email").count(), 0);
+
+    expect(errors).toEqual([]);
+    await context.close();
+  }, 90_000);
+
+  test("visitors: auth routes go to login, invited visitors are sent to register once", async () => {
+    const { context, page } = await newPage(390);
+    await page.goto(`${server.url}/#/user_info`);
+    await page.waitForURL((url) => url.hash === "#/login");
+    await page.goto(`${server.url}/#/admin_config`);
+    await page.waitForURL((url) => url.hash === "#/login");
+
+    await context.close();
+
+    // A fresh visitor landing on /#/login?c=… : the server has set the no-code value before the
+    // SPA could see the hash query, and the SPA replaces it with the invite code.
+    const invited = await newPage(390);
+    await invited.page.goto(`${server.url}/#/login?c=abc123`);
+    await invited.page.waitForURL((url) => url.hash === "#/register");
+    const cookies = await invited.context.cookies();
+    expect(cookies.find((c) => c.name === "channel_code")?.value).toBe("abc123");
+    // Only once: the alreadyJumpToRegister flag keeps the visitor on the login page next time.
+    await invited.page.goto("about:blank");
+    await invited.page.goto(`${server.url}/#/login?c=abc123`);
+    await invited.page.getByRole("button", { name: "登录", exact: true }).waitFor();
+    await invited.page.waitForTimeout(300);
+    expect(new URL(invited.page.url()).hash).toBe("#/login?c=abc123");
+    await invited.context.close();
+  }, 60_000);
+
+  test("admin tabs, agency menu, time-package card", async () => {
+    const password = "password123";
+    const adminEmail = uniqueEmail("admin");
+    await createUser(server.context, {
+      email: adminEmail,
+      passwordDigest: transformPassword(password),
+      type: "admin",
+    });
+    const { context, page } = await newPage(1280);
+    await login(page, adminEmail, password);
+    await expectTabs(page, [
+      "使用教程",
+      "商店",
+      "节点列表",
+      "邀请返利",
+      "订单记录",
+      "流量记录",
+      "钱包",
+      "常见问题",
+      "问题反馈",
+      "流量转赠",
+      "我的账户",
+      ...ADMIN_ONLY_TABS,
+    ]);
+    await context.close();
+
+    const agencyEmail = uniqueEmail("agency");
+    const agency = await createUser(server.context, {
+      email: agencyEmail,
+      passwordDigest: transformPassword(password),
+    });
+    const vipUntil = Date.now() + 10 * 86_400_000;
+    server.context.db
+      .query("UPDATE users SET is_agency = 1, vip_expire_time = ?, traffic = ? WHERE id = ?")
+      .run(vipUntil, 5 * 1024 ** 3, agency.id);
+    const second = await newPage(1280);
+    await login(second.page, agencyEmail, password);
+    await expectTabs(second.page, AGENCY_NORMAL_TABS);
+    await second.page.getByRole("heading", { name: "时间套餐" }).waitFor();
+    await expect(second.page.getByText("剩余 10 天").isVisible()).resolves.toBe(true);
+    await expect(second.page.getByText("5.00", { exact: true }).isVisible()).resolves.toBe(true);
+    await expect(second.page.getByRole("link", { name: "充值流量" }).count()).resolves.toBe(0);
+    await second.context.close();
+  }, 60_000);
+
+  test("announcement shows once, then the dismiss cookie holds it back", async () => {
+    server.context.settings.update({
+      notice_show: true,
+      notice_title: "维护通知",
+      notice_content: "今晚 23:00 维护",
+      notice_mark_red: true,
+    });
+    try {
+      const { context, page } = await newPage(390);
+      await page.goto(`${server.url}/#/login`);
+      const dialog = page.getByRole("dialog", { name: "最新公告" });
+      await dialog.waitFor();
+      await expect(dialog.getByText("维护通知").isVisible()).resolves.toBe(true);
+      await expect(dialog.getByRole("link", { name: "提交工单" }).getAttribute("href")).resolves.toBe(
+        "#/feedback",
+      );
+      await page.keyboard.press("Escape");
+      await poll(() => dialog.count(), 0);
+      await page.reload();
+      await page.getByRole("button", { name: "登录", exact: true }).waitFor();
+      await page.waitForTimeout(500);
+      await expect(page.getByRole("dialog").count()).resolves.toBe(0);
+      await context.close();
+    } finally {
+      server.context.settings.update({ notice_show: false, notice_title: "", notice_content: "" });
+    }
+  }, 60_000);
+});
