@@ -10,6 +10,7 @@ import { type Browser, type BrowserContext, chromium, type Page } from "playwrig
 import { transformPassword } from "../../src/modules/user/password.ts";
 import { createUser } from "../../src/modules/user/service.ts";
 import { fromBase64Json } from "../../src/rpc/envelope.ts";
+import { newId, randomHex, sha256Hex } from "../../src/rpc/ids.ts";
 import { startTestServer, type TestServer, uniqueEmail } from "../harness.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -318,5 +319,73 @@ describe("SPA shell", () => {
     } finally {
       server.context.settings.update({ notice_show: false, notice_title: "", notice_content: "" });
     }
+  }, 60_000);
+});
+
+describe("confirm and reset pages", () => {
+  test("confirm link: success jumps home, a bad link shows 注册失败", async () => {
+    const user = await createUser(server.context, {
+      email: uniqueEmail("confirm"),
+      passwordDigest: transformPassword("password123"),
+    });
+    const serialId = newId();
+    const key = randomHex(32);
+    const now = Date.now();
+    server.context.db
+      .query(
+        "INSERT INTO email_tokens (serial_id, user_id, action, key_hash, new_password_hash, create_time, expire_time) VALUES (?, ?, 'signup_confirm', ?, NULL, ?, ?)",
+      )
+      .run(serialId, user.id, sha256Hex(key), now, now + 86_400_000);
+
+    const { context, page } = await newPage(390);
+    await page.goto(`${server.url}/#/confirm?serial_id=${serialId}&key=${key}&action=signup_confirm`);
+    await page.getByText("注册成功，3秒后跳转").waitFor();
+    await page.waitForURL((url) => url.hash === "#/" || url.hash === "#/login", { timeout: 6000 });
+
+    // The link is one-time: opening it again fails.
+    await page.goto("about:blank");
+    await page.goto(`${server.url}/#/confirm?serial_id=${serialId}&key=${key}&action=signup_confirm`);
+    await page.getByText("注册失败").waitFor();
+    await page.getByText("链接已使用").waitFor();
+    await expect(page.getByRole("link", { name: "重新注册" }).getAttribute("href")).resolves.toBe(
+      "#/register",
+    );
+    await context.close();
+  }, 60_000);
+
+  test("reset: recover the e-mail from the subscription link, link and e-mail errors", async () => {
+    const email = uniqueEmail("reset");
+    const user = await createUser(server.context, {
+      email,
+      passwordDigest: transformPassword("password123"),
+    });
+    const link = `${server.url}/api/subscript/clash/${user.id}/${user.userkey}`;
+    const { context, page } = await newPage(390);
+    await page.goto(`${server.url}/#/reset`);
+
+    await page.getByRole("button", { name: "找回账号" }).click();
+    await poll(() => page.locator(".field-error").textContent(), "请先输入订阅链接");
+    await page.getByLabel("订阅链接").fill(`${server.url}/api/subscript/clash/${user.id}/${"0".repeat(32)}`);
+    await page.getByRole("button", { name: "找回账号" }).click();
+    await poll(
+      () => page.locator(".field-error").textContent(),
+      "请检查订阅链接是否正确（若订阅链接被重置过，旧订阅链接无法使用）",
+    );
+    await page.getByLabel("订阅链接").fill(link);
+    await page.getByRole("button", { name: "找回账号" }).click();
+    await poll(() => page.getByLabel("邮箱").inputValue(), email);
+
+    await page.getByRole("button", { name: "确认修改" }).click();
+    await poll(() => page.locator(".field-error").textContent(), "请输入密码");
+    await page.getByLabel("新密码", { exact: true }).fill("newpassword1");
+    await page.getByLabel("确认新密码").fill("newpassword1");
+    await page.getByLabel("订阅链接").fill("https://example.com/not-a-subscription");
+    await page.getByRole("button", { name: "确认修改" }).click();
+    await poll(() => page.locator(".field-error").textContent(), "订阅链接错误");
+    // Without SMTP the server refuses; the page points at the e-mail and says why.
+    await page.getByLabel("订阅链接").fill(link);
+    await page.getByRole("button", { name: "确认修改" }).click();
+    await poll(() => page.locator(".field-error").textContent(), "请检查邮箱是否正确");
+    await context.close();
   }, 60_000);
 });
