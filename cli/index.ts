@@ -1,6 +1,7 @@
+import { existsSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import pkg from "../package.json" with { type: "json" };
-import { openDatabase } from "../src/db/db.ts";
+import { type Db, openDatabase } from "../src/db/db.ts";
 import { DatabaseTooNewError, migrationStatus } from "../src/db/migrate.ts";
 import { migrations } from "../src/embedded.ts";
 import { startServer } from "../src/server.ts";
@@ -11,6 +12,15 @@ function parsePort(value: string): number {
   const port = Number(value);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) die(`not a port number: ${value}`);
   return port;
+}
+
+function withDatabase<T>(file: string, use: (db: Db) => T): T {
+  const db = openDatabase(file);
+  try {
+    return use(db);
+  } finally {
+    db.close();
+  }
 }
 
 export function buildProgram(): Command {
@@ -54,9 +64,11 @@ export function buildProgram(): Command {
     .option("--data <dir>", "data directory (env FERRY_DATA)")
     .option("--json", "print as JSON")
     .action((options: { data?: string; json?: boolean }) => {
-      const db = openDatabase(`${dataDirOption(options.data)}/ferry.db`);
-      const states = migrationStatus(db, migrations);
-      db.close();
+      const file = `${dataDirOption(options.data)}/ferry.db`;
+      // Asking about a database that does not exist yet must not create one.
+      const states = existsSync(file)
+        ? withDatabase(file, (db) => migrationStatus(db, migrations))
+        : migrations.map((m) => ({ version: m.version, name: m.name, appliedTime: null }));
       printJsonOr(options.json ?? false, states, (rows) =>
         rows
           .map(

@@ -134,6 +134,21 @@ describe("admin config: who may call it", () => {
     expect((await admin.call("/api/admin/config/set_config", { admin_id: [] })).code).toBe(0);
     expect((await client.call("/api/admin/config/get")).code).toBe(1003);
   });
+
+  test("yunying_list and admin_id match e-mails in any letter case", async () => {
+    const email = uniqueEmail("listed");
+    await createUser(server.context, { email, passwordDigest: transformPassword("correct-horse-1") });
+    const client = new ApiClient(server.url);
+    expect((await client.login(email, "correct-horse-1")).code).toBe(0);
+    expect(
+      (await admin.call("/api/admin/config/set_config", { yunying_list: [email.toUpperCase()] })).code,
+    ).toBe(0);
+    expect((await client.call<{ type: string }>("/api/user/userinfo")).data.type).toBe("yunying");
+    expect((await client.call("/api/yunying/anything")).code).toBe(1004);
+    expect((await client.call("/api/admin/config/get")).code).toBe(1003);
+    expect((await admin.call("/api/admin/config/set_config", { yunying_list: [] })).code).toBe(0);
+    expect((await client.call<{ type: string }>("/api/user/userinfo")).data.type).toBe("normal");
+  });
 });
 
 describe("/api/admin/config/get and set_config", () => {

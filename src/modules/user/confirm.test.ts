@@ -220,3 +220,32 @@ test("when the mail server is down, sign-up still succeeds and the account works
     await setConfig({ smtp_port: sink.port });
   }
 });
+
+test("when the mail server is down, a reset answers a clear failure, logs it and changes nothing", async () => {
+  const { email, password, user: row } = await loggedInClient(server);
+  const link = `${server.url}/api/subscript/clash/${row.id}/${row.userkey}`;
+  const closedPort = await new Promise<number>((resolve) => {
+    const probe = createServer();
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+  await setConfig({ smtp_port: closedPort });
+  try {
+    const answer = await new ApiClient(server.url).call("/api/user/reset_password", {
+      email,
+      password: transformPassword("brand-new-pass-2"),
+      describUrl: link,
+    });
+    expect(answer.code).toBe(999);
+    expect(answer.msg).toBe("确认邮件发送失败，请稍后重试");
+    const logged = server.context.db
+      .query<{ n: number }, []>("SELECT COUNT(*) AS n FROM error_logs WHERE name = 'reset_password mail'")
+      .get();
+    expect(logged?.n).toBeGreaterThan(0);
+    expect((await new ApiClient(server.url).login(email, password)).code).toBe(0);
+  } finally {
+    await setConfig({ smtp_port: sink.port });
+  }
+});

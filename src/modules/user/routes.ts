@@ -3,6 +3,7 @@ import type { AppContext } from "../../context.ts";
 import { type CallContext, defineCall, sessionToken } from "../../rpc/call.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { days, isHttps } from "../../rpc/cookies.ts";
+import { recordError } from "../errors/service.ts";
 import { type ConfirmAction, confirmLink, sendConfirmation } from "./confirm.ts";
 import {
   confirmQuery,
@@ -110,7 +111,12 @@ export const userCalls = [
       if (!ctx.app.mailer.configured()) {
         throw new RpcError(Code.badInput, "邮件服务未配置，无法通过邮件确认，请联系管理员修改密码");
       }
-      await sendConfirmation(ctx.app, user, "change_password", siteOrigin(ctx), input.password);
+      try {
+        await sendConfirmation(ctx.app, user, "change_password", siteOrigin(ctx), input.password);
+      } catch (error) {
+        recordError(ctx.app.db, "reset_password mail", error);
+        throw new RpcError(Code.internal, "确认邮件发送失败，请稍后重试");
+      }
       return { email: user.email };
     },
   }),

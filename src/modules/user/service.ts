@@ -63,7 +63,8 @@ export function findUserById(ctx: AppContext, id: string): UserRow | null {
 
 /** Stored type, raised by the settings lists admin_id / yunying_list (DESIGN §7). */
 export function roleOf(user: Pick<UserRow, "id" | "email" | "type">, settings: Settings): Role {
-  const listed = (list: string[]) => list.includes(user.id) || list.includes(user.email);
+  const email = user.email.toLowerCase();
+  const listed = (list: string[]) => list.some((entry) => entry === user.id || entry.toLowerCase() === email);
   if (user.type === "admin" || listed(settings.admin_id)) return "admin";
   if (user.type === "yunying" || listed(settings.yunying_list)) return "yunying";
   return user.type;
