@@ -42,9 +42,8 @@ export function Dialog({
     stack.push(id);
     document.body.classList.add("modal-open");
     const node = panel.current;
-    const first =
-      node?.querySelector<HTMLElement>("[data-autofocus]") ?? node?.querySelector<HTMLElement>(FOCUSABLE);
-    (first ?? node)?.focus();
+    // Focus goes to an element marked data-autofocus, else to the dialog itself (Tab then walks in).
+    (node?.querySelector<HTMLElement>("[data-autofocus]") ?? node)?.focus();
 
     const onKey = (event: KeyboardEvent) => {
       if (stack[stack.length - 1] !== id || !node) return;
