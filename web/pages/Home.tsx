@@ -1,20 +1,8 @@
-import { DEFAULT_DAILY_LIMIT, formatGB } from "../../src/lib/traffic.ts";
+import { formatGB } from "../../src/lib/traffic.ts";
 import type { UserInfo } from "../../src/modules/user/schema.ts";
-import { DAY_MS, formatDateTime } from "../components/format.ts";
+import { formatDateTime } from "../components/format.ts";
+import { timePackage } from "../lib/timePackage.ts";
 import { isAgency, useSession } from "../session.ts";
-
-/** The time-package figures of the dashboard card (seed 000 §9). */
-export function timePackage(user: UserInfo, now = Date.now()) {
-  const limit = user.limit > 0 ? user.limit : DEFAULT_DAILY_LIMIT;
-  const used = Math.max(0, user.dailyTimePackageUsage);
-  return {
-    active: user.vipExpireTime > now,
-    limit,
-    used,
-    percent: Math.min(100, (used / limit) * 100),
-    daysLeft: Math.round((user.vipExpireTime - now) / DAY_MS),
-  };
-}
 
 function TimePackageCard({ user }: { user: UserInfo }) {
   const pkg = timePackage(user);
