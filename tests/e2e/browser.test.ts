@@ -274,6 +274,18 @@ describe("SPA shell", () => {
       "我的账户",
       ...ADMIN_ONLY_TABS,
     ]);
+    // 26 tabs overflow: the swipe hint shows, the wheel scrolls sideways, the hint goes at the end.
+    const strip = page.locator('nav[aria-label="主导航"]');
+    await page.getByRole("button", { name: "向右滑动查看更多" }).waitFor();
+    await strip.hover();
+    await page.mouse.wheel(0, 300);
+    await poll(async () => (await strip.evaluate((node) => node.scrollLeft)) > 0, true);
+    await page.mouse.wheel(0, 5000);
+    await poll(() => page.getByRole("button", { name: "向右滑动查看更多" }).count(), 0);
+    // Navigating scrolls the current tab back into view.
+    await page.goto(`${server.url}/#/tutorial`);
+    await poll(() => strip.evaluate((node) => node.scrollLeft), 0);
+    await poll(() => page.locator('.tab[aria-current="page"]').textContent(), "使用教程");
     await context.close();
 
     const agencyEmail = uniqueEmail("agency");

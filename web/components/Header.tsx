@@ -10,7 +10,9 @@ import { Dropdown } from "./Dropdown.tsx";
 /** The swipe hint shows until the strip is within this many pixels of its end. */
 const HINT_THRESHOLD_PX = 20;
 
-function TabStrip({ tabs, active }: { tabs: Tab[]; active: string }) {
+/** `path` is the current route; `/tutorial` highlights the same tab as `/`. */
+function TabStrip({ tabs, path }: { tabs: Tab[]; path: string }) {
+  const active = activeTabPath(path);
   const strip = useRef<HTMLDivElement>(null);
   const [hint, setHint] = useState(false);
 
@@ -23,8 +25,10 @@ function TabStrip({ tabs, active }: { tabs: Tab[]; active: string }) {
       if (node.scrollWidth <= node.clientWidth) return;
       const delta = Math.abs(event.deltaY) > Math.abs(event.deltaX) ? event.deltaY : event.deltaX;
       if (delta === 0) return;
-      event.preventDefault();
-      node.scrollLeft += delta;
+      const before = node.scrollLeft;
+      node.scrollLeft = before + delta;
+      // At either end the wheel goes back to scrolling the page.
+      if (node.scrollLeft !== before) event.preventDefault();
     };
     update();
     node.addEventListener("scroll", update, { passive: true });
@@ -41,13 +45,14 @@ function TabStrip({ tabs, active }: { tabs: Tab[]; active: string }) {
   // The current tab is scrolled into view (centred when it can be).
   useEffect(() => {
     const node = strip.current;
-    if (!node || tabs.length === 0) return;
+    // Runs on every navigation (path), even between two routes of the same tab.
+    if (!node || tabs.length === 0 || !path) return;
     const current = node.querySelector<HTMLElement>(`[data-path="${CSS.escape(active)}"]`);
     if (!current) return;
     const left = current.offsetLeft - (node.clientWidth - current.offsetWidth) / 2;
     node.scrollTo({ left: Math.max(0, left), behavior: "smooth" });
     setHint(node.scrollWidth - node.clientWidth - node.scrollLeft > HINT_THRESHOLD_PX);
-  }, [active, tabs]);
+  }, [active, tabs, path]);
 
   return (
     <div className="tabs-wrap">
@@ -165,7 +170,7 @@ export function Header() {
           <img src="/logo.svg" alt="" width={28} height={28} />
           <span>飞渡</span>
         </Link>
-        <TabStrip tabs={tabs} active={activeTabPath(path)} />
+        <TabStrip tabs={tabs} path={path} />
         <div className="header-actions">
           {user && notices.length > 0 ? (
             <Dropdown
