@@ -13,7 +13,7 @@ const HINT_THRESHOLD_PX = 20;
 /** `path` is the current route; `/tutorial` highlights the same tab as `/`. */
 function TabStrip({ tabs, path }: { tabs: Tab[]; path: string }) {
   const active = activeTabPath(path);
-  const strip = useRef<HTMLDivElement>(null);
+  const strip = useRef<HTMLElement>(null);
   const [hint, setHint] = useState(false);
 
   // Mouse wheel scrolls the strip sideways; the hint follows the scroll position.
