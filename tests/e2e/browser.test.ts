@@ -192,8 +192,10 @@ describe("SPA shell", () => {
     );
     await page.getByRole("button", { name: "登录", exact: true }).click();
     await poll(() => page.locator(".field-error").textContent(), "密码不能为空");
+    await page.waitForTimeout(300); // let the field transitions settle
     await page.screenshot({ path: join(SHOTS, "login-1280.png"), fullPage: true });
     await page.setViewportSize({ width: 390, height: 800 });
+    await page.waitForTimeout(300);
     await page.screenshot({ path: join(SHOTS, "login-390.png"), fullPage: true });
     await page.setViewportSize({ width: 1280, height: 800 });
 
