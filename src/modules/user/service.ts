@@ -6,7 +6,7 @@ import { Code, RpcError } from "../../rpc/codes.ts";
 import { newId, randomHex } from "../../rpc/ids.ts";
 import { listMyPermissions } from "../permission/service.ts";
 import type { Settings } from "../settings/schema.ts";
-import type { Role, UserInfo } from "./schema.ts";
+import { Msg, type Role, type UserInfo } from "./schema.ts";
 
 export interface UserRow {
   id: string;
@@ -105,7 +105,7 @@ export async function createUser(ctx: AppContext, input: NewUser): Promise<UserR
       );
   } catch (error) {
     if (String((error as Error).message).includes("UNIQUE constraint failed: users.email")) {
-      throw new RpcError(Code.alreadyRegistered, "邮箱已注册");
+      throw new RpcError(Code.alreadyRegistered, Msg.alreadyRegistered);
     }
     throw error;
   }

@@ -136,6 +136,7 @@ describe("/api/user/signup", () => {
         password: transformPassword("another-password"),
       });
       expect(again.code).toBe(1001);
+      expect(again.msg).toBe("邮件已注册");
       expect(again.data).toBeNull();
     }
     expect(countUsers(email)).toBe(1);
