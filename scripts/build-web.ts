@@ -9,6 +9,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  renameSync,
   rmSync,
   statSync,
   watch as watchPath,
@@ -71,7 +72,10 @@ function writeEmbed() {
   // Unchanged output is not rewritten, so `bun --watch` (scripts/dev.ts) restarts only on real changes.
   if (existsSync(embedFile) && readFileSync(embedFile, "utf8") === source) return;
   mkdirSync(join(root, "src/generated"), { recursive: true });
-  writeFileSync(embedFile, source);
+  // Written beside and renamed over, so a process importing it meanwhile never sees half a file.
+  const temporary = `${embedFile}.${process.pid}.tmp`;
+  writeFileSync(temporary, source);
+  renameSync(temporary, embedFile);
 }
 
 function copyStatic() {
