@@ -121,7 +121,25 @@ async function untilHealthy(
   throw new Error("ferry did not become healthy within 30 s");
 }
 
-function runLoad(port: number, request: Omit<LoadSpec, "host" | "port" | "startAt">): Promise<LoadResult> {
+/** CPU time (user + system) a process has used, in µs. Linux reports it in USER_HZ = 100 ticks/s. */
+function cpuMicros(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+type Measured = LoadResult & { serverCpuUsPerRequest: number };
+
+/**
+ * One load run against a server process: the load generator in its own process, and meanwhile the
+ * server's CPU time over the same window, so the cost per request can be compared even when other
+ * work on the machine steals time (requests/second alone is noisy on a shared box).
+ */
+function runLoad(
+  port: number,
+  serverPid: number,
+  request: Omit<LoadSpec, "host" | "port" | "startAt">,
+): Promise<Measured> {
   const spec: LoadSpec = { host: "127.0.0.1", port, startAt: Date.now() + 200, ...request };
   const child = Bun.spawn([bun, join(import.meta.dir, "load.ts"), JSON.stringify(spec)], {
     cwd: root,
@@ -131,11 +149,17 @@ function runLoad(port: number, request: Omit<LoadSpec, "host" | "port" | "startA
   });
   children.add(child);
   return (async () => {
+    const windowStart = spec.startAt + spec.warmupMs;
+    await Bun.sleep(Math.max(0, windowStart - Date.now()));
+    const cpuStart = cpuMicros(serverPid);
+    await Bun.sleep(Math.max(0, windowStart + spec.durationMs - Date.now()));
+    const cpuUsed = cpuMicros(serverPid) - cpuStart;
     const out = await new Response(child.stdout).text();
     await child.exited;
     children.delete(child);
     if (child.exitCode !== 0) throw new Error(`load generator failed (${child.exitCode})`);
-    return JSON.parse(out) as LoadResult;
+    const result = JSON.parse(out) as LoadResult;
+    return { ...result, serverCpuUsPerRequest: result.requests ? cpuUsed / result.requests : Number.NaN };
   })();
 }
 
@@ -254,16 +278,19 @@ try {
     `throughput: POST ${request.path}, ${options.connections} connections, ` +
       `${options.warmupMs / 1000} s warm-up + ${options.durationMs / 1000} s, ${options.rounds} rounds …`,
   );
-  const ferryRuns: LoadResult[] = [];
-  const bareRuns: LoadResult[] = [];
+  const ferryRuns: Measured[] = [];
+  const bareRuns: Measured[] = [];
   for (let round = 1; round <= options.rounds; round += 1) {
-    const f = await runLoad(ferryPort, load);
+    const f = await runLoad(ferryPort, ferry.pid, load);
     checkLoad("ferry", f);
     ferryRuns.push(f);
-    const b = await runLoad(barePort, load);
+    const b = await runLoad(barePort, bare.pid, load);
     checkLoad("bare", b);
     bareRuns.push(b);
-    log(`  round ${round}: ferry ${Math.round(f.rps)} req/s, bare ${Math.round(b.rps)} req/s`);
+    log(
+      `  round ${round}: ferry ${Math.round(f.rps)} req/s (${f.serverCpuUsPerRequest.toFixed(1)} µs CPU/req), ` +
+        `bare ${Math.round(b.rps)} req/s (${b.serverCpuUsPerRequest.toFixed(1)} µs CPU/req)`,
+    );
   }
   const loadedRss = rssMegabytes(ferry.pid);
 
@@ -289,6 +316,8 @@ try {
       ferryP99Ms: median(ferryRuns.map((r) => r.p99)),
       bareP50Ms: median(bareRuns.map((r) => r.p50)),
       bareP99Ms: median(bareRuns.map((r) => r.p99)),
+      ferryCpuUsPerRequest: median(ferryRuns.map((r) => r.serverCpuUsPerRequest)),
+      bareCpuUsPerRequest: median(bareRuns.map((r) => r.serverCpuUsPerRequest)),
       ferryRssAfterLoadMb: loadedRss,
     },
   };
@@ -307,6 +336,8 @@ try {
       `userinfo, ferry       ${Math.round(u.ferryRps)} req/s  (p50 ${u.ferryP50Ms.toFixed(2)} ms, p99 ${u.ferryP99Ms.toFixed(2)} ms)`,
       `same bytes, bare      ${Math.round(u.bareRps)} req/s  (p50 ${u.bareP50Ms.toFixed(2)} ms, p99 ${u.bareP99Ms.toFixed(2)} ms)`,
       `ratio ferry / bare    ${u.ratio.toFixed(3)}  (goal ≥ ${GOAL}: ${u.ratio >= GOAL ? "met" : "NOT met"})`,
+      `server CPU / request  ferry ${u.ferryCpuUsPerRequest.toFixed(1)} µs, bare ${u.bareCpuUsPerRequest.toFixed(1)} µs ` +
+        `(bare / ferry ${(u.bareCpuUsPerRequest / u.ferryCpuUsPerRequest).toFixed(3)}; steadier than req/s on a busy machine)`,
       `RSS after load        ${u.ferryRssAfterLoadMb.toFixed(1)} MB`,
       `(${u.connections} keep-alive connections, ${u.seconds} s per round, median of ${u.rounds} rounds)`,
     ];
