@@ -7,6 +7,8 @@
  *    fixed number of keep-alive connections, from a separate load process (scripts/bench/load.ts);
  *    then the same load against a bare Bun.serve (scripts/bench/bare.ts, its own process)
  *    answering the exact same bytes and headers. Rounds alternate ferry / bare; medians are used.
+ *    Each run also reads the server process's CPU time over the window (/proc/<pid>/stat), giving
+ *    CPU µs per request: on a shared machine that is steadier than requests/second.
  *
  * Everything runs on 127.0.0.1 with temp data dirs and is bounded in time. It prints; it never
  * asserts on time (the goal ferry/bare ≥ 0.35 is reported, not enforced).
