@@ -6,17 +6,12 @@
 import type { Notice } from "../src/modules/notice/schema.ts";
 import type { HostInfo } from "../src/modules/settings/schema.ts";
 import type { PermissionGrant, UserInfo } from "../src/modules/user/schema.ts";
+import { Code } from "../src/rpc/codes.ts";
 import { type Answer, fromBase64Json, toBase64Json } from "../src/rpc/envelope.ts";
 import { TOAST_SHORT, toast } from "./components/Toast.tsx";
 import { go } from "./lib/nav.ts";
 
 export type { Answer };
-
-export const CODE_OK = 0;
-export const CODE_ALREADY_REGISTERED = 1001;
-export const CODE_SESSION_EXPIRED = 1002;
-export const CODE_REFUSED = 1033;
-export const CODE_NETWORK = 502;
 
 export const NETWORK_ERROR_TOAST = "网络错误，请稍后重试";
 export const NETWORK_ERROR_MSG = "网络错误";
@@ -70,7 +65,7 @@ function onSessionExpired() {
 
 function networkFailure<T>(): Answer<T> {
   toast.error(NETWORK_ERROR_TOAST, TOAST_SHORT);
-  return { code: CODE_NETWORK, data: null as T, msg: NETWORK_ERROR_MSG };
+  return { code: Code.network, data: null as T, msg: NETWORK_ERROR_MSG };
 }
 
 /** Calls any envelope path; prefer the typed `call` for paths listed in CallMap. */
@@ -97,7 +92,7 @@ export async function callRaw<T = unknown>(
   const decoded = fromBase64Json(data);
   if (!decoded.ok || typeof decoded.value !== "object" || decoded.value === null) return networkFailure<T>();
   const answer = decoded.value as Answer<T>;
-  if (answer.code === CODE_SESSION_EXPIRED && !options.quiet) onSessionExpired();
+  if (answer.code === Code.notLoggedIn && !options.quiet) onSessionExpired();
   return answer;
 }
 

@@ -2,10 +2,12 @@
  * App state: who is logged in (learned only from /api/user/userinfo — the session cookie is
  * HttpOnly), their permissions and the public host info. `user === null` means logged out.
  */
+
 import { useSyncExternalStore } from "react";
 import type { HostInfo } from "../src/modules/settings/schema.ts";
 import type { PermissionGrant, UserInfo } from "../src/modules/user/schema.ts";
-import { CODE_OK, call, SESSION_EXPIRED_EVENT } from "./api.ts";
+import { Code } from "../src/rpc/codes.ts";
+import { call, SESSION_EXPIRED_EVENT } from "./api.ts";
 import { go } from "./lib/nav.ts";
 
 export interface SessionState {
@@ -60,7 +62,7 @@ export function isAgency(s: SessionState = state): boolean {
 /** Reloads the user info; `quiet` for the start-up probe, where 1002 just means "visitor". */
 export async function refreshUserInfo(options: { quiet?: boolean } = {}): Promise<UserInfo | null> {
   const answer = await call("/api/user/userinfo", {}, { quiet: options.quiet });
-  if (answer.code === CODE_OK) {
+  if (answer.code === Code.ok) {
     setState({ ready: true, user: answer.data, permissions: answer.data.permissions ?? [] }, true);
     return answer.data;
   }
@@ -75,7 +77,7 @@ export async function refreshUserInfo(options: { quiet?: boolean } = {}): Promis
 
 export async function refreshPermissions(): Promise<void> {
   const answer = await call("/api/permission/mypermissions", {});
-  if (answer.code !== CODE_OK || !state.user) return;
+  if (answer.code !== Code.ok || !state.user) return;
   setState({ permissions: answer.data, user: { ...state.user, permissions: answer.data } }, true);
 }
 
@@ -99,7 +101,7 @@ export async function logout(): Promise<void> {
 
 export async function loadHostInfo(): Promise<HostInfo | null> {
   const answer = await call("/api/host/get", {}, { quiet: true });
-  if (answer.code !== CODE_OK) return null;
+  if (answer.code !== Code.ok) return null;
   setState({ host: answer.data }, false);
   return answer.data;
 }

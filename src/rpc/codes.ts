@@ -24,6 +24,8 @@ export const Code = {
   pushTooFrequent: 1039,
   pushCodeInvalid: 1040,
   internal: 999,
+  /** Never sent by the server: the SPA's code for a request that got no envelope back (seed 000 §7). */
+  network: 502,
 } as const;
 
 export type CodeValue = (typeof Code)[keyof typeof Code];

@@ -1,7 +1,8 @@
 import { useEffect, useMemo, useRef, useState } from "react";
 import { Link, useLocation } from "wouter";
 import type { Notice } from "../../src/modules/notice/schema.ts";
-import { CODE_OK, call } from "../api.ts";
+import { Code } from "../../src/rpc/codes.ts";
+import { call } from "../api.ts";
 import { go } from "../lib/nav.ts";
 import { activeTabPath, DEFAULT_ICON, type Tab, visibleTabs } from "../routes.ts";
 import { isAgency, logout, useSession } from "../session.ts";
@@ -137,7 +138,7 @@ export function Header() {
     if (!userId) return;
     let live = true;
     void call("/api/user_notive/list", {}, { quiet: true }).then((answer) => {
-      if (live && answer.code === CODE_OK && Array.isArray(answer.data)) setNotices(answer.data);
+      if (live && answer.code === Code.ok && Array.isArray(answer.data)) setNotices(answer.data);
     });
     return () => {
       live = false;

@@ -2,7 +2,8 @@ import { type FormEvent, useEffect, useRef, useState } from "react";
 import { useSearch } from "wouter";
 import { transformPassword } from "../../src/modules/user/password.ts";
 import { type FieldErrors, Msg, validateLoginForm } from "../../src/modules/user/schema.ts";
-import { CODE_NETWORK, CODE_OK, call } from "../api.ts";
+import { Code } from "../../src/rpc/codes.ts";
+import { call } from "../api.ts";
 import { AuthLayout } from "../components/AuthLayout.tsx";
 import { Field } from "../components/Field.tsx";
 import { TOAST_SHORT, toast } from "../components/Toast.tsx";
@@ -13,7 +14,7 @@ import { isAgency, refreshAfterLogin, useSession } from "../session.ts";
 
 export const LOGIN_FAILED_TOAST = "登录失败";
 /** Codes whose own message says more than "wrong e-mail or password" (disabled, rate limited). */
-const OWN_MESSAGE_CODES = new Set([1003, 1005]);
+const OWN_MESSAGE_CODES = new Set<number>([Code.forbidden, Code.tooManyRequests]);
 
 export function LoginPage() {
   const session = useSession();
@@ -50,9 +51,9 @@ export function LoginPage() {
       email: form.email,
       password: transformPassword(form.password),
     });
-    if (answer.code !== CODE_OK) {
+    if (answer.code !== Code.ok) {
       setBusy(false);
-      if (answer.code === CODE_NETWORK) return;
+      if (answer.code === Code.network) return;
       setErrors({ password: OWN_MESSAGE_CODES.has(answer.code) ? answer.msg : Msg.loginFailed });
       toast.error(LOGIN_FAILED_TOAST, TOAST_SHORT);
       return;

@@ -1,7 +1,8 @@
 import { type FormEvent, useEffect, useState } from "react";
 import { transformPassword } from "../../src/modules/user/password.ts";
 import { type FieldErrors, Msg, validateRegisterForm } from "../../src/modules/user/schema.ts";
-import { CODE_ALREADY_REGISTERED, CODE_OK, call } from "../api.ts";
+import { Code } from "../../src/rpc/codes.ts";
+import { call } from "../api.ts";
 import { AuthLayout } from "../components/AuthLayout.tsx";
 import { Field } from "../components/Field.tsx";
 import { CookieDays, Cookies, setCookie } from "../lib/cookies.ts";
@@ -44,12 +45,12 @@ export function RegisterPage() {
       icon_url: DEFAULT_ICON,
       host: location.host,
     });
-    if (answer.code === CODE_ALREADY_REGISTERED) {
+    if (answer.code === Code.alreadyRegistered) {
       setBusy(false);
       setErrors({ email: Msg.alreadyRegistered });
       return;
     }
-    if (answer.code !== CODE_OK) {
+    if (answer.code !== Code.ok) {
       setBusy(false);
       setErrors({ password: answer.msg });
       return;

@@ -7,7 +7,8 @@ import {
   SUBSCRIPTION_LINK_MIN,
   validateResetForm,
 } from "../../src/modules/user/schema.ts";
-import { CODE_NETWORK, CODE_OK, CODE_REFUSED, call } from "../api.ts";
+import { Code } from "../../src/rpc/codes.ts";
+import { call } from "../api.ts";
 import { AuthLayout, RESET_SELLING_POINTS, SELLING_POINTS } from "../components/AuthLayout.tsx";
 import { Field } from "../components/Field.tsx";
 import { TOAST_MEDIUM, toast } from "../components/Toast.tsx";
@@ -38,10 +39,10 @@ export function ResetPage() {
     setFinding(true);
     const answer = await call("/api/user/get_email", { describUrl });
     setFinding(false);
-    if (answer.code === CODE_OK && typeof answer.data === "string") {
+    if (answer.code === Code.ok && typeof answer.data === "string") {
       setEmail(answer.data);
       setErrors({});
-    } else if (answer.code !== CODE_NETWORK) {
+    } else if (answer.code !== Code.network) {
       setErrors({ link: GET_EMAIL_FAILED });
     }
   }
@@ -60,14 +61,14 @@ export function ResetPage() {
       describUrl: form.link,
     });
     setBusy(false);
-    if (answer.code === CODE_OK) {
+    if (answer.code === Code.ok) {
       setSentTo(form.email);
       return;
     }
-    if (answer.code === CODE_NETWORK) return;
+    if (answer.code === Code.network) return;
     if (LINK_ERRORS.has(answer.msg)) {
       setErrors({ link: Msg.subscriptionLinkInvalid });
-    } else if (answer.code === CODE_REFUSED) {
+    } else if (answer.code === Code.accountRefused) {
       toast.error(REFUSED, TOAST_MEDIUM);
     } else {
       setErrors({ email: CHECK_EMAIL });
