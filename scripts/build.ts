@@ -6,13 +6,13 @@
  *   half of what it is without, for ~5 MB more file;
  * - no .env / bunfig.toml autoloading in the executable: what it does depends on its flags and
  *   environment only, not on whatever files happen to sit in the working directory;
- * - written to a temporary name and renamed over dist/ferry, so a running dist/ferry (a benchmark,
+ * - compiled in a staging directory and renamed over dist/ferry, so a running dist/ferry (a benchmark,
  *   an e2e test) does not make the build fail with ETXTBSY.
  *
  * Usage: bun scripts/build.ts [--skip-web] [--outfile <path>]
  */
 import { mkdirSync, renameSync, rmSync, statSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 
 const root = join(import.meta.dir, "..");
 const args = process.argv.slice(2);
@@ -33,8 +33,11 @@ const bun = process.execPath;
 
 if (!args.includes("--skip-web")) run("web", [bun, "scripts/build-web.ts"]);
 
-mkdirSync(dirname(outfile), { recursive: true });
-const temporary = `${outfile}.${process.pid}.tmp`;
+// Compiled in a private directory under the final file name (the name shows in stack traces as
+// /$bunfs/root/ferry), then renamed into place.
+const staging = join(dirname(outfile), `.build-${process.pid}`);
+const temporary = join(staging, basename(outfile));
+mkdirSync(staging, { recursive: true });
 try {
   run("compile", [
     bun,
@@ -51,7 +54,7 @@ try {
   ]);
   renameSync(temporary, outfile);
 } finally {
-  rmSync(temporary, { force: true });
+  rmSync(staging, { recursive: true, force: true });
 }
 const megabytes = (statSync(outfile).size / 1024 / 1024).toFixed(1);
 console.log(`build: ${outfile} (${megabytes} MB)`);
