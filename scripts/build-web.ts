@@ -126,9 +126,13 @@ if (watch) {
     clearTimeout(pending);
     pending = setTimeout(() => void context.rebuild().catch(() => {}), 50);
   };
-  for (const path of ["migrations", "web/index.html", "web/public"]) {
-    if (existsSync(join(root, path))) watchPath(join(root, path), { recursive: true }, rebuildSoon);
+  // Directories, not files: editors and `sed -i` replace a file, which ends a watch on the file itself.
+  for (const dir of ["migrations", "web/public"]) {
+    if (existsSync(join(root, dir))) watchPath(join(root, dir), { recursive: true }, rebuildSoon);
   }
+  watchPath(join(root, "web"), (_event, name) => {
+    if (name === "index.html") rebuildSoon();
+  });
 } else {
   await esbuild.build(options);
 }
