@@ -1,6 +1,9 @@
 import type { Db } from "./db/db.ts";
+import { ReadCache } from "./db/read-cache.ts";
 import { Mailer } from "./mail/mailer.ts";
 import { SettingsStore } from "./modules/settings/service.ts";
+import type { PermissionGrant } from "./modules/user/schema.ts";
+import type { UserRow } from "./modules/user/service.ts";
 import { RateLimiter } from "./rpc/rate-limit.ts";
 
 /** Everything a service needs, created once per process (or per test server). */
@@ -9,6 +12,11 @@ export interface AppContext {
   settings: SettingsStore;
   mailer: Mailer;
   limiter: RateLimiter;
+  /** Hot-path reads (session → user, a user's permissions), exact: see ReadCache. */
+  cache: {
+    sessions: ReadCache<{ user: UserRow; expireTime: number }>;
+    permissions: ReadCache<PermissionGrant[]>;
+  };
   /** Trust X-Forwarded-For / X-Forwarded-Proto from a reverse proxy in front of ferry. */
   trustProxy: boolean;
 }
@@ -26,6 +34,7 @@ export function createContext(db: Db, options: ContextOptions = {}): AppContext 
     settings,
     mailer: new Mailer(settings),
     limiter: new RateLimiter(options.rateLimitScale ?? 1),
+    cache: { sessions: new ReadCache(db), permissions: new ReadCache(db) },
     trustProxy: options.trustProxy ?? false,
   };
 }

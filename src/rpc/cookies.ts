@@ -33,6 +33,21 @@ export function parseCookies(header: string | null): Record<string, string> {
   return cookies;
 }
 
+/** One cookie's value without parsing the rest of the header (the session token, every request). */
+export function cookieValue(header: string | null, name: string): string | undefined {
+  if (!header) return undefined;
+  const prefix = `${name}=`;
+  let start = 0;
+  while (start < header.length) {
+    while (header.charCodeAt(start) === 32) start++;
+    const end = header.indexOf(";", start);
+    const stop = end < 0 ? header.length : end;
+    if (header.startsWith(prefix, start)) return header.slice(start + prefix.length, stop).trim();
+    start = stop + 1;
+  }
+  return undefined;
+}
+
 export function isHttps(request: Request): boolean {
   return (
     request.url.startsWith("https:") ||

@@ -3,11 +3,17 @@ import type { PermissionGrant } from "../user/schema.ts";
 
 /** The user's unexpired permissions, soonest expiry first (seed 000 §3 permissions). */
 export function listMyPermissions(ctx: AppContext, userId: string, now = Date.now()): PermissionGrant[] {
-  return ctx.db
-    .query<PermissionGrant, [string, number]>(
-      `SELECT p.id, p.name, p.desc, up.expire_time AS expireTime
-       FROM user_permissions up JOIN permissions p ON p.id = up.permission_id
-       WHERE up.user_id = ? AND up.expire_time > ? ORDER BY up.expire_time`,
-    )
-    .all(userId, now);
+  const grants = ctx.cache.permissions.get(userId, () =>
+    ctx.db
+      .query<PermissionGrant, [string]>(
+        // Subqueries, not a JOIN: bun:sqlite is several times faster this way (every userinfo call).
+        `SELECT id, name, desc,
+           (SELECT expire_time FROM user_permissions WHERE user_id = ?1 AND permission_id = permissions.id) AS expireTime
+         FROM permissions
+         WHERE id IN (SELECT permission_id FROM user_permissions WHERE user_id = ?1)
+         ORDER BY expireTime`,
+      )
+      .all(userId),
+  );
+  return (grants ?? []).filter((grant) => grant.expireTime > now);
 }

@@ -78,7 +78,7 @@ export const userCalls = [
     access: "public",
     input: emptyInput,
     handle(ctx) {
-      deleteSession(ctx.app, sessionToken(ctx.request, ctx.cookies));
+      deleteSession(ctx.app, sessionToken(ctx.request));
       ctx.setCookie("token", "", { httpOnly: true, maxAgeSeconds: 0 });
       return null;
     },

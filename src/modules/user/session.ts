@@ -22,13 +22,18 @@ export function createSession(ctx: AppContext, userId: string, ip = "", userAgen
 /** The logged-in user for a raw token, or null when unknown, expired or the account is disabled. */
 export function resolveSession(ctx: AppContext, token: string | undefined, now = Date.now()): UserRow | null {
   if (!token || !TOKEN_PATTERN.test(token)) return null;
-  const user = ctx.db
-    .query<UserRow, [string, number]>(
-      "SELECT users.* FROM sessions JOIN users ON users.id = sessions.user_id WHERE sessions.token_hash = ? AND sessions.expire_time > ?",
-    )
-    .get(sha256Hex(token), now);
-  if (!user || user.disabled) return null;
-  return user;
+  const hash = sha256Hex(token);
+  const session = ctx.cache.sessions.get(hash, () => {
+    const row = ctx.db
+      .query<{ user_id: string; expire_time: number }, [string]>(
+        "SELECT user_id, expire_time FROM sessions WHERE token_hash = ?",
+      )
+      .get(hash);
+    const user = row && ctx.db.query<UserRow, [string]>("SELECT * FROM users WHERE id = ?").get(row.user_id);
+    return row && user ? { user, expireTime: row.expire_time } : null;
+  });
+  if (!session || session.expireTime <= now || session.user.disabled) return null;
+  return session.user;
 }
 
 export function deleteSession(ctx: AppContext, token: string | undefined): void {

@@ -1,0 +1,93 @@
+import { afterAll, afterEach, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { loggedInClient, startTestServer, type TestServer } from "../../tests/harness.ts";
+import { openDatabase, tx } from "./db.ts";
+import { CROSS_PROCESS_STALENESS_MS, ReadCache, refreshDataVersion } from "./read-cache.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "ferry-cache-"));
+const file = join(dir, "cache.db");
+const db = openDatabase(file);
+db.exec("CREATE TABLE items (id TEXT PRIMARY KEY, name TEXT NOT NULL)");
+db.exec("INSERT INTO items VALUES ('a', 'first')");
+let server: TestServer | undefined;
+
+afterEach(async () => {
+  await server?.close();
+  server = undefined;
+});
+afterAll(() => {
+  db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function counting() {
+  const cache = new ReadCache<{ name: string }>(db);
+  let loads = 0;
+  const read = () =>
+    cache.get("a", () => {
+      loads += 1;
+      return db.query<{ name: string }, []>("SELECT name FROM items WHERE id = 'a'").get();
+    });
+  return { read, loads: () => loads };
+}
+
+test("a value is loaded once and served until this connection writes anything", () => {
+  const { read, loads } = counting();
+  expect(read()?.name).toBe("first");
+  expect(read()?.name).toBe("first");
+  expect(loads()).toBe(1);
+  db.query("UPDATE items SET name = 'second' WHERE id = 'a'").run();
+  expect(read()?.name).toBe("second");
+  expect(loads()).toBe(2);
+  expect(Object.isFrozen(read())).toBe(true);
+});
+
+test("another process's commit is seen once the data version is refreshed", async () => {
+  const { read } = counting();
+  db.query("UPDATE items SET name = 'mine' WHERE id = 'a'").run();
+  expect(read()?.name).toBe("mine");
+  const other = openDatabase(file);
+  other.query("UPDATE items SET name = 'theirs' WHERE id = 'a'").run();
+  other.close();
+  await Bun.sleep(CROSS_PROCESS_STALENESS_MS + 5);
+  refreshDataVersion(db);
+  expect(read()?.name).toBe("theirs");
+});
+
+test("inside a write transaction reads bypass the cache and see the uncommitted row", () => {
+  const { read, loads } = counting();
+  read();
+  tx(db, () => {
+    db.query("UPDATE items SET name = 'in-tx' WHERE id = 'a'").run();
+    expect(read()?.name).toBe("in-tx");
+  });
+  expect(loads()).toBe(2);
+});
+
+test("disabling an account or ending its sessions takes effect on the very next request", async () => {
+  server = await startTestServer();
+  const { client, user } = await loggedInClient(server);
+  expect((await client.call("/api/user/userinfo")).code).toBe(0);
+  server.context.db.query("UPDATE users SET disabled = 1 WHERE id = ?").run(user.id);
+  expect((await client.call("/api/user/userinfo")).code).toBe(1002);
+  server.context.db.query("UPDATE users SET disabled = 0 WHERE id = ?").run(user.id);
+  expect((await client.call("/api/user/userinfo")).code).toBe(0);
+  server.context.db.query("DELETE FROM sessions WHERE user_id = ?").run(user.id);
+  expect((await client.call("/api/user/userinfo")).code).toBe(1002);
+});
+
+test("a permission granted or revoked shows in the next userinfo", async () => {
+  server = await startTestServer();
+  const { client, user } = await loggedInClient(server);
+  const permissions = async () =>
+    (await client.call<{ permissions: { name: string }[] }>("/api/user/userinfo")).data.permissions;
+  expect(await permissions()).toEqual([]);
+  const db = server.context.db;
+  db.query("INSERT INTO permissions (id, name, desc, create_time) VALUES ('p1', '4K专线', '', 0)").run();
+  db.query("INSERT INTO user_permissions VALUES (?, 'p1', ?)").run(user.id, Date.now() + 86_400_000);
+  expect((await permissions()).map((p) => p.name)).toEqual(["4K专线"]);
+  db.query("DELETE FROM user_permissions WHERE user_id = ?").run(user.id);
+  expect(await permissions()).toEqual([]);
+});

@@ -1,0 +1,71 @@
+import { constants } from "bun:sqlite";
+import type { Db } from "./db.ts";
+
+/**
+ * Reads memoized until the database changes. SQLite's data version (SQLITE_FCNTL_DATA_VERSION)
+ * moves on every commit by this connection at once, and on another process's commit (the CLI)
+ * as soon as this connection next reads; `refreshDataVersion` forces that read at the start of
+ * every envelope request (at most every 10 ms), so this process's writes show at once and other
+ * processes' writes within 10 ms.
+ * Entries also expire after maxAgeMs as a backstop for code paths that skip the refresh.
+ * Cached values are frozen: they are shared by every request until the next change.
+ */
+export class ReadCache<V extends object> {
+  private readonly entries = new Map<string, { value: V | null; at: number }>();
+  private version = -1;
+
+  constructor(
+    private readonly db: Db,
+    private readonly maxEntries = 50_000,
+    private readonly maxAgeMs = 1_000,
+  ) {}
+
+  get(key: string, load: () => V | null, now = Date.now()): V | null {
+    // Inside a write transaction the data version lags the uncommitted rows: read them directly.
+    if (this.db.inTransaction) return load();
+    this.syncVersion();
+    const hit = this.entries.get(key);
+    if (hit && now - hit.at < this.maxAgeMs) return hit.value;
+    const value = load();
+    if (value) Object.freeze(value);
+    // The load itself may have revealed another process's commit; keep only what is current.
+    this.syncVersion();
+    if (this.entries.size >= this.maxEntries) this.entries.clear();
+    this.entries.set(key, { value, at: now });
+    return value;
+  }
+
+  private syncVersion() {
+    const version = dataVersion(this.db);
+    if (version === this.version) return;
+    this.version = version;
+    this.entries.clear();
+  }
+}
+
+const versionBuffer = new Uint32Array(2);
+
+export function dataVersion(db: Db): number {
+  db.fileControl(constants.SQLITE_FCNTL_DATA_VERSION, versionBuffer);
+  return versionBuffer[0] ?? 0;
+}
+
+/** Another process's commit is visible to requests at most this long after it lands. */
+export const CROSS_PROCESS_STALENESS_MS = 10;
+const probes = new WeakMap<Db, { statement: { get(): unknown }; at: number }>();
+
+/**
+ * Starts a read so that commits by other processes (the CLI) move the data version. Throttled
+ * to one probe per CROSS_PROCESS_STALENESS_MS: under load the probe would otherwise cost as much
+ * as the lookups the cache saves.
+ */
+export function refreshDataVersion(db: Db, now = Date.now()): void {
+  let probe = probes.get(db);
+  if (!probe) {
+    probe = { statement: db.query("SELECT 1 FROM sqlite_schema LIMIT 1"), at: 0 };
+    probes.set(db, probe);
+  }
+  if (now - probe.at < CROSS_PROCESS_STALENESS_MS) return;
+  probe.at = now;
+  probe.statement.get();
+}
