@@ -39,7 +39,7 @@ function serveFile(file: WebFile, request: Request, extraHeaders?: Headers): Res
   if (request.headers.get("if-none-match") === file.etag) return new Response(null, { status: 304, headers });
   if (request.headers.get("accept-encoding")?.includes("gzip")) {
     headers.set("content-encoding", "gzip");
-    return new Response(file.gzip, { headers });
+    return new Response(file.gzip(), { headers });
   }
   return new Response(file.bytes, { headers });
 }
