@@ -141,3 +141,42 @@ describe("?c= channel code", () => {
     expect(storedChannel(email)).toBe("");
   });
 });
+
+describe("SPA files", () => {
+  test("app.js is served gzipped to browsers that accept it, plain otherwise, with the same bytes", async () => {
+    const plain = await fetch(`${server.url}/app.js`, { headers: { "accept-encoding": "identity" } });
+    expect(plain.status).toBe(200);
+    expect(plain.headers.get("content-type")).toContain("text/javascript");
+    expect(plain.headers.get("content-encoding")).toBeNull();
+    const plainText = await plain.text();
+    expect(plainText.length).toBeGreaterThan(1000);
+
+    const zipped = await fetch(`${server.url}/app.js`, {
+      headers: { "accept-encoding": "gzip" },
+      decompress: false,
+    });
+    expect(zipped.headers.get("content-encoding")).toBe("gzip");
+    const raw = new Uint8Array(await zipped.arrayBuffer());
+    expect(raw.length).toBeLessThan(plainText.length);
+    expect(new TextDecoder().decode(Bun.gunzipSync(raw))).toBe(plainText);
+  });
+
+  test("a revalidation with the current ETag answers 304 without a body", async () => {
+    const first = await fetch(`${server.url}/app.js`);
+    const etag = first.headers.get("etag");
+    expect(etag).toBeTruthy();
+    const again = await fetch(`${server.url}/app.js`, { headers: { "if-none-match": etag ?? "" } });
+    expect(again.status).toBe(304);
+    expect(await again.text()).toBe("");
+    const stale = await fetch(`${server.url}/app.js`, { headers: { "if-none-match": '"old"' } });
+    expect(stale.status).toBe(200);
+  });
+
+  test("unknown files are 404 and the SPA entry is only served at /", async () => {
+    expect((await fetch(`${server.url}/nope.js`)).status).toBe(404);
+    expect((await fetch(`${server.url}/index.html`)).status).toBe(404);
+    const root = await fetch(`${server.url}/`);
+    expect(root.status).toBe(200);
+    expect(await root.text()).toContain('<div id="root">');
+  });
+});
