@@ -38,3 +38,41 @@ export function Field({ label, error, addon, ref, id, className, ...input }: Fie
     </div>
   );
 }
+
+interface NewPasswordFieldsProps {
+  labels: [password: string, confirm: string];
+  placeholders: [password: string, confirm: string];
+  password: string;
+  confirm: string;
+  errors: { password?: string; confirm?: string };
+  onPassword(value: string): void;
+  onConfirm(value: string): void;
+}
+
+/** A new password and its confirmation (register, reset). */
+export function NewPasswordFields(props: NewPasswordFieldsProps) {
+  return (
+    <>
+      <Field
+        label={props.labels[0]}
+        type="password"
+        name="password"
+        autoComplete="new-password"
+        placeholder={props.placeholders[0]}
+        value={props.password}
+        error={props.errors.password}
+        onChange={(event) => props.onPassword(event.target.value)}
+      />
+      <Field
+        label={props.labels[1]}
+        type="password"
+        name="confirm"
+        autoComplete="new-password"
+        placeholder={props.placeholders[1]}
+        value={props.confirm}
+        error={props.errors.confirm}
+        onChange={(event) => props.onConfirm(event.target.value)}
+      />
+    </>
+  );
+}

@@ -4,7 +4,7 @@ import { type FieldErrors, Msg, validateRegisterForm } from "../../src/modules/u
 import { Code } from "../../src/rpc/codes.ts";
 import { call } from "../api.ts";
 import { AuthLayout } from "../components/AuthLayout.tsx";
-import { Field } from "../components/Field.tsx";
+import { Field, NewPasswordFields } from "../components/Field.tsx";
 import { CookieDays, Cookies, setCookie } from "../lib/cookies.ts";
 import { go } from "../lib/nav.ts";
 import { DEFAULT_ICON } from "../routes.ts";
@@ -101,25 +101,14 @@ export function RegisterPage() {
           error={errors.email}
           onChange={(event) => setEmail(event.target.value)}
         />
-        <Field
-          label="密码"
-          type="password"
-          name="password"
-          autoComplete="new-password"
-          placeholder="至少 8 位"
-          value={password}
-          error={errors.password}
-          onChange={(event) => setPassword(event.target.value)}
-        />
-        <Field
-          label="确认密码"
-          type="password"
-          name="confirm"
-          autoComplete="new-password"
-          placeholder="再次输入密码"
-          value={confirm}
-          error={errors.confirm}
-          onChange={(event) => setConfirm(event.target.value)}
+        <NewPasswordFields
+          labels={["密码", "确认密码"]}
+          placeholders={["至少 8 位", "再次输入密码"]}
+          password={password}
+          confirm={confirm}
+          errors={errors}
+          onPassword={setPassword}
+          onConfirm={setConfirm}
         />
         <button type="submit" className="btn btn-primary btn-block" disabled={busy}>
           {busy ? "注册中…" : "注册"}

@@ -10,7 +10,7 @@ import {
 import { Code } from "../../src/rpc/codes.ts";
 import { call } from "../api.ts";
 import { AuthLayout, RESET_SELLING_POINTS, SELLING_POINTS } from "../components/AuthLayout.tsx";
-import { Field } from "../components/Field.tsx";
+import { Field, NewPasswordFields } from "../components/Field.tsx";
 import { TOAST_MEDIUM, toast } from "../components/Toast.tsx";
 
 export const GET_EMAIL_FAILED = "请检查订阅链接是否正确（若订阅链接被重置过，旧订阅链接无法使用）";
@@ -128,25 +128,14 @@ export function ResetPage() {
           error={errors.email}
           onChange={(event) => setEmail(event.target.value)}
         />
-        <Field
-          label="新密码"
-          type="password"
-          name="password"
-          autoComplete="new-password"
-          placeholder="至少 8 位"
-          value={password}
-          error={errors.password}
-          onChange={(event) => setPassword(event.target.value)}
-        />
-        <Field
-          label="确认新密码"
-          type="password"
-          name="confirm"
-          autoComplete="new-password"
-          placeholder="再次输入新密码"
-          value={confirm}
-          error={errors.confirm}
-          onChange={(event) => setConfirm(event.target.value)}
+        <NewPasswordFields
+          labels={["新密码", "确认新密码"]}
+          placeholders={["至少 8 位", "再次输入新密码"]}
+          password={password}
+          confirm={confirm}
+          errors={errors}
+          onPassword={setPassword}
+          onConfirm={setConfirm}
         />
         <button type="submit" className="btn btn-primary btn-block" disabled={busy}>
           {busy ? "提交中…" : "确认修改"}
