@@ -51,6 +51,17 @@ async function setConfig(patch: Partial<Record<keyof Settings, unknown>>) {
   return answer.data;
 }
 
+/** A loopback port nothing listens on: an SMTP server that is down. */
+function closedPort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
 beforeAll(async () => {
   server = await startTestServer();
   sink = await startMailSink({ user: SMTP_USER, password: SMTP_PASSWORD });
@@ -203,14 +214,7 @@ describe("password reset by mail", () => {
 });
 
 test("when the mail server is down, sign-up still succeeds and the account works", async () => {
-  const closedPort = await new Promise<number>((resolve) => {
-    const probe = createServer();
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-  await setConfig({ smtp_port: closedPort });
+  await setConfig({ smtp_port: await closedPort() });
   try {
     const email = uniqueEmail("nomail");
     const client = await signup(email, "correct-horse-1");
@@ -224,14 +228,7 @@ test("when the mail server is down, sign-up still succeeds and the account works
 test("when the mail server is down, a reset answers a clear failure, logs it and changes nothing", async () => {
   const { email, password, user: row } = await loggedInClient(server);
   const link = `${server.url}/api/subscript/clash/${row.id}/${row.userkey}`;
-  const closedPort = await new Promise<number>((resolve) => {
-    const probe = createServer();
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-  await setConfig({ smtp_port: closedPort });
+  await setConfig({ smtp_port: await closedPort() });
   try {
     const answer = await new ApiClient(server.url).call("/api/user/reset_password", {
       email,
