@@ -88,7 +88,7 @@ export interface Tab {
   agency: boolean;
 }
 
-const STAFF: readonly Viewer[] = ["admin", "normal", "channel", "yunying"];
+const LOGGED_IN: readonly Viewer[] = ["admin", "normal", "channel", "yunying"];
 const EVERYONE: readonly Viewer[] = ["admin", "none", "normal", "channel", "yunying"];
 const NO_NORMAL: readonly Viewer[] = ["admin", "none", "channel", "yunying"];
 
@@ -98,13 +98,13 @@ export const TABS: readonly Tab[] = [
   { path: "/shop", label: "商店", roles: EVERYONE, agency: false },
   { path: "/agents", label: "节点列表", roles: EVERYONE, agency: true },
   { path: "/channel", label: "邀请返利", roles: NO_NORMAL, agency: false },
-  { path: "/order", label: "订单记录", roles: STAFF, agency: false },
-  { path: "/traffic_records", label: "流量记录", roles: STAFF, agency: true },
+  { path: "/order", label: "订单记录", roles: LOGGED_IN, agency: false },
+  { path: "/traffic_records", label: "流量记录", roles: LOGGED_IN, agency: true },
   { path: "/wallet", label: "钱包", roles: NO_NORMAL, agency: false },
-  { path: "/windows_errors", label: "常见问题", roles: STAFF, agency: false },
-  { path: "/feedback", label: "问题反馈", roles: STAFF, agency: false },
-  { path: "/push", label: "流量转赠", roles: STAFF, agency: false },
-  { path: "/user_info", label: "我的账户", roles: STAFF, agency: true },
+  { path: "/windows_errors", label: "常见问题", roles: LOGGED_IN, agency: false },
+  { path: "/feedback", label: "问题反馈", roles: LOGGED_IN, agency: false },
+  { path: "/push", label: "流量转赠", roles: LOGGED_IN, agency: false },
+  { path: "/user_info", label: "我的账户", roles: LOGGED_IN, agency: true },
   { path: "/admin_stastic", label: "统计", roles: ["admin"], agency: false },
   { path: "/admin_coupon", label: "优惠券管理", roles: ["admin", "yunying"], agency: false },
   { path: "/coupon_records", label: "优惠券记录", roles: ["admin", "yunying"], agency: false },
