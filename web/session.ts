@@ -67,7 +67,7 @@ export async function refreshUserInfo(options: { quiet?: boolean } = {}): Promis
     return answer.data;
   }
   // A network failure keeps what we knew; any server answer other than 0 means logged out.
-  if (answer.code === 502) {
+  if (answer.code === Code.network) {
     setState({ ready: true }, false);
     return state.user;
   }
