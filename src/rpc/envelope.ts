@@ -19,7 +19,11 @@ export function fromBase64Json(text: string): DecodeResult {
   if (text.length % 4 !== 0 || !BASE64.test(text)) return { ok: false, reason: "data 不是合法的 base64" };
   let bytes: Uint8Array;
   try {
-    bytes = Uint8Array.from(atob(text), (c) => c.charCodeAt(0));
+    // The pattern above already refused anything Buffer would silently skip.
+    bytes =
+      typeof Buffer === "undefined"
+        ? Uint8Array.from(atob(text), (c) => c.charCodeAt(0))
+        : Buffer.from(text, "base64");
   } catch {
     return { ok: false, reason: "data 不是合法的 base64" };
   }

@@ -141,6 +141,7 @@ export async function setPassword(ctx: AppContext, userId: string, digest: strin
 }
 
 export function todayUsage(user: UserRow, settings: Settings, now = Date.now()): number {
+  if (user.daily_usage === 0) return 0; // skips the timezone formatting, the slow part
   return user.daily_usage_day === businessDay(now, settings.timezone) ? user.daily_usage : 0;
 }
 
