@@ -3,7 +3,8 @@
  * (`/#/login?c=abc&token=…`). `?c=` / `?token=` in the real query are handled by the server.
  */
 import { NO_CHANNEL_CODE } from "../src/modules/user/schema.ts";
-import { CookieDays, Cookies, getCookie, setCookie } from "./lib/cookies.ts";
+import { COOKIE_DAYS } from "../src/rpc/cookies.ts";
+import { Cookies, getCookie, setCookie } from "./lib/cookies.ts";
 import { hashPathAndQuery, queryParam } from "./lib/query.ts";
 
 /**
@@ -24,10 +25,9 @@ export function applyStartupParams(): boolean {
   const current = getCookie(Cookies.channelCode);
   // The server gives first-time visitors the no-code value before the SPA can read a `c` that
   // sits in the hash query, so that value counts as "no channel cookie yet".
+  // (The default no-code value for visitors without `c` is set by the server on `GET /`.)
   if (channel && (!current || current === NO_CHANNEL_CODE)) {
-    setCookie(Cookies.channelCode, channel.slice(0, 64), { days: CookieDays.channel });
-  } else if (!channel && !current) {
-    setCookie(Cookies.channelCode, NO_CHANNEL_CODE, { days: CookieDays.channelDefault });
+    setCookie(Cookies.channelCode, channel.slice(0, 64), { days: COOKIE_DAYS.channel });
   }
   return true;
 }

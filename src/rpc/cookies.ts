@@ -5,7 +5,8 @@ export interface CookieOptions {
 }
 
 const DAY = 86_400;
-export const COOKIE_DAYS = { token: 99_999, channel: 30, channelDefault: 99_999 } as const;
+/** Cookie lifetimes of seed 000 §9, shared by the server and the SPA. */
+export const COOKIE_DAYS = { token: 99_999, channel: 30, channelDefault: 99_999, lastRegister: 50 } as const;
 export const days = (n: number) => n * DAY;
 
 export function serializeCookie(name: string, value: string, options: CookieOptions = {}): string {

@@ -50,9 +50,3 @@ export const Cookies = {
   platform: "platform",
   noticeDismissed: "noticeDismissed",
 } as const;
-
-export const CookieDays = {
-  channel: 30,
-  channelDefault: 99_999,
-  lastRegister: 50,
-} as const;

@@ -2,10 +2,11 @@ import { type FormEvent, useEffect, useState } from "react";
 import { transformPassword } from "../../src/modules/user/password.ts";
 import { type FieldErrors, Msg, validateRegisterForm } from "../../src/modules/user/schema.ts";
 import { Code } from "../../src/rpc/codes.ts";
+import { COOKIE_DAYS } from "../../src/rpc/cookies.ts";
 import { call } from "../api.ts";
 import { AuthLayout } from "../components/AuthLayout.tsx";
 import { Field, NewPasswordFields } from "../components/Field.tsx";
-import { CookieDays, Cookies, setCookie } from "../lib/cookies.ts";
+import { Cookies, setCookie } from "../lib/cookies.ts";
 import { go } from "../lib/nav.ts";
 import { DEFAULT_ICON } from "../routes.ts";
 import { refreshAfterLogin } from "../session.ts";
@@ -55,7 +56,7 @@ export function RegisterPage() {
       setErrors({ password: answer.msg });
       return;
     }
-    setCookie(Cookies.lastRegister, form.email, { days: CookieDays.lastRegister });
+    setCookie(Cookies.lastRegister, form.email, { days: COOKIE_DAYS.lastRegister });
     // The server has logged the new account in (session cookie set with the answer).
     await refreshAfterLogin();
     setBusy(false);
