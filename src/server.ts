@@ -3,18 +3,29 @@ import { type AppContext, type ContextOptions, createContext } from "./context.t
 import { openDatabase } from "./db/db.ts";
 import { migrate } from "./db/migrate.ts";
 import { loadWebFiles, migrations, type WebFile } from "./embedded.ts";
+import { comboCalls } from "./modules/combo/routes.ts";
 import { errorCalls } from "./modules/errors/routes.ts";
 import { recordError } from "./modules/errors/service.ts";
 import { noticeCalls } from "./modules/notice/routes.ts";
+import { orderCalls } from "./modules/order/routes.ts";
 import { permissionCalls } from "./modules/permission/routes.ts";
 import { settingsCalls } from "./modules/settings/routes.ts";
 import { accountRoutes, userCalls } from "./modules/user/routes.ts";
 import { NO_CHANNEL_CODE } from "./modules/user/schema.ts";
+import { paymentRoutes } from "./payments/routes.ts";
 import { type CallDef, runCall, unknownCall } from "./rpc/call.ts";
 import { COOKIE_DAYS, days, isHttps, parseCookies, serializeCookie } from "./rpc/cookies.ts";
 
 /** Every envelope call of the product; each module contributes its list. */
-const calls: CallDef[] = [...userCalls, ...settingsCalls, ...permissionCalls, ...noticeCalls, ...errorCalls];
+const calls: CallDef[] = [
+  ...userCalls,
+  ...settingsCalls,
+  ...permissionCalls,
+  ...noticeCalls,
+  ...errorCalls,
+  ...comboCalls,
+  ...orderCalls,
+];
 
 /** Bun answers 413 above this; envelope calls have their own smaller limit (1000). */
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
@@ -110,6 +121,7 @@ export function buildApp(app: AppContext) {
     })
     .get("/healthz", () => new Response("ok"))
     .use(accountRoutes(app))
+    .use(paymentRoutes(app))
     .use(callRouter)
     .post("/api/*", ({ request, path }) => unknownCall(app, request, path), { parse: "none" })
     .get("/", ({ request }) =>

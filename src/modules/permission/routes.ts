@@ -1,7 +1,19 @@
+import { z } from "zod";
 import { defineCall } from "../../rpc/call.ts";
+import { idInput } from "../combo/schema.ts";
 import { emptyInput } from "../user/schema.ts";
 import type { UserRow } from "../user/service.ts";
-import { listMyPermissions } from "./service.ts";
+import { deletePermission, listMyPermissions, listPermissions, savePermission } from "./service.ts";
+
+const permissionInput = z.object({
+  _id: z
+    .string()
+    .regex(/^[0-9a-f]{24}$/)
+    .optional()
+    .or(z.literal("").transform(() => undefined)),
+  name: z.string().trim().min(1, "名称不能为空").max(64),
+  desc: z.string().trim().max(500).default(""),
+});
 
 export const permissionCalls = [
   defineCall({
@@ -9,5 +21,23 @@ export const permissionCalls = [
     access: "user",
     input: emptyInput,
     handle: (ctx) => listMyPermissions(ctx.app, (ctx.user as UserRow).id),
+  }),
+  defineCall({
+    path: "/api/admin/permissions/list",
+    access: "admin",
+    input: emptyInput,
+    handle: (ctx) => listPermissions(ctx.app),
+  }),
+  defineCall({
+    path: "/api/admin/permissions/update",
+    access: "admin",
+    input: permissionInput,
+    handle: (ctx, input) => savePermission(ctx.app, input),
+  }),
+  defineCall({
+    path: "/api/admin/permissions/delete",
+    access: "admin",
+    input: idInput,
+    handle: (ctx, input) => deletePermission(ctx.app, input.id),
   }),
 ];

@@ -4,6 +4,9 @@ const text = (fallback = "") => z.string().max(4000).default(fallback);
 const num = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
   z.number().min(min).max(max).default(fallback);
 const flag = (fallback: boolean) => z.boolean().default(fallback);
+/** Who collects a payment method: nobody, an EPay-compatible aggregator, or the sandbox. */
+export const PAY_ACCOUNTS = ["", "epay", "sandbox"] as const;
+const payAccount = z.enum(PAY_ACCOUNTS).default("");
 const idList = z.array(z.string().max(200)).max(1000).default([]);
 
 /**
@@ -12,15 +15,32 @@ const idList = z.array(z.string().max(200)).max(1000).default([]);
  * durations as named.
  */
 export const settingsSchema = z.object({
-  // payments
-  alipay: text(),
-  wxpay: text(),
+  // payments: which provider collects alipay / wxpay ("" = off), the EPay account, USDT-TRC20
+  alipay: payAccount,
+  wxpay: payAccount,
+  /** The TRC20 address customers send USDT to; empty turns USDT off. */
   usdtpay: text(),
+  /** Yuan per USDT. */
   exchange_rate: num(7.2, 0.01, 1000),
-  usdtCheckTime: num(30, 1, 1440),
+  /** Minutes an order's USDT amount is watched. */
+  usdtCheckTime: num(20, 10, 60),
+  /** Seconds between polls of the address. */
   usdtCheckInterval: num(15, 3, 3600),
+  /** Base URL the gateways call back (a callback domain outside a CDN challenge); empty = the request's own origin. */
   notify_url: text(),
+  /** Base URL the customer comes back to after paying; empty = the request's own origin. */
   return_url: text(),
+  epay_url: text(),
+  epay_pid: text(),
+  epay_key: text(),
+  trongrid_url: text("https://api.trongrid.io"),
+  trongrid_api_key: text(),
+  /** The sandbox provider for demos and tests (also FERRY_SANDBOX_PAY=1): nothing is really charged. */
+  sandbox_pay: flag(false),
+  // shop
+  /** Visitors with this channel code see only combos priced above channel_price_filter_min (seed 000 §2). */
+  channel_price_filter_code: text(),
+  channel_price_filter_min: num(20, 0, 1_000_000),
   // traffic accounting
   traffic_spend_scale: num(1, 0, 100),
   minestTrafficSpend: num(0),
@@ -79,7 +99,7 @@ export type Settings = z.infer<typeof settingsSchema>;
 export type SettingKey = keyof Settings;
 
 /** Settings that never leave the server in clear; `get` shows SECRET_MASK when one is set. */
-export const SECRET_SETTINGS: readonly SettingKey[] = ["smtp_password"];
+export const SECRET_SETTINGS: readonly SettingKey[] = ["smtp_password", "epay_key", "trongrid_api_key"];
 export const SECRET_MASK = "********";
 
 type SettingsShape = typeof settingsSchema.shape;

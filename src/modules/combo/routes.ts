@@ -1,0 +1,27 @@
+import { defineCall } from "../../rpc/call.ts";
+import { emptyInput } from "../user/schema.ts";
+import { comboInput, idInput } from "./schema.ts";
+import { deleteCombo, listShopCombos, saveCombo } from "./service.ts";
+
+export const comboCalls = [
+  defineCall({
+    path: "/api/shop/list",
+    access: "public",
+    input: emptyInput,
+    // A logged-in user's stored channel code decides; a visitor's comes from the channel_code cookie.
+    handle: (ctx) =>
+      listShopCombos(ctx.app, ctx.user ? ctx.user.channel_code : (ctx.cookies.channel_code ?? "")),
+  }),
+  defineCall({
+    path: "/api/admin/combo/update_combo",
+    access: "admin",
+    input: comboInput,
+    handle: (ctx, input) => saveCombo(ctx.app, input),
+  }),
+  defineCall({
+    path: "/api/admin/combo/delete_combo",
+    access: "admin",
+    input: idInput,
+    handle: (ctx, input) => deleteCombo(ctx.app, input.id),
+  }),
+];

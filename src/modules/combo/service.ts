@@ -1,0 +1,133 @@
+/** The catalogue: combos for the shop (with the channel-code price filter) and their admin edits. */
+import type { AppContext } from "../../context.ts";
+import { tx } from "../../db/db.ts";
+import { fenToYuan } from "../../lib/money.ts";
+import { DEFAULT_DAILY_LIMIT } from "../../lib/traffic.ts";
+import { Code, RpcError } from "../../rpc/codes.ts";
+import { newId } from "../../rpc/ids.ts";
+import type { Settings } from "../settings/schema.ts";
+import { type Combo, type ComboInput, ComboMsg } from "./schema.ts";
+
+export interface ComboRow {
+  id: string;
+  sort_order: number;
+  name: string;
+  price_fen: number;
+  traffic: number;
+  vip_duration: number;
+  daily_limit: number | null;
+  addition_persend: number;
+  device_num: number;
+  speed: string;
+  permissions_gain: string;
+  permission_duration: number;
+  permissions_desc: string;
+  create_time: number;
+}
+
+export function toCombo(row: ComboRow): Combo {
+  return {
+    _id: row.id,
+    orderID: row.sort_order,
+    name: row.name,
+    price: fenToYuan(row.price_fen),
+    traffic: row.traffic,
+    vipDuration: row.vip_duration,
+    limit: row.daily_limit ?? DEFAULT_DAILY_LIMIT,
+    additionPersend: row.addition_persend,
+    deviceNum: row.device_num,
+    speed: row.speed,
+    permissionsGain: JSON.parse(row.permissions_gain) as string[],
+    permissionDuration: row.permission_duration,
+    permissionsDesc: row.permissions_desc,
+  };
+}
+
+/**
+ * Seed 000 §2: users who came with the configured channel code see only combos priced above the
+ * threshold. Off while the code setting is empty.
+ */
+export function comboVisibleTo(row: ComboRow, channelCode: string, settings: Settings): boolean {
+  const code = settings.channel_price_filter_code;
+  if (!code || channelCode !== code) return true;
+  return row.price_fen > Math.round(settings.channel_price_filter_min * 100);
+}
+
+function allComboRows(ctx: AppContext): ComboRow[] {
+  return ctx.db.query<ComboRow, []>("SELECT * FROM combos ORDER BY sort_order, price_fen, create_time").all();
+}
+
+/** `/api/shop/list`: every combo this visitor may buy. */
+export function listShopCombos(ctx: AppContext, channelCode: string): Combo[] {
+  const settings = ctx.settings.all();
+  return allComboRows(ctx)
+    .filter((row) => comboVisibleTo(row, channelCode, settings))
+    .map(toCombo);
+}
+
+export function listAllCombos(ctx: AppContext): Combo[] {
+  return allComboRows(ctx).map(toCombo);
+}
+
+export function findComboForUser(ctx: AppContext, comboId: string, channelCode: string): ComboRow {
+  const row = ctx.db.query<ComboRow, [string]>("SELECT * FROM combos WHERE id = ?").get(comboId);
+  if (!row || !comboVisibleTo(row, channelCode, ctx.settings.all()))
+    throw new RpcError(Code.notFound, ComboMsg.notFound);
+  return row;
+}
+
+function checkPermissionsExist(ctx: AppContext, ids: string[]) {
+  for (const id of ids) {
+    const found = ctx.db.query("SELECT 1 FROM permissions WHERE id = ?").get(id);
+    if (!found) throw new RpcError(Code.badInput, `权限不存在: ${id}`);
+  }
+}
+
+/** Creates (no `_id`) or replaces a combo. Orders already made keep what they were sold. */
+export function saveCombo(ctx: AppContext, input: ComboInput, now = Date.now()): Combo {
+  const gains = [...new Set(input.permissionsGain)];
+  return tx(ctx.db, () => {
+    checkPermissionsExist(ctx, gains);
+    const values = [
+      input.orderID,
+      input.name,
+      input.price,
+      input.traffic,
+      input.vipDuration,
+      input.limit ?? null,
+      input.additionPersend,
+      input.deviceNum,
+      input.speed,
+      JSON.stringify(gains),
+      input.permissionDuration,
+      input.permissionsDesc,
+    ] as const;
+    let id = input._id;
+    if (id) {
+      const changed = ctx.db
+        .query(
+          `UPDATE combos SET sort_order = ?, name = ?, price_fen = ?, traffic = ?, vip_duration = ?, daily_limit = ?,
+             addition_persend = ?, device_num = ?, speed = ?, permissions_gain = ?, permission_duration = ?, permissions_desc = ?
+           WHERE id = ?`,
+        )
+        .run(...values, id).changes;
+      if (!changed) throw new RpcError(Code.notFound, ComboMsg.notFound);
+    } else {
+      id = newId(now);
+      ctx.db
+        .query(
+          `INSERT INTO combos (sort_order, name, price_fen, traffic, vip_duration, daily_limit, addition_persend, device_num,
+             speed, permissions_gain, permission_duration, permissions_desc, id, create_time)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(...values, id, now);
+    }
+    return toCombo(ctx.db.query<ComboRow, [string]>("SELECT * FROM combos WHERE id = ?").get(id) as ComboRow);
+  });
+}
+
+/** Deletes a combo; its orders keep their snapshot. */
+export function deleteCombo(ctx: AppContext, id: string): void {
+  const changed = ctx.db.query("DELETE FROM combos WHERE id = ?").run(id).changes;
+  if (!changed) throw new RpcError(Code.notFound, ComboMsg.notFound);
+}

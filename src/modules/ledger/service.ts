@@ -1,0 +1,117 @@
+/**
+ * The two ledgers (DESIGN §6). Every change of a user's permanent traffic, time-package expiry or
+ * wallet goes through here, and each writes its ledger row in the caller's transaction, so that
+ * users.traffic = Σ traffic_change, users.vip_expire_time = Σ vip_change, users.wallet_fen = Σ change_fen.
+ */
+import type { Db } from "../../db/db.ts";
+import { businessDay } from "../../lib/time.ts";
+
+/** Traffic record types of seed 000 §4 / seed 001 §9. */
+export type TrafficRecordType =
+  | "spend"
+  | "buy"
+  | "coupon"
+  | "sign_use"
+  | "prize_spend"
+  | "prize_reward"
+  | "push_spend"
+  | "push_receive"
+  | "tiyan_expire"
+  | "agency_spend"
+  | "agency_allocate";
+
+export type WalletEntryType = "order_spend" | "order_refund" | "reward" | "withdraw" | "adjust";
+
+function requireTransaction(db: Db) {
+  if (!db.inTransaction) throw new Error("ledger changes must run inside tx()");
+}
+
+export interface TrafficChange {
+  userId: string;
+  type: TrafficRecordType;
+  desc: string;
+  /** Bytes added to (or, negative, taken from) permanent traffic. */
+  traffic?: number;
+  /** New time-package expiry; the record keeps the difference. */
+  vipExpireTime?: number;
+  /** New daily quota of the time package (bytes). */
+  dailyLimit?: number | null;
+  orderId?: string | null;
+  now: number;
+  timeZone: string;
+}
+
+/** Applies a traffic / time-package change and writes its traffic record. Returns the new balances. */
+export function changeTraffic(db: Db, change: TrafficChange): { traffic: number; vipExpireTime: number } {
+  requireTransaction(db);
+  const user = db
+    .query<{ traffic: number; spend_traffic: number; vip_expire_time: number }, [string]>(
+      "SELECT traffic, spend_traffic, vip_expire_time FROM users WHERE id = ?",
+    )
+    .get(change.userId);
+  if (!user) throw new Error(`no user ${change.userId}`);
+  const trafficChange = change.traffic ?? 0;
+  const traffic = user.traffic + trafficChange;
+  const vipExpireTime = change.vipExpireTime ?? user.vip_expire_time;
+  db.query(
+    `UPDATE users SET traffic = ?, vip_expire_time = ?,
+       daily_limit = CASE WHEN ?3 THEN ?4 ELSE daily_limit END
+     WHERE id = ?5`,
+  ).run(
+    traffic,
+    vipExpireTime,
+    change.dailyLimit !== undefined ? 1 : 0,
+    change.dailyLimit ?? null,
+    change.userId,
+  );
+  db.query(
+    `INSERT INTO traffic_records (user_id, type, desc, traffic_change, vip_change, all_traffic, all_spend, order_id, day, update_time)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  ).run(
+    change.userId,
+    change.type,
+    change.desc,
+    trafficChange,
+    vipExpireTime - user.vip_expire_time,
+    traffic,
+    user.spend_traffic,
+    change.orderId ?? null,
+    businessDay(change.now, change.timeZone),
+    change.now,
+  );
+  return { traffic, vipExpireTime };
+}
+
+export interface WalletChange {
+  userId: string;
+  type: WalletEntryType;
+  /** Fen added (positive) or taken (negative). The balance may never go below zero. */
+  changeFen: number;
+  desc: string;
+  orderId?: string | null;
+  now: number;
+}
+
+/** Applies a wallet change and writes its wallet entry. Returns the new balance in fen. */
+export function changeWallet(db: Db, change: WalletChange): number {
+  requireTransaction(db);
+  if (change.changeFen === 0) throw new Error("a wallet entry must change the balance");
+  const row = db
+    .query<{ wallet_fen: number }, [number, string]>(
+      "UPDATE users SET wallet_fen = wallet_fen + ? WHERE id = ? RETURNING wallet_fen",
+    )
+    .get(change.changeFen, change.userId);
+  if (!row) throw new Error(`no user ${change.userId}`);
+  db.query(
+    "INSERT INTO wallet_entries (user_id, type, change_fen, balance_fen, desc, order_id, create_time) VALUES (?, ?, ?, ?, ?, ?, ?)",
+  ).run(
+    change.userId,
+    change.type,
+    change.changeFen,
+    row.wallet_fen,
+    change.desc,
+    change.orderId ?? null,
+    change.now,
+  );
+  return row.wallet_fen;
+}

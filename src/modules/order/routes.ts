@@ -1,0 +1,123 @@
+import { checkout } from "../../payments/checkout.ts";
+import { deviceFromUserAgent } from "../../payments/provider.ts";
+import { availablePayModes } from "../../payments/registry.ts";
+import { type CallContext, defineCall } from "../../rpc/call.ts";
+import { isHttps } from "../../rpc/cookies.ts";
+import { emptyInput } from "../user/schema.ts";
+import type { UserRow } from "../user/service.ts";
+import {
+  createOrderInput,
+  dobuyInput,
+  orderFeedbackInput,
+  orderIdInput,
+  tradeIdInput,
+  tradeListInput,
+  useCouponInput,
+} from "./schema.ts";
+import {
+  cancelOrder,
+  cancelOrderCoupon,
+  createOrder,
+  listOrders,
+  listTrades,
+  orderDetail,
+  orderFeedback,
+  tradeStatus,
+  useOrderCoupon,
+  walletCheck,
+} from "./service.ts";
+
+const me = (ctx: CallContext) => (ctx.user as UserRow).id;
+
+/** The origin the customer used, honouring a trusted reverse proxy. */
+function requestOrigin(ctx: CallContext): string {
+  const url = new URL(ctx.request.url);
+  const forwardedHost = ctx.app.trustProxy ? ctx.request.headers.get("x-forwarded-host") : null;
+  const host = forwardedHost?.split(",")[0]?.trim() || ctx.request.headers.get("host") || url.host;
+  return `${isHttps(ctx.request) ? "https" : "http"}://${host}`;
+}
+
+export const orderCalls = [
+  defineCall({
+    path: "/api/shop/pay_modes",
+    access: "public",
+    input: emptyInput,
+    handle: (ctx) => availablePayModes(ctx.app),
+  }),
+  defineCall({
+    path: "/api/shop/create_order",
+    access: "user",
+    input: createOrderInput,
+    handle: (ctx, input) => createOrder(ctx.app, ctx.user as UserRow, input.combo_id),
+  }),
+  defineCall({
+    path: "/api/coupon/orderUseCoupon",
+    access: "user",
+    input: useCouponInput,
+    handle: (ctx, input) => useOrderCoupon(ctx.app, me(ctx), input.order_id, input.code),
+  }),
+  defineCall({
+    path: "/api/coupon/orderCancleCoupon",
+    access: "user",
+    input: orderIdInput,
+    handle: (ctx, input) => cancelOrderCoupon(ctx.app, me(ctx), input.order_id),
+  }),
+  defineCall({
+    path: "/api/shop/wallet_check",
+    access: "user",
+    input: orderIdInput,
+    handle: (ctx, input) => walletCheck(ctx.app, me(ctx), input.order_id),
+  }),
+  defineCall({
+    path: "/api/shop/dobuy",
+    access: "user",
+    input: dobuyInput,
+    handle: (ctx, input) =>
+      checkout(ctx.app, {
+        userId: me(ctx),
+        orderId: input.order_id,
+        payMode: input.pay_mode,
+        isMobile: input.isMobile,
+        device: deviceFromUserAgent(ctx.request.headers.get("user-agent") ?? "", input.isMobile),
+        clientIp: ctx.ip,
+        origin: requestOrigin(ctx),
+        returnUrl: input.return_url,
+      }),
+  }),
+  defineCall({
+    path: "/api/shop/trade_status",
+    access: "user",
+    input: tradeIdInput,
+    handle: (ctx, input) => tradeStatus(ctx.app, me(ctx), input.trade_id),
+  }),
+  defineCall({
+    path: "/api/order/order_list",
+    access: "user",
+    input: emptyInput,
+    handle: (ctx) => listOrders(ctx.app, me(ctx)),
+  }),
+  defineCall({
+    path: "/api/order/cancel_order",
+    access: "user",
+    input: orderIdInput,
+    handle: (ctx, input) => cancelOrder(ctx.app, me(ctx), input.order_id),
+  }),
+  defineCall({
+    path: "/api/order/feedback",
+    access: "user",
+    input: orderFeedbackInput,
+    handle: (ctx, input) => orderFeedback(ctx.app, me(ctx), input.order_id, input.msg),
+  }),
+  defineCall({
+    path: "/api/admin/trades/tradelist",
+    access: "admin",
+    input: tradeListInput,
+    handle: (ctx, input) => listTrades(ctx.app, input.requestNumber, input.filterStr),
+  }),
+  defineCall({
+    path: "/api/admin/trades/get_order_for_trade",
+    access: "admin",
+    input: orderIdInput,
+    handle: (ctx, input) => orderDetail(ctx.app, input.order_id),
+  }),
+];

@@ -1,0 +1,331 @@
+/**
+ * Orders (seed 000 §4/§5): create from a combo, put on or take off one coupon, the wallet
+ * deduction, cancel, feedback, and the lists. Every change runs in one transaction with its
+ * ledger rows; paying is in src/payments (markPaid → creditOrder).
+ */
+import type { AppContext } from "../../context.ts";
+import { type Db, tx } from "../../db/db.ts";
+import { fenToYuan } from "../../lib/money.ts";
+import { DEFAULT_DAILY_LIMIT } from "../../lib/traffic.ts";
+import { Code, RpcError } from "../../rpc/codes.ts";
+import { newId } from "../../rpc/ids.ts";
+import { findComboForUser } from "../combo/service.ts";
+import {
+  checkOrderCoupon,
+  couponDiscountFen,
+  findCouponByCode,
+  recordCouponUse,
+  restoreCouponUse,
+} from "../coupon/service.ts";
+import { changeWallet } from "../ledger/service.ts";
+import type { UserRow } from "../user/service.ts";
+import {
+  type Order,
+  type OrderDetail,
+  OrderMsg,
+  type OrderStatus,
+  type Trade,
+  type TradeStatus,
+} from "./schema.ts";
+
+export interface OrderRow {
+  id: string;
+  user_id: string;
+  combo_id: string;
+  desc: string;
+  order_money_fen: number;
+  coupon_use_id: string | null;
+  coupon_code: string;
+  coupon_name: string;
+  coupon_type: string;
+  coupon_discount_fen: number;
+  wallet_spend_fen: number;
+  status: OrderStatus;
+  add_traffic: number;
+  add_vip_duration: number;
+  daily_limit: number | null;
+  gain_permissions: string;
+  permission_duration: number;
+  from_channel: string;
+  reward_fen: number;
+  pay_mode: string;
+  device: string;
+  user_feedback: string;
+  paid_by: string;
+  create_time: number;
+  pay_time: number | null;
+  cancel_time: number | null;
+}
+
+/** What is left to pay online after the coupon and the wallet. */
+export const payableFen = (order: OrderRow) =>
+  order.order_money_fen - order.coupon_discount_fen - order.wallet_spend_fen;
+
+export const isOpen = (order: OrderRow) => order.status === "topay" || order.status === "wallet_spend";
+
+export function toOrder(row: OrderRow): Order {
+  return {
+    _id: row.id,
+    combo_id: row.combo_id,
+    desc: row.desc,
+    order_money: fenToYuan(row.order_money_fen),
+    coupon_discount: fenToYuan(row.coupon_discount_fen),
+    coupon_code: row.coupon_code,
+    coupon_name: row.coupon_name,
+    couponType: row.coupon_type,
+    wallet_spend: fenToYuan(row.wallet_spend_fen),
+    pay_money: fenToYuan(payableFen(row)),
+    status: row.status,
+    create_time: row.create_time,
+    pay_time: row.pay_time,
+    add_traffic: row.add_traffic,
+    add_vip_duration: row.add_vip_duration,
+    gainPermission: JSON.parse(row.gain_permissions) as string[],
+    permissionDuration: row.permission_duration,
+    user_feedback: row.user_feedback,
+    pay_mode: row.pay_mode,
+  };
+}
+
+export function findOrder(db: Db, orderId: string): OrderRow | null {
+  return db.query<OrderRow, [string]>("SELECT * FROM orders WHERE id = ?").get(orderId);
+}
+
+/** The user's own order, or 1004 (someone else's order looks exactly like a missing one). */
+export function ownOrder(db: Db, userId: string, orderId: string): OrderRow {
+  const order = findOrder(db, orderId);
+  if (!order || order.user_id !== userId) throw new RpcError(Code.notFound, OrderMsg.notFound);
+  return order;
+}
+
+/**
+ * Seed 000 §5 wallet deduction. Balance covering the payable: take the payable. Short by less
+ * than 1 yuan: take payable − 1 yuan, so at least 1 yuan is paid online (gateways' minimum).
+ * Otherwise take the whole balance. Never negative.
+ */
+export function walletDeductionFen(balanceFen: number, payable: number): number {
+  if (balanceFen <= 0 || payable <= 0) return 0;
+  if (balanceFen >= payable) return payable;
+  if (payable - balanceFen < 100) return Math.max(0, payable - 100);
+  return balanceFen;
+}
+
+export function createOrder(ctx: AppContext, user: UserRow, comboId: string, now = Date.now()): Order {
+  if (user.is_agency) throw new RpcError(Code.forbidden, OrderMsg.agencyRefused);
+  const combo = findComboForUser(ctx, comboId, user.channel_code);
+  const bonus = 1 + combo.addition_persend / 100;
+  const id = newId(now);
+  ctx.db
+    .query(
+      `INSERT INTO orders (id, user_id, combo_id, desc, order_money_fen, add_traffic, add_vip_duration, daily_limit,
+         gain_permissions, permission_duration, from_channel, create_time)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .run(
+      id,
+      user.id,
+      combo.id,
+      combo.name,
+      combo.price_fen,
+      Math.round(combo.traffic * bonus),
+      combo.vip_duration,
+      // The bonus of a time package raises its daily quota (docs/decisions.md).
+      combo.vip_duration > 0 ? Math.round((combo.daily_limit ?? DEFAULT_DAILY_LIMIT) * bonus) : null,
+      combo.permissions_gain,
+      combo.permission_duration,
+      user.channel_code,
+      now,
+    );
+  return toOrder(findOrder(ctx.db, id) as OrderRow);
+}
+
+const COUPON_TRIES = { name: "order-coupon", max: 10, windowMs: 60_000 };
+
+/** Puts one cash or discount coupon on an unpaid order; the use counts until the order is cancelled. */
+export function useOrderCoupon(
+  ctx: AppContext,
+  userId: string,
+  orderId: string,
+  code: string,
+  now = Date.now(),
+): Order {
+  if (code === "") throw new RpcError(Code.badInput, OrderMsg.couponEmpty);
+  if (!ctx.limiter.hit(COUPON_TRIES, userId))
+    throw new RpcError(Code.couponTooManyTries, OrderMsg.couponTooManyTries);
+  return tx(ctx.db, () => {
+    const order = ownOrder(ctx.db, userId, orderId);
+    if (order.status === "wallet_spend") throw new RpcError(Code.badInput, OrderMsg.walletLocked);
+    if (order.status !== "topay") throw new RpcError(Code.badInput, OrderMsg.notPayable);
+    if (order.coupon_use_id) throw new RpcError(Code.orderHasCoupon, OrderMsg.orderHasCoupon);
+    const coupon = checkOrderCoupon(ctx.db, findCouponByCode(ctx.db, code), userId, now);
+    const discount = couponDiscountFen(coupon, order.order_money_fen);
+    const useId = recordCouponUse(ctx.db, { coupon, userId, orderId, addMoneyFen: discount, now });
+    ctx.db
+      .query(
+        `UPDATE orders SET coupon_use_id = ?, coupon_code = ?, coupon_name = ?, coupon_type = ?, coupon_discount_fen = ?
+         WHERE id = ?`,
+      )
+      .run(useId, coupon.code, coupon.name, coupon.type, discount, orderId);
+    return toOrder(findOrder(ctx.db, orderId) as OrderRow);
+  });
+}
+
+function dropCoupon(db: Db, order: OrderRow, now: number) {
+  if (!order.coupon_use_id) return;
+  restoreCouponUse(db, order.coupon_use_id, now);
+  db.query(
+    `UPDATE orders SET coupon_use_id = NULL, coupon_code = '', coupon_name = '', coupon_type = '', coupon_discount_fen = 0
+     WHERE id = ?`,
+  ).run(order.id);
+}
+
+/** Takes the coupon off an unpaid order and gives its use back. */
+export function cancelOrderCoupon(ctx: AppContext, userId: string, orderId: string, now = Date.now()): Order {
+  return tx(ctx.db, () => {
+    const order = ownOrder(ctx.db, userId, orderId);
+    if (order.status === "wallet_spend") throw new RpcError(Code.badInput, OrderMsg.walletLocked);
+    if (order.status !== "topay") throw new RpcError(Code.badInput, OrderMsg.notPayable);
+    dropCoupon(ctx.db, order, now);
+    return toOrder(findOrder(ctx.db, orderId) as OrderRow);
+  });
+}
+
+/** Takes the seed's wallet deduction once; the order becomes wallet_spend. Calling again changes nothing. */
+export function walletCheck(ctx: AppContext, userId: string, orderId: string, now = Date.now()): Order {
+  return tx(ctx.db, () => {
+    const order = ownOrder(ctx.db, userId, orderId);
+    if (!isOpen(order)) throw new RpcError(Code.badInput, OrderMsg.notPayable);
+    if (order.status === "wallet_spend") return toOrder(order);
+    const balance =
+      ctx.db.query<{ wallet_fen: number }, [string]>("SELECT wallet_fen FROM users WHERE id = ?").get(userId)
+        ?.wallet_fen ?? 0;
+    const spend = walletDeductionFen(balance, payableFen(order));
+    if (spend === 0) return toOrder(order);
+    changeWallet(ctx.db, {
+      userId,
+      type: "order_spend",
+      changeFen: -spend,
+      desc: `购买 ${order.desc}`,
+      orderId,
+      now,
+    });
+    ctx.db
+      .query("UPDATE orders SET wallet_spend_fen = ?, status = 'wallet_spend' WHERE id = ?")
+      .run(spend, orderId);
+    return toOrder(findOrder(ctx.db, orderId) as OrderRow);
+  });
+}
+
+/**
+ * Cancels an unpaid order (topay or wallet_spend; 1026 otherwise): frees the coupon, returns the
+ * wallet deduction, closes its pending payments. A late notification for it is then refused and logged.
+ */
+export function cancelOrder(ctx: AppContext, userId: string, orderId: string, now = Date.now()): Order {
+  return tx(ctx.db, () => {
+    const order = ownOrder(ctx.db, userId, orderId);
+    if (!isOpen(order)) throw new RpcError(Code.orderNotCancellable, OrderMsg.notCancellable);
+    dropCoupon(ctx.db, order, now);
+    if (order.wallet_spend_fen > 0) {
+      changeWallet(ctx.db, {
+        userId,
+        type: "order_refund",
+        changeFen: order.wallet_spend_fen,
+        desc: `取消订单 ${order.desc}`,
+        orderId,
+        now,
+      });
+    }
+    ctx.db
+      .query("UPDATE orders SET status = 'cancled', wallet_spend_fen = 0, cancel_time = ? WHERE id = ?")
+      .run(now, orderId);
+    ctx.db
+      .query("UPDATE payments SET status = 'closed' WHERE order_id = ? AND status = 'pending'")
+      .run(orderId);
+    return toOrder(findOrder(ctx.db, orderId) as OrderRow);
+  });
+}
+
+/** A short note on a paid or wallet-deducted order for the admins (seed 000 §5: at most 30 characters). */
+export function orderFeedback(ctx: AppContext, userId: string, orderId: string, msg: string): Order {
+  return tx(ctx.db, () => {
+    const order = ownOrder(ctx.db, userId, orderId);
+    if (order.status !== "paied" && order.status !== "wallet_spend")
+      throw new RpcError(Code.badInput, "只有已支付或已抵扣的订单可以反馈");
+    ctx.db.query("UPDATE orders SET user_feedback = ? WHERE id = ?").run(msg, orderId);
+    return toOrder(findOrder(ctx.db, orderId) as OrderRow);
+  });
+}
+
+export function listOrders(ctx: AppContext, userId: string): Order[] {
+  return ctx.db
+    .query<OrderRow, [string]>(
+      "SELECT * FROM orders WHERE user_id = ? ORDER BY create_time DESC, id DESC LIMIT 1000",
+    )
+    .all(userId)
+    .map(toOrder);
+}
+
+export function tradeStatus(ctx: AppContext, userId: string, orderId: string): TradeStatus {
+  const order = ownOrder(ctx.db, userId, orderId);
+  return { status: order.status, add_traffic: order.add_traffic, add_vip_duration: order.add_vip_duration };
+}
+
+// ---- back office ----
+
+interface TradeRow extends OrderRow {
+  email: string;
+  trade_no: string | null;
+  amount_fen: number | null;
+  payment_device: string | null;
+  third_pay_platform: string | null;
+}
+
+/** Orders newest first with their latest payment attempt; filterStr matches e-mail, product, order or trade number. */
+export function listTrades(ctx: AppContext, requestNumber: number, filterStr: string): Trade[] {
+  const like = `%${filterStr.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  const rows = ctx.db
+    .query<TradeRow, [string, number]>(
+      `SELECT o.*, u.email,
+         p.trade_no, p.amount_fen, p.device AS payment_device, p.third_pay_platform
+       FROM orders o
+       JOIN users u ON u.id = o.user_id
+       LEFT JOIN payments p ON p.trade_no = (
+         SELECT trade_no FROM payments WHERE order_id = o.id ORDER BY (status = 'paid') DESC, create_time DESC LIMIT 1)
+       WHERE ?1 = '%%' OR u.email LIKE ?1 ESCAPE '\\' OR o.desc LIKE ?1 ESCAPE '\\' OR o.id LIKE ?1 ESCAPE '\\'
+          OR p.trade_no LIKE ?1 ESCAPE '\\' OR o.from_channel LIKE ?1 ESCAPE '\\'
+       ORDER BY o.create_time DESC, o.id DESC
+       LIMIT ?2`,
+    )
+    .all(like, requestNumber);
+  return rows.map((row) => ({
+    order_id: row.id,
+    username: row.email,
+    desc: row.desc,
+    tradeno: row.trade_no ?? "",
+    fromChannel: row.from_channel,
+    request_pay_amound: fenToYuan(row.amount_fen ?? payableFen(row)),
+    rewardMoney: fenToYuan(row.reward_fen),
+    pay_mode: row.pay_mode,
+    device: row.payment_device ?? row.device,
+    third_pay_platform: row.third_pay_platform ?? "",
+    status: row.status,
+    create_time: row.create_time,
+    add_traffic: row.add_traffic,
+    add_vip_duration: row.add_vip_duration,
+  }));
+}
+
+export function orderDetail(ctx: AppContext, orderId: string): OrderDetail {
+  const order = findOrder(ctx.db, orderId);
+  if (!order) throw new RpcError(Code.notFound, OrderMsg.notFound);
+  return {
+    desc: order.desc,
+    order_money: fenToYuan(order.order_money_fen),
+    coupon_name: order.coupon_name,
+    coupon_discount: fenToYuan(order.coupon_discount_fen),
+    wallet_spend: fenToYuan(order.wallet_spend_fen),
+    status: order.status,
+    create_time: order.create_time,
+    user_feedback: order.user_feedback,
+  };
+}

@@ -1,0 +1,234 @@
+/**
+ * The one way an order becomes paid (payments.md §0, DESIGN §7): check the payment attempt and the
+ * amount, flip the attempt and the order with conditional updates, credit the user, and write the
+ * ledger and the audit row, all in ONE transaction. Repeats find nothing left to flip and credit
+ * nothing; every outcome, refused ones included, leaves a payment_events row.
+ */
+import type { AppContext } from "../context.ts";
+import { type Db, tx } from "../db/db.ts";
+import { DAY_MS } from "../lib/time.ts";
+import { changeTraffic } from "../modules/ledger/service.ts";
+import { findOrder, isOpen, type OrderRow, payableFen } from "../modules/order/service.ts";
+import { Code, RpcError } from "../rpc/codes.ts";
+import { newTradeNo, type ProviderId, type VerifiedPayment } from "./provider.ts";
+
+export interface PaymentRow {
+  trade_no: string;
+  order_id: string;
+  user_id: string;
+  provider: ProviderId;
+  method: string;
+  amount_fen: number;
+  usdt_units: number | null;
+  usdt_address: string | null;
+  usdt_rate_fen: number | null;
+  device: string;
+  client_ip: string;
+  third_pay_platform: string;
+  status: "pending" | "paid" | "closed";
+  gateway_trade_no: string | null;
+  create_time: number;
+  expire_time: number | null;
+  pay_time: number | null;
+}
+
+export type MarkPaidResult =
+  | { result: "credited"; orderId: string }
+  | { result: "duplicate"; orderId: string }
+  | { result: "rejected" | "anomaly"; reason: string };
+
+export function findPayment(db: Db, tradeNo: string): PaymentRow | null {
+  return db.query<PaymentRow, [string]>("SELECT * FROM payments WHERE trade_no = ?").get(tradeNo);
+}
+
+export function logPaymentEvent(
+  db: Db,
+  event: {
+    provider: string;
+    tradeNo?: string;
+    gatewayTradeNo?: string;
+    result: string;
+    reason?: string;
+    raw?: string;
+  },
+  now = Date.now(),
+) {
+  db.query(
+    "INSERT INTO payment_events (provider, trade_no, gateway_trade_no, result, reason, raw, create_time) VALUES (?, ?, ?, ?, ?, ?, ?)",
+  ).run(
+    event.provider,
+    event.tradeNo ?? "",
+    event.gatewayTradeNo ?? "",
+    event.result,
+    event.reason ?? "",
+    (event.raw ?? "").slice(0, 8000),
+    now,
+  );
+}
+
+/** Credits what the order was sold (DESIGN §7). Runs inside markPaid's transaction. */
+export function creditOrder(ctx: AppContext, order: OrderRow, now: number): void {
+  const db = ctx.db;
+  const user = db
+    .query<{ vip_expire_time: number }, [string]>("SELECT vip_expire_time FROM users WHERE id = ?")
+    .get(order.user_id);
+  if (!user) throw new Error(`order ${order.id} has no user`);
+  const extendsTime = order.add_vip_duration > 0;
+  changeTraffic(db, {
+    userId: order.user_id,
+    type: "buy",
+    desc: `购买 ${order.desc}`,
+    traffic: order.add_traffic,
+    vipExpireTime: extendsTime
+      ? Math.max(now, user.vip_expire_time) + order.add_vip_duration * DAY_MS
+      : undefined,
+    dailyLimit: extendsTime ? order.daily_limit : undefined,
+    orderId: order.id,
+    now,
+    timeZone: ctx.settings.get("timezone"),
+  });
+  db.query("UPDATE users SET paid_user = 1 WHERE id = ?").run(order.user_id);
+  if (order.permission_duration > 0) {
+    const grant = db.query(
+      `INSERT INTO user_permissions (user_id, permission_id, expire_time) VALUES (?1, ?2, ?3 + ?4)
+       ON CONFLICT (user_id, permission_id) DO UPDATE SET expire_time = MAX(expire_time, ?3) + ?4`,
+    );
+    for (const permissionId of JSON.parse(order.gain_permissions) as string[]) {
+      const bumped = db
+        .query("UPDATE permissions SET use_times = use_times + 1 WHERE id = ?")
+        .run(permissionId).changes;
+      if (bumped) grant.run(order.user_id, permissionId, now, order.permission_duration * DAY_MS);
+    }
+  }
+}
+
+export interface PaidNotice extends VerifiedPayment {
+  provider: ProviderId;
+  /** What came over the wire, for the audit row. */
+  raw: string;
+  /** Who credited: "notify", "query", "watcher", "manual: <reason>", "wallet". */
+  source: string;
+}
+
+function refuse(
+  db: Db,
+  notice: PaidNotice,
+  result: "rejected" | "anomaly",
+  reason: string,
+  now: number,
+): MarkPaidResult {
+  logPaymentEvent(db, { ...notice, result, reason }, now);
+  return { result, reason };
+}
+
+/** Marks a payment attempt paid and credits its order exactly once. Never throws for a bad notice. */
+export function markPaid(ctx: AppContext, notice: PaidNotice, now = Date.now()): MarkPaidResult {
+  const db = ctx.db;
+  return tx(db, () => {
+    if (notice.status !== "paid")
+      return refuse(db, notice, "rejected", `gateway status ${notice.status}`, now);
+    const payment = findPayment(db, notice.tradeNo);
+    if (!payment) return refuse(db, notice, "rejected", "unknown trade number", now);
+    if (payment.provider !== notice.provider)
+      return refuse(db, notice, "rejected", `trade belongs to ${payment.provider}`, now);
+    const expected =
+      notice.amount.currency === "USDT"
+        ? payment.usdt_units
+        : payment.method === "usdt"
+          ? null
+          : payment.amount_fen;
+    if (expected === null || expected !== notice.amount.minor)
+      return refuse(
+        db,
+        notice,
+        "anomaly",
+        `amount ${notice.amount.minor} ${notice.amount.currency}, expected ${expected}`,
+        now,
+      );
+    const order = findOrder(db, payment.order_id);
+    if (!order) return refuse(db, notice, "rejected", "order missing", now);
+    if (order.status === "paied") {
+      if (payment.status === "paid") {
+        logPaymentEvent(db, { ...notice, result: "duplicate", reason: "already paid" }, now);
+        return { result: "duplicate", orderId: order.id };
+      }
+      return refuse(db, notice, "anomaly", "order already paid through another payment: refund by hand", now);
+    }
+    if (!isOpen(order))
+      return refuse(db, notice, "anomaly", `order is ${order.status}: money received, nothing credited`, now);
+    if (payment.status === "closed") {
+      // A superseded attempt (the customer switched method) that was paid anyway: still the order's money.
+      logPaymentEvent(
+        db,
+        { ...notice, result: "anomaly", reason: "paid a superseded attempt; crediting" },
+        now,
+      );
+    }
+    const flipped = db
+      .query(
+        "UPDATE payments SET status = 'paid', gateway_trade_no = ?, pay_time = ? WHERE trade_no = ? AND status != 'paid'",
+      )
+      .run(notice.gatewayTradeNo, now, payment.trade_no).changes;
+    const orderFlipped = db
+      .query(
+        `UPDATE orders SET status = 'paied', pay_time = ?, pay_mode = ?, paid_by = ?
+         WHERE id = ? AND status IN ('topay', 'wallet_spend')`,
+      )
+      .run(now, payment.method, notice.source, order.id).changes;
+    if (flipped !== 1 || orderFlipped !== 1) throw new Error("payment state changed inside its transaction");
+    // Other pending attempts of this order can no longer be paid for it.
+    db.query("UPDATE payments SET status = 'closed' WHERE order_id = ? AND status = 'pending'").run(order.id);
+    creditOrder(ctx, order, now);
+    logPaymentEvent(db, { ...notice, result: "credited", reason: notice.source }, now);
+    return { result: "credited", orderId: order.id };
+  });
+}
+
+/**
+ * Records a payment of the order's whole remainder that did not pass through a gateway (wallet or
+ * coupon covering everything, or an operator crediting by hand) and marks it paid.
+ */
+export function settleWithoutGateway(
+  ctx: AppContext,
+  orderId: string,
+  provider: "wallet" | "manual",
+  source: string,
+  now = Date.now(),
+): MarkPaidResult {
+  return tx(ctx.db, () => {
+    const order = findOrder(ctx.db, orderId);
+    if (!order) throw new RpcError(Code.notFound, "订单不存在");
+    if (!isOpen(order)) throw new RpcError(Code.badInput, `订单状态为 ${order.status}，不能标记为已支付`);
+    const amount = payableFen(order);
+    if (provider === "wallet" && amount !== 0) throw new Error("wallet settlement needs a zero remainder");
+    const tradeNo = newTradeNo(now);
+    ctx.db
+      .query(
+        `INSERT INTO payments (trade_no, order_id, user_id, provider, method, amount_fen, third_pay_platform, create_time)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        tradeNo,
+        order.id,
+        order.user_id,
+        provider,
+        provider,
+        amount,
+        provider === "wallet" ? "钱包" : "人工",
+        now,
+      );
+    return markPaid(
+      ctx,
+      {
+        provider,
+        tradeNo,
+        gatewayTradeNo: tradeNo,
+        amount: { currency: "CNY", minor: amount },
+        status: "paid",
+        raw: source,
+        source,
+      },
+      now,
+    );
+  });
+}

@@ -1,0 +1,75 @@
+/**
+ * Payment HTTP edges that are not envelope calls: gateway notifications
+ * (`/api/pay/notify/<provider>`, GET and POST, no auth: the signature is the auth) and the sandbox
+ * cashier page.
+ */
+import { Elysia } from "elysia";
+import type { AppContext } from "../context.ts";
+import { findOrder } from "../modules/order/service.ts";
+import { findPayment, logPaymentEvent, markPaid } from "./credit.ts";
+import { textAck } from "./provider.ts";
+import { providerById } from "./registry.ts";
+import { sandboxPage } from "./sandbox.ts";
+
+async function readParams(request: Request, rawBody: string): Promise<Record<string, string>> {
+  const params: Record<string, string> = {};
+  for (const [key, value] of new URL(request.url).searchParams) params[key] = value;
+  const type = request.headers.get("content-type") ?? "";
+  if (type.includes("application/x-www-form-urlencoded")) {
+    for (const [key, value] of new URLSearchParams(rawBody)) params[key] = value;
+  }
+  return params;
+}
+
+export async function handleNotify(ctx: AppContext, providerId: string, request: Request): Promise<Response> {
+  const provider = providerById(providerId);
+  const rawBody = request.method === "GET" ? "" : await request.text();
+  const raw = `${request.method} ${new URL(request.url).search} ${rawBody}`;
+  if (!provider?.verifyNotify) {
+    logPaymentEvent(ctx.db, {
+      provider: providerId.slice(0, 40),
+      result: "rejected",
+      reason: "no such provider",
+      raw,
+    });
+    return textAck("fail", 404)();
+  }
+  const params = await readParams(request, rawBody);
+  const verdict = provider.verifyNotify(ctx, {
+    method: request.method,
+    headers: request.headers,
+    rawBody,
+    params,
+  });
+  if (!verdict.ok) {
+    logPaymentEvent(ctx.db, {
+      provider: provider.id,
+      tradeNo: params.out_trade_no ?? params.trade_no ?? "",
+      result: "rejected",
+      reason: verdict.reason,
+      raw,
+    });
+    return verdict.ack();
+  }
+  // Authentic: whatever markPaid decides is logged there, and the gateway gets its ACK so it stops retrying.
+  markPaid(ctx, { ...verdict.payment, provider: provider.id, raw, source: "notify" });
+  return verdict.ack();
+}
+
+export function paymentRoutes(ctx: AppContext) {
+  return new Elysia()
+    .get("/api/pay/notify/:provider", ({ params, request }) => handleNotify(ctx, params.provider, request))
+    .post("/api/pay/notify/:provider", ({ params, request }) => handleNotify(ctx, params.provider, request), {
+      parse: "none",
+    })
+    .get("/pay/sandbox/:tradeNo", ({ params, request }) => {
+      const payment = findPayment(ctx.db, params.tradeNo);
+      const visible = payment?.provider === "sandbox" ? payment : null;
+      const subject = visible ? (findOrder(ctx.db, visible.order_id)?.desc ?? "") : "";
+      const done = new URL(request.url).searchParams.get("done") === "1";
+      return new Response(sandboxPage(visible, subject, done), {
+        status: visible ? 200 : 404,
+        headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" },
+      });
+    });
+}
