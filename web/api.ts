@@ -3,8 +3,18 @@
  * answer `{data: base64({code, data, msg})}`. Network failures become code 502 with a toast;
  * code 1002 (session expired) toasts and sends the visitor to /#/login after 2 s.
  */
+import type { Combo } from "../src/modules/combo/schema.ts";
 import type { Notice } from "../src/modules/notice/schema.ts";
-import type { HostInfo } from "../src/modules/settings/schema.ts";
+import type {
+  Order,
+  OrderDetail,
+  PayMode,
+  PayResult,
+  Trade,
+  TradeStatus,
+} from "../src/modules/order/schema.ts";
+import type { PermissionItem } from "../src/modules/permission/service.ts";
+import type { HostInfo, Settings } from "../src/modules/settings/schema.ts";
 import type { PermissionGrant, UserInfo } from "../src/modules/user/schema.ts";
 import { Code } from "../src/rpc/codes.ts";
 import { type Answer, fromBase64Json, toBase64Json } from "../src/rpc/envelope.ts";
@@ -38,7 +48,38 @@ export interface CallMap {
   "/api/user_notive/list": { input: Empty; output: Notice[] };
   "/api/user_notive/clicked": { input: { noticeId: string }; output: null };
   "/api/host/get": { input: Empty; output: HostInfo };
+  // shop and orders (seed 000 §7)
+  "/api/shop/list": { input: Empty; output: Combo[] };
+  "/api/shop/pay_modes": { input: Empty; output: PayMode[] };
+  "/api/shop/create_order": { input: { combo_id: string }; output: Order };
+  "/api/coupon/orderUseCoupon": { input: { order_id: string; code: string }; output: Order };
+  "/api/coupon/orderCancleCoupon": { input: { order_id: string }; output: Order };
+  "/api/shop/wallet_check": { input: { order_id: string }; output: Order };
+  "/api/shop/dobuy": {
+    input: { order_id: string; pay_mode: PayMode; isMobile: boolean; return_url: string };
+    output: PayResult;
+  };
+  "/api/shop/trade_status": { input: { trade_id: string }; output: TradeStatus };
+  "/api/order/order_list": { input: Empty; output: Order[] };
+  "/api/order/cancel_order": { input: { order_id: string }; output: Order };
+  "/api/order/feedback": { input: { order_id: string; msg: string }; output: Order };
+  // back office (seed 001 §7)
+  "/api/admin/config/get": { input: Empty; output: Settings };
+  "/api/admin/config/set_config": { input: Partial<Settings>; output: Settings };
+  "/api/admin/combo/update_combo": { input: ComboForm; output: Combo };
+  "/api/admin/combo/delete_combo": { input: { id: string }; output: null };
+  "/api/admin/permissions/list": { input: Empty; output: PermissionItem[] };
+  "/api/admin/permissions/update": {
+    input: { _id?: string; name: string; desc: string };
+    output: PermissionItem;
+  };
+  "/api/admin/permissions/delete": { input: { id: string }; output: null };
+  "/api/admin/trades/tradelist": { input: { requestNumber: number; filterStr: string }; output: Trade[] };
+  "/api/admin/trades/get_order_for_trade": { input: { order_id: string }; output: OrderDetail };
 }
+
+/** What the combo form sends: a combo without its id when new. */
+export type ComboForm = Omit<Combo, "_id" | "limit"> & { _id?: string; limit?: number };
 
 export type CallPath = keyof CallMap;
 
