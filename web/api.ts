@@ -13,7 +13,7 @@ import type {
   Trade,
   TradeStatus,
 } from "../src/modules/order/schema.ts";
-import type { PermissionItem } from "../src/modules/permission/service.ts";
+import type { PermissionItem } from "../src/modules/permission/schema.ts";
 import type { HostInfo, Settings } from "../src/modules/settings/schema.ts";
 import type { PermissionGrant, UserInfo } from "../src/modules/user/schema.ts";
 import { Code } from "../src/rpc/codes.ts";

@@ -3,6 +3,7 @@ import { tx } from "../../db/db.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { newId } from "../../rpc/ids.ts";
 import type { PermissionGrant } from "../user/schema.ts";
+import type { PermissionItem } from "./schema.ts";
 
 /** The user's unexpired permissions, soonest expiry first (seed 000 §3 permissions). */
 export function listMyPermissions(ctx: AppContext, userId: string, now = Date.now()): PermissionGrant[] {
@@ -22,14 +23,6 @@ export function listMyPermissions(ctx: AppContext, userId: string, now = Date.no
 }
 
 // ---- back office (seed 001 §2.2) ----
-
-export interface PermissionItem {
-  _id: string;
-  name: string;
-  desc: string;
-  /** How many paid orders granted it. */
-  useTimes: number;
-}
 
 export function listPermissions(ctx: AppContext): PermissionItem[] {
   return ctx.db
