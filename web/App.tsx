@@ -5,12 +5,20 @@ import { Announcement } from "./components/Announcement.tsx";
 import { Footer, Header } from "./components/Header.tsx";
 import { Toaster } from "./components/Toast.tsx";
 import { go } from "./lib/nav.ts";
+import { AdminCombosPage } from "./pages/admin/Combos.tsx";
+import { AdminConfigPage } from "./pages/admin/Config.tsx";
+import { AdminPermissionsPage } from "./pages/admin/Permissions.tsx";
+import { AdminTradeListPage } from "./pages/admin/TradeList.tsx";
+import { CheckoutPage } from "./pages/Checkout.tsx";
 import { ConfirmPage } from "./pages/Confirm.tsx";
 import { HomePage } from "./pages/Home.tsx";
 import { LoginPage } from "./pages/Login.tsx";
 import { NotFoundPage } from "./pages/NotFound.tsx";
+import { OrderPage } from "./pages/Order.tsx";
+import { OrderInfoPage } from "./pages/OrderInfo.tsx";
 import { RegisterPage } from "./pages/Register.tsx";
 import { ResetPage } from "./pages/Reset.tsx";
+import { ShopPage } from "./pages/Shop.tsx";
 import { DEFAULT_DESCRIPTION, ROUTES, type RouteInfo, SITE_NAME } from "./routes.ts";
 import { useSession } from "./session.ts";
 
@@ -22,6 +30,14 @@ const PAGES: Record<string, ComponentType> = {
   "/register": RegisterPage,
   "/confirm": ConfirmPage,
   "/reset": ResetPage,
+  "/shop": ShopPage,
+  "/order": OrderPage,
+  "/orderinfo": OrderInfoPage,
+  "/checkout": CheckoutPage,
+  "/admin_combos": AdminCombosPage,
+  "/admin_permissions": AdminPermissionsPage,
+  "/admin_tradeList": AdminTradeListPage,
+  "/admin_config": AdminConfigPage,
 };
 
 /** The hash path without its query (`#/login?c=1` → `/login`), trailing slash dropped. */
