@@ -19,8 +19,7 @@ export const sandboxProvider: PaymentProvider = {
     if (!sandboxEnabled(ctx)) return false;
     const settings = ctx.settings.all();
     if (method === "alipay") return settings.alipay === "sandbox";
-    if (method === "wxpay") return settings.wxpay === "sandbox";
-    return method === "usdt" && settings.usdtpay === "";
+    return method === "wxpay" && settings.wxpay === "sandbox";
   },
   async createPayment(_ctx, request) {
     const url = `${request.panelOrigin}/pay/sandbox/${request.tradeNo}`;
