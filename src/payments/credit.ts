@@ -156,6 +156,15 @@ export function markPaid(ctx: AppContext, notice: PaidNotice, now = Date.now()):
     }
     if (!isOpen(order))
       return refuse(db, notice, "anomaly", `order is ${order.status}: money received, nothing credited`, now);
+    // A coupon or wallet change after this attempt was made changed what the order still owes.
+    if (payment.amount_fen !== payableFen(order))
+      return refuse(
+        db,
+        notice,
+        "anomaly",
+        `attempt was for ${payment.amount_fen} fen, order now owes ${payableFen(order)}: money received, nothing credited`,
+        now,
+      );
     if (payment.status === "closed") {
       // A superseded attempt (the customer switched method) that was paid anyway: still the order's money.
       logPaymentEvent(

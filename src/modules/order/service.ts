@@ -139,6 +139,14 @@ export function createOrder(ctx: AppContext, user: UserRow, comboId: string, now
   return toOrder(findOrder(ctx.db, id) as OrderRow);
 }
 
+/**
+ * Payment attempts are made for the remainder at that moment; once a coupon or the wallet changes it,
+ * they can no longer pay this order (markPaid refuses a paid one whose amount no longer matches).
+ */
+function closePendingPayments(db: Db, orderId: string) {
+  db.query("UPDATE payments SET status = 'closed' WHERE order_id = ? AND status = 'pending'").run(orderId);
+}
+
 const COUPON_TRIES = { name: "order-coupon", max: 10, windowMs: 60_000 };
 
 /** Puts one cash or discount coupon on an unpaid order; the use counts until the order is cancelled. */
@@ -166,6 +174,7 @@ export function useOrderCoupon(
          WHERE id = ?`,
       )
       .run(useId, coupon.code, coupon.name, coupon.type, discount, orderId);
+    closePendingPayments(ctx.db, orderId);
     return toOrder(findOrder(ctx.db, orderId) as OrderRow);
   });
 }
@@ -177,6 +186,7 @@ function dropCoupon(db: Db, order: OrderRow, now: number) {
     `UPDATE orders SET coupon_use_id = NULL, coupon_code = '', coupon_name = '', coupon_type = '', coupon_discount_fen = 0
      WHERE id = ?`,
   ).run(order.id);
+  closePendingPayments(db, order.id);
 }
 
 /** Takes the coupon off an unpaid order and gives its use back. */
@@ -212,6 +222,7 @@ export function walletCheck(ctx: AppContext, userId: string, orderId: string, no
     ctx.db
       .query("UPDATE orders SET wallet_spend_fen = ?, status = 'wallet_spend' WHERE id = ?")
       .run(spend, orderId);
+    closePendingPayments(ctx.db, orderId);
     return toOrder(findOrder(ctx.db, orderId) as OrderRow);
   });
 }
@@ -238,9 +249,7 @@ export function cancelOrder(ctx: AppContext, userId: string, orderId: string, no
     ctx.db
       .query("UPDATE orders SET status = 'cancled', wallet_spend_fen = 0, cancel_time = ? WHERE id = ?")
       .run(now, orderId);
-    ctx.db
-      .query("UPDATE payments SET status = 'closed' WHERE order_id = ? AND status = 'pending'")
-      .run(orderId);
+    closePendingPayments(ctx.db, orderId);
     return toOrder(findOrder(ctx.db, orderId) as OrderRow);
   });
 }
