@@ -16,3 +16,42 @@ export function businessDay(now: number, timeZone: string): string {
   }
   return format.format(now);
 }
+
+const offsetFormats = new Map<string, Intl.DateTimeFormat>();
+
+/** How far the timezone's wall clock is ahead of UTC at an instant (ms; +8 h for Asia/Shanghai). */
+function zoneOffsetMs(instant: number, timeZone: string): number {
+  let format = offsetFormats.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat("en-US", {
+      timeZone,
+      hourCycle: "h23",
+      year: "numeric",
+      month: "numeric",
+      day: "numeric",
+      hour: "numeric",
+      minute: "numeric",
+      second: "numeric",
+    });
+    offsetFormats.set(timeZone, format);
+  }
+  const part = (type: string) => Number(format.formatToParts(instant).find((p) => p.type === type)?.value);
+  const wall = Date.UTC(
+    part("year"),
+    part("month") - 1,
+    part("day"),
+    part("hour"),
+    part("minute"),
+    part("second"),
+  );
+  return wall - (instant - (((instant % 1000) + 1000) % 1000));
+}
+
+/** The last millisecond of a business day (YYYY-MM-DD) in the given timezone. */
+export function endOfBusinessDay(day: string, timeZone: string): number {
+  const [year, month, date] = day.split("-").map(Number) as [number, number, number];
+  const nextMidnightWall = Date.UTC(year, month - 1, date + 1);
+  // Two passes settle the offset across a daylight-saving change.
+  const guess = nextMidnightWall - zoneOffsetMs(nextMidnightWall, timeZone);
+  return nextMidnightWall - zoneOffsetMs(guess, timeZone) - 1;
+}

@@ -3,11 +3,21 @@
  * discount a coupon gives, and usage records that count against the limits until restored.
  * Callers run these inside their own transaction.
  */
-import type { Db } from "../../db/db.ts";
+import type { AppContext } from "../../context.ts";
+import { type Db, tx } from "../../db/db.ts";
+import { fenToYuan } from "../../lib/money.ts";
+import { endOfBusinessDay } from "../../lib/time.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { newId } from "../../rpc/ids.ts";
 import { OrderMsg } from "../order/schema.ts";
-import { type CouponType, TRIAL_COUPON_TYPES } from "./schema.ts";
+import {
+  type Coupon,
+  type CouponInput,
+  CouponMsg,
+  type CouponType,
+  type CouponUseRecord,
+  TRIAL_COUPON_TYPES,
+} from "./schema.ts";
 
 export interface CouponRow {
   id: string;
@@ -75,11 +85,17 @@ export function checkOrderCoupon(
   return coupon;
 }
 
-/** Fen taken off a price: a cash coupon up to the price, a discount coupon (0.9 = 10% off) rounded to the fen. */
+/**
+ * Fen taken off a price: a cash coupon up to the price, a discount coupon (0.9 = 10% off) with the
+ * price to pay rounded half up to the fen. The rate goes through basis points so that float noise
+ * (1005 × 0.9 = 904.4999…) cannot flip the rounding.
+ */
 export function couponDiscountFen(coupon: CouponRow, priceFen: number): number {
   if (coupon.type === "cash") return Math.min(coupon.for_money_fen, priceFen);
-  if (coupon.type === "discount")
-    return priceFen - Math.round(priceFen * Math.min(1, Math.max(0, coupon.discount)));
+  if (coupon.type === "discount") {
+    const basisPoints = Math.round(Math.min(1, Math.max(0, coupon.discount)) * 10_000);
+    return priceFen - Math.round((priceFen * basisPoints) / 10_000);
+  }
   return 0;
 }
 
@@ -125,4 +141,159 @@ export function restoreCouponUse(db: Db, useId: string, now: number): void {
     .get(now, useId);
   if (!use) return;
   db.query("UPDATE coupons SET auth_times = MAX(auth_times - 1, 0) WHERE id = ?").run(use.coupon_id);
+}
+
+export function toCoupon(row: CouponRow): Coupon {
+  return {
+    _id: row.id,
+    name: row.name,
+    type: row.type,
+    code: row.code,
+    taobao: row.taobao === 1,
+    traffic: row.traffic,
+    traffixHaveLimitTime: row.traffic_has_limit_time === 1,
+    traffixLimitTime: row.traffic_limit_hours,
+    vipDay: row.vip_day,
+    forMoney: fenToYuan(row.for_money_fen),
+    discount: row.discount,
+    useNumPerUser: row.use_num_per_user,
+    NumberOfAuthorizations: row.number_of_authorizations,
+    authTimes: row.auth_times,
+    expireTime: row.expire_time,
+    createTime: row.create_time,
+  };
+}
+
+const CODE_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+export const RANDOM_CODE_LENGTH = 6;
+
+/** A random code of uppercase A–Z (seed 000 §9, seed 001 §9: length 6). */
+export function randomCouponCode(length = RANDOM_CODE_LENGTH): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(length));
+  // 256 is not a multiple of 26; the bias (under 1%) does not matter for a code checked against the table.
+  return Array.from(bytes, (b) => CODE_LETTERS[b % CODE_LETTERS.length]).join("");
+}
+
+function codeTaken(db: Db, code: string, exceptId: string | undefined): boolean {
+  const holder = db.query<{ id: string }, [string]>("SELECT id FROM coupons WHERE code = ?").get(code);
+  return holder !== null && holder.id !== exceptId;
+}
+
+function unusedRandomCode(db: Db): string {
+  for (;;) {
+    const code = randomCouponCode();
+    if (!codeTaken(db, code, undefined)) return code;
+  }
+}
+
+/** expireTime of the input as stored: the end of the given day in the `timezone` setting, or 0 for never. */
+function expireTimeMs(ctx: AppContext, expireTime: string | number): number {
+  if (typeof expireTime === "number") return expireTime;
+  return expireTime === "" ? 0 : endOfBusinessDay(expireTime, ctx.settings.get("timezone"));
+}
+
+/**
+ * Creates (no `_id`) or replaces a coupon. Uses already made stay counted (authTimes is kept);
+ * lowered limits apply to the next use and to orders not yet paid (checked again at dobuy).
+ */
+export function saveCoupon(ctx: AppContext, input: CouponInput, now = Date.now()): Coupon {
+  return tx(ctx.db, () => {
+    const code = input.code || unusedRandomCode(ctx.db);
+    if (codeTaken(ctx.db, code, input._id))
+      throw new RpcError(Code.badInput, `${CouponMsg.codeTaken}: ${code}`);
+    const values = [
+      input.name,
+      input.type,
+      code,
+      input.taobao ? 1 : 0,
+      input.traffic,
+      input.traffixHaveLimitTime ? 1 : 0,
+      input.traffixLimitTime,
+      input.vipDay,
+      input.forMoney,
+      input.discount,
+      input.useNumPerUser,
+      input.NumberOfAuthorizations,
+      expireTimeMs(ctx, input.expireTime),
+    ] as const;
+    let id = input._id;
+    if (id) {
+      const changed = ctx.db
+        .query(
+          `UPDATE coupons SET name = ?, type = ?, code = ?, taobao = ?, traffic = ?, traffic_has_limit_time = ?,
+             traffic_limit_hours = ?, vip_day = ?, for_money_fen = ?, discount = ?, use_num_per_user = ?,
+             number_of_authorizations = ?, expire_time = ?
+           WHERE id = ?`,
+        )
+        .run(...values, id).changes;
+      if (!changed) throw new RpcError(Code.notFound, CouponMsg.notFound);
+    } else {
+      id = newId(now);
+      ctx.db
+        .query(
+          `INSERT INTO coupons (name, type, code, taobao, traffic, traffic_has_limit_time, traffic_limit_hours, vip_day,
+             for_money_fen, discount, use_num_per_user, number_of_authorizations, expire_time, id, create_time)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(...values, id, now);
+    }
+    return toCoupon(findCouponById(ctx.db, id) as CouponRow);
+  });
+}
+
+/**
+ * Deletes coupons; returns how many existed. Their usage records stay for the records page, and an
+ * unpaid order still holding one of them is refused at dobuy (优惠券错误) until its coupon is taken off.
+ */
+export function deleteCoupons(ctx: AppContext, ids: readonly string[]): number {
+  return tx(ctx.db, () => {
+    const remove = ctx.db.query("DELETE FROM coupons WHERE id = ?");
+    let deleted = 0;
+    for (const id of new Set(ids)) deleted += remove.run(id).changes;
+    return deleted;
+  });
+}
+
+/** Every coupon, newest first (the manager filters by type and Taobao flag on the client). */
+export function listCoupons(ctx: AppContext): Coupon[] {
+  return ctx.db
+    .query<CouponRow, []>("SELECT * FROM coupons ORDER BY create_time DESC, rowid DESC")
+    .all()
+    .map(toCoupon);
+}
+
+interface CouponUseRow {
+  id: string;
+  email: string | null;
+  code: string;
+  type: CouponType;
+  add_traffic: number;
+  add_day: number;
+  add_money_fen: number;
+  discount: number;
+  time: number;
+  is_delete: number;
+}
+
+/** The most recent `limit` usage records, newest first (seed 001 §2.13); email "" when the user is gone. */
+export function listCouponUses(ctx: AppContext, limit: number): CouponUseRecord[] {
+  return ctx.db
+    .query<CouponUseRow, [number]>(
+      `SELECT cu.id, (SELECT email FROM users WHERE id = cu.user_id) AS email, cu.code, cu.type, cu.add_traffic,
+         cu.add_day, cu.add_money_fen, cu.discount, cu.time, cu.is_delete
+       FROM coupon_uses cu ORDER BY cu.time DESC, cu.rowid DESC LIMIT ?`,
+    )
+    .all(limit)
+    .map((row) => ({
+      _id: row.id,
+      email: row.email ?? "",
+      code: row.code,
+      type: row.type,
+      add_traffic: row.add_traffic,
+      add_day: row.add_day,
+      add_money: fenToYuan(row.add_money_fen),
+      discount: row.discount,
+      time: row.time,
+      is_delete: row.is_delete === 1,
+    }));
 }

@@ -1,0 +1,98 @@
+/**
+ * Shop test helpers: combos and coupons made through the services the back office uses, wallet
+ * money given through the ledger (so balances stay derivable), and the sandbox gateway paid over
+ * HTTP exactly as its cashier page's button does.
+ */
+import { tx } from "../src/db/db.ts";
+import { formatYuan } from "../src/lib/money.ts";
+import { comboInput } from "../src/modules/combo/schema.ts";
+import { saveCombo } from "../src/modules/combo/service.ts";
+import { couponInput } from "../src/modules/coupon/schema.ts";
+import { saveCoupon } from "../src/modules/coupon/service.ts";
+import { changeWallet } from "../src/modules/ledger/service.ts";
+import type { Order, PayResult } from "../src/modules/order/schema.ts";
+import type { ApiClient, TestServer } from "./harness.ts";
+
+/** The sandbox collects alipay and wxpay on this server only (a setting, not the process-wide env). */
+export function enableSandbox(server: TestServer) {
+  server.context.settings.update({ sandbox_pay: true, alipay: "sandbox", wxpay: "sandbox" });
+}
+
+export function makeCombo(server: TestServer, fields: Record<string, unknown>) {
+  return saveCombo(server.context, comboInput.parse({ traffic: 0, vipDuration: 0, ...fields }));
+}
+
+export function makeCoupon(server: TestServer, fields: Record<string, unknown>) {
+  return saveCoupon(server.context, couponInput.parse(fields));
+}
+
+/** Adds (or, negative, takes) wallet money with its wallet entry, as a reward or an admin would. */
+export function giveWallet(server: TestServer, userId: string, fen: number) {
+  const db = server.context.db;
+  tx(db, () => changeWallet(db, { userId, type: "adjust", changeFen: fen, desc: "test", now: Date.now() }));
+}
+
+export function walletFen(server: TestServer, userId: string): number {
+  return (
+    server.context.db
+      .query<{ wallet_fen: number }, [string]>("SELECT wallet_fen FROM users WHERE id = ?")
+      .get(userId)?.wallet_fen ?? Number.NaN
+  );
+}
+
+/** create_order; throws unless code 0. */
+export async function createOrder(client: ApiClient, comboId: string): Promise<Order> {
+  const answer = await client.call<Order>("/api/shop/create_order", { combo_id: comboId });
+  if (answer.code !== 0) throw new Error(`create_order: ${answer.code} ${answer.msg}`);
+  return answer.data;
+}
+
+export function dobuy(client: ApiClient, orderId: string, payMode: "alipay" | "wxpay" = "alipay") {
+  return client.call<PayResult>("/api/shop/dobuy", { order_id: orderId, pay_mode: payMode, isMobile: false });
+}
+
+/** The trade number behind a sandbox pay result (its QR points at /pay/sandbox/<trade>). */
+export function sandboxTradeNo(pay: PayResult): string {
+  const match = /\/pay\/sandbox\/([^/?#]+)$/.exec(pay.qrcode);
+  if (!match?.[1]) throw new Error(`not a sandbox payment: ${JSON.stringify(pay)}`);
+  return decodeURIComponent(match[1]);
+}
+
+/** What the sandbox cashier's 确认支付 button posts. */
+export function notifySandbox(server: TestServer, tradeNo: string, fen: number): Promise<Response> {
+  return fetch(`${server.url}/api/pay/notify/sandbox`, {
+    method: "POST",
+    headers: { "content-type": "application/x-www-form-urlencoded" },
+    body: new URLSearchParams({ trade_no: tradeNo, money: formatYuan(fen) }).toString(),
+    redirect: "manual",
+  });
+}
+
+/** dobuy with alipay and pay the exact amount through the sandbox; returns the trade number. */
+export async function payWithSandbox(
+  server: TestServer,
+  client: ApiClient,
+  orderId: string,
+): Promise<string> {
+  const pay = await dobuy(client, orderId);
+  if (pay.code !== 0) throw new Error(`dobuy: ${pay.code} ${pay.msg}`);
+  const tradeNo = sandboxTradeNo(pay.data);
+  const response = await notifySandbox(server, tradeNo, Math.round(pay.data.request_pay_amound * 100));
+  if (response.status !== 303) throw new Error(`sandbox notify answered ${response.status}`);
+  return tradeNo;
+}
+
+export interface PaymentEvent {
+  provider: string;
+  trade_no: string;
+  result: string;
+  reason: string;
+}
+
+export function paymentEvents(server: TestServer, tradeNo: string): PaymentEvent[] {
+  return server.context.db
+    .query<PaymentEvent, [string]>(
+      "SELECT provider, trade_no, result, reason FROM payment_events WHERE trade_no = ? ORDER BY id",
+    )
+    .all(tradeNo);
+}
