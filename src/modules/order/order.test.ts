@@ -1,0 +1,664 @@
+/**
+ * Orders over real HTTP: the wallet rule of seed 000 §5, coupons on orders with every error code
+ * of seed 000 §8, cancel, feedback, create_order and what paying credits (DESIGN §7). Payments go
+ * through the sandbox gateway's notification route and markPaid.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import {
+  createOrder,
+  dobuy,
+  enableSandbox,
+  giveWallet,
+  makeCombo,
+  makeCoupon,
+  notifySandbox,
+  paymentEvents,
+  payWithSandbox,
+  sandboxTradeNo,
+  walletFen,
+} from "../../../tests/commerce.ts";
+import { loggedInClient, startTestServer, type TestServer } from "../../../tests/harness.ts";
+import { tx } from "../../db/db.ts";
+import { businessDay, DAY_MS } from "../../lib/time.ts";
+import { DEFAULT_DAILY_LIMIT, GB } from "../../lib/traffic.ts";
+import { settleWithoutGateway } from "../../payments/credit.ts";
+import { newId } from "../../rpc/ids.ts";
+import type { Combo } from "../combo/schema.ts";
+import { couponInput } from "../coupon/schema.ts";
+import { saveCoupon } from "../coupon/service.ts";
+import { changeTraffic } from "../ledger/service.ts";
+import type { PermissionGrant, UserInfo } from "../user/schema.ts";
+import { type Order, OrderMsg, type PayResult, type TradeStatus } from "./schema.ts";
+import { walletDeductionFen } from "./service.ts";
+
+let server: TestServer;
+let combo15: Combo;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  enableSandbox(server);
+  combo15 = makeCombo(server, { name: "15 元 100G", price: 15, traffic: 100 * GB });
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+const db = () => server.context.db;
+const fen = (yuan: number) => Math.round(yuan * 100);
+
+function walletEntries(userId: string) {
+  return db()
+    .query<{ type: string; change_fen: number; balance_fen: number; order_id: string | null }, [string]>(
+      "SELECT type, change_fen, balance_fen, order_id FROM wallet_entries WHERE user_id = ? ORDER BY id",
+    )
+    .all(userId);
+}
+
+function couponState(couponId: string) {
+  const coupon = db()
+    .query<{ auth_times: number }, [string]>("SELECT auth_times FROM coupons WHERE id = ?")
+    .get(couponId);
+  const uses = db()
+    .query<{ order_id: string; is_delete: number }, [string]>(
+      "SELECT order_id, is_delete FROM coupon_uses WHERE coupon_id = ? ORDER BY time, id",
+    )
+    .all(couponId);
+  return { authTimes: coupon?.auth_times, uses };
+}
+
+async function userInfo(client: Awaited<ReturnType<typeof loggedInClient>>["client"]): Promise<UserInfo> {
+  const answer = await client.call<UserInfo>("/api/user/userinfo");
+  expect(answer.code).toBe(0);
+  return answer.data;
+}
+
+describe("wallet deduction (seed 000 §5)", () => {
+  test("walletDeductionFen at each boundary", () => {
+    const cases: [balance: number, payable: number, deducted: number][] = [
+      // balance covers the payable: all of it
+      [2000, 1500, 1500],
+      [1500, 1500, 1500],
+      // short by less than 1 yuan: payable − 1 yuan, so 1 yuan is paid online
+      [1499, 1500, 1400],
+      [1401, 1500, 1400],
+      // short by exactly 1 yuan or more: the whole balance
+      [1400, 1500, 1400],
+      [1000, 1500, 1000],
+      [1, 1500, 1],
+      // nothing in the wallet
+      [0, 1500, 0],
+      // payable under 1 yuan: covered or nothing
+      [50, 50, 50],
+      [80, 50, 50],
+      [49, 50, 0],
+      [0, 50, 0],
+      // nothing to pay
+      [500, 0, 0],
+    ];
+    for (const [balance, payable, deducted] of cases)
+      expect({ balance, payable, deducted: walletDeductionFen(balance, payable) }).toEqual({
+        balance,
+        payable,
+        deducted,
+      });
+  });
+
+  async function walletCheckWith(balanceYuan: number, priceYuan = 15) {
+    const buyer = await loggedInClient(server);
+    if (balanceYuan > 0) giveWallet(server, buyer.user.id, fen(balanceYuan));
+    const combo =
+      priceYuan === 15 ? combo15 : makeCombo(server, { name: `${priceYuan} 元`, price: priceYuan });
+    const order = await createOrder(buyer.client, combo._id);
+    const checked = await buyer.client.call<Order>("/api/shop/wallet_check", { order_id: order._id });
+    expect(checked.code).toBe(0);
+    return { buyer, order: checked.data };
+  }
+
+  test("balance ≥ payable: the wallet pays everything and dobuy credits at once", async () => {
+    const { buyer, order } = await walletCheckWith(20);
+    expect(order).toMatchObject({ status: "wallet_spend", wallet_spend: 15, pay_money: 0 });
+    expect(walletFen(server, buyer.user.id)).toBe(500);
+
+    const pay = await dobuy(buyer.client, order._id);
+    expect(pay.code).toBe(0);
+    expect(pay.data).toMatchObject({ status: "paied", add_traffic: 100 * GB, qrcode: "", payurl: "" });
+    const status = await buyer.client.call<TradeStatus>("/api/shop/trade_status", { trade_id: order._id });
+    expect(status.data.status).toBe("paied");
+    expect((await userInfo(buyer.client)).traffic).toBe(100 * GB);
+    expect(walletEntries(buyer.user.id)).toEqual([
+      { type: "adjust", change_fen: 2000, balance_fen: 2000, order_id: null },
+      { type: "order_spend", change_fen: -1500, balance_fen: 500, order_id: order._id },
+    ]);
+    // A second dobuy of a paid order changes nothing.
+    expect((await dobuy(buyer.client, order._id)).data.status).toBe("paied");
+    expect((await userInfo(buyer.client)).traffic).toBe(100 * GB);
+  });
+
+  test("balance exactly the payable: the wallet pays everything", async () => {
+    const { buyer, order } = await walletCheckWith(15);
+    expect(order).toMatchObject({ status: "wallet_spend", wallet_spend: 15, pay_money: 0 });
+    expect(walletFen(server, buyer.user.id)).toBe(0);
+  });
+
+  test("short by less than 1 yuan: payable − 1 yuan from the wallet, 1 yuan online", async () => {
+    const { buyer, order } = await walletCheckWith(14.5);
+    expect(order).toMatchObject({ status: "wallet_spend", wallet_spend: 14, pay_money: 1 });
+    expect(walletFen(server, buyer.user.id)).toBe(50);
+    // Checking again takes nothing more.
+    const again = await buyer.client.call<Order>("/api/shop/wallet_check", { order_id: order._id });
+    expect(again.data).toMatchObject({ wallet_spend: 14, pay_money: 1 });
+    expect(walletFen(server, buyer.user.id)).toBe(50);
+
+    const pay = await dobuy(buyer.client, order._id);
+    expect(pay.data).toMatchObject({ status: "wallet_spend", request_pay_amound: 1, sandbox: true });
+    expect((await notifySandbox(server, sandboxTradeNo(pay.data), 100)).status).toBe(303);
+    expect(
+      (await buyer.client.call<TradeStatus>("/api/shop/trade_status", { trade_id: order._id })).data,
+    ).toEqual({ status: "paied", add_traffic: 100 * GB, add_vip_duration: 0 });
+    expect((await userInfo(buyer.client)).traffic).toBe(100 * GB);
+  });
+
+  test("short by exactly 1 yuan or more: the whole balance", async () => {
+    const exact = await walletCheckWith(14);
+    expect(exact.order).toMatchObject({ status: "wallet_spend", wallet_spend: 14, pay_money: 1 });
+    expect(walletFen(server, exact.buyer.user.id)).toBe(0);
+    const far = await walletCheckWith(10);
+    expect(far.order).toMatchObject({ status: "wallet_spend", wallet_spend: 10, pay_money: 5 });
+    expect(walletFen(server, far.buyer.user.id)).toBe(0);
+  });
+
+  test("an empty wallet and a sub-1-yuan payable the wallet cannot cover deduct nothing", async () => {
+    const empty = await walletCheckWith(0);
+    expect(empty.order).toMatchObject({ status: "topay", wallet_spend: 0, pay_money: 15 });
+    expect(walletEntries(empty.buyer.user.id)).toEqual([]);
+
+    const cheap = await walletCheckWith(0.3, 0.5);
+    expect(cheap.order).toMatchObject({ status: "topay", wallet_spend: 0, pay_money: 0.5 });
+    expect(walletFen(server, cheap.buyer.user.id)).toBe(30);
+    const covered = await walletCheckWith(0.5, 0.5);
+    expect(covered.order).toMatchObject({ status: "wallet_spend", wallet_spend: 0.5, pay_money: 0 });
+  });
+});
+
+describe("cancel_order", () => {
+  test("returns the wallet deduction and frees the coupon; only topay / wallet_spend; twice is 1026", async () => {
+    const buyer = await loggedInClient(server);
+    giveWallet(server, buyer.user.id, 800);
+    const coupon = makeCoupon(server, {
+      type: "cash",
+      code: "CANCEL5",
+      forMoney: 5,
+      NumberOfAuthorizations: 3,
+    });
+    const order = await createOrder(buyer.client, combo15._id);
+    const withCoupon = await buyer.client.call<Order>("/api/coupon/orderUseCoupon", {
+      order_id: order._id,
+      code: "cancel5",
+    });
+    expect(withCoupon.data).toMatchObject({ coupon_discount: 5, coupon_code: "CANCEL5", pay_money: 10 });
+    expect(couponState(coupon._id)).toEqual({ authTimes: 1, uses: [{ order_id: order._id, is_delete: 0 }] });
+    const checked = await buyer.client.call<Order>("/api/shop/wallet_check", { order_id: order._id });
+    expect(checked.data).toMatchObject({ status: "wallet_spend", wallet_spend: 8, pay_money: 2 });
+    expect(walletFen(server, buyer.user.id)).toBe(0);
+    const pay = await dobuy(buyer.client, order._id);
+    const tradeNo = sandboxTradeNo(pay.data);
+
+    const cancelled = await buyer.client.call<Order>("/api/order/cancel_order", { order_id: order._id });
+    expect(cancelled.code).toBe(0);
+    expect(cancelled.data).toMatchObject({ status: "cancled", coupon_code: "", coupon_discount: 0 });
+    expect(walletFen(server, buyer.user.id)).toBe(800);
+    expect(walletEntries(buyer.user.id).slice(1)).toEqual([
+      { type: "order_spend", change_fen: -800, balance_fen: 0, order_id: order._id },
+      { type: "order_refund", change_fen: 800, balance_fen: 800, order_id: order._id },
+    ]);
+    expect(couponState(coupon._id)).toEqual({ authTimes: 0, uses: [{ order_id: order._id, is_delete: 1 }] });
+
+    const twice = await buyer.client.call("/api/order/cancel_order", { order_id: order._id });
+    expect(twice.code).toBe(1026);
+    expect(walletFen(server, buyer.user.id)).toBe(800);
+    expect(couponState(coupon._id).authTimes).toBe(0);
+
+    // The gateway still delivers the old attempt's money: logged, nothing credited.
+    expect((await notifySandbox(server, tradeNo, 200)).status).toBe(303);
+    expect(paymentEvents(server, tradeNo).map((e) => e.result)).toEqual(["anomaly"]);
+    expect((await userInfo(buyer.client)).traffic).toBe(0);
+    const list = await buyer.client.call<Order[]>("/api/order/order_list");
+    expect(list.data.map((o) => [o._id, o.status])).toEqual([[order._id, "cancled"]]);
+  });
+
+  test("a paid order is 1026; someone else's order is 1004", async () => {
+    const buyer = await loggedInClient(server);
+    const order = await createOrder(buyer.client, combo15._id);
+    const stranger = await loggedInClient(server);
+    expect((await stranger.client.call("/api/order/cancel_order", { order_id: order._id })).code).toBe(1004);
+    expect((await stranger.client.call("/api/order/cancel_order", { order_id: newId() })).code).toBe(1004);
+    await payWithSandbox(server, buyer.client, order._id);
+    const paid = await buyer.client.call("/api/order/cancel_order", { order_id: order._id });
+    expect(paid.code).toBe(1026);
+    expect((await userInfo(buyer.client)).traffic).toBe(100 * GB);
+  });
+});
+
+describe("coupons on orders (seed 000 §8)", () => {
+  const applyCoupon = (
+    client: Awaited<ReturnType<typeof loggedInClient>>["client"],
+    orderId: string,
+    code: string,
+  ) => client.call<Order>("/api/coupon/orderUseCoupon", { order_id: orderId, code });
+
+  test("empty 1000, unknown 1016, trial 1022, expired 1029, second coupon 1025", async () => {
+    const buyer = await loggedInClient(server);
+    const order = await createOrder(buyer.client, combo15._id);
+    for (const code of ["", "   "]) {
+      const empty = await applyCoupon(buyer.client, order._id, code);
+      expect({ code: empty.code, msg: empty.msg }).toEqual({ code: 1000, msg: "优惠券不能为空" });
+    }
+    const unknown = await applyCoupon(buyer.client, order._id, "NO-SUCH-CODE");
+    expect({ code: unknown.code, msg: unknown.msg }).toEqual({ code: 1016, msg: OrderMsg.couponError });
+
+    makeCoupon(server, { type: "freeUse", code: "TRIALG", trafficG: 8 });
+    makeCoupon(server, { type: "freeTime", code: "TRIALD", vipDay: 7 });
+    expect((await applyCoupon(buyer.client, order._id, "TRIALG")).code).toBe(1022);
+    expect((await applyCoupon(buyer.client, order._id, "TRIALD")).code).toBe(1022);
+
+    const timeZone = server.context.settings.get("timezone");
+    makeCoupon(server, {
+      type: "cash",
+      code: "OLD",
+      forMoney: 3,
+      expireTime: businessDay(Date.now() - DAY_MS, timeZone),
+    });
+    expect((await applyCoupon(buyer.client, order._id, "OLD")).code).toBe(1029);
+
+    // Expiring today still works.
+    makeCoupon(server, {
+      type: "cash",
+      code: "TODAY",
+      forMoney: 3,
+      expireTime: businessDay(Date.now(), timeZone),
+    });
+    makeCoupon(server, { type: "cash", code: "SECOND", forMoney: 4 });
+    expect((await applyCoupon(buyer.client, order._id, " today ")).data).toMatchObject({
+      coupon_code: "TODAY",
+      coupon_discount: 3,
+      pay_money: 12,
+    });
+    const second = await applyCoupon(buyer.client, order._id, "SECOND");
+    expect(second.code).toBe(1025);
+    // Nothing was recorded for the refused tries.
+    expect(db().query("SELECT COUNT(*) AS n FROM coupon_uses WHERE user_id = ?").get(buyer.user.id)).toEqual({
+      n: 1,
+    });
+  });
+
+  test("1017 once the user's own limit or the total is used up; a restored use counts again", async () => {
+    const perUser = makeCoupon(server, {
+      type: "cash",
+      code: "ONCEEACH",
+      forMoney: 1,
+      useNumPerUser: 1,
+      NumberOfAuthorizations: 10,
+    });
+    const alice = await loggedInClient(server);
+    const bob = await loggedInClient(server);
+    const a1 = await createOrder(alice.client, combo15._id);
+    const a2 = await createOrder(alice.client, combo15._id);
+    expect((await applyCoupon(alice.client, a1._id, "ONCEEACH")).code).toBe(0);
+    const again = await applyCoupon(alice.client, a2._id, "ONCEEACH");
+    expect(again.code).toBe(1017);
+    const b1 = await createOrder(bob.client, combo15._id);
+    expect((await applyCoupon(bob.client, b1._id, "ONCEEACH")).code).toBe(0);
+    expect(couponState(perUser._id).authTimes).toBe(2);
+
+    const single = makeCoupon(server, {
+      type: "cash",
+      code: "ONLYONE",
+      forMoney: 2,
+      useNumPerUser: 0,
+      NumberOfAuthorizations: 1,
+    });
+    expect(
+      (await applyCoupon(bob.client, (await createOrder(bob.client, combo15._id))._id, "ONLYONE")).code,
+    ).toBe(0);
+    expect((await applyCoupon(alice.client, a2._id, "ONLYONE")).code).toBe(1017);
+    // Bob cancels his order: the use comes back and Alice can have it.
+    const bobOrders = (await bob.client.call<Order[]>("/api/order/order_list")).data;
+    const holding = bobOrders.find((o) => o.coupon_code === "ONLYONE") as Order;
+    expect((await bob.client.call("/api/order/cancel_order", { order_id: holding._id })).code).toBe(0);
+    expect(couponState(single._id).authTimes).toBe(0);
+    expect((await applyCoupon(alice.client, a2._id, "ONLYONE")).code).toBe(0);
+    expect(couponState(single._id).authTimes).toBe(1);
+  });
+
+  test("1021 after ten tries a minute (rate limits at their real size)", async () => {
+    const strict = await startTestServer({ rateLimitScale: 1 });
+    try {
+      const combo = makeCombo(strict, { name: "strict", price: 15, traffic: GB });
+      const buyer = await loggedInClient(strict);
+      const order = await createOrder(buyer.client, combo._id);
+      const codes: number[] = [];
+      for (let i = 0; i < 11; i++) codes.push((await applyCoupon(buyer.client, order._id, `GUESS${i}`)).code);
+      expect(codes).toEqual([...Array(10).fill(1016), 1021]);
+      const limited = await applyCoupon(buyer.client, order._id, "GUESS");
+      expect({ code: limited.code, msg: limited.msg }).toEqual({
+        code: 1021,
+        msg: OrderMsg.couponTooManyTries,
+      });
+      // Another user is not limited by this one's guesses.
+      const other = await loggedInClient(strict);
+      const theirs = await createOrder(other.client, combo._id);
+      expect((await applyCoupon(other.client, theirs._id, "GUESS")).code).toBe(1016);
+    } finally {
+      await strict.close();
+    }
+  });
+
+  test("cash and discount amounts, rounded to the fen; cash above the price makes the order free", async () => {
+    const buyer = await loggedInClient(server);
+    makeCoupon(server, {
+      type: "cash",
+      code: "CASH5",
+      forMoney: 5,
+      NumberOfAuthorizations: 0,
+      useNumPerUser: 0,
+    });
+    makeCoupon(server, {
+      type: "discount",
+      code: "OFF10",
+      discount: 0.9,
+      NumberOfAuthorizations: 0,
+      useNumPerUser: 0,
+    });
+    makeCoupon(server, {
+      type: "discount",
+      code: "OFF30",
+      discount: 0.7,
+      NumberOfAuthorizations: 0,
+      useNumPerUser: 0,
+    });
+    makeCoupon(server, {
+      type: "cash",
+      code: "CASH20",
+      forMoney: 20,
+      NumberOfAuthorizations: 0,
+      useNumPerUser: 0,
+    });
+    const odd = makeCombo(server, { name: "1.65 元", price: 1.65, traffic: GB });
+
+    const applied = async (comboId: string, code: string) =>
+      (await applyCoupon(buyer.client, (await createOrder(buyer.client, comboId))._id, code)).data;
+    expect(await applied(combo15._id, "CASH5")).toMatchObject({
+      order_money: 15,
+      coupon_discount: 5,
+      pay_money: 10,
+      couponType: "cash",
+    });
+    expect(await applied(combo15._id, "OFF10")).toMatchObject({
+      coupon_discount: 1.5,
+      pay_money: 13.5,
+      couponType: "discount",
+    });
+    // 1.65 × 0.7 = 1.155 → 1.16 to pay (half up), 0.49 off.
+    expect(await applied(odd._id, "OFF30")).toMatchObject({ coupon_discount: 0.49, pay_money: 1.16 });
+
+    const free = await applied(combo15._id, "CASH20");
+    expect(free).toMatchObject({ coupon_discount: 15, pay_money: 0, status: "topay" });
+    const pay = await dobuy(buyer.client, free._id);
+    expect(pay.data.status).toBe("paied");
+    expect((await userInfo(buyer.client)).traffic).toBe(100 * GB);
+  });
+
+  test("orderCancleCoupon takes the coupon off and gives the use back; the same coupon can go on again", async () => {
+    const buyer = await loggedInClient(server);
+    const coupon = makeCoupon(server, { type: "cash", code: "TAKEOFF", forMoney: 2 });
+    const order = await createOrder(buyer.client, combo15._id);
+    expect((await applyCoupon(buyer.client, order._id, "TAKEOFF")).data.pay_money).toBe(13);
+    const off = await buyer.client.call<Order>("/api/coupon/orderCancleCoupon", { order_id: order._id });
+    expect(off.code).toBe(0);
+    expect(off.data).toMatchObject({ coupon_code: "", coupon_name: "", coupon_discount: 0, pay_money: 15 });
+    expect(couponState(coupon._id)).toEqual({ authTimes: 0, uses: [{ order_id: order._id, is_delete: 1 }] });
+    expect((await applyCoupon(buyer.client, order._id, "TAKEOFF")).data.pay_money).toBe(13);
+    expect(couponState(coupon._id).authTimes).toBe(1);
+  });
+
+  test("once the wallet has paid part of the order its coupon is fixed", async () => {
+    const buyer = await loggedInClient(server);
+    giveWallet(server, buyer.user.id, 300);
+    makeCoupon(server, { type: "cash", code: "LATE", forMoney: 2 });
+    const order = await createOrder(buyer.client, combo15._id);
+    expect(
+      (await buyer.client.call<Order>("/api/shop/wallet_check", { order_id: order._id })).data.status,
+    ).toBe("wallet_spend");
+    const late = await applyCoupon(buyer.client, order._id, "LATE");
+    expect({ code: late.code, msg: late.msg }).toEqual({ code: 1000, msg: OrderMsg.walletLocked });
+    expect((await buyer.client.call("/api/coupon/orderCancleCoupon", { order_id: order._id })).code).toBe(
+      1000,
+    );
+  });
+
+  test("1017 at dobuy when the admin lowered the limit after the coupon went on", async () => {
+    const coupon = makeCoupon(server, {
+      type: "cash",
+      code: "LOWERED",
+      forMoney: 1,
+      useNumPerUser: 1,
+      NumberOfAuthorizations: 2,
+    });
+    const alice = await loggedInClient(server);
+    const bob = await loggedInClient(server);
+    const aliceOrder = await createOrder(alice.client, combo15._id);
+    const bobOrder = await createOrder(bob.client, combo15._id);
+    expect((await applyCoupon(alice.client, aliceOrder._id, "LOWERED")).code).toBe(0);
+    expect((await applyCoupon(bob.client, bobOrder._id, "LOWERED")).code).toBe(0);
+
+    saveCoupon(
+      server.context,
+      couponInput.parse({
+        _id: coupon._id,
+        type: "cash",
+        code: "LOWERED",
+        forMoney: 1,
+        useNumPerUser: 1,
+        NumberOfAuthorizations: 1,
+      }),
+    );
+    const refused = await dobuy(alice.client, aliceOrder._id);
+    expect({ code: refused.code, msg: refused.msg }).toEqual({ code: 1017, msg: OrderMsg.couponUsedUp });
+    expect(db().query("SELECT COUNT(*) AS n FROM payments WHERE order_id = ?").get(aliceOrder._id)).toEqual({
+      n: 0,
+    });
+
+    // Alice takes it off; Bob's order is within the new limit and pays.
+    expect(
+      (await alice.client.call("/api/coupon/orderCancleCoupon", { order_id: aliceOrder._id })).code,
+    ).toBe(0);
+    await payWithSandbox(server, bob.client, bobOrder._id);
+    expect(
+      (await bob.client.call<TradeStatus>("/api/shop/trade_status", { trade_id: bobOrder._id })).data.status,
+    ).toBe("paied");
+    expect(couponState(coupon._id).authTimes).toBe(1);
+  });
+
+  test("a coupon put on after dobuy closes that attempt: paying its old amount credits nothing", async () => {
+    const buyer = await loggedInClient(server);
+    makeCoupon(server, { type: "cash", code: "AFTERQR", forMoney: 5 });
+    const order = await createOrder(buyer.client, combo15._id);
+    const first = await dobuy(buyer.client, order._id);
+    expect(first.data.request_pay_amound).toBe(15);
+    expect((await applyCoupon(buyer.client, order._id, "AFTERQR")).data.pay_money).toBe(10);
+    const oldTrade = sandboxTradeNo(first.data);
+    expect(
+      db().query<{ status: string }, [string]>("SELECT status FROM payments WHERE trade_no = ?").get(oldTrade)
+        ?.status,
+    ).toBe("closed");
+
+    // Taking the coupon off again would make the old attempt's amount look right once more.
+    const second = await dobuy(buyer.client, order._id);
+    expect(second.data.request_pay_amound).toBe(10);
+    expect((await buyer.client.call("/api/coupon/orderCancleCoupon", { order_id: order._id })).code).toBe(0);
+    await notifySandbox(server, sandboxTradeNo(second.data), 1000);
+    expect(paymentEvents(server, sandboxTradeNo(second.data)).map((e) => e.result)).toEqual(["anomaly"]);
+    expect((await userInfo(buyer.client)).traffic).toBe(0);
+
+    // The old attempt for 15 now matches what the order owes: the customer did pay 15, so it credits.
+    await notifySandbox(server, oldTrade, 1500);
+    expect(paymentEvents(server, oldTrade).map((e) => e.result)).toEqual(["anomaly", "credited"]);
+    expect((await userInfo(buyer.client)).traffic).toBe(100 * GB);
+  });
+});
+
+describe("order/feedback", () => {
+  test("at most 30 characters, only on paied and wallet_spend orders, only on one's own", async () => {
+    const buyer = await loggedInClient(server);
+    const open = await createOrder(buyer.client, combo15._id);
+    const send = (orderId: string, msg: string, client = buyer.client) =>
+      client.call<Order>("/api/order/feedback", { order_id: orderId, msg });
+    expect((await send(open._id, "还没付款")).code).toBe(1000);
+
+    await payWithSandbox(server, buyer.client, open._id);
+    const thirty = "一".repeat(30);
+    const ok = await send(open._id, thirty);
+    expect(ok.code).toBe(0);
+    expect(ok.data.user_feedback).toBe(thirty);
+    expect((await send(open._id, "一".repeat(31))).code).toBe(1000);
+    expect((await send(open._id, "   ")).code).toBe(1000);
+    const stranger = await loggedInClient(server);
+    expect((await send(open._id, "不是我的", stranger.client)).code).toBe(1004);
+    const listed = await buyer.client.call<Order[]>("/api/order/order_list");
+    expect(listed.data.find((o) => o._id === open._id)?.user_feedback).toBe(thirty);
+
+    giveWallet(server, buyer.user.id, 500);
+    const partly = await createOrder(buyer.client, combo15._id);
+    await buyer.client.call("/api/shop/wallet_check", { order_id: partly._id });
+    expect((await send(partly._id, "钱包扣了但没到账")).code).toBe(0);
+    await buyer.client.call("/api/order/cancel_order", { order_id: partly._id });
+    expect((await send(partly._id, "取消了")).code).toBe(1000);
+  });
+});
+
+describe("create_order and crediting (DESIGN §7)", () => {
+  test("agency users are refused; unknown combos are 1004", async () => {
+    const agent = await loggedInClient(server);
+    db().query("UPDATE users SET is_agency = 1 WHERE id = ?").run(agent.user.id);
+    const refused = await agent.client.call("/api/shop/create_order", { combo_id: combo15._id });
+    expect({ code: refused.code, msg: refused.msg }).toEqual({ code: 1003, msg: OrderMsg.agencyRefused });
+    const buyer = await loggedInClient(server);
+    expect((await buyer.client.call("/api/shop/create_order", { combo_id: newId() })).code).toBe(1004);
+    expect((await buyer.client.call("/api/shop/create_order", { combo_id: "nope" })).code).toBe(1000);
+    expect(
+      db()
+        .query("SELECT COUNT(*) AS n FROM orders WHERE user_id IN (?, ?)")
+        .get(agent.user.id, buyer.user.id),
+    ).toEqual({
+      n: 0,
+    });
+  });
+
+  test("traffic packs add traffic × (1 + bonus%), repeat purchases add, paidUser is set", async () => {
+    const admin = await loggedInClient(server, { role: "admin" });
+    const created = await admin.client.call<Combo>("/api/admin/combo/update_combo", {
+      name: "100G 加赠 20%",
+      price: 30,
+      traffic: 100 * GB,
+      vipDuration: 0,
+      additionPersend: 20,
+    });
+    expect(created.code).toBe(0);
+    const buyer = await loggedInClient(server);
+    expect((await userInfo(buyer.client)).paidUser).toBe(false);
+    const order = await createOrder(buyer.client, created.data._id);
+    expect(order).toMatchObject({ add_traffic: 120 * GB, order_money: 30, status: "topay" });
+    await payWithSandbox(server, buyer.client, order._id);
+    let info = await userInfo(buyer.client);
+    expect({ traffic: info.traffic, paidUser: info.paidUser }).toEqual({ traffic: 120 * GB, paidUser: true });
+
+    await payWithSandbox(server, buyer.client, (await createOrder(buyer.client, created.data._id))._id);
+    info = await userInfo(buyer.client);
+    expect(info.traffic).toBe(240 * GB);
+    const records = db()
+      .query<{ type: string; traffic_change: number; order_id: string }, [string]>(
+        "SELECT type, traffic_change, order_id FROM traffic_records WHERE user_id = ? ORDER BY id",
+      )
+      .all(buyer.user.id);
+    expect(records.map((r) => [r.type, r.traffic_change])).toEqual([
+      ["buy", 120 * GB],
+      ["buy", 120 * GB],
+    ]);
+  });
+
+  test("time packs extend vipExpireTime from max(now, expiry) and set the daily limit; permissions extend", async () => {
+    const permission = newId();
+    db()
+      .query("INSERT INTO permissions (id, name, desc, create_time) VALUES (?, 'netflix', '奈飞', ?)")
+      .run(permission, Date.now());
+    const month = makeCombo(server, {
+      name: "月卡",
+      price: 25,
+      vipDuration: 30,
+      additionPersend: 10,
+      permissionsGain: [permission],
+      permissionDuration: 30,
+    });
+    const buyer = await loggedInClient(server);
+    // An expiry in the past does not count: days start from now.
+    const longAgo = Date.now() - 100 * DAY_MS;
+    tx(db(), () =>
+      changeTraffic(db(), {
+        userId: buyer.user.id,
+        type: "tiyan_expire",
+        desc: "test",
+        vipExpireTime: longAgo,
+        now: Date.now(),
+        timeZone: "Asia/Shanghai",
+      }),
+    );
+
+    const order = await createOrder(buyer.client, month._id);
+    expect(order).toMatchObject({
+      add_vip_duration: 30,
+      add_traffic: 0,
+      gainPermission: [permission],
+      permissionDuration: 30,
+    });
+    const before = Date.now();
+    await payWithSandbox(server, buyer.client, order._id);
+    const after = Date.now();
+    let info = await userInfo(buyer.client);
+    expect(info.vipExpireTime).toBeGreaterThanOrEqual(before + 30 * DAY_MS);
+    expect(info.vipExpireTime).toBeLessThanOrEqual(after + 30 * DAY_MS);
+    expect(info.limit).toBe(Math.round(DEFAULT_DAILY_LIMIT * 1.1));
+    expect(info.paidUser).toBe(true);
+    const firstExpiry = info.vipExpireTime;
+    const grant = (list: PermissionGrant[]) => list.find((p) => p.id === permission);
+    const firstGrant = grant(info.permissions)?.expireTime as number;
+    expect(firstGrant).toBeGreaterThanOrEqual(before + 30 * DAY_MS);
+    expect(firstGrant).toBeLessThanOrEqual(after + 30 * DAY_MS);
+
+    await payWithSandbox(server, buyer.client, (await createOrder(buyer.client, month._id))._id);
+    info = await userInfo(buyer.client);
+    expect(info.vipExpireTime).toBe(firstExpiry + 30 * DAY_MS);
+    expect(grant(info.permissions)?.expireTime).toBe(firstGrant + 30 * DAY_MS);
+    expect(
+      db()
+        .query<{ use_times: number }, [string]>("SELECT use_times FROM permissions WHERE id = ?")
+        .get(permission)?.use_times,
+    ).toBe(2);
+    // The ledger adds up to the expiry.
+    const sum = db()
+      .query<{ s: number }, [string]>("SELECT SUM(vip_change) AS s FROM traffic_records WHERE user_id = ?")
+      .get(buyer.user.id);
+    expect(sum?.s).toBe(info.vipExpireTime);
+  });
+
+  test("settleWithoutGateway (the operator's manual crediting) credits once and refuses a paid order", async () => {
+    const buyer = await loggedInClient(server);
+    const order = await createOrder(buyer.client, combo15._id);
+    const settled = settleWithoutGateway(server.context, order._id, "manual", "manual: paid in cash");
+    expect(settled).toEqual({ result: "credited", orderId: order._id });
+    expect((await userInfo(buyer.client)).traffic).toBe(100 * GB);
+    expect(() => settleWithoutGateway(server.context, order._id, "manual", "manual: again")).toThrow(/paied/);
+    expect((await userInfo(buyer.client)).traffic).toBe(100 * GB);
+    const pay = await dobuy(buyer.client, order._id);
+    expect((pay.data as PayResult).status).toBe("paied");
+  });
+});
