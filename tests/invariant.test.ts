@@ -1,0 +1,377 @@
+/**
+ * The ledger invariant (issue #3): after a seeded random sequence of orders, coupons, wallet
+ * deductions, sandbox payments (correct, repeated, concurrent, wrong amount), manual crediting and
+ * cancels over HTTP, every user's traffic, vipExpireTime and wallet equal what their ledger rows add
+ * up to, every paid order was credited exactly once, and every coupon's use count matches its
+ * unrestored usage records. Rerun a failure with FERRY_INVARIANT_SEED=<the printed seed>.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { DAY_MS } from "../src/lib/time.ts";
+import { GB } from "../src/lib/traffic.ts";
+import { couponInput } from "../src/modules/coupon/schema.ts";
+import { saveCoupon } from "../src/modules/coupon/service.ts";
+import type { Order, PayResult } from "../src/modules/order/schema.ts";
+import { settleWithoutGateway } from "../src/payments/credit.ts";
+import { newId } from "../src/rpc/ids.ts";
+import {
+  createOrder,
+  dobuy,
+  enableSandbox,
+  giveWallet,
+  makeCombo,
+  makeCoupon,
+  notifySandbox,
+  sandboxTradeNo,
+} from "./commerce.ts";
+import { type ApiClient, loggedInClient, startTestServer, type TestServer } from "./harness.ts";
+
+const STEPS = 400;
+const USERS = 5;
+
+/** mulberry32: small, fast, and the same sequence for the same seed everywhere. */
+function prng(seed: number) {
+  let state = seed >>> 0;
+  const next = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+  const int = (n: number) => Math.floor(next() * n);
+  const pick = <T>(items: readonly T[]): T => items[int(items.length)] as T;
+  return { next, int, pick };
+}
+
+let server: TestServer;
+beforeAll(async () => {
+  server = await startTestServer();
+  enableSandbox(server);
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+interface Trade {
+  tradeNo: string;
+  orderId: string;
+  fen: number;
+}
+
+test("balances equal their ledgers after a random sequence of shop actions", async () => {
+  const seed = Number(process.env.FERRY_INVARIANT_SEED ?? Math.floor(Math.random() * 2 ** 31));
+  console.log(`invariant seed: ${seed} (rerun with FERRY_INVARIANT_SEED=${seed})`);
+  const rand = prng(seed);
+  const db = server.context.db;
+
+  const permissions = ["netflix", "chatgpt"].map((name) => {
+    const id = newId();
+    db.query("INSERT INTO permissions (id, name, create_time) VALUES (?, ?, ?)").run(id, name, Date.now());
+    return id;
+  });
+  const combos = [
+    makeCombo(server, { name: "10G", price: 15, traffic: 10 * GB, additionPersend: 20 }),
+    makeCombo(server, { name: "1G", price: 0.5, traffic: GB }),
+    makeCombo(server, {
+      name: "三十天",
+      price: 25,
+      vipDuration: 30,
+      additionPersend: 10,
+      permissionsGain: [permissions[0]],
+      permissionDuration: 30,
+    }),
+    makeCombo(server, {
+      name: "七天+5G",
+      price: 9.9,
+      traffic: 5 * GB,
+      vipDuration: 7,
+      permissionsGain: permissions,
+      permissionDuration: 15,
+    }),
+  ];
+  const coupons = [
+    makeCoupon(server, {
+      type: "cash",
+      code: "C3",
+      forMoney: 3,
+      useNumPerUser: 2,
+      NumberOfAuthorizations: 8,
+    }),
+    makeCoupon(server, {
+      type: "cash",
+      code: "C20",
+      forMoney: 20,
+      useNumPerUser: 1,
+      NumberOfAuthorizations: 3,
+    }),
+    makeCoupon(server, {
+      type: "discount",
+      code: "D90",
+      discount: 0.9,
+      useNumPerUser: 0,
+      NumberOfAuthorizations: 0,
+    }),
+    makeCoupon(server, {
+      type: "discount",
+      code: "D75",
+      discount: 0.75,
+      useNumPerUser: 1,
+      NumberOfAuthorizations: 5,
+    }),
+  ];
+  makeCoupon(server, { type: "freeUse", code: "TRIAL", trafficG: 8 });
+  makeCoupon(server, { type: "cash", code: "EXPIRED", forMoney: 1, expireTime: Date.now() - DAY_MS });
+  const codes = ["C3", "C20", "D90", "D75", "TRIAL", "EXPIRED", "NOPE", ""];
+
+  const users: { id: string; client: ApiClient }[] = [];
+  for (let i = 0; i < USERS; i++) {
+    const { user, client } = await loggedInClient(server);
+    users.push({ id: user.id, client });
+    giveWallet(server, user.id, rand.int(5000));
+  }
+  const ordersOf = new Map<string, string[]>(users.map((u) => [u.id, []]));
+  const trades: Trade[] = [];
+  const delivered: Trade[] = [];
+  const seen = new Map<string, Set<number>>();
+  const expectCode = (action: string, code: number, allowed: number[]) => {
+    const codesSeen = seen.get(action) ?? new Set<number>();
+    codesSeen.add(code);
+    seen.set(action, codesSeen);
+    expect({ action, code, ok: allowed.includes(code) }).toEqual({ action, code, ok: true });
+  };
+
+  for (let step = 0; step < STEPS; step++) {
+    const user = rand.pick(users);
+    const mine = ordersOf.get(user.id) as string[];
+    // Mostly the latest order (create → coupon → wallet → pay), sometimes an older one.
+    const someOrder = () => (mine.length ? (rand.next() < 0.6 ? mine.at(-1) : rand.pick(mine)) : null);
+    const roll = rand.int(100);
+    if (roll < 18 || mine.length === 0) {
+      const order = await createOrder(user.client, rand.pick(combos)._id);
+      mine.push(order._id);
+    } else if (roll < 33) {
+      const orderId = someOrder() as string;
+      const answer = await user.client.call<Order>("/api/coupon/orderUseCoupon", {
+        order_id: orderId,
+        code: rand.pick(codes),
+      });
+      expectCode("orderUseCoupon", answer.code, [0, 1000, 1016, 1017, 1022, 1025, 1029]);
+    } else if (roll < 39) {
+      const answer = await user.client.call("/api/coupon/orderCancleCoupon", { order_id: someOrder() });
+      expectCode("orderCancleCoupon", answer.code, [0, 1000]);
+    } else if (roll < 49) {
+      const answer = await user.client.call("/api/shop/wallet_check", { order_id: someOrder() });
+      expectCode("wallet_check", answer.code, [0, 1000]);
+    } else if (roll < 63) {
+      const orderId = someOrder() as string;
+      const answer = await dobuy(user.client, orderId, rand.pick(["alipay", "wxpay"] as const));
+      expectCode("dobuy", answer.code, [0, 1000, 1017]);
+      const pay = answer.data as PayResult;
+      if (answer.code === 0 && pay.status !== "paied")
+        trades.push({ tradeNo: sandboxTradeNo(pay), orderId, fen: Math.round(pay.request_pay_amound * 100) });
+    } else if (roll < 80 && trades.length) {
+      // The gateway pays an attempt: usually the latest, sometimes an older one; sometimes the
+      // same notification several times at once, sometimes with a wrong amount.
+      const trade = rand.next() < 0.5 ? (trades.at(-1) as Trade) : rand.pick(trades);
+      const kind = rand.int(10);
+      const fen = kind === 0 ? trade.fen + 1 : kind === 1 ? Math.max(0, trade.fen - 100) : trade.fen;
+      const copies = kind >= 8 ? 3 : 1;
+      const answers = await Promise.all(
+        Array.from({ length: copies }, () => notifySandbox(server, trade.tradeNo, fen)),
+      );
+      for (const answer of answers) expect(answer.status).toBe(303);
+      if (fen === trade.fen) delivered.push(trade);
+    } else if (roll < 84 && delivered.length) {
+      const again = rand.pick(delivered);
+      expect((await notifySandbox(server, again.tradeNo, again.fen)).status).toBe(303);
+    } else if (roll < 94) {
+      const answer = await user.client.call("/api/order/cancel_order", { order_id: someOrder() });
+      expectCode("cancel_order", answer.code, [0, 1026]);
+    } else if (roll < 96) {
+      const orderId = someOrder() as string;
+      try {
+        settleWithoutGateway(server.context, orderId, "manual", "manual: invariant test");
+      } catch (error) {
+        expect((error as Error).message).toMatch(/不能标记为已支付/);
+      }
+    } else if (roll < 98) {
+      giveWallet(server, user.id, 1 + rand.int(3000));
+    } else {
+      // The coupon manager edits a limit while orders hold the coupon (1017 may then come at dobuy).
+      const coupon = rand.pick(coupons);
+      saveCoupon(
+        server.context,
+        couponInput.parse({
+          _id: coupon._id,
+          type: coupon.type,
+          code: coupon.code,
+          forMoney: coupon.forMoney,
+          discount: coupon.discount,
+          useNumPerUser: rand.int(3),
+          NumberOfAuthorizations: rand.int(10),
+        }),
+      );
+    }
+  }
+  console.log(
+    `invariant codes seen: ${[...seen].map(([action, c]) => `${action} ${[...c].sort().join("/")}`).join(", ")}`,
+  );
+
+  // Per user: balances are what the ledgers add up to, and what the orders say they should be.
+  for (const { id } of users) {
+    const row = db
+      .query<{ traffic: number; vip_expire_time: number; wallet_fen: number; paid_user: number }, [string]>(
+        "SELECT traffic, vip_expire_time, wallet_fen, paid_user FROM users WHERE id = ?",
+      )
+      .get(id);
+    const ledger = db
+      .query<{ traffic: number; vip: number }, [string]>(
+        "SELECT COALESCE(SUM(traffic_change), 0) AS traffic, COALESCE(SUM(vip_change), 0) AS vip FROM traffic_records WHERE user_id = ?",
+      )
+      .get(id);
+    const wallet = db
+      .query<{ fen: number }, [string]>(
+        "SELECT COALESCE(SUM(change_fen), 0) AS fen FROM wallet_entries WHERE user_id = ?",
+      )
+      .get(id);
+    expect({ user: id, traffic: row?.traffic, vip: row?.vip_expire_time, wallet: row?.wallet_fen }).toEqual({
+      user: id,
+      traffic: ledger?.traffic,
+      vip: ledger?.vip,
+      wallet: wallet?.fen,
+    });
+
+    const orders = db
+      .query<{ status: string; add_traffic: number; wallet_spend_fen: number }, [string]>(
+        "SELECT status, add_traffic, wallet_spend_fen FROM orders WHERE user_id = ?",
+      )
+      .all(id);
+    const paid = orders.filter((o) => o.status === "paied");
+    expect(row?.traffic).toBe(paid.reduce((sum, o) => sum + o.add_traffic, 0));
+    expect(row?.paid_user).toBe(paid.length > 0 ? 1 : 0);
+    const given = db
+      .query<{ fen: number }, [string]>(
+        "SELECT COALESCE(SUM(change_fen), 0) AS fen FROM wallet_entries WHERE user_id = ? AND type = 'adjust'",
+      )
+      .get(id)?.fen as number;
+    const heldByOrders = orders
+      .filter((o) => o.status === "paied" || o.status === "wallet_spend")
+      .reduce((sum, o) => sum + o.wallet_spend_fen, 0);
+    expect(row?.wallet_fen).toBe(given - heldByOrders);
+
+    // Running balances in the ledgers are consistent row by row.
+    let running = 0;
+    for (const entry of db
+      .query<{ change_fen: number; balance_fen: number }, [string]>(
+        "SELECT change_fen, balance_fen FROM wallet_entries WHERE user_id = ? ORDER BY id",
+      )
+      .all(id)) {
+      running += entry.change_fen;
+      expect(entry.balance_fen).toBe(running);
+    }
+  }
+
+  // Every paid order: exactly one 'buy' record and exactly one paid attempt, covering what it owed.
+  const paidOrders = db
+    .query<
+      {
+        id: string;
+        status: string;
+        order_money_fen: number;
+        coupon_discount_fen: number;
+        wallet_spend_fen: number;
+      },
+      []
+    >("SELECT id, status, order_money_fen, coupon_discount_fen, wallet_spend_fen FROM orders")
+    .all();
+  let paidCount = 0;
+  for (const order of paidOrders) {
+    const buys = db
+      .query<{ n: number }, [string]>(
+        "SELECT COUNT(*) AS n FROM traffic_records WHERE order_id = ? AND type = 'buy'",
+      )
+      .get(order.id)?.n;
+    const attempts = db
+      .query<{ amount_fen: number }, [string]>(
+        "SELECT amount_fen FROM payments WHERE order_id = ? AND status = 'paid'",
+      )
+      .all(order.id);
+    if (order.status === "paied") {
+      paidCount += 1;
+      expect({ order: order.id, buys, attempts: attempts.length }).toEqual({
+        order: order.id,
+        buys: 1,
+        attempts: 1,
+      });
+      expect(attempts[0]?.amount_fen).toBe(
+        order.order_money_fen - order.coupon_discount_fen - order.wallet_spend_fen,
+      );
+    } else {
+      expect({ order: order.id, buys, attempts: attempts.length }).toEqual({
+        order: order.id,
+        buys: 0,
+        attempts: 0,
+      });
+    }
+  }
+  const credited = db
+    .query<{ n: number }, []>("SELECT COUNT(*) AS n FROM payment_events WHERE result = 'credited'")
+    .get()?.n;
+  expect(credited).toBe(paidCount);
+
+  // Permissions were counted once per paid order granting them.
+  for (const permission of permissions) {
+    const granted = db
+      .query<{ n: number }, [string]>(
+        `SELECT COUNT(*) AS n FROM orders WHERE status = 'paied' AND permission_duration > 0
+           AND EXISTS (SELECT 1 FROM json_each(orders.gain_permissions) WHERE value = ?)`,
+      )
+      .get(permission)?.n;
+    const useTimes = db
+      .query<{ use_times: number }, [string]>("SELECT use_times FROM permissions WHERE id = ?")
+      .get(permission)?.use_times;
+    expect(useTimes).toBe(granted);
+  }
+
+  // Coupons: the use count is the number of unrestored uses, and an order holds exactly its own use.
+  for (const coupon of db
+    .query<{ id: string; auth_times: number }, []>("SELECT id, auth_times FROM coupons")
+    .all()) {
+    const active = db
+      .query<{ n: number }, [string]>(
+        "SELECT COUNT(*) AS n FROM coupon_uses WHERE coupon_id = ? AND is_delete = 0",
+      )
+      .get(coupon.id)?.n;
+    expect({ coupon: coupon.id, authTimes: coupon.auth_times }).toEqual({
+      coupon: coupon.id,
+      authTimes: active ?? 0,
+    });
+  }
+  const mismatched = db
+    .query<{ n: number }, []>(
+      `SELECT COUNT(*) AS n FROM coupon_uses cu WHERE cu.is_delete = 0
+         AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.coupon_use_id = cu.id AND o.id = cu.order_id AND o.status != 'cancled')`,
+    )
+    .get()?.n;
+  expect(mismatched).toBe(0);
+  const orphanHolders = db
+    .query<{ n: number }, []>(
+      `SELECT COUNT(*) AS n FROM orders o WHERE o.coupon_use_id IS NOT NULL
+         AND NOT EXISTS (SELECT 1 FROM coupon_uses cu WHERE cu.id = o.coupon_use_id AND cu.is_delete = 0)`,
+    )
+    .get()?.n;
+  expect(orphanHolders).toBe(0);
+
+  // The run did what it set out to do: some orders paid, some cancelled, some refused notifications.
+  const statuses = db
+    .query<{ status: string; n: number }, []>("SELECT status, COUNT(*) AS n FROM orders GROUP BY status")
+    .all();
+  const events = db
+    .query<{ result: string; n: number }, []>(
+      "SELECT result, COUNT(*) AS n FROM payment_events GROUP BY result",
+    )
+    .all();
+  console.log(`invariant orders: ${JSON.stringify(statuses)}, payment events: ${JSON.stringify(events)}`);
+  expect(statuses.map((r) => r.status)).toEqual(expect.arrayContaining(["paied", "cancled"]));
+  expect(events.map((r) => r.result)).toEqual(expect.arrayContaining(["credited", "duplicate", "anomaly"]));
+}, 120_000);
