@@ -5,6 +5,7 @@ import { type Db, openDatabase } from "../src/db/db.ts";
 import { DatabaseTooNewError, migrationStatus } from "../src/db/migrate.ts";
 import { migrations } from "../src/embedded.ts";
 import { startServer } from "../src/server.ts";
+import { registerCommerceCommands } from "./commerce.ts";
 import { dataDirOption, die, printJsonOr } from "./shared.ts";
 import { registerUserCommands } from "./user.ts";
 
@@ -56,6 +57,7 @@ export function buildProgram(): Command {
     });
 
   registerUserCommands(program);
+  registerCommerceCommands(program);
 
   const migrate = program.command("migrate").description("database schema migrations");
   migrate

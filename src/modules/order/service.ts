@@ -289,23 +289,32 @@ interface TradeRow extends OrderRow {
   third_pay_platform: string | null;
 }
 
-/** Orders newest first with their latest payment attempt; filterStr matches e-mail, product, order or trade number. */
-export function listTrades(ctx: AppContext, requestNumber: number, filterStr: string): Trade[] {
+/**
+ * Orders newest first with their latest payment attempt; filterStr matches e-mail, product, order or
+ * trade number. `only` narrows to one account (exact e-mail) and/or one status (the CLI's filters).
+ */
+export function listTrades(
+  ctx: AppContext,
+  requestNumber: number,
+  filterStr: string,
+  only: { email?: string; status?: OrderStatus } = {},
+): Trade[] {
   const like = `%${filterStr.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
   const rows = ctx.db
-    .query<TradeRow, [string, number]>(
+    .query<TradeRow, [string, number, string | null, string | null]>(
       `SELECT o.*, u.email,
          p.trade_no, p.amount_fen, p.device AS payment_device, p.third_pay_platform
        FROM orders o
        JOIN users u ON u.id = o.user_id
        LEFT JOIN payments p ON p.trade_no = (
          SELECT trade_no FROM payments WHERE order_id = o.id ORDER BY (status = 'paid') DESC, create_time DESC LIMIT 1)
-       WHERE ?1 = '%%' OR u.email LIKE ?1 ESCAPE '\\' OR o.desc LIKE ?1 ESCAPE '\\' OR o.id LIKE ?1 ESCAPE '\\'
-          OR p.trade_no LIKE ?1 ESCAPE '\\' OR o.from_channel LIKE ?1 ESCAPE '\\'
+       WHERE (?1 = '%%' OR u.email LIKE ?1 ESCAPE '\\' OR o.desc LIKE ?1 ESCAPE '\\' OR o.id LIKE ?1 ESCAPE '\\'
+          OR p.trade_no LIKE ?1 ESCAPE '\\' OR o.from_channel LIKE ?1 ESCAPE '\\')
+         AND (?3 IS NULL OR u.email = ?3) AND (?4 IS NULL OR o.status = ?4)
        ORDER BY o.create_time DESC, o.id DESC
        LIMIT ?2`,
     )
-    .all(like, requestNumber);
+    .all(like, requestNumber, only.email ?? null, only.status ?? null);
   return rows.map((row) => ({
     order_id: row.id,
     username: row.email,

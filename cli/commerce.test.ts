@@ -1,0 +1,312 @@
+/**
+ * `ferry combo list|create` and `ferry order list|mark-paid`, run as real processes against a data
+ * directory while a real server uses it, checked through the customer API.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { GB } from "../src/lib/traffic.ts";
+import type { Combo } from "../src/modules/combo/schema.ts";
+import type { Order, Trade } from "../src/modules/order/schema.ts";
+import type { UserInfo } from "../src/modules/user/schema.ts";
+import { newId } from "../src/rpc/ids.ts";
+import { createOrder, giveWallet, paymentEvents } from "../tests/commerce.ts";
+import { type ApiClient, loggedInClient, startTestServer, type TestServer } from "../tests/harness.ts";
+
+const ROOT = join(import.meta.dir, "..");
+let server: TestServer;
+let dataDir: string;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  dataDir = server.dataDir;
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+async function ferry(args: string[]): Promise<Run> {
+  const env = { ...process.env };
+  delete env.FERRY_DATA;
+  const proc = Bun.spawn([process.execPath, "src/main.ts", ...args], {
+    cwd: ROOT,
+    env,
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const guard = setTimeout(() => proc.kill("SIGKILL"), 20_000);
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  clearTimeout(guard);
+  return { code, stdout, stderr };
+}
+
+const withData = (args: string[]) => [...args, "--data", dataDir];
+
+async function ferryJson<T>(args: string[]): Promise<T> {
+  const run = await ferry(withData([...args, "--json"]));
+  expect({ args, stderr: run.stderr, code: run.code }).toEqual({ args, stderr: "", code: 0 });
+  return JSON.parse(run.stdout) as T;
+}
+
+/** Non-zero exit and exactly one line on stderr, starting with "error:", no stack trace. */
+function expectOneLineError(run: Run, mentions: RegExp) {
+  expect(run.code).not.toBe(0);
+  const lines = run.stderr.trim().split("\n");
+  expect({ stderr: run.stderr, lines: lines.length }).toEqual({ stderr: run.stderr, lines: 1 });
+  expect(lines[0]).toStartWith("error: ");
+  expect(run.stderr).not.toMatch(/\n\s+at /);
+  expect(lines[0]).toMatch(mentions);
+}
+
+async function userInfo(client: ApiClient): Promise<UserInfo> {
+  return (await client.call<UserInfo>("/api/user/userinfo")).data;
+}
+
+test("every commerce command has --help", async () => {
+  const commands: [string[], string[]][] = [
+    [[], ["combo", "order"]],
+    [["combo"], ["list", "create"]],
+    [
+      ["combo", "list"],
+      ["--data", "--json"],
+    ],
+    [
+      ["combo", "create"],
+      [
+        "--name",
+        "--price",
+        "--traffic-g",
+        "--days",
+        "--bonus",
+        "--permission",
+        "--permission-days",
+        "--json",
+      ],
+    ],
+    [["order"], ["list", "mark-paid"]],
+    [
+      ["order", "list"],
+      ["--user", "--status", "--limit", "--data", "--json"],
+    ],
+    [
+      ["order", "mark-paid"],
+      ["<orderId>", "--reason", "--data", "--json"],
+    ],
+  ];
+  const runs = await Promise.all(commands.map(([path]) => ferry([...path, "--help"])));
+  commands.forEach(([path, words], i) => {
+    const run = runs[i] as Run;
+    expect({ path, code: run.code }).toEqual({ path, code: 0 });
+    expect(run.stdout).toContain(`Usage: ferry${path.length ? ` ${path.join(" ")}` : ""}`);
+    for (const word of words) expect(run.stdout).toContain(word);
+  });
+});
+
+describe("combo", () => {
+  test("create adds combos the shop shows and list prints them", async () => {
+    const permission = newId();
+    server.context.db
+      .query("INSERT INTO permissions (id, name, desc, create_time) VALUES (?, 'netflix', '奈飞', ?)")
+      .run(permission, Date.now());
+
+    const traffic = await ferryJson<Combo>([
+      "combo",
+      "create",
+      "--name",
+      "100G 流量包",
+      "--price",
+      "15",
+      "--traffic-g",
+      "100",
+      "--bonus",
+      "20",
+    ]);
+    expect(traffic).toMatchObject({
+      name: "100G 流量包",
+      price: 15,
+      traffic: 100 * GB,
+      vipDuration: 0,
+      additionPersend: 20,
+    });
+    const month = await ferryJson<Combo>([
+      "combo",
+      "create",
+      "--name",
+      "月卡",
+      "--price",
+      "25.5",
+      "--days",
+      "30",
+      "--limit-g",
+      "80",
+      "--permission",
+      "netflix",
+      "--permission-days",
+      "30",
+      "--speed",
+      "150Mbps",
+    ]);
+    expect(month).toMatchObject({
+      price: 25.5,
+      vipDuration: 30,
+      limit: 80 * GB,
+      permissionsGain: [permission],
+      permissionDuration: 30,
+      speed: "150Mbps",
+    });
+
+    const listed = await ferryJson<Combo[]>(["combo", "list"]);
+    expect(listed.map((c) => c._id)).toEqual(expect.arrayContaining([traffic._id, month._id]));
+    const text = await ferry(withData(["combo", "list"]));
+    expect(text.code).toBe(0);
+    expect(text.stdout).toContain("100G 流量包");
+    expect(text.stdout).toContain("¥25.50");
+    expect(text.stdout).toContain("100.00 G");
+
+    // The running server's shop shows them at once.
+    const { client } = await loggedInClient(server);
+    const shop = await client.call<Combo[]>("/api/shop/list");
+    expect(shop.data.find((c) => c._id === traffic._id)).toEqual(traffic);
+    expect(shop.data.find((c) => c._id === month._id)).toEqual(month);
+  });
+
+  test("bad input: one-line errors and nothing created", async () => {
+    const before = (await ferryJson<Combo[]>(["combo", "list"])).length;
+    const bad: [string[], RegExp][] = [
+      [["combo", "create", "--price", "15", "--traffic-g", "1"], /--name/],
+      [["combo", "create", "--name", "x", "--traffic-g", "1"], /--price/],
+      [["combo", "create", "--name", "x", "--price", "abc", "--traffic-g", "1"], /--price/],
+      [["combo", "create", "--name", "x", "--price", "-1", "--traffic-g", "1"], /price/],
+      [["combo", "create", "--name", "x", "--price", "1.005", "--traffic-g", "1"], /两位小数/],
+      [["combo", "create", "--name", "x", "--price", "1", "--traffic-g", "-5"], /traffic/],
+      [["combo", "create", "--name", "x", "--price", "1", "--days", "1.5"], /vipDuration/],
+      [["combo", "create", "--name", "x", "--price", "1"], /sells nothing/],
+      [
+        ["combo", "create", "--name", "x", "--price", "1", "--permission", "nope", "--permission-days", "3"],
+        /nope/,
+      ],
+      [["combo", "create", "--name", "x", "--price", "1", "--permission", "netflix"], /--permission-days/],
+      [["combo", "create", "--name", "  ", "--price", "1", "--traffic-g", "1"], /名称不能为空/],
+    ];
+    const runs = await Promise.all(bad.map(([args]) => ferry(withData(args))));
+    bad.forEach(([args, mentions], i) => {
+      const run = runs[i] as Run;
+      expect({ args, failed: run.code !== 0 }).toEqual({ args, failed: true });
+      expectOneLineError(run, mentions);
+    });
+    expect((await ferryJson<Combo[]>(["combo", "list"])).length).toBe(before);
+  });
+});
+
+describe("order", () => {
+  test("list filters by account and status; mark-paid credits once through the crediting function", async () => {
+    const combo = await ferryJson<Combo>([
+      "combo",
+      "create",
+      "--name",
+      "10G",
+      "--price",
+      "9.9",
+      "--traffic-g",
+      "10",
+    ]);
+    const alice = await loggedInClient(server);
+    const bob = await loggedInClient(server);
+    const aliceFirst = await createOrder(alice.client, combo._id);
+    const aliceSecond = await createOrder(alice.client, combo._id);
+    const bobOrder = await createOrder(bob.client, combo._id);
+    giveWallet(server, bob.user.id, 400);
+    await bob.client.call("/api/shop/wallet_check", { order_id: bobOrder._id });
+    await alice.client.call("/api/order/cancel_order", { order_id: aliceSecond._id });
+
+    const aliceOrders = await ferryJson<Trade[]>(["order", "list", "--user", alice.email.toUpperCase()]);
+    expect(aliceOrders.map((t) => [t.order_id, t.status]).sort()).toEqual(
+      [
+        [aliceFirst._id, "topay"],
+        [aliceSecond._id, "cancled"],
+      ].sort(),
+    );
+    expect(aliceOrders.every((t) => t.username === alice.email)).toBe(true);
+    const cancelled = await ferryJson<Trade[]>([
+      "order",
+      "list",
+      "--user",
+      alice.email,
+      "--status",
+      "cancled",
+    ]);
+    expect(cancelled.map((t) => t.order_id)).toEqual([aliceSecond._id]);
+    const deducted = await ferryJson<Trade[]>(["order", "list", "--status", "wallet_spend"]);
+    expect(deducted.map((t) => t.order_id)).toEqual([bobOrder._id]);
+    expect(deducted[0]?.request_pay_amound).toBe(5.9);
+    const text = await ferry(withData(["order", "list", "--user", bob.email]));
+    expect(text.stdout).toContain(bobOrder._id);
+    expect(text.stdout).toContain("wallet_spend");
+    expect(text.stdout).not.toContain(aliceFirst._id);
+    expect((await ferryJson<Trade[]>(["order", "list", "--limit", "1"])).length).toBe(1);
+
+    // Bob paid the remaining 5.90 by bank transfer.
+    const paid = await ferryJson<Order>(["order", "mark-paid", bobOrder._id, "--reason", "bank transfer 42"]);
+    expect(paid).toMatchObject({ _id: bobOrder._id, status: "paied", wallet_spend: 4, pay_money: 5.9 });
+    const info = await userInfo(bob.client);
+    expect({ traffic: info.traffic, paidUser: info.paidUser }).toEqual({ traffic: 10 * GB, paidUser: true });
+    const trade = server.context.db
+      .query<{ trade_no: string; provider: string; amount_fen: number; status: string }, [string]>(
+        "SELECT trade_no, provider, amount_fen, status FROM payments WHERE order_id = ?",
+      )
+      .get(bobOrder._id);
+    expect(trade).toMatchObject({ provider: "manual", amount_fen: 590, status: "paid" });
+    expect(paymentEvents(server, trade?.trade_no as string)).toEqual([
+      {
+        provider: "manual",
+        trade_no: trade?.trade_no as string,
+        result: "credited",
+        reason: "manual: bank transfer 42",
+      },
+    ]);
+    const status = await bob.client.call<{ status: string }>("/api/shop/trade_status", {
+      trade_id: bobOrder._id,
+    });
+    expect(status.data.status).toBe("paied");
+
+    // Text output names the order; a paid or cancelled order is refused, and nothing is credited twice.
+    const aliceRun = await ferry(withData(["order", "mark-paid", aliceFirst._id, "--reason", "cash"]));
+    expect(aliceRun.code).toBe(0);
+    expect(aliceRun.stdout).toContain(aliceFirst._id);
+    expect((await userInfo(alice.client)).traffic).toBe(10 * GB);
+
+    const refused: [string[], RegExp][] = [
+      [["order", "mark-paid", bobOrder._id, "--reason", "again"], /paied/],
+      [["order", "mark-paid", aliceSecond._id, "--reason", "late"], /cancled/],
+      [["order", "mark-paid", bobOrder._id], /--reason/],
+      [["order", "mark-paid", aliceFirst._id, "--reason", "   "], /--reason/],
+      [["order", "mark-paid", newId(), "--reason", "x"], /no order/],
+      [["order", "mark-paid", "12345", "--reason", "x"], /not an order id/],
+      [["order", "mark-paid", "--reason", "x"], /orderId/],
+      [["order", "list", "--status", "paid"], /--status/],
+      [["order", "list", "--user", "nobody@example.com"], /nobody@example\.com/],
+      [["order", "list", "--limit", "0"], /--limit/],
+    ];
+    const runs = await Promise.all(refused.map(([args]) => ferry(withData(args))));
+    refused.forEach(([args, mentions], i) => {
+      const run = runs[i] as Run;
+      expect({ args, failed: run.code !== 0 }).toEqual({ args, failed: true });
+      expectOneLineError(run, mentions);
+    });
+    expect((await userInfo(bob.client)).traffic).toBe(10 * GB);
+    expect((await userInfo(alice.client)).traffic).toBe(10 * GB);
+    const manualEvents = server.context.db
+      .query<{ n: number }, []>("SELECT COUNT(*) AS n FROM payment_events WHERE provider = 'manual'")
+      .get();
+    expect(manualEvents?.n).toBe(2);
+  });
+});
