@@ -1,5 +1,6 @@
 import { checkout } from "../../payments/checkout.ts";
 import { deviceFromUserAgent } from "../../payments/provider.ts";
+import { queryOpenPayment } from "../../payments/query.ts";
 import { availablePayModes } from "../../payments/registry.ts";
 import { type CallContext, defineCall } from "../../rpc/call.ts";
 import { isHttps } from "../../rpc/cookies.ts";
@@ -88,7 +89,11 @@ export const orderCalls = [
     path: "/api/shop/trade_status",
     access: "user",
     input: tradeIdInput,
-    handle: (ctx, input) => tradeStatus(ctx.app, me(ctx), input.trade_id),
+    handle: (ctx, input) => {
+      const status = () => tradeStatus(ctx.app, me(ctx), input.trade_id);
+      const query = queryOpenPayment(ctx.app, me(ctx), input.trade_id);
+      return query ? query.then(status) : status();
+    },
   }),
   defineCall({
     path: "/api/order/order_list",

@@ -1,0 +1,64 @@
+/**
+ * The active query fallback (payments.md §0): notifications get lost, so while the customer's
+ * page polls `/api/shop/trade_status`, an open order's gateway payment is asked about directly.
+ * At most once per QUERY_EVERY_MS per trade, and only once the payment is QUERY_AFTER_MS old
+ * (the notification usually wins); a paid answer goes through the same markPaid.
+ */
+import type { AppContext } from "../context.ts";
+import { recordError } from "../modules/errors/service.ts";
+import { markPaid, type PaymentRow } from "./credit.ts";
+import type { PaymentProvider } from "./provider.ts";
+import { providerById } from "./registry.ts";
+
+export const QUERY_AFTER_MS = 10_000;
+export const QUERY_EVERY_MS = 15_000;
+
+/** Per server: trade number → when it was last queried. */
+const lastQueried = new WeakMap<AppContext, Map<string, number>>();
+
+function claimQuerySlot(ctx: AppContext, tradeNo: string, now: number): boolean {
+  let times = lastQueried.get(ctx);
+  if (!times) {
+    times = new Map();
+    lastQueried.set(ctx, times);
+  }
+  const last = times.get(tradeNo);
+  if (last !== undefined && now - last < QUERY_EVERY_MS) return false;
+  if (times.size > 10_000) {
+    for (const [trade, time] of times) if (now - time >= QUERY_EVERY_MS) times.delete(trade);
+  }
+  times.set(tradeNo, now);
+  return true;
+}
+
+/**
+ * Asks the gateway about the user's order's latest pending payment when one is due; null (no
+ * promise, no tick) when nothing is. The promise never rejects.
+ */
+export function queryOpenPayment(
+  ctx: AppContext,
+  userId: string,
+  orderId: string,
+  now = Date.now(),
+): Promise<void> | null {
+  const payment = ctx.db
+    .query<Pick<PaymentRow, "trade_no" | "provider" | "create_time">, [string, string]>(
+      `SELECT trade_no, provider, create_time FROM payments
+       WHERE order_id = ? AND user_id = ? AND status = 'pending' ORDER BY create_time DESC LIMIT 1`,
+    )
+    .get(orderId, userId);
+  if (!payment || now - payment.create_time < QUERY_AFTER_MS) return null;
+  const provider = providerById(payment.provider);
+  if (!provider?.queryPayment || !claimQuerySlot(ctx, payment.trade_no, now)) return null;
+  return queryAndCredit(ctx, provider, payment.trade_no);
+}
+
+async function queryAndCredit(ctx: AppContext, provider: PaymentProvider, tradeNo: string): Promise<void> {
+  try {
+    const answer = await provider.queryPayment?.(ctx, tradeNo);
+    if (answer?.status !== "paid") return;
+    markPaid(ctx, { ...answer, provider: provider.id, raw: JSON.stringify(answer), source: "query" });
+  } catch (error) {
+    recordError(ctx.db, `query ${provider.id} ${tradeNo}`, error);
+  }
+}
