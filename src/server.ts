@@ -13,6 +13,7 @@ import { settingsCalls } from "./modules/settings/routes.ts";
 import { accountRoutes, userCalls } from "./modules/user/routes.ts";
 import { NO_CHANNEL_CODE } from "./modules/user/schema.ts";
 import { paymentRoutes } from "./payments/routes.ts";
+import { startUsdtWatcher } from "./payments/usdt-watcher.ts";
 import { type CallDef, runCall, unknownCall } from "./rpc/call.ts";
 import { COOKIE_DAYS, days, isHttps, parseCookies, serializeCookie } from "./rpc/cookies.ts";
 
@@ -159,12 +160,14 @@ export function startServer(options: ServeOptions): RunningServer {
   const context = createContext(db, options);
   const app = buildApp(context).listen({ hostname: options.host ?? "127.0.0.1", port: options.port ?? 3000 });
   const port = app.server?.port ?? options.port ?? 3000;
+  const usdtWatcher = startUsdtWatcher(context);
   const host = options.host && options.host !== "0.0.0.0" ? options.host : "127.0.0.1";
   return {
     url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
     port,
     context,
     async stop() {
+      await usdtWatcher.stop();
       await app.stop(true);
       context.mailer.close();
       db.close();
