@@ -6,22 +6,13 @@ export const QR_SIZE = 200;
 /** The canvas is drawn 1 s after opening (seed 000 §2). */
 export const QR_DELAY_MS = 1000;
 
-export interface QrDialogProps {
-  open: boolean;
-  onClose: () => void;
-  title: ReactNode;
-  description?: ReactNode;
-  /** The text encoded in the QR code. */
-  value: string;
-}
-
-export function QrDialog({ open, onClose, title, description, value }: QrDialogProps) {
+/** A 200×200 QR code canvas drawn 1 s after it appears (or after `value` changes). */
+export function QrCanvas({ value, label = "二维码" }: { value: string; label?: string }) {
   const canvas = useRef<HTMLCanvasElement>(null);
   const [drawn, setDrawn] = useState(false);
   const [failed, setFailed] = useState(false);
 
   useEffect(() => {
-    if (!open) return;
     setDrawn(false);
     setFailed(false);
     let cancelled = false;
@@ -42,8 +33,27 @@ export function QrDialog({ open, onClose, title, description, value }: QrDialogP
       cancelled = true;
       clearTimeout(timer);
     };
-  }, [open, value]);
+  }, [value]);
 
+  return (
+    <div className="qr-box">
+      <canvas ref={canvas} width={QR_SIZE} height={QR_SIZE} className="qr-canvas" aria-label={label} />
+      {!drawn && !failed ? <span className="qr-wait">二维码生成中…</span> : null}
+      {failed ? <span className="qr-wait">二维码生成失败</span> : null}
+    </div>
+  );
+}
+
+export interface QrDialogProps {
+  open: boolean;
+  onClose: () => void;
+  title: ReactNode;
+  description?: ReactNode;
+  /** The text encoded in the QR code. */
+  value: string;
+}
+
+export function QrDialog({ open, onClose, title, description, value }: QrDialogProps) {
   return (
     <Dialog
       open={open}
@@ -57,11 +67,7 @@ export function QrDialog({ open, onClose, title, description, value }: QrDialogP
       }
     >
       {description ? <div className="qr-description">{description}</div> : null}
-      <div className="qr-box">
-        <canvas ref={canvas} width={QR_SIZE} height={QR_SIZE} className="qr-canvas" aria-label="二维码" />
-        {!drawn && !failed ? <span className="qr-wait">二维码生成中…</span> : null}
-        {failed ? <span className="qr-wait">二维码生成失败</span> : null}
-      </div>
+      <QrCanvas value={value} />
     </Dialog>
   );
 }
