@@ -141,4 +141,23 @@ export const OrderMsg = {
   walletLocked: "订单已使用钱包抵扣，如需更改优惠券请取消订单后重新下单",
   notPayable: "订单状态不允许支付",
   payModeOff: "该支付方式暂未开放",
+  // shop and order pages (SPA)
+  couponApplied: "优惠券使用成功",
+  couponCancelled: "已取消使用优惠券",
+  noPayModes: "暂无可用的支付方式，请联系客服",
+  cancelled: "订单已取消",
+  cancelConfirm: "确定取消该订单吗？已抵扣的钱包余额将退回，优惠券将恢复可用。",
+  feedbackSent: "反馈已提交",
+  loadFailed: "加载失败，请稍后重试",
+  usdtExactAmount: "请务必转账上方的精确金额（精确到小数点后3位），金额不符将无法自动到账。",
+  usdtExchangeWarning: "从交易所提币时，手续费不能从转账金额中扣除，且交易所须支持3位小数。",
+  usdtExpired: "付款时间已过，请重新下单",
+  sandboxMark: "沙箱（测试）支付",
 } as const;
+
+/** Pay mode names in the shop (seed 000 §7: alipay, wxpay, usdt). */
+export const PAY_MODE_TEXT: Record<PayMode, string> = {
+  alipay: "支付宝",
+  wxpay: "微信支付",
+  usdt: "USDT-TRC20",
+};
