@@ -15,6 +15,7 @@ import { couponInput } from "../../src/modules/coupon/schema.ts";
 import { saveCoupon } from "../../src/modules/coupon/service.ts";
 import { transformPassword } from "../../src/modules/user/password.ts";
 import { createUser } from "../../src/modules/user/service.ts";
+import { type FakeTronGrid, randomTronAddress, startFakeTronGrid } from "../fakes/trongrid.ts";
 import { type ApiClient, loggedInClient, startTestServer, type TestServer, uniqueEmail } from "../harness.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
@@ -35,6 +36,8 @@ const TIME_PACK = "时间套餐 30天";
 let server: TestServer;
 let browser: Browser;
 let admin: ApiClient;
+let grid: FakeTronGrid;
+const USDT_ADDRESS = randomTronAddress();
 
 beforeAll(async () => {
   if (!existsSync(join(import.meta.dir, "../../web/dist/app.js"))) {
@@ -43,8 +46,16 @@ beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
   process.env.FERRY_SANDBOX_PAY = "1";
   server = await startTestServer();
+  grid = startFakeTronGrid();
   admin = (await loggedInClient(server, { role: "admin" })).client;
-  const config = await admin.call("/api/admin/config/set_config", { alipay: "sandbox" });
+  const config = await admin.call("/api/admin/config/set_config", {
+    alipay: "sandbox",
+    usdtpay: USDT_ADDRESS,
+    exchange_rate: 7.2,
+    usdtCheckTime: 20,
+    usdtCheckInterval: 3,
+    trongrid_url: grid.url,
+  });
   expect(config.code).toBe(0);
   for (const combo of [
     {
@@ -77,6 +88,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   await server?.close();
+  await grid?.close();
   delete process.env.FERRY_SANDBOX_PAY;
 });
 
@@ -239,6 +251,51 @@ describe("shop", () => {
     expect(errors).toEqual([]);
     await context.close();
   }, 90_000);
+
+  test("USDT: the exact amount, the address and the network; a matching transfer pays the order", async () => {
+    const email = await newUser("usdt");
+    const { context, page, errors } = await newPage(390);
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url });
+    await login(page, email);
+    const dialog = await openOrder(page, TRAFFIC_PACK);
+    await dialog.getByRole("radio", { name: "USDT-TRC20" }).check();
+    await dialog.getByRole("button", { name: "确认支付" }).click();
+    const usdt = page.getByRole("dialog", { name: "USDT-TRC20 支付" });
+    await usdt.waitFor();
+    // ¥15 at 7.2 = 2.0833… USDT, rounded up to the next 0.001.
+    await expect(usdt.locator(".usdt-amount").textContent()).resolves.toBe("2.084");
+    await expect(usdt.locator(".usdt-address").textContent()).resolves.toBe(USDT_ADDRESS);
+    const text = (await usdt.textContent()) ?? "";
+    for (const part of [
+      "TRC20",
+      "约 ¥15.00",
+      "精确到小数点后3位",
+      "手续费不能从转账金额中扣除",
+      "交易所须支持3位小数",
+    ]) {
+      expect(text).toContain(part);
+    }
+    expect(await usdt.getByRole("timer").textContent()).toMatch(/^剩余支付时间 (20:00|19:[0-5]\d)$/);
+    await usdt.getByRole("button", { name: "复制金额" }).click();
+    await page.getByRole("status").filter({ hasText: "已复制到剪贴板" }).first().waitFor();
+    await poll(() => page.evaluate(() => navigator.clipboard.readText()), "2.084");
+    await usdt.getByRole("button", { name: "复制地址" }).click();
+    await poll(() => page.evaluate(() => navigator.clipboard.readText()), USDT_ADDRESS);
+    await poll(() => usdt.getByText("二维码生成中…").count(), 0);
+    await shots(page, "shop-usdt");
+
+    // The customer sends exactly 2.084 USDT: the watcher sees it, the 3 s poll sees the order paid.
+    grid.addTransfer({ to: USDT_ADDRESS, value: "2084000" });
+    await page.getByRole("status").filter({ hasText: "购买成功" }).waitFor({ timeout: 15_000 });
+    await poll(() => usdt.count(), 0);
+    await page.waitForURL((url) => url.hash === "#/", { timeout: 8000 });
+    await poll(
+      () => page.getByRole("region", { name: "不限时流量" }).locator(".stat-value").textContent(),
+      "120.00",
+    );
+    expect(errors).toEqual([]);
+    await context.close();
+  }, 60_000);
 
   test("closing the pay dialog stops the poll; cancel on the orders page; the payment-success query", async () => {
     const email = await newUser("canceller");
