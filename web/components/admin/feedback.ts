@@ -1,0 +1,18 @@
+import { Code } from "../../../src/rpc/codes.ts";
+import type { Answer } from "../../api.ts";
+import { TOAST_SHORT, toast } from "../Toast.tsx";
+
+/**
+ * The back office's save/delete toasts (seed 001 §8, 2 s): `success` on code 0, otherwise
+ * `failure:{server message}`. Network failures and expired sessions already toasted in api.ts.
+ */
+export function toastResult(answer: Answer<unknown>, success: string, failure: string): boolean {
+  if (answer.code === Code.ok) {
+    toast.success(success, TOAST_SHORT);
+    return true;
+  }
+  if (answer.code !== Code.network && answer.code !== Code.notLoggedIn) {
+    toast.error(`${failure}:${answer.msg}`, TOAST_SHORT);
+  }
+  return false;
+}
