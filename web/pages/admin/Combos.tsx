@@ -1,4 +1,318 @@
-/** Placeholder registered in App.tsx; replaced by the page itself in this issue. */
+/**
+ * /admin_combos (seed 001 §2.8): the products. Traffic and the daily quota are edited in G and sent
+ * in bytes (G × 1024³); a new combo starts from the seed's defaults (NEW_COMBO_DEFAULTS).
+ */
+import { useState } from "react";
+import { DEFAULT_DAILY_LIMIT, formatGB, GB } from "../../../src/lib/traffic.ts";
+import { type Combo, ComboMsg, NEW_COMBO_DEFAULTS } from "../../../src/modules/combo/schema.ts";
+import { type ComboForm, call } from "../../api.ts";
+import { AdminPage, AdminTable } from "../../components/admin/AdminPage.tsx";
+import { CONFIRM_DELETE_TEXT, useConfirm } from "../../components/admin/ConfirmDialog.tsx";
+import { FormDialog } from "../../components/admin/FormDialog.tsx";
+import { toastResult } from "../../components/admin/feedback.ts";
+import { CheckListField, TextAreaField } from "../../components/admin/inputs.tsx";
+import { useRemoteList } from "../../components/admin/useRemoteList.ts";
+import { Field } from "../../components/Field.tsx";
+import type { Column } from "../../components/Table.tsx";
+
+/** The form's state: numbers stay text while typed and are checked on save. */
+export interface ComboDraft {
+  _id?: string;
+  name: string;
+  price: string;
+  trafficG: string;
+  vipDuration: string;
+  /** Daily quota of a time pack in G; blank = the server default (50 G). */
+  limitG: string;
+  additionPersend: string;
+  deviceNum: string;
+  speed: string;
+  orderID: string;
+  permissionsGain: string[];
+  permissionDuration: string;
+  permissionsDesc: string;
+}
+
+type NumberKey =
+  | "price"
+  | "trafficG"
+  | "vipDuration"
+  | "additionPersend"
+  | "deviceNum"
+  | "orderID"
+  | "permissionDuration";
+type DraftErrors = Partial<Record<keyof ComboDraft, string>>;
+
+const NUMBER_REQUIRED = "请输入数字";
+
+/** G (possibly fractional) to whole bytes. */
+export const gToBytes = (g: number) => Math.round(g * GB);
+/** Bytes to G for the form, without float noise (1.5 G stays "1.5"). */
+const bytesToG = (bytes: number) => String(Number((bytes / GB).toFixed(6)));
+
+export function newComboDraft(): ComboDraft {
+  const d = NEW_COMBO_DEFAULTS;
+  return {
+    name: d.name,
+    price: String(d.price),
+    trafficG: String(d.trafficG),
+    vipDuration: String(d.vipDuration),
+    limitG: bytesToG(DEFAULT_DAILY_LIMIT),
+    additionPersend: String(d.additionPersend),
+    deviceNum: String(d.deviceNum),
+    speed: d.speed,
+    orderID: String(d.orderID),
+    permissionsGain: [...d.permissionsGain],
+    permissionDuration: String(d.permissionDuration),
+    permissionsDesc: d.permissionsDesc,
+  };
+}
+
+export function comboToDraft(combo: Combo): ComboDraft {
+  return {
+    _id: combo._id,
+    name: combo.name,
+    price: String(combo.price),
+    trafficG: bytesToG(combo.traffic),
+    vipDuration: String(combo.vipDuration),
+    limitG: bytesToG(combo.limit),
+    additionPersend: String(combo.additionPersend),
+    deviceNum: String(combo.deviceNum),
+    speed: combo.speed,
+    orderID: String(combo.orderID),
+    permissionsGain: [...combo.permissionsGain],
+    permissionDuration: String(combo.permissionDuration),
+    permissionsDesc: combo.permissionsDesc,
+  };
+}
+
+const parseNumber = (text: string): number | null => {
+  if (text.trim() === "") return null;
+  const value = Number(text);
+  return Number.isFinite(value) ? value : null;
+};
+
+/**
+ * The payload of update_combo, or the fields that are not numbers. Ranges, decimals and names
+ * are the server's to judge (its message is shown in the failure toast).
+ */
+export function draftToCombo(
+  draft: ComboDraft,
+): { ok: true; combo: ComboForm } | { ok: false; errors: DraftErrors } {
+  const errors: DraftErrors = {};
+  const numbers = {} as Record<NumberKey, number>;
+  for (const key of [
+    "price",
+    "trafficG",
+    "vipDuration",
+    "additionPersend",
+    "deviceNum",
+    "orderID",
+    "permissionDuration",
+  ] as const) {
+    const value = parseNumber(draft[key]);
+    if (value === null) errors[key] = NUMBER_REQUIRED;
+    else numbers[key] = value;
+  }
+  const isTimePack = (numbers.vipDuration ?? 0) > 0;
+  let limit: number | undefined;
+  if (isTimePack && draft.limitG.trim() !== "") {
+    const limitG = parseNumber(draft.limitG);
+    if (limitG === null) errors.limitG = NUMBER_REQUIRED;
+    else limit = gToBytes(limitG);
+  }
+  if (Object.keys(errors).length > 0) return { ok: false, errors };
+  return {
+    ok: true,
+    combo: {
+      ...(draft._id ? { _id: draft._id } : {}),
+      name: draft.name.trim(),
+      price: numbers.price,
+      traffic: gToBytes(numbers.trafficG),
+      vipDuration: numbers.vipDuration,
+      ...(limit === undefined ? {} : { limit }),
+      additionPersend: numbers.additionPersend,
+      deviceNum: numbers.deviceNum,
+      speed: draft.speed.trim(),
+      orderID: numbers.orderID,
+      permissionsGain: draft.permissionsGain,
+      permissionDuration: numbers.permissionDuration,
+      permissionsDesc: draft.permissionsDesc,
+    },
+  };
+}
+
+function ComboFormDialog({
+  draft,
+  permissions,
+  onClose,
+  onSaved,
+}: {
+  draft: ComboDraft;
+  permissions: { value: string; label: string }[];
+  onClose: () => void;
+  onSaved: () => void;
+}) {
+  const [form, setForm] = useState(draft);
+  const [errors, setErrors] = useState<DraftErrors>({});
+  const [busy, setBusy] = useState(false);
+  const set = <K extends keyof ComboDraft>(key: K, value: ComboDraft[K]) =>
+    setForm({ ...form, [key]: value });
+  const isTimePack = (parseNumber(form.vipDuration) ?? 0) > 0;
+
+  const save = async () => {
+    const parsed = draftToCombo(form);
+    if (!parsed.ok) {
+      setErrors(parsed.errors);
+      return;
+    }
+    setErrors({});
+    setBusy(true);
+    const answer = await call("/api/admin/combo/update_combo", parsed.combo);
+    setBusy(false);
+    if (toastResult(answer, ComboMsg.saved, ComboMsg.saveFailed)) onSaved();
+  };
+
+  const numberField = (key: keyof ComboDraft & string, label: string, step = "1", extra = {}) => (
+    <Field
+      label={label}
+      type="number"
+      inputMode="decimal"
+      step={step}
+      value={form[key] as string}
+      error={errors[key]}
+      onChange={(event) => set(key, event.target.value)}
+      {...extra}
+    />
+  );
+
+  return (
+    <FormDialog
+      open
+      title={form._id ? "编辑商品" : "添加商品"}
+      onClose={onClose}
+      onSubmit={save}
+      busy={busy}
+      size="lg"
+    >
+      <div className="admin-grid">
+        <Field
+          label="名称"
+          value={form.name}
+          error={errors.name}
+          data-autofocus
+          onChange={(event) => set("name", event.target.value)}
+        />
+        {numberField("price", "价格(元)", "0.01")}
+        {numberField("trafficG", "流量(G)", "any")}
+        {numberField("vipDuration", "VIP天数", "1")}
+        {isTimePack ? numberField("limitG", "每日额度(G)", "any", { placeholder: "留空为 50" }) : null}
+        {numberField("additionPersend", "赠送比例(%)", "any")}
+        {numberField("deviceNum", "设备数", "1")}
+        <Field label="速度" value={form.speed} onChange={(event) => set("speed", event.target.value)} />
+        {numberField("orderID", "排序", "1")}
+        {numberField("permissionDuration", "权限时长(天)", "1")}
+      </div>
+      <CheckListField
+        label="获得权限"
+        options={permissions}
+        selected={form.permissionsGain}
+        empty="暂无权限，请先在权限管理中添加"
+        onChange={(selected) => set("permissionsGain", selected)}
+      />
+      <TextAreaField
+        label="权限说明"
+        value={form.permissionsDesc}
+        onChange={(value) => set("permissionsDesc", value)}
+      />
+      <p className="admin-hint">
+        VIP天数大于 0 为时间套餐（每日额度），等于 0 为流量包。赠送比例 20 表示多送 20% 流量。
+      </p>
+    </FormDialog>
+  );
+}
+
 export function AdminCombosPage() {
-  return <div className="page" />;
+  const list = useRemoteList(() => call("/api/shop/list", {}));
+  const permissions = useRemoteList(() => call("/api/admin/permissions/list", {}));
+  const [draft, setDraft] = useState<ComboDraft | null>(null);
+  const [confirm, confirmDialog] = useConfirm();
+
+  const permissionName = new Map(permissions.rows.map((p) => [p._id, p.name]));
+  const permissionOptions = permissions.rows.map((p) => ({ value: p._id, label: p.name }));
+
+  const remove = async (combo: Combo) => {
+    const ok = await confirm({
+      message: `${CONFIRM_DELETE_TEXT} 商品「${combo.name}」将被删除。`,
+      confirmText: "删除",
+    });
+    if (!ok) return;
+    const answer = await call("/api/admin/combo/delete_combo", { id: combo._id });
+    if (toastResult(answer, ComboMsg.deleted, ComboMsg.deleteFailed)) void list.reload();
+  };
+
+  const columns: Column<Combo>[] = [
+    { key: "id", title: "ID", render: (row) => <code className="admin-id">{row._id}</code> },
+    { key: "name", title: "名称", render: (row) => row.name },
+    { key: "price", title: "价格(元)", render: (row) => row.price.toFixed(2), className: "admin-num" },
+    { key: "traffic", title: "流量(G)", render: (row) => formatGB(row.traffic), className: "admin-num" },
+    { key: "vip", title: "VIP天数", render: (row) => row.vipDuration, className: "admin-num" },
+    { key: "bonus", title: "赠送比例(%)", render: (row) => row.additionPersend, className: "admin-num" },
+    { key: "devices", title: "设备数", render: (row) => row.deviceNum, className: "admin-num" },
+    {
+      key: "permissions",
+      title: "获得权限",
+      render: (row) =>
+        row.permissionsGain.length === 0
+          ? "无"
+          : row.permissionsGain.map((id) => permissionName.get(id) ?? id).join("、"),
+      className: "admin-wrap",
+    },
+    {
+      key: "duration",
+      title: "权限时长(天)",
+      render: (row) => row.permissionDuration,
+      className: "admin-num",
+    },
+    {
+      key: "actions",
+      title: "操作",
+      render: (row) => (
+        <div className="admin-row-actions">
+          <button type="button" className="btn btn-small" onClick={() => setDraft(comboToDraft(row))}>
+            编辑
+          </button>
+          <button type="button" className="btn btn-small admin-danger-text" onClick={() => remove(row)}>
+            删除
+          </button>
+        </div>
+      ),
+    },
+  ];
+
+  return (
+    <AdminPage
+      title="商品管理"
+      actions={
+        <button type="button" className="btn btn-primary" onClick={() => setDraft(newComboDraft())}>
+          添加
+        </button>
+      }
+    >
+      <AdminTable list={list} columns={columns} rowKey={(row) => row._id} caption="商品列表" />
+      {draft ? (
+        <ComboFormDialog
+          key={draft._id ?? "new"}
+          draft={draft}
+          permissions={permissionOptions}
+          onClose={() => setDraft(null)}
+          onSaved={() => {
+            setDraft(null);
+            void list.reload();
+          }}
+        />
+      ) : null}
+      {confirmDialog}
+    </AdminPage>
+  );
 }

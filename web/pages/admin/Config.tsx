@@ -1,4 +1,406 @@
-/** Placeholder registered in App.tsx; replaced by the page itself in this issue. */
+/**
+ * /admin_config (seed 001 §2.1): every setting, grouped in sections. 保存 sends only the changed
+ * fields; 恢复 reloads what the server has. Secrets arrive as a mask and are kept while the mask
+ * is left in place (the server ignores it).
+ */
+import { type FormEvent, useCallback, useEffect, useState } from "react";
+import {
+  PAY_ACCOUNTS,
+  SECRET_MASK,
+  SECRET_SETTINGS,
+  type SettingKey,
+  type Settings,
+} from "../../../src/modules/settings/schema.ts";
+import { Code } from "../../../src/rpc/codes.ts";
+import { call } from "../../api.ts";
+import { AdminPage, LoadingSpinner } from "../../components/admin/AdminPage.tsx";
+import { toastResult } from "../../components/admin/feedback.ts";
+import { SelectField, SwitchField, TextAreaField } from "../../components/admin/inputs.tsx";
+import { Field } from "../../components/Field.tsx";
+import { TOAST_SHORT, toast } from "../../components/Toast.tsx";
+
+export const ConfigMsg = {
+  saved: "更新成功",
+  saveFailed: "配置失败",
+  unchanged: "没有需要保存的修改",
+  notNumber: "请输入数字",
+} as const;
+
+type PayAccount = (typeof PAY_ACCOUNTS)[number];
+const PAY_ACCOUNT_LABEL: Record<PayAccount, string> = { "": "关闭", epay: "易支付 EPay", sandbox: "沙箱" };
+const PAY_ACCOUNT_OPTIONS = PAY_ACCOUNTS.map((value) => ({ value, label: PAY_ACCOUNT_LABEL[value] }));
+
+type Control =
+  | { kind: "text"; placeholder?: string }
+  | { kind: "number"; step?: string }
+  | { kind: "switch" }
+  | { kind: "payAccount" }
+  | { kind: "secret" }
+  | { kind: "list" }
+  | { kind: "textarea" };
+
+interface SettingField {
+  key: SettingKey;
+  label: string;
+  hint?: string;
+  control: Control;
+}
+
+const text = (key: SettingKey, label: string, hint?: string, placeholder?: string): SettingField => ({
+  key,
+  label,
+  hint,
+  control: { kind: "text", placeholder },
+});
+const number = (key: SettingKey, label: string, hint?: string, step = "any"): SettingField => ({
+  key,
+  label,
+  hint,
+  control: { kind: "number", step },
+});
+const toggle = (key: SettingKey, label: string, hint?: string): SettingField => ({
+  key,
+  label,
+  hint,
+  control: { kind: "switch" },
+});
+const secret = (key: SettingKey, label: string): SettingField => ({
+  key,
+  label,
+  hint: `已设置时显示 ${SECRET_MASK}，不修改则保留原值`,
+  control: { kind: "secret" },
+});
+
+interface Section {
+  title: string;
+  fields: SettingField[];
+}
+
+/** The form's layout. Settings not listed here still appear, under 其他, by their type. */
+const SECTIONS: Section[] = [
+  {
+    title: "支付",
+    fields: [
+      { key: "alipay", label: "支付宝收款账户", control: { kind: "payAccount" } },
+      { key: "wxpay", label: "微信收款账户", control: { kind: "payAccount" } },
+      text("epay_url", "EPay 网关地址", "易支付兼容网关的地址", "https://pay.example.com"),
+      text("epay_pid", "EPay 商户ID"),
+      secret("epay_key", "EPay 密钥"),
+      text("usdtpay", "USDT 收款地址 (TRC20)", "留空则关闭 USDT 支付"),
+      number("exchange_rate", "汇率", "1 USDT 兑换的人民币元数"),
+      number("usdtCheckTime", "USDT 检查总时长(分钟)", "10 到 60", "1"),
+      number("usdtCheckInterval", "检查间隔(秒)", "3 到 3600", "1"),
+      text("trongrid_url", "TronGrid 地址"),
+      secret("trongrid_api_key", "TronGrid API key"),
+      text(
+        "notify_url",
+        "异步通知地址",
+        "支付网关回调的域名前缀；留空使用请求的域名",
+        "https://notify.example.com",
+      ),
+      text(
+        "return_url",
+        "支付返回地址",
+        "支付完成后返回的域名前缀；留空使用请求的域名",
+        "https://www.example.com",
+      ),
+      toggle("sandbox_pay", "沙箱支付", "演示与测试用，不会真实扣款"),
+      text(
+        "channel_price_filter_code",
+        "价格过滤渠道码",
+        "带此渠道码的用户只能看到高于最低价格的商品；留空关闭",
+      ),
+      number("channel_price_filter_min", "价格过滤最低价格(元)"),
+    ],
+  },
+  {
+    title: "流量计费",
+    fields: [
+      number("traffic_spend_scale", "流量消耗倍率"),
+      number("upload_traffic_spend_scale", "上传流量倍率"),
+      number("minestTrafficSpend", "最低流量消耗"),
+      toggle("noGlobalTrafficScaleLimit", "不受全局倍率限制"),
+      number("vip_traffic_thred_rate_limit", "VIP 流量限速阈值"),
+      number("updateV2rayDuration", "节点同步间隔(秒)", undefined, "1"),
+      number("trafficStasticDuration", "流量统计间隔(秒)", undefined, "1"),
+    ],
+  },
+  {
+    title: "渠道返利",
+    fields: [
+      toggle("openChannel", "开放渠道"),
+      number("channelRewardRate", "渠道返利比例", "0.05 到 0.5", "0.01"),
+      number("channelConsumerDuration", "渠道消费有效期(天)", undefined, "1"),
+      number("min_charge_money", "最低提现金额(元)"),
+      { key: "inviteRule", label: "邀请规则", control: { kind: "textarea" } },
+    ],
+  },
+  {
+    title: "管理员与运营",
+    fields: [
+      { key: "admin_id", label: "管理员 ID 列表", hint: "每行一个用户 ID", control: { kind: "list" } },
+      { key: "yunying_list", label: "运营 ID 列表", hint: "每行一个用户 ID", control: { kind: "list" } },
+    ],
+  },
+  {
+    title: "签到与抽奖",
+    fields: [
+      number("signUseRewardTraffic", "签到奖励流量(MB)", undefined, "1"),
+      number("continueSignUseDay", "连续签到天数", undefined, "1"),
+      number("continueSignReward", "连续签到奖励(MB)", undefined, "1"),
+      number("prizeBaseCost", "抽奖基础消耗"),
+      number("gameSeat", "游戏座位"),
+    ],
+  },
+  {
+    title: "安装脚本地址",
+    fields: [
+      text("install_apine", "apine"),
+      text("install_ubuntu_x86", "ubuntu_x86"),
+      text("install_ubuntu_arm", "ubuntu_arm"),
+      text("install_ubuntu_guonei", "ubuntu_guonei"),
+      text("install_ubuntu_reality", "ubuntu_reality"),
+      text("install_alpine_reality", "alpine_reality"),
+    ],
+  },
+  {
+    title: "域名与内容",
+    fields: [
+      text("preferDomain", "首选域名"),
+      text("contentUrl_guonei", "国内内容地址"),
+      text("contentUrl_guowai", "国外内容地址"),
+      text("describe_host", "订阅域名"),
+      text("agency_host", "代理站域名", "页面域名等于它时进入代理模式"),
+      text("timezone", "时区", "签到、每日额度与统计按此时区分日", "Asia/Shanghai"),
+    ],
+  },
+  {
+    title: "公告弹窗",
+    fields: [
+      toggle("notice_show", "显示公告"),
+      text("notice_title", "公告标题"),
+      { key: "notice_content", label: "公告内容", control: { kind: "textarea" } },
+      toggle("notice_mark_red", "标红"),
+      number("notice_day_interval", "弹出间隔(天)", undefined, "1"),
+      text("contact_info", "联系方式"),
+      text("group_link", "群组链接"),
+    ],
+  },
+  {
+    title: "邮件发送 (SMTP)",
+    fields: [
+      text("smtp_host", "SMTP 服务器"),
+      number("smtp_port", "SMTP 端口", undefined, "1"),
+      toggle("smtp_secure", "SSL/TLS"),
+      text("smtp_user", "SMTP 用户名"),
+      secret("smtp_password", "SMTP 密码"),
+      text("smtp_from", "发件人"),
+    ],
+  },
+];
+
+/** A setting not laid out above gets a control from its value's type. */
+function controlFor(key: SettingKey, value: unknown): Control {
+  if (SECRET_SETTINGS.includes(key)) return { kind: "secret" };
+  if (typeof value === "boolean") return { kind: "switch" };
+  if (typeof value === "number") return { kind: "number", step: "any" };
+  if (Array.isArray(value)) return { kind: "list" };
+  return { kind: "text" };
+}
+
+function sectionsFor(settings: Settings): Section[] {
+  const placed = new Set(SECTIONS.flatMap((section) => section.fields.map((field) => field.key)));
+  const rest = (Object.keys(settings) as SettingKey[])
+    .filter((key) => !placed.has(key))
+    .map((key) => ({ key, label: key, control: controlFor(key, settings[key]) }));
+  return rest.length > 0 ? [...SECTIONS, { title: "其他", fields: rest }] : SECTIONS;
+}
+
+/** What the inputs hold: text for everything typed, booleans for switches. */
+type Draft = Record<string, string | boolean>;
+
+function toDraft(settings: Settings): Draft {
+  const draft: Draft = {};
+  for (const [key, value] of Object.entries(settings)) {
+    if (typeof value === "boolean") draft[key] = value;
+    else if (Array.isArray(value)) draft[key] = value.join("\n");
+    else draft[key] = String(value);
+  }
+  return draft;
+}
+
+/** The fields that differ from `loaded`, typed like the settings, or the inputs that are not numbers. */
+export function changedSettings(
+  loaded: Settings,
+  draft: Draft,
+): { ok: true; patch: Partial<Settings> } | { ok: false; errors: Record<string, string> } {
+  const patch: Record<string, unknown> = {};
+  const errors: Record<string, string> = {};
+  for (const [key, before] of Object.entries(loaded)) {
+    const input = draft[key];
+    let value: unknown;
+    if (typeof before === "boolean") value = input === true;
+    else if (typeof before === "number") {
+      const text = String(input ?? "").trim();
+      value = text === "" ? Number.NaN : Number(text);
+      if (!Number.isFinite(value)) {
+        errors[key] = ConfigMsg.notNumber;
+        continue;
+      }
+    } else if (Array.isArray(before)) {
+      value = String(input ?? "")
+        .split(/[\n,，]/)
+        .map((item) => item.trim())
+        .filter(Boolean);
+    } else value = String(input ?? "");
+    if (JSON.stringify(value) !== JSON.stringify(before)) patch[key] = value;
+  }
+  return Object.keys(errors).length > 0
+    ? { ok: false, errors }
+    : { ok: true, patch: patch as Partial<Settings> };
+}
+
+function SettingInput({
+  field,
+  value,
+  error,
+  onChange,
+}: {
+  field: SettingField;
+  value: string | boolean;
+  error?: string;
+  onChange: (value: string | boolean) => void;
+}) {
+  const { control, label, hint } = field;
+  switch (control.kind) {
+    case "switch":
+      return <SwitchField label={label} hint={hint} checked={value === true} onChange={onChange} />;
+    case "payAccount":
+      return (
+        <SelectField
+          label={label}
+          hint={hint}
+          value={String(value) as PayAccount}
+          options={PAY_ACCOUNT_OPTIONS}
+          onChange={onChange}
+        />
+      );
+    case "list":
+    case "textarea":
+      return (
+        <TextAreaField
+          label={label}
+          hint={hint}
+          error={error}
+          className="admin-span"
+          value={String(value)}
+          rows={control.kind === "list" ? 3 : 4}
+          onChange={onChange}
+        />
+      );
+    default:
+      return (
+        <div className="admin-field">
+          <Field
+            label={label}
+            type={control.kind === "number" ? "number" : control.kind === "secret" ? "password" : "text"}
+            step={control.kind === "number" ? control.step : undefined}
+            inputMode={control.kind === "number" ? "decimal" : undefined}
+            autoComplete={control.kind === "secret" ? "new-password" : "off"}
+            placeholder={control.kind === "text" ? control.placeholder : undefined}
+            value={String(value)}
+            error={error}
+            onChange={(event) => onChange(event.target.value)}
+          />
+          {hint ? <p className="admin-hint">{hint}</p> : null}
+        </div>
+      );
+  }
+}
+
 export function AdminConfigPage() {
-  return <div className="page" />;
+  const [loaded, setLoaded] = useState<Settings | null>(null);
+  const [failed, setFailed] = useState(false);
+  const [draft, setDraft] = useState<Draft>({});
+  const [errors, setErrors] = useState<Record<string, string>>({});
+  const [busy, setBusy] = useState(false);
+
+  const load = useCallback(async () => {
+    setBusy(true);
+    const answer = await call("/api/admin/config/get", {});
+    setBusy(false);
+    if (answer.code !== Code.ok) {
+      setFailed(true);
+      return;
+    }
+    setFailed(false);
+    setLoaded(answer.data);
+    setDraft(toDraft(answer.data));
+    setErrors({});
+  }, []);
+
+  useEffect(() => {
+    void load();
+  }, [load]);
+
+  const save = async (event: FormEvent) => {
+    event.preventDefault();
+    if (!loaded || busy) return;
+    const result = changedSettings(loaded, draft);
+    if (!result.ok) {
+      setErrors(result.errors);
+      return;
+    }
+    setErrors({});
+    if (Object.keys(result.patch).length === 0) {
+      toast.info(ConfigMsg.unchanged, TOAST_SHORT);
+      return;
+    }
+    setBusy(true);
+    const answer = await call("/api/admin/config/set_config", result.patch);
+    setBusy(false);
+    if (toastResult(answer, ConfigMsg.saved, ConfigMsg.saveFailed)) {
+      setLoaded(answer.data);
+      setDraft(toDraft(answer.data));
+    }
+  };
+
+  if (failed && !loaded) return <AdminPage title="配置管理">{null}</AdminPage>;
+  if (!loaded) {
+    return (
+      <AdminPage title="配置管理">
+        <LoadingSpinner />
+      </AdminPage>
+    );
+  }
+  return (
+    <AdminPage title="配置管理">
+      <form className="admin-config" onSubmit={save} noValidate>
+        {sectionsFor(loaded).map((section) => (
+          <fieldset key={section.title} className="card admin-section">
+            <legend className="card-title admin-section-title">{section.title}</legend>
+            <div className="admin-grid">
+              {section.fields.map((field) => (
+                <SettingInput
+                  key={field.key}
+                  field={field}
+                  value={draft[field.key] ?? ""}
+                  error={errors[field.key]}
+                  onChange={(value) => setDraft((current) => ({ ...current, [field.key]: value }))}
+                />
+              ))}
+            </div>
+          </fieldset>
+        ))}
+        <div className="admin-savebar">
+          <button type="button" className="btn" disabled={busy} onClick={() => void load()}>
+            恢复
+          </button>
+          <button type="submit" className="btn btn-primary" disabled={busy}>
+            保存
+          </button>
+        </div>
+      </form>
+    </AdminPage>
+  );
 }

@@ -1,4 +1,128 @@
-/** Placeholder registered in App.tsx; replaced by the page itself in this issue. */
+/** /admin_permissions (seed 001 §2.2): named entitlements that combos grant and lines require. */
+import { useState } from "react";
+import type { PermissionItem } from "../../../src/modules/permission/schema.ts";
+import { call } from "../../api.ts";
+import { AdminPage, AdminTable } from "../../components/admin/AdminPage.tsx";
+import { CONFIRM_DELETE_TEXT, useConfirm } from "../../components/admin/ConfirmDialog.tsx";
+import { FormDialog } from "../../components/admin/FormDialog.tsx";
+import { toastResult } from "../../components/admin/feedback.ts";
+import { TextAreaField } from "../../components/admin/inputs.tsx";
+import { useRemoteList } from "../../components/admin/useRemoteList.ts";
+import { Field } from "../../components/Field.tsx";
+import type { Column } from "../../components/Table.tsx";
+
+/** Seed 001 §8 toasts of this screen. */
+export const PermissionMsg = {
+  saved: "更新成功",
+  saveFailed: "配置失败",
+  deleted: "权限删除成功",
+  deleteFailed: "权限删除失败",
+} as const;
+
+interface Draft {
+  _id?: string;
+  name: string;
+  desc: string;
+}
+
+const NEW_PERMISSION: Draft = { name: "", desc: "" };
+
 export function AdminPermissionsPage() {
-  return <div className="page" />;
+  const list = useRemoteList(() => call("/api/admin/permissions/list", {}));
+  const [draft, setDraft] = useState<Draft | null>(null);
+  const [nameError, setNameError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const [confirm, confirmDialog] = useConfirm();
+
+  const open = (next: Draft) => {
+    setNameError(undefined);
+    setDraft(next);
+  };
+
+  const save = async () => {
+    if (!draft) return;
+    if (draft.name.trim() === "") {
+      setNameError("名称不能为空");
+      return;
+    }
+    setBusy(true);
+    const answer = await call("/api/admin/permissions/update", draft);
+    setBusy(false);
+    if (toastResult(answer, PermissionMsg.saved, PermissionMsg.saveFailed)) {
+      setDraft(null);
+      void list.reload();
+    }
+  };
+
+  const remove = async (item: PermissionItem) => {
+    const ok = await confirm({
+      message: `${CONFIRM_DELETE_TEXT} 权限「${item.name}」将被删除。`,
+      confirmText: "删除",
+    });
+    if (!ok) return;
+    const answer = await call("/api/admin/permissions/delete", { id: item._id });
+    if (toastResult(answer, PermissionMsg.deleted, PermissionMsg.deleteFailed)) void list.reload();
+  };
+
+  const columns: Column<PermissionItem>[] = [
+    { key: "name", title: "名称", render: (row) => row.name },
+    { key: "desc", title: "描述", render: (row) => row.desc, className: "admin-wrap" },
+    { key: "useTimes", title: "购买次数", render: (row) => row.useTimes, className: "admin-num" },
+    {
+      key: "actions",
+      title: "操作",
+      render: (row) => (
+        <div className="admin-row-actions">
+          <button
+            type="button"
+            className="btn btn-small"
+            onClick={() => open({ _id: row._id, name: row.name, desc: row.desc })}
+          >
+            编辑
+          </button>
+          <button type="button" className="btn btn-small admin-danger-text" onClick={() => remove(row)}>
+            删除
+          </button>
+        </div>
+      ),
+    },
+  ];
+
+  return (
+    <AdminPage
+      title="权限管理"
+      actions={
+        <button type="button" className="btn btn-primary" onClick={() => open(NEW_PERMISSION)}>
+          添加
+        </button>
+      }
+    >
+      <AdminTable list={list} columns={columns} rowKey={(row) => row._id} caption="权限列表" />
+      <FormDialog
+        open={draft !== null}
+        title={draft?._id ? "编辑权限" : "添加权限"}
+        onClose={() => setDraft(null)}
+        onSubmit={save}
+        busy={busy}
+      >
+        {draft ? (
+          <>
+            <Field
+              label="名称"
+              value={draft.name}
+              error={nameError}
+              data-autofocus
+              onChange={(event) => setDraft({ ...draft, name: event.target.value })}
+            />
+            <TextAreaField
+              label="描述"
+              value={draft.desc}
+              onChange={(desc) => setDraft({ ...draft, desc })}
+            />
+          </>
+        ) : null}
+      </FormDialog>
+      {confirmDialog}
+    </AdminPage>
+  );
 }
