@@ -58,6 +58,7 @@ const INTRUDER_NOTIFY = "https://intruder.example.com";
 function adminCalls(f: Fixtures): [path: string, payload: unknown][] {
   return [
     ["/api/admin/permissions/list", {}],
+    ["/api/admin/combo/list", {}],
     ["/api/admin/trades/tradelist", { requestNumber: 100, filterStr: "" }],
     ["/api/admin/trades/get_order_for_trade", { order_id: f.order._id }],
     ["/api/admin/config/get", {}],

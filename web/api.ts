@@ -66,6 +66,7 @@ export interface CallMap {
   // back office (seed 001 §7)
   "/api/admin/config/get": { input: Empty; output: Settings };
   "/api/admin/config/set_config": { input: Partial<Settings>; output: Settings };
+  "/api/admin/combo/list": { input: Empty; output: Combo[] };
   "/api/admin/combo/update_combo": { input: ComboForm; output: Combo };
   "/api/admin/combo/delete_combo": { input: { id: string }; output: null };
   "/api/admin/permissions/list": { input: Empty; output: PermissionItem[] };

@@ -59,9 +59,10 @@ export function LoginPage() {
       return;
     }
     loginRecords.add({ time: Date.now() });
+    // The effect above goes home as soon as the user info arrives; going again here, after the
+    // permissions, would bounce a tab clicked in between back to home.
     await refreshAfterLogin();
     setBusy(false);
-    go("/", { replace: true });
   }
 
   return (

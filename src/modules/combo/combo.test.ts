@@ -20,10 +20,13 @@ import type { Combo } from "./schema.ts";
 
 let server: TestServer;
 let admin: ApiClient;
+let adminId: string;
 
 beforeAll(async () => {
   server = await startTestServer();
-  admin = (await loggedInClient(server, { role: "admin" })).client;
+  const signedIn = await loggedInClient(server, { role: "admin" });
+  admin = signedIn.client;
+  adminId = signedIn.user.id;
 });
 afterAll(async () => {
   await server?.close();
@@ -260,4 +263,27 @@ describe("channel-code price filter", () => {
       await setFilter("", 20);
     }
   });
+});
+
+test("the admin combo list shows every combo, whatever the admin's own channel code", async () => {
+  const cheap = await admin.call<Combo>("/api/admin/combo/update_combo", {
+    name: "管理员可见的便宜套餐",
+    price: 1,
+    traffic: GB,
+    vipDuration: 0,
+  });
+  await admin.call("/api/admin/config/set_config", {
+    channel_price_filter_code: "adm1n",
+    channel_price_filter_min: 20,
+  });
+  server.context.db.query("UPDATE users SET channel_code = 'adm1n' WHERE id = ?").run(adminId);
+  try {
+    const shop = await admin.call<Combo[]>("/api/shop/list");
+    expect(shop.data.map((c) => c._id)).not.toContain(cheap.data._id);
+    const all = await admin.call<Combo[]>("/api/admin/combo/list");
+    expect(all.code).toBe(0);
+    expect(all.data.map((c) => c._id)).toContain(cheap.data._id);
+  } finally {
+    await admin.call("/api/admin/config/set_config", { channel_price_filter_code: "" });
+  }
 });

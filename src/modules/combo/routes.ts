@@ -1,7 +1,7 @@
 import { defineCall } from "../../rpc/call.ts";
 import { emptyInput } from "../user/schema.ts";
 import { comboInput, idInput } from "./schema.ts";
-import { deleteCombo, listShopCombos, saveCombo } from "./service.ts";
+import { deleteCombo, listAllCombos, listShopCombos, saveCombo } from "./service.ts";
 
 export const comboCalls = [
   defineCall({
@@ -11,6 +11,13 @@ export const comboCalls = [
     // A logged-in user's stored channel code decides; a visitor's comes from the channel_code cookie.
     handle: (ctx) =>
       listShopCombos(ctx.app, ctx.user ? ctx.user.channel_code : (ctx.cookies.channel_code ?? "")),
+  }),
+  defineCall({
+    // Every combo, whatever the admin's own channel code (the shop list applies the price filter).
+    path: "/api/admin/combo/list",
+    access: "admin",
+    input: emptyInput,
+    handle: (ctx) => listAllCombos(ctx.app),
   }),
   defineCall({
     path: "/api/admin/combo/update_combo",

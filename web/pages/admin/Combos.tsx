@@ -233,7 +233,7 @@ function ComboFormDialog({
 }
 
 export function AdminCombosPage() {
-  const list = useRemoteList(() => call("/api/shop/list", {}));
+  const list = useRemoteList(() => call("/api/admin/combo/list", {}));
   const permissions = useRemoteList(() => call("/api/admin/permissions/list", {}));
   const [draft, setDraft] = useState<ComboDraft | null>(null);
   const [confirm, confirmDialog] = useConfirm();
