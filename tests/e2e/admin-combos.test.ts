@@ -5,27 +5,15 @@
  * in test-results/. Needs the SPA built first (`bun run build:web`).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { GB } from "../../src/lib/traffic.ts";
 import type { Combo } from "../../src/modules/combo/schema.ts";
 import { transformPassword } from "../../src/modules/user/password.ts";
 import { createUser } from "../../src/modules/user/service.ts";
-import { fromBase64Json } from "../../src/rpc/envelope.ts";
 import { ApiClient, startTestServer, type TestServer, uniqueEmail } from "../harness.ts";
+import { launchChromium, loginInBrowser, newPage, payloadOf, poll, SHOTS } from "./chromium.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-const ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-];
-const SHOTS = join(import.meta.dir, "../../test-results");
 const PASSWORD = "password123";
 
 let server: TestServer;
@@ -34,12 +22,8 @@ let adminEmail: string;
 let customerEmail: string;
 
 beforeAll(async () => {
-  if (!existsSync(join(import.meta.dir, "../../web/dist/app.js"))) {
-    throw new Error("web/dist is missing: run `bun scripts/build-web.ts` first");
-  }
-  mkdirSync(SHOTS, { recursive: true });
+  browser = await launchChromium();
   server = await startTestServer();
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
   adminEmail = uniqueEmail("admin");
   customerEmail = uniqueEmail("customer");
   const passwordDigest = transformPassword(PASSWORD);
@@ -52,54 +36,14 @@ afterAll(async () => {
   await server?.close();
 });
 
-async function newPage(width = 1280): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
-  const context = await browser.newContext({ viewport: { width, height: 800 }, locale: "zh-CN" });
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on("pageerror", (error) => errors.push(error.message));
-  return { context, page, errors };
-}
-
-async function login(page: Page, email: string) {
-  await page.goto(`${server.url}/#/login`);
-  await page.getByLabel("邮箱").fill(email);
-  await page.getByLabel("邮箱").press("Enter");
-  await page.getByLabel("密码").fill(PASSWORD);
-  // The login page goes home twice: when the user info arrives and again after the permissions.
-  // Navigating on before the second would be undone by it.
-  const permissions = page.waitForResponse((response) =>
-    response.url().endsWith("/api/permission/mypermissions"),
-  );
-  await page.getByLabel("密码").press("Enter");
-  await (await permissions).finished();
-  await page.getByRole("button", { name: "用户菜单" }).waitFor();
-  await page.waitForURL((url) => url.hash === "#/");
-}
-
-/** Retries `read` until it deep-equals `expected` (bun:test has no expect.poll). */
-async function poll<T>(read: () => Promise<T>, expected: T, timeoutMs = 5000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  let value = await read();
-  while (!Bun.deepEquals(value, expected) && Date.now() < until) {
-    await Bun.sleep(100);
-    value = await read();
-  }
-  expect(value as unknown).toEqual(expected);
-}
-
-function payloadOf(postData: string | null): Record<string, unknown> {
-  const body = JSON.parse(postData ?? "{}") as { data: string };
-  const decoded = fromBase64Json(body.data);
-  if (!decoded.ok) throw new Error(decoded.reason);
-  return decoded.value as Record<string, unknown>;
-}
+const login = (page: Page, email: string) => loginInBrowser(page, server.url, email, PASSWORD);
 
 const toast = (page: Page, text: string) => page.locator(".toast", { hasText: text });
 const dialog = (page: Page, title: string) => page.getByRole("dialog", { name: title });
 
 describe("admin combos", () => {
   test("an admin adds a combo in G and a customer finds it in the shop", async () => {
-    const { context, page, errors } = await newPage(1280);
+    const { context, page, errors } = await newPage(browser, 1280);
     await login(page, adminEmail);
     await page.goto(`${server.url}/#/admin_combos`);
     await page.getByRole("heading", { name: "商品管理" }).waitFor();
@@ -156,7 +100,7 @@ describe("admin combos", () => {
     expect(errors).toEqual([]);
 
     // A customer sees it in the shop with its traffic in GB.
-    const shopper = await newPage(1280);
+    const shopper = await newPage(browser, 1280);
     await login(shopper.page, customerEmail);
     await shopper.page.goto(`${server.url}/#/shop`);
     const card = shopper.page.getByRole("article", { name: "e2e 流量包" });
@@ -177,7 +121,7 @@ describe("admin combos", () => {
     });
     expect(combo.code).toBe(0);
 
-    const { context, page, errors } = await newPage(1280);
+    const { context, page, errors } = await newPage(browser, 1280);
     await login(page, adminEmail);
     await page.goto(`${server.url}/#/admin_combos`);
     const row = page.getByRole("row").filter({ hasText: "待删除商品" });
@@ -207,7 +151,7 @@ describe("admin combos", () => {
   }
 
   test("settings: only changed fields are sent, a secret's mask keeps it, 恢复 reloads", async () => {
-    const { context, page, errors } = await newPage(1280);
+    const { context, page, errors } = await newPage(browser, 1280);
     await login(page, adminEmail);
     await page.goto(`${server.url}/#/admin_config`);
     const alipay = page.getByLabel("支付宝收款账户");
@@ -262,7 +206,7 @@ describe("admin combos", () => {
       .query("UPDATE orders SET user_feedback = ? WHERE id = ?")
       .run("付款后没到账", order.data._id);
 
-    const { context, page, errors } = await newPage(1280);
+    const { context, page, errors } = await newPage(browser, 1280);
     await login(page, adminEmail);
     const first = page.waitForRequest((r) => r.url().endsWith("/api/admin/trades/tradelist"));
     await page.goto(`${server.url}/#/admin_tradeList`);
@@ -321,7 +265,7 @@ describe("admin combos", () => {
       ["/admin_config", "配置管理", (p) => p.getByLabel("支付宝收款账户").waitFor()],
     ];
     for (const width of [1280, 390]) {
-      const { context, page, errors } = await newPage(width);
+      const { context, page, errors } = await newPage(browser, width);
       await login(page, adminEmail);
       for (const [path, heading, ready] of screens) {
         await page.goto(`${server.url}/#${path}`);

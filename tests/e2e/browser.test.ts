@@ -4,28 +4,15 @@
  * `bun run test` does). Screenshots land in test-results/.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { createNotice } from "../../src/modules/notice/service.ts";
 import { transformPassword } from "../../src/modules/user/password.ts";
 import { createUser } from "../../src/modules/user/service.ts";
 import { createSession } from "../../src/modules/user/session.ts";
-import { fromBase64Json } from "../../src/rpc/envelope.ts";
 import { newId, randomHex, sha256Hex } from "../../src/rpc/ids.ts";
 import { startTestServer, type TestServer, uniqueEmail } from "../harness.ts";
-
-const CHROMIUM = "/usr/bin/chromium";
-const ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-];
-const SHOTS = join(import.meta.dir, "../../test-results");
+import { launchChromium, loginInBrowser, newPage, payloadOf, poll, SHOTS, screenshots } from "./chromium.ts";
 
 const NORMAL_TABS = [
   "使用教程",
@@ -62,37 +49,14 @@ let server: TestServer;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!existsSync(join(import.meta.dir, "../../web/dist/app.js"))) {
-    throw new Error("web/dist is missing: run `bun scripts/build-web.ts` first");
-  }
-  mkdirSync(SHOTS, { recursive: true });
+  browser = await launchChromium();
   server = await startTestServer();
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
 });
 
 afterAll(async () => {
   await browser?.close();
   await server?.close();
 });
-
-async function newPage(width = 1280): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
-  const context = await browser.newContext({ viewport: { width, height: 800 }, locale: "zh-CN" });
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on("pageerror", (error) => errors.push(error.message));
-  return { context, page, errors };
-}
-
-/** Retries `read` until it deep-equals `expected` (bun:test has no expect.poll). */
-async function poll<T>(read: () => Promise<T>, expected: T, timeoutMs = 5000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  let value = await read();
-  while (!Bun.deepEquals(value, expected) && Date.now() < until) {
-    await Bun.sleep(100);
-    value = await read();
-  }
-  expect(value as unknown).toEqual(expected);
-}
 
 const tabLabels = (page: Page) => page.locator('nav[aria-label="主导航"] a').allInnerTexts();
 
@@ -101,26 +65,12 @@ async function expectTabs(page: Page, labels: string[]) {
   await poll(() => tabLabels(page), labels);
 }
 
-/** Decodes the envelope payload of a captured request. */
-function payloadOf(postData: string | null): Record<string, unknown> {
-  const body = JSON.parse(postData ?? "{}") as { data: string };
-  const decoded = fromBase64Json(body.data);
-  if (!decoded.ok) throw new Error(decoded.reason);
-  return decoded.value as Record<string, unknown>;
-}
-
-async function login(page: Page, email: string, password: string) {
-  await page.goto(`${server.url}/#/login`);
-  await page.getByLabel("邮箱").fill(email);
-  await page.getByLabel("邮箱").press("Enter");
-  await page.getByLabel("密码").fill(password);
-  await page.getByLabel("密码").press("Enter");
-  await page.getByRole("button", { name: "用户菜单" }).waitFor();
-}
+const login = (page: Page, email: string, password: string) =>
+  loginInBrowser(page, server.url, email, password);
 
 describe("SPA shell", () => {
   test("register → home → logout → login journey", async () => {
-    const { context, page, errors } = await newPage(1280);
+    const { context, page, errors } = await newPage(browser, 1280);
     const email = uniqueEmail("journey");
     const password = "password123";
 
@@ -192,12 +142,7 @@ describe("SPA shell", () => {
     );
     await page.getByRole("button", { name: "登录", exact: true }).click();
     await poll(() => page.locator(".field-error").textContent(), "密码不能为空");
-    await page.waitForTimeout(300); // let the field transitions settle
-    await page.screenshot({ path: join(SHOTS, "login-1280.png"), fullPage: true });
-    await page.setViewportSize({ width: 390, height: 800 });
-    await page.waitForTimeout(300);
-    await page.screenshot({ path: join(SHOTS, "login-390.png"), fullPage: true });
-    await page.setViewportSize({ width: 1280, height: 800 });
+    await screenshots(page, "login");
 
     // Wrong password: message under the password field and the 登录失败 toast.
     await page.getByLabel("密码").fill("wrong-password");
@@ -228,7 +173,7 @@ describe("SPA shell", () => {
   }, 90_000);
 
   test("visitors: auth routes go to login, invited visitors are sent to register once", async () => {
-    const { context, page } = await newPage(390);
+    const { context, page } = await newPage(browser, 390);
     await page.goto(`${server.url}/#/user_info`);
     await page.waitForURL((url) => url.hash === "#/login");
     await page.goto(`${server.url}/#/admin_config`);
@@ -238,7 +183,7 @@ describe("SPA shell", () => {
 
     // A fresh visitor landing on /#/login?c=… : the server has set the no-code value before the
     // SPA could see the hash query, and the SPA replaces it with the invite code.
-    const invited = await newPage(390);
+    const invited = await newPage(browser, 390);
     await invited.page.goto(`${server.url}/#/login?c=abc123`);
     await invited.page.waitForURL((url) => url.hash === "#/register");
     const cookies = await invited.context.cookies();
@@ -260,7 +205,7 @@ describe("SPA shell", () => {
       passwordDigest: transformPassword(password),
       type: "admin",
     });
-    const { context, page } = await newPage(1280);
+    const { context, page } = await newPage(browser, 1280);
     await login(page, adminEmail, password);
     await expectTabs(page, [
       "使用教程",
@@ -299,7 +244,7 @@ describe("SPA shell", () => {
     server.context.db
       .query("UPDATE users SET is_agency = 1, vip_expire_time = ?, traffic = ? WHERE id = ?")
       .run(vipUntil, 5 * 1024 ** 3, agency.id);
-    const second = await newPage(1280);
+    const second = await newPage(browser, 1280);
     await login(second.page, agencyEmail, password);
     await expectTabs(second.page, AGENCY_NORMAL_TABS);
     await second.page.getByRole("heading", { name: "时间套餐" }).waitFor();
@@ -317,7 +262,7 @@ describe("SPA shell", () => {
       notice_mark_red: true,
     });
     try {
-      const { context, page } = await newPage(390);
+      const { context, page } = await newPage(browser, 390);
       await page.goto(`${server.url}/#/login`);
       const dialog = page.getByRole("dialog", { name: "最新公告" });
       await dialog.waitFor();
@@ -353,7 +298,7 @@ describe("confirm and reset pages", () => {
       )
       .run(serialId, user.id, sha256Hex(key), now, now + 86_400_000);
 
-    const { context, page } = await newPage(390);
+    const { context, page } = await newPage(browser, 390);
     await page.goto(`${server.url}/#/confirm?serial_id=${serialId}&key=${key}&action=signup_confirm`);
     await page.getByText("注册成功，3秒后跳转").waitFor();
     await page.waitForURL((url) => url.hash === "#/" || url.hash === "#/login", { timeout: 6000 });
@@ -376,7 +321,7 @@ describe("confirm and reset pages", () => {
       passwordDigest: transformPassword("password123"),
     });
     const link = `${server.url}/api/subscript/clash/${user.id}/${user.userkey}`;
-    const { context, page } = await newPage(390);
+    const { context, page } = await newPage(browser, 390);
     await page.goto(`${server.url}/#/reset`);
 
     await page.getByRole("button", { name: "找回账号" }).click();
@@ -416,7 +361,7 @@ describe("header dropdowns", () => {
       desc: "您的工单有新回复",
       href: "#/feedback",
     });
-    const { context, page } = await newPage(390);
+    const { context, page } = await newPage(browser, 390);
     await login(page, email, password);
     const bell = page.getByRole("button", { name: /^通知/ });
     await bell.click();
@@ -449,7 +394,7 @@ describe("start-up parameters", () => {
       passwordDigest: transformPassword("password123"),
     });
     const token = createSession(server.context, user.id);
-    const { context, page } = await newPage(1280);
+    const { context, page } = await newPage(browser, 1280);
     await page.goto(`${server.url}/#/tutorial?token=${token}`);
     await page.getByRole("button", { name: "用户菜单" }).waitFor();
     const url = new URL(page.url());

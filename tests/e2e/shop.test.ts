@@ -6,29 +6,16 @@
  * Needs the SPA built first (`bun scripts/build-web.ts`). Screenshots land in test-results/.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
-import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import type { Browser, Page } from "playwright-core";
 import { GB } from "../../src/lib/traffic.ts";
 import type { Combo } from "../../src/modules/combo/schema.ts";
-import { couponInput } from "../../src/modules/coupon/schema.ts";
-import { saveCoupon } from "../../src/modules/coupon/service.ts";
 import { transformPassword } from "../../src/modules/user/password.ts";
 import { createUser } from "../../src/modules/user/service.ts";
+import { makeCoupon } from "../commerce.ts";
 import { type FakeTronGrid, randomTronAddress, startFakeTronGrid } from "../fakes/trongrid.ts";
 import { type ApiClient, loggedInClient, startTestServer, type TestServer, uniqueEmail } from "../harness.ts";
+import { launchChromium, loginInBrowser, newPage, poll, screenshots } from "./chromium.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-const ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-  "--no-first-run",
-];
-const SHOTS = join(import.meta.dir, "../../test-results");
 const PASSWORD = "password123";
 const TRAFFIC_PACK = "流量套餐 100G";
 const TIME_PACK = "时间套餐 30天";
@@ -40,10 +27,7 @@ let grid: FakeTronGrid;
 const USDT_ADDRESS = randomTronAddress();
 
 beforeAll(async () => {
-  if (!existsSync(join(import.meta.dir, "../../web/dist/app.js"))) {
-    throw new Error("web/dist is missing: run `bun scripts/build-web.ts` first");
-  }
-  mkdirSync(SHOTS, { recursive: true });
+  browser = await launchChromium();
   process.env.FERRY_SANDBOX_PAY = "1";
   server = await startTestServer();
   grid = startFakeTronGrid();
@@ -71,18 +55,14 @@ beforeAll(async () => {
     const saved = await admin.call<Combo>("/api/admin/combo/update_combo", combo);
     expect(saved.code).toBe(0);
   }
-  saveCoupon(
-    server.context,
-    couponInput.parse({
-      name: "立减5元",
-      type: "cash",
-      code: "CASH5",
-      forMoney: 5,
-      useNumPerUser: 10,
-      NumberOfAuthorizations: 0,
-    }),
-  );
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+  makeCoupon(server, {
+    name: "立减5元",
+    type: "cash",
+    code: "CASH5",
+    forMoney: 5,
+    useNumPerUser: 10,
+    NumberOfAuthorizations: 0,
+  });
 });
 
 afterAll(async () => {
@@ -92,41 +72,13 @@ afterAll(async () => {
   delete process.env.FERRY_SANDBOX_PAY;
 });
 
-async function newPage(width = 1280): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
-  const context = await browser.newContext({ viewport: { width, height: 800 }, locale: "zh-CN" });
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on("pageerror", (error) => errors.push(error.message));
-  return { context, page, errors };
-}
-
-/** Retries `read` until it deep-equals `expected` (bun:test has no expect.poll). */
-async function poll<T>(read: () => Promise<T>, expected: T, timeoutMs = 5000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  let value = await read();
-  while (!Bun.deepEquals(value, expected) && Date.now() < until) {
-    await Bun.sleep(100);
-    value = await read();
-  }
-  expect(value as unknown).toEqual(expected);
-}
-
 async function newUser(prefix: string): Promise<string> {
   const email = uniqueEmail(prefix);
   await createUser(server.context, { email, passwordDigest: transformPassword(PASSWORD) });
   return email;
 }
 
-async function login(page: Page, email: string) {
-  await page.goto(`${server.url}/#/login`);
-  await page.getByLabel("邮箱").fill(email);
-  await page.getByLabel("邮箱").press("Enter");
-  await page.getByLabel("密码").fill(PASSWORD);
-  await page.getByLabel("密码").press("Enter");
-  await page.getByRole("button", { name: "用户菜单" }).waitFor();
-  // The login page goes home once permissions are loaded; later navigation must come after that.
-  await page.waitForURL((url) => url.hash === "#/");
-}
+const login = (page: Page, email: string) => loginInBrowser(page, server.url, email, PASSWORD);
 
 const card = (page: Page, name: string) => page.getByRole("article", { name });
 
@@ -139,19 +91,10 @@ async function openOrder(page: Page, name: string) {
   return dialog;
 }
 
-async function shots(page: Page, name: string) {
-  await page.waitForTimeout(300);
-  await page.screenshot({ path: join(SHOTS, `${name}-1280.png`), fullPage: true });
-  await page.setViewportSize({ width: 390, height: 800 });
-  await page.waitForTimeout(300);
-  await page.screenshot({ path: join(SHOTS, `${name}-390.png`), fullPage: true });
-  await page.setViewportSize({ width: 1280, height: 800 });
-}
-
 describe("shop", () => {
   test("buy a traffic pack with the sandbox 支付宝 → paid → home shows the new traffic", async () => {
     const email = await newUser("buyer");
-    const { context, page, errors } = await newPage(1280);
+    const { context, page, errors } = await newPage(browser, 1280);
     await login(page, email);
 
     // The cards: the admin's combos, split into traffic and time packages.
@@ -168,7 +111,7 @@ describe("shop", () => {
     }
     const timeText = await card(page, TIME_PACK).textContent();
     for (const part of ["¥30.00", "30 天", "50.00 G", "1.46 T", "3 台"]) expect(timeText).toContain(part);
-    await shots(page, "shop");
+    await screenshots(page, "shop");
 
     // Order confirm: the coupon texts, then pay with 支付宝.
     const dialog = await openOrder(page, TRAFFIC_PACK);
@@ -182,7 +125,7 @@ describe("shop", () => {
     await expect(dialog.getByRole("radio", { name: "支付宝" }).isChecked()).resolves.toBe(true);
     await expect(dialog.getByRole("radio", { name: "微信支付" }).count()).resolves.toBe(0);
     await expect(dialog.getByText("¥15.00").first().isVisible()).resolves.toBe(true);
-    await shots(page, "shop-confirm");
+    await screenshots(page, "shop-confirm");
 
     const buy = page.waitForRequest((request) => request.url().endsWith("/api/shop/dobuy"));
     await dialog.getByRole("button", { name: "确认支付" }).click();
@@ -197,7 +140,7 @@ describe("shop", () => {
     await expect(qr.locator("canvas").evaluate((c) => [c.clientWidth, c.clientHeight])).resolves.toEqual([
       200, 200,
     ]);
-    await shots(page, "shop-qr");
+    await screenshots(page, "shop-qr");
 
     // "Pay": the sandbox cashier page from the dialog's link, in a second tab.
     const payUrl = await qr.getByRole("link", { name: "打开支付页面" }).getAttribute("href");
@@ -246,7 +189,7 @@ describe("shop", () => {
     await feedback.getByRole("button", { name: "提交" }).click();
     await page.getByRole("status").filter({ hasText: "反馈已提交" }).waitFor();
     await poll(() => feedback.count(), 0);
-    await shots(page, "orders");
+    await screenshots(page, "orders");
 
     expect(errors).toEqual([]);
     await context.close();
@@ -254,7 +197,7 @@ describe("shop", () => {
 
   test("USDT: the exact amount, the address and the network; a matching transfer pays the order", async () => {
     const email = await newUser("usdt");
-    const { context, page, errors } = await newPage(390);
+    const { context, page, errors } = await newPage(browser, 390);
     await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url });
     await login(page, email);
     const dialog = await openOrder(page, TRAFFIC_PACK);
@@ -282,7 +225,7 @@ describe("shop", () => {
     await usdt.getByRole("button", { name: "复制地址" }).click();
     await poll(() => page.evaluate(() => navigator.clipboard.readText()), USDT_ADDRESS);
     await poll(() => usdt.getByText("二维码生成中…").count(), 0);
-    await shots(page, "shop-usdt");
+    await screenshots(page, "shop-usdt");
 
     // The customer sends exactly 2.084 USDT: the watcher sees it, the 3 s poll sees the order paid.
     grid.addTransfer({ to: USDT_ADDRESS, value: "2084000" });
@@ -299,7 +242,7 @@ describe("shop", () => {
 
   test("closing the pay dialog stops the poll; cancel on the orders page; the payment-success query", async () => {
     const email = await newUser("canceller");
-    const { context, page, errors } = await newPage(390);
+    const { context, page, errors } = await newPage(browser, 390);
     await login(page, email);
     const dialog = await openOrder(page, TIME_PACK);
     // A cash coupon lowers the amount due; 取消 gives it back; it can be put on again.
@@ -353,7 +296,7 @@ describe("shop", () => {
   }, 60_000);
 
   test("visitors are asked to log in before buying; agency users are sent home", async () => {
-    const { context, page } = await newPage(390);
+    const { context, page } = await newPage(browser, 390);
     await page.goto(`${server.url}/#/shop`);
     await card(page, TRAFFIC_PACK).getByRole("button", { name: "立即购买" }).click();
     await page.getByRole("alert").filter({ hasText: "暂未登录，请登录" }).waitFor();
@@ -362,7 +305,7 @@ describe("shop", () => {
 
     const email = await newUser("agency");
     server.context.db.query("UPDATE users SET is_agency = 1 WHERE email = ?").run(email);
-    const agency = await newPage(1280);
+    const agency = await newPage(browser, 1280);
     await login(agency.page, email);
     await agency.page.goto(`${server.url}/#/shop`);
     await agency.page.waitForURL((url) => url.hash === "#/");

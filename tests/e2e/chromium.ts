@@ -1,0 +1,90 @@
+/**
+ * What the browser tests share: Debian's Chromium driven by playwright-core, a page per viewport
+ * width that records page errors, polling, envelope payloads of captured requests, logging in
+ * through the login page, and screenshots in test-results/.
+ */
+import { expect } from "bun:test";
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { type Browser, type BrowserContext, chromium, type Page } from "playwright-core";
+import { fromBase64Json } from "../../src/rpc/envelope.ts";
+
+const CHROMIUM = "/usr/bin/chromium";
+const ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
+export const SHOTS = join(import.meta.dir, "../../test-results");
+
+/** Launches Chromium once the SPA is known to be built; makes the screenshot folder. */
+export async function launchChromium(): Promise<Browser> {
+  if (!existsSync(join(import.meta.dir, "../../web/dist/app.js"))) {
+    throw new Error("web/dist is missing: run `bun scripts/build-web.ts` first");
+  }
+  mkdirSync(SHOTS, { recursive: true });
+  return chromium.launch({ executablePath: CHROMIUM, args: ARGS });
+}
+
+export interface TestPage {
+  context: BrowserContext;
+  page: Page;
+  /** Uncaught errors thrown in the page. */
+  errors: string[];
+}
+
+/** A fresh context (no cookies, no storage) with one page `width` px wide. */
+export async function newPage(browser: Browser, width = 1280): Promise<TestPage> {
+  const context = await browser.newContext({ viewport: { width, height: 800 }, locale: "zh-CN" });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on("pageerror", (error) => errors.push(error.message));
+  return { context, page, errors };
+}
+
+/** Retries `read` until it deep-equals `expected` (bun:test has no expect.poll). */
+export async function poll<T>(read: () => Promise<T>, expected: T, timeoutMs = 5000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  let value = await read();
+  while (!Bun.deepEquals(value, expected) && Date.now() < until) {
+    await Bun.sleep(100);
+    value = await read();
+  }
+  expect(value as unknown).toEqual(expected);
+}
+
+/** Decodes the envelope payload of a captured request. */
+export function payloadOf(postData: string | null): Record<string, unknown> {
+  const body = JSON.parse(postData ?? "{}") as { data: string };
+  const decoded = fromBase64Json(body.data);
+  if (!decoded.ok) throw new Error(decoded.reason);
+  return decoded.value as Record<string, unknown>;
+}
+
+/**
+ * Logs in through the login page and waits until it has gone home (it goes once, when the user
+ * info arrives), so that navigating on afterwards is not undone.
+ */
+export async function loginInBrowser(page: Page, baseUrl: string, email: string, password: string) {
+  await page.goto(`${baseUrl}/#/login`);
+  await page.getByLabel("邮箱").fill(email);
+  await page.getByLabel("邮箱").press("Enter");
+  await page.getByLabel("密码").fill(password);
+  await page.getByLabel("密码").press("Enter");
+  await page.getByRole("button", { name: "用户菜单" }).waitFor();
+  await page.waitForURL((url) => url.hash === "#/");
+}
+
+/** Full-page screenshots `<name>-1280.png` and `<name>-390.png`; leaves the page 1280 px wide. */
+export async function screenshots(page: Page, name: string) {
+  await page.waitForTimeout(300); // let transitions settle
+  await page.screenshot({ path: join(SHOTS, `${name}-1280.png`), fullPage: true });
+  await page.setViewportSize({ width: 390, height: 800 });
+  await page.waitForTimeout(300);
+  await page.screenshot({ path: join(SHOTS, `${name}-390.png`), fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 800 });
+}
