@@ -11,6 +11,7 @@ import { migrations } from "../src/embedded.ts";
 import { transformPassword } from "../src/modules/user/password.ts";
 import { startServer } from "../src/server.ts";
 import { ApiClient } from "../tests/harness.ts";
+import { expectHelp, expectOneLineError, expectRefused, ferry } from "./test-helpers.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const root = mkdtempSync(join(tmpdir(), "ferry-cli-"));
@@ -23,44 +24,6 @@ afterAll(() => {
 function freshDir(): string {
   counter += 1;
   return join(root, `d${counter}`);
-}
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function ferry(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  const cleanEnv = { ...process.env };
-  delete cleanEnv.FERRY_DATA;
-  delete cleanEnv.FERRY_HOST;
-  delete cleanEnv.FERRY_PORT;
-  const proc = Bun.spawn([process.execPath, "src/main.ts", ...args], {
-    cwd: ROOT,
-    env: { ...cleanEnv, ...env },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  // A command that should have refused but keeps running (e.g. serve) is stopped, and the test fails.
-  const guard = setTimeout(() => proc.kill("SIGKILL"), 20_000);
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  clearTimeout(guard);
-  return { code, stdout, stderr };
-}
-
-/** Non-zero exit and exactly one line on stderr, starting with "error:", no stack trace. */
-function expectOneLineError(run: Run, mentions?: string | RegExp) {
-  expect(run.code).not.toBe(0);
-  const lines = run.stderr.trim().split("\n");
-  expect({ stderr: run.stderr, lines: lines.length }).toEqual({ stderr: run.stderr, lines: 1 });
-  expect(lines[0]).toStartWith("error: ");
-  expect(run.stderr).not.toMatch(/\n\s+at /);
-  if (mentions) expect(lines[0]).toMatch(mentions);
 }
 
 test("--version prints the package version", async () => {
@@ -91,13 +54,7 @@ test("every command has --help", async () => {
     ],
     [["backup"], ["<file>", "--data"]],
   ];
-  const runs = await Promise.all(commands.map(([path]) => ferry([...path, "--help"])));
-  commands.forEach(([path, words], i) => {
-    const run = runs[i] as Run;
-    expect({ path, code: run.code }).toEqual({ path, code: 0 });
-    expect(run.stdout).toContain(`Usage: ferry${path.length ? ` ${path.join(" ")}` : ""}`);
-    for (const word of words) expect(run.stdout).toContain(word);
-  });
+  await expectHelp(commands);
 });
 
 describe("user create, user set-role, migrate status", () => {
@@ -315,12 +272,7 @@ describe("bad input: non-zero exit and a one-line error", () => {
       [["frobnicate"], /frobnicate/],
       [["backup"], /file/],
     ];
-    const runs = await Promise.all(bad.map(([args]) => ferry(args)));
-    bad.forEach(([args, mentions], i) => {
-      const run = runs[i] as Run;
-      expect({ args, code: run.code === 0 ? 0 : "non-zero" }).toEqual({ args, code: "non-zero" });
-      expectOneLineError(run, mentions);
-    });
+    await expectRefused(bad);
     // Nothing was created by the refused commands.
     const db = new Database(join(dataDir, "ferry.db"), { readonly: true });
     expect(db.query("SELECT email, type FROM users").all()).toEqual([

@@ -3,7 +3,6 @@
  * directory while a real server uses it, checked through the customer API.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { join } from "node:path";
 import { GB } from "../src/lib/traffic.ts";
 import type { Combo } from "../src/modules/combo/schema.ts";
 import type { Order, Trade } from "../src/modules/order/schema.ts";
@@ -11,8 +10,8 @@ import type { UserInfo } from "../src/modules/user/schema.ts";
 import { newId } from "../src/rpc/ids.ts";
 import { createOrder, giveWallet, paymentEvents } from "../tests/commerce.ts";
 import { type ApiClient, loggedInClient, startTestServer, type TestServer } from "../tests/harness.ts";
+import { expectHelp, expectRefused, ferry } from "./test-helpers.ts";
 
-const ROOT = join(import.meta.dir, "..");
 let server: TestServer;
 let dataDir: string;
 
@@ -24,47 +23,12 @@ afterAll(async () => {
   await server?.close();
 });
 
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-async function ferry(args: string[]): Promise<Run> {
-  const env = { ...process.env };
-  delete env.FERRY_DATA;
-  const proc = Bun.spawn([process.execPath, "src/main.ts", ...args], {
-    cwd: ROOT,
-    env,
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const guard = setTimeout(() => proc.kill("SIGKILL"), 20_000);
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  clearTimeout(guard);
-  return { code, stdout, stderr };
-}
-
 const withData = (args: string[]) => [...args, "--data", dataDir];
 
 async function ferryJson<T>(args: string[]): Promise<T> {
   const run = await ferry(withData([...args, "--json"]));
   expect({ args, stderr: run.stderr, code: run.code }).toEqual({ args, stderr: "", code: 0 });
   return JSON.parse(run.stdout) as T;
-}
-
-/** Non-zero exit and exactly one line on stderr, starting with "error:", no stack trace. */
-function expectOneLineError(run: Run, mentions: RegExp) {
-  expect(run.code).not.toBe(0);
-  const lines = run.stderr.trim().split("\n");
-  expect({ stderr: run.stderr, lines: lines.length }).toEqual({ stderr: run.stderr, lines: 1 });
-  expect(lines[0]).toStartWith("error: ");
-  expect(run.stderr).not.toMatch(/\n\s+at /);
-  expect(lines[0]).toMatch(mentions);
 }
 
 async function userInfo(client: ApiClient): Promise<UserInfo> {
@@ -102,13 +66,7 @@ test("every commerce command has --help", async () => {
       ["<orderId>", "--reason", "--data", "--json"],
     ],
   ];
-  const runs = await Promise.all(commands.map(([path]) => ferry([...path, "--help"])));
-  commands.forEach(([path, words], i) => {
-    const run = runs[i] as Run;
-    expect({ path, code: run.code }).toEqual({ path, code: 0 });
-    expect(run.stdout).toContain(`Usage: ferry${path.length ? ` ${path.join(" ")}` : ""}`);
-    for (const word of words) expect(run.stdout).toContain(word);
-  });
+  await expectHelp(commands);
 });
 
 describe("combo", () => {
@@ -197,12 +155,7 @@ describe("combo", () => {
       [["combo", "create", "--name", "x", "--price", "1", "--permission", "netflix"], /--permission-days/],
       [["combo", "create", "--name", "  ", "--price", "1", "--traffic-g", "1"], /名称不能为空/],
     ];
-    const runs = await Promise.all(bad.map(([args]) => ferry(withData(args))));
-    bad.forEach(([args, mentions], i) => {
-      const run = runs[i] as Run;
-      expect({ args, failed: run.code !== 0 }).toEqual({ args, failed: true });
-      expectOneLineError(run, mentions);
-    });
+    await expectRefused(bad.map(([args, mentions]) => [withData(args), mentions]));
     expect((await ferryJson<Combo[]>(["combo", "list"])).length).toBe(before);
   });
 });
@@ -296,12 +249,7 @@ describe("order", () => {
       [["order", "list", "--user", "nobody@example.com"], /nobody@example\.com/],
       [["order", "list", "--limit", "0"], /--limit/],
     ];
-    const runs = await Promise.all(refused.map(([args]) => ferry(withData(args))));
-    refused.forEach(([args, mentions], i) => {
-      const run = runs[i] as Run;
-      expect({ args, failed: run.code !== 0 }).toEqual({ args, failed: true });
-      expectOneLineError(run, mentions);
-    });
+    await expectRefused(refused.map(([args, mentions]) => [withData(args), mentions]));
     expect((await userInfo(bob.client)).traffic).toBe(10 * GB);
     expect((await userInfo(alice.client)).traffic).toBe(10 * GB);
     const manualEvents = server.context.db
