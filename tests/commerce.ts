@@ -11,19 +11,25 @@ import { couponInput } from "../src/modules/coupon/schema.ts";
 import { saveCoupon } from "../src/modules/coupon/service.ts";
 import { changeWallet } from "../src/modules/ledger/service.ts";
 import type { Order, PayResult } from "../src/modules/order/schema.ts";
-import type { ApiClient, TestServer } from "./harness.ts";
+import { type ApiClient, startTestServer, type TestServer } from "./harness.ts";
 
-/** The sandbox collects alipay and wxpay on this server only (a setting, not the process-wide env). */
-export function enableSandbox(server: TestServer) {
+/**
+ * A test server whose shop collects alipay and wxpay through the sandbox gateway (a setting of
+ * this server only, not the process-wide env).
+ */
+export async function startShopServer(): Promise<TestServer> {
+  const server = await startTestServer();
   server.context.settings.update({ sandbox_pay: true, alipay: "sandbox", wxpay: "sandbox" });
+  return server;
 }
 
 export function makeCombo(server: TestServer, fields: Record<string, unknown>) {
   return saveCombo(server.context, comboInput.parse({ traffic: 0, vipDuration: 0, ...fields }));
 }
 
-export function makeCoupon(server: TestServer, fields: Record<string, unknown>) {
-  return saveCoupon(server.context, couponInput.parse(fields));
+/** Saves a coupon from the back office's wire fields (created `now` when given). */
+export function makeCoupon(server: TestServer, fields: Record<string, unknown>, now?: number) {
+  return saveCoupon(server.context, couponInput.parse(fields), now);
 }
 
 /** Adds (or, negative, takes) wallet money with its wallet entry, as a reward or an admin would. */

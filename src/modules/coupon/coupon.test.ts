@@ -1,7 +1,7 @@
 /** The coupon model: saving with the seed 001 §3 wire names, expiry days, codes, lists, delete, amounts. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { createOrder, enableSandbox, makeCombo } from "../../../tests/commerce.ts";
-import { loggedInClient, startTestServer, type TestServer } from "../../../tests/harness.ts";
+import { createOrder, makeCombo, makeCoupon, startShopServer } from "../../../tests/commerce.ts";
+import { loggedInClient, type TestServer } from "../../../tests/harness.ts";
 import { businessDay, DAY_MS, endOfBusinessDay } from "../../lib/time.ts";
 import { GB } from "../../lib/traffic.ts";
 import { RpcError } from "../../rpc/codes.ts";
@@ -14,20 +14,16 @@ import {
   findCouponByCode,
   listCoupons,
   listCouponUses,
-  saveCoupon,
 } from "./service.ts";
 
 let server: TestServer;
 
 beforeAll(async () => {
-  server = await startTestServer();
-  enableSandbox(server);
+  server = await startShopServer();
 });
 afterAll(async () => {
   await server?.close();
 });
-
-const save = (fields: Record<string, unknown>) => saveCoupon(server.context, couponInput.parse(fields));
 
 function inputError(fields: Record<string, unknown>): string {
   const parsed = couponInput.safeParse(fields);
@@ -38,7 +34,7 @@ function inputError(fields: Record<string, unknown>): string {
 describe("saveCoupon", () => {
   test("creates a coupon from the wire names: trafficG in G, forMoney in yuan, expireTime a day", () => {
     server.context.settings.update({ timezone: "Asia/Shanghai" });
-    const coupon = save({
+    const coupon = makeCoupon(server, {
       name: "八折券",
       type: "discount",
       code: "  SPRING80 ",
@@ -77,7 +73,7 @@ describe("saveCoupon", () => {
   test("the expiry day ends at midnight of the timezone setting; traffic in bytes when trafficG is absent", () => {
     server.context.settings.update({ timezone: "America/New_York" });
     try {
-      const coupon = save({
+      const coupon = makeCoupon(server, {
         type: "cash",
         code: "NYC",
         forMoney: 12.34,
@@ -109,22 +105,31 @@ describe("saveCoupon", () => {
   });
 
   test("an empty expireTime or 0 never expires; a time in ms (as the list gives it back) is kept", () => {
-    expect(save({ type: "cash", code: "FOREVER", forMoney: 1 }).expireTime).toBe(0);
-    expect(save({ type: "cash", code: "FOREVER0", forMoney: 1, expireTime: 0 }).expireTime).toBe(0);
+    expect(makeCoupon(server, { type: "cash", code: "FOREVER", forMoney: 1 }).expireTime).toBe(0);
+    expect(
+      makeCoupon(server, { type: "cash", code: "FOREVER0", forMoney: 1, expireTime: 0 }).expireTime,
+    ).toBe(0);
     const at = Date.UTC(2031, 0, 1);
-    expect(save({ type: "cash", code: "MSKEPT", forMoney: 1, expireTime: at }).expireTime).toBe(at);
+    expect(makeCoupon(server, { type: "cash", code: "MSKEPT", forMoney: 1, expireTime: at }).expireTime).toBe(
+      at,
+    );
   });
 
   test("an empty code gets six random uppercase letters", () => {
     const codes = new Set<string>();
-    for (let i = 0; i < 5; i++) codes.add(save({ type: "freeUse", trafficG: 8 }).code);
+    for (let i = 0; i < 5; i++) codes.add(makeCoupon(server, { type: "freeUse", trafficG: 8 }).code);
     expect(codes.size).toBe(5);
     for (const code of codes) expect(code).toMatch(/^[A-Z]{6}$/);
   });
 
   test("editing keeps the use count and the creation time; a taken code is refused", async () => {
     const combo = makeCombo(server, { name: "edit", price: 10, traffic: GB });
-    const coupon = save({ type: "cash", code: "EDITME", forMoney: 2, NumberOfAuthorizations: 5 });
+    const coupon = makeCoupon(server, {
+      type: "cash",
+      code: "EDITME",
+      forMoney: 2,
+      NumberOfAuthorizations: 5,
+    });
     const buyer = await loggedInClient(server);
     const order = await createOrder(buyer.client, combo._id);
     expect(
@@ -132,7 +137,7 @@ describe("saveCoupon", () => {
         .code,
     ).toBe(0);
 
-    const edited = save({
+    const edited = makeCoupon(server, {
       _id: coupon._id,
       type: "cash",
       code: "EDITED",
@@ -151,16 +156,18 @@ describe("saveCoupon", () => {
     });
     expect(listCoupons(server.context).filter((c) => c._id === coupon._id)).toHaveLength(1);
 
-    save({ type: "cash", code: "TAKEN", forMoney: 1 });
-    expect(() => save({ type: "cash", code: "taken", forMoney: 1 })).toThrow(RpcError);
-    expect(() => save({ _id: coupon._id, type: "cash", code: "TAKEN", forMoney: 1 })).toThrow(
+    makeCoupon(server, { type: "cash", code: "TAKEN", forMoney: 1 });
+    expect(() => makeCoupon(server, { type: "cash", code: "taken", forMoney: 1 })).toThrow(RpcError);
+    expect(() => makeCoupon(server, { _id: coupon._id, type: "cash", code: "TAKEN", forMoney: 1 })).toThrow(
       /优惠券码已存在/,
     );
     // Saving a coupon under its own code is fine.
-    expect(save({ _id: coupon._id, type: "cash", code: "edited", forMoney: 3 }).code).toBe("edited");
-    expect(() => save({ _id: "0123456789abcdef01234567", type: "cash", code: "GHOST", forMoney: 1 })).toThrow(
-      /不存在/,
+    expect(makeCoupon(server, { _id: coupon._id, type: "cash", code: "edited", forMoney: 3 }).code).toBe(
+      "edited",
     );
+    expect(() =>
+      makeCoupon(server, { _id: "0123456789abcdef01234567", type: "cash", code: "GHOST", forMoney: 1 }),
+    ).toThrow(/不存在/);
   });
 
   test("bad input is refused with a message", () => {
@@ -182,16 +189,8 @@ describe("saveCoupon", () => {
 describe("lists and delete", () => {
   test("listCoupons is newest first; deleteCoupons removes the listed ones and keeps their usage records", async () => {
     const combo = makeCombo(server, { name: "del", price: 10, traffic: GB });
-    const older = saveCoupon(
-      server.context,
-      couponInput.parse({ type: "cash", code: "OLDER", forMoney: 1 }),
-      1_000,
-    );
-    const newer = saveCoupon(
-      server.context,
-      couponInput.parse({ type: "cash", code: "NEWER", forMoney: 1 }),
-      2_000,
-    );
+    const older = makeCoupon(server, { type: "cash", code: "OLDER", forMoney: 1 }, 1_000);
+    const newer = makeCoupon(server, { type: "cash", code: "NEWER", forMoney: 1 }, 2_000);
     const ids = listCoupons(server.context).map((c) => c._id);
     expect(ids.indexOf(newer._id)).toBeLessThan(ids.indexOf(older._id));
 
@@ -219,8 +218,20 @@ describe("lists and delete", () => {
 
   test("listCouponUses: newest first, limited, with e-mail, amounts in yuan and the restored flag", async () => {
     const combo = makeCombo(server, { name: "uses", price: 20, traffic: GB });
-    save({ type: "cash", code: "USECASH", forMoney: 2.5, NumberOfAuthorizations: 0, useNumPerUser: 0 });
-    save({ type: "discount", code: "USEDISC", discount: 0.85, NumberOfAuthorizations: 0, useNumPerUser: 0 });
+    makeCoupon(server, {
+      type: "cash",
+      code: "USECASH",
+      forMoney: 2.5,
+      NumberOfAuthorizations: 0,
+      useNumPerUser: 0,
+    });
+    makeCoupon(server, {
+      type: "discount",
+      code: "USEDISC",
+      discount: 0.85,
+      NumberOfAuthorizations: 0,
+      useNumPerUser: 0,
+    });
     const buyer = await loggedInClient(server);
     const first = await createOrder(buyer.client, combo._id);
     await buyer.client.call("/api/coupon/orderUseCoupon", { order_id: first._id, code: "USECASH" });
@@ -281,7 +292,7 @@ describe("couponDiscountFen", () => {
   test("an expired coupon was valid until the end of its day", () => {
     const timeZone = server.context.settings.get("timezone");
     const today = businessDay(Date.now(), timeZone);
-    const c = save({ type: "cash", code: "TODAYONLY", forMoney: 1, expireTime: today });
+    const c = makeCoupon(server, { type: "cash", code: "TODAYONLY", forMoney: 1, expireTime: today });
     expect(c.expireTime).toBe(endOfBusinessDay(today, timeZone));
     expect(c.expireTime).toBeGreaterThanOrEqual(Date.now());
     expect(c.expireTime - Date.now()).toBeLessThan(DAY_MS);

@@ -7,7 +7,6 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import {
   createOrder,
   dobuy,
-  enableSandbox,
   giveWallet,
   makeCombo,
   makeCoupon,
@@ -15,6 +14,7 @@ import {
   paymentEvents,
   payWithSandbox,
   sandboxTradeNo,
+  startShopServer,
   walletFen,
 } from "../../../tests/commerce.ts";
 import { loggedInClient, startTestServer, type TestServer } from "../../../tests/harness.ts";
@@ -24,8 +24,6 @@ import { DEFAULT_DAILY_LIMIT, GB } from "../../lib/traffic.ts";
 import { settleWithoutGateway } from "../../payments/credit.ts";
 import { newId } from "../../rpc/ids.ts";
 import type { Combo } from "../combo/schema.ts";
-import { couponInput } from "../coupon/schema.ts";
-import { saveCoupon } from "../coupon/service.ts";
 import { changeTraffic } from "../ledger/service.ts";
 import type { PermissionGrant, UserInfo } from "../user/schema.ts";
 import { type Order, OrderMsg, type PayResult, type TradeStatus } from "./schema.ts";
@@ -35,8 +33,7 @@ let server: TestServer;
 let combo15: Combo;
 
 beforeAll(async () => {
-  server = await startTestServer();
-  enableSandbox(server);
+  server = await startShopServer();
   combo15 = makeCombo(server, { name: "15 元 100G", price: 15, traffic: 100 * GB });
 });
 afterAll(async () => {
@@ -451,17 +448,14 @@ describe("coupons on orders (seed 000 §8)", () => {
     expect((await applyCoupon(alice.client, aliceOrder._id, "LOWERED")).code).toBe(0);
     expect((await applyCoupon(bob.client, bobOrder._id, "LOWERED")).code).toBe(0);
 
-    saveCoupon(
-      server.context,
-      couponInput.parse({
-        _id: coupon._id,
-        type: "cash",
-        code: "LOWERED",
-        forMoney: 1,
-        useNumPerUser: 1,
-        NumberOfAuthorizations: 1,
-      }),
-    );
+    makeCoupon(server, {
+      _id: coupon._id,
+      type: "cash",
+      code: "LOWERED",
+      forMoney: 1,
+      useNumPerUser: 1,
+      NumberOfAuthorizations: 1,
+    });
     const refused = await dobuy(alice.client, aliceOrder._id);
     expect({ code: refused.code, msg: refused.msg }).toEqual({ code: 1017, msg: OrderMsg.couponUsedUp });
     expect(db().query("SELECT COUNT(*) AS n FROM payments WHERE order_id = ?").get(aliceOrder._id)).toEqual({
