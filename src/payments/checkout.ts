@@ -9,7 +9,14 @@ import { fenToYuan, formatUsdt } from "../lib/money.ts";
 import { checkOrderCoupon, findCouponById } from "../modules/coupon/service.ts";
 import { recordError } from "../modules/errors/service.ts";
 import { OrderMsg, type PayMode, type PayResult } from "../modules/order/schema.ts";
-import { findOrder, isOpen, type OrderRow, ownOrder, payableFen } from "../modules/order/service.ts";
+import {
+  closePendingPayments,
+  findOrder,
+  isOpen,
+  type OrderRow,
+  ownOrder,
+  payableFen,
+} from "../modules/order/service.ts";
 import { Code, RpcError } from "../rpc/codes.ts";
 import { settleWithoutGateway } from "./credit.ts";
 import { type Device, newTradeNo, type PaymentAction, type PaymentProvider } from "./provider.ts";
@@ -114,9 +121,7 @@ export async function checkout(ctx: AppContext, input: CheckoutInput, now = Date
     if (!provider) throw new RpcError(Code.badInput, OrderMsg.payModeOff);
     const tradeNo = newTradeNo(now);
     // A new attempt supersedes the older ones (EPay refuses a reused number with other parameters).
-    ctx.db
-      .query("UPDATE payments SET status = 'closed' WHERE order_id = ? AND status = 'pending'")
-      .run(order.id);
+    closePendingPayments(ctx.db, order.id);
     ctx.db
       .query(
         `INSERT INTO payments (trade_no, order_id, user_id, provider, method, amount_fen, device, client_ip, third_pay_platform, create_time)

@@ -8,7 +8,13 @@ import type { AppContext } from "../context.ts";
 import { type Db, tx } from "../db/db.ts";
 import { DAY_MS } from "../lib/time.ts";
 import { changeTraffic } from "../modules/ledger/service.ts";
-import { findOrder, isOpen, type OrderRow, payableFen } from "../modules/order/service.ts";
+import {
+  closePendingPayments,
+  findOrder,
+  isOpen,
+  type OrderRow,
+  payableFen,
+} from "../modules/order/service.ts";
 import { Code, RpcError } from "../rpc/codes.ts";
 import { newTradeNo, type ProviderId, type VerifiedPayment } from "./provider.ts";
 
@@ -186,7 +192,7 @@ export function markPaid(ctx: AppContext, notice: PaidNotice, now = Date.now()):
       .run(now, payment.method, notice.source, order.id).changes;
     if (flipped !== 1 || orderFlipped !== 1) throw new Error("payment state changed inside its transaction");
     // Other pending attempts of this order can no longer be paid for it.
-    db.query("UPDATE payments SET status = 'closed' WHERE order_id = ? AND status = 'pending'").run(order.id);
+    closePendingPayments(db, order.id);
     creditOrder(ctx, order, now);
     logPaymentEvent(db, { ...notice, result: "credited", reason: notice.source }, now);
     return { result: "credited", orderId: order.id };

@@ -143,7 +143,7 @@ export function createOrder(ctx: AppContext, user: UserRow, comboId: string, now
  * Payment attempts are made for the remainder at that moment; once a coupon or the wallet changes it,
  * they can no longer pay this order (markPaid refuses a paid one whose amount no longer matches).
  */
-function closePendingPayments(db: Db, orderId: string) {
+export function closePendingPayments(db: Db, orderId: string) {
   db.query("UPDATE payments SET status = 'closed' WHERE order_id = ? AND status = 'pending'").run(orderId);
 }
 
