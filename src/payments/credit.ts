@@ -7,6 +7,7 @@
 import type { AppContext } from "../context.ts";
 import { type Db, tx } from "../db/db.ts";
 import { DAY_MS } from "../lib/time.ts";
+import { DEFAULT_DAILY_LIMIT } from "../lib/traffic.ts";
 import { changeTraffic } from "../modules/ledger/service.ts";
 import {
   closePendingPayments,
@@ -76,10 +77,15 @@ export function logPaymentEvent(
 export function creditOrder(ctx: AppContext, order: OrderRow, now: number): void {
   const db = ctx.db;
   const user = db
-    .query<{ vip_expire_time: number }, [string]>("SELECT vip_expire_time FROM users WHERE id = ?")
+    .query<{ vip_expire_time: number; daily_limit: number | null }, [string]>(
+      "SELECT vip_expire_time, daily_limit FROM users WHERE id = ?",
+    )
     .get(order.user_id);
   if (!user) throw new Error(`order ${order.id} has no user`);
   const extendsTime = order.add_vip_duration > 0;
+  // Days bought on top of a running package keep its larger daily quota (docs/decisions.md).
+  const runningLimit = user.vip_expire_time > now ? (user.daily_limit ?? DEFAULT_DAILY_LIMIT) : 0;
+  const dailyLimit = Math.max(order.daily_limit ?? DEFAULT_DAILY_LIMIT, runningLimit);
   changeTraffic(db, {
     userId: order.user_id,
     type: "buy",
@@ -88,7 +94,7 @@ export function creditOrder(ctx: AppContext, order: OrderRow, now: number): void
     vipExpireTime: extendsTime
       ? Math.max(now, user.vip_expire_time) + order.add_vip_duration * DAY_MS
       : undefined,
-    dailyLimit: extendsTime ? order.daily_limit : undefined,
+    dailyLimit: extendsTime ? dailyLimit : undefined,
     orderId: order.id,
     now,
     timeZone: ctx.settings.get("timezone"),

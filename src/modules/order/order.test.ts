@@ -580,6 +580,32 @@ describe("create_order and crediting (DESIGN §7)", () => {
     ]);
   });
 
+  test("days bought on top of a running package keep the larger daily quota; a lapsed one takes the new quota", async () => {
+    const big = makeCombo(server, { name: "大流量月卡", price: 60, vipDuration: 30, limit: 100 * GB });
+    const small = makeCombo(server, { name: "小流量周卡", price: 10, vipDuration: 7, limit: 20 * GB });
+    const buyer = await loggedInClient(server);
+    await payWithSandbox(server, buyer.client, (await createOrder(buyer.client, big._id))._id);
+    expect((await userInfo(buyer.client)).limit).toBe(100 * GB);
+    await payWithSandbox(server, buyer.client, (await createOrder(buyer.client, small._id))._id);
+    const stacked = await userInfo(buyer.client);
+    expect(stacked.limit).toBe(100 * GB);
+
+    // Once the package has lapsed, a new one sets its own quota.
+    const lapsed = Date.now() - DAY_MS;
+    tx(db(), () =>
+      changeTraffic(db(), {
+        userId: buyer.user.id,
+        type: "tiyan_expire",
+        desc: "test",
+        vipExpireTime: lapsed,
+        now: Date.now(),
+        timeZone: "Asia/Shanghai",
+      }),
+    );
+    await payWithSandbox(server, buyer.client, (await createOrder(buyer.client, small._id))._id);
+    expect((await userInfo(buyer.client)).limit).toBe(20 * GB);
+  });
+
   test("time packs extend vipExpireTime from max(now, expiry) and set the daily limit; permissions extend", async () => {
     const permission = newId();
     db()
