@@ -52,3 +52,21 @@ export function AdminTable<T>({ list, columns, rowKey, caption, rows }: AdminTab
     </div>
   );
 }
+
+/** The 操作 column of a list whose rows can be edited and deleted (delete asks first in `onDelete`). */
+export function editDeleteColumn<T>(onEdit: (row: T) => void, onDelete: (row: T) => void): Column<T> {
+  return {
+    key: "actions",
+    title: "操作",
+    render: (row) => (
+      <div className="admin-row-actions">
+        <button type="button" className="btn btn-small" onClick={() => onEdit(row)}>
+          编辑
+        </button>
+        <button type="button" className="btn btn-small admin-danger-text" onClick={() => onDelete(row)}>
+          删除
+        </button>
+      </div>
+    ),
+  };
+}

@@ -6,7 +6,7 @@ import { useState } from "react";
 import { DEFAULT_DAILY_LIMIT, formatGB, GB } from "../../../src/lib/traffic.ts";
 import { type Combo, ComboMsg, NEW_COMBO_DEFAULTS } from "../../../src/modules/combo/schema.ts";
 import { type ComboForm, call } from "../../api.ts";
-import { AdminPage, AdminTable } from "../../components/admin/AdminPage.tsx";
+import { AdminPage, AdminTable, editDeleteColumn } from "../../components/admin/AdminPage.tsx";
 import { CONFIRM_DELETE_TEXT, useConfirm } from "../../components/admin/ConfirmDialog.tsx";
 import { FormDialog } from "../../components/admin/FormDialog.tsx";
 import { toastResult } from "../../components/admin/feedback.ts";
@@ -274,20 +274,7 @@ export function AdminCombosPage() {
       render: (row) => row.permissionDuration,
       className: "admin-num",
     },
-    {
-      key: "actions",
-      title: "操作",
-      render: (row) => (
-        <div className="admin-row-actions">
-          <button type="button" className="btn btn-small" onClick={() => setDraft(comboToDraft(row))}>
-            编辑
-          </button>
-          <button type="button" className="btn btn-small admin-danger-text" onClick={() => remove(row)}>
-            删除
-          </button>
-        </div>
-      ),
-    },
+    editDeleteColumn((row) => setDraft(comboToDraft(row)), remove),
   ];
 
   return (

@@ -2,7 +2,7 @@
 import { useState } from "react";
 import type { PermissionItem } from "../../../src/modules/permission/schema.ts";
 import { call } from "../../api.ts";
-import { AdminPage, AdminTable } from "../../components/admin/AdminPage.tsx";
+import { AdminPage, AdminTable, editDeleteColumn } from "../../components/admin/AdminPage.tsx";
 import { CONFIRM_DELETE_TEXT, useConfirm } from "../../components/admin/ConfirmDialog.tsx";
 import { FormDialog } from "../../components/admin/FormDialog.tsx";
 import { toastResult } from "../../components/admin/feedback.ts";
@@ -68,24 +68,7 @@ export function AdminPermissionsPage() {
     { key: "name", title: "名称", render: (row) => row.name },
     { key: "desc", title: "描述", render: (row) => row.desc, className: "admin-wrap" },
     { key: "useTimes", title: "购买次数", render: (row) => row.useTimes, className: "admin-num" },
-    {
-      key: "actions",
-      title: "操作",
-      render: (row) => (
-        <div className="admin-row-actions">
-          <button
-            type="button"
-            className="btn btn-small"
-            onClick={() => open({ _id: row._id, name: row.name, desc: row.desc })}
-          >
-            编辑
-          </button>
-          <button type="button" className="btn btn-small admin-danger-text" onClick={() => remove(row)}>
-            删除
-          </button>
-        </div>
-      ),
-    },
+    editDeleteColumn((row) => open({ _id: row._id, name: row.name, desc: row.desc }), remove),
   ];
 
   return (
