@@ -8,7 +8,7 @@ import { tx } from "../db/db.ts";
 import { fenToYuan, formatUsdt } from "../lib/money.ts";
 import { checkOrderCoupon, findCouponById } from "../modules/coupon/service.ts";
 import { recordError } from "../modules/errors/service.ts";
-import { OrderMsg, type PayMode, type PayResult } from "../modules/order/schema.ts";
+import { OrderMsg, type PayMode, type PayResult, payModeText } from "../modules/order/schema.ts";
 import {
   closePendingPayments,
   findOrder,
@@ -34,8 +34,6 @@ export interface CheckoutInput {
   /** The SPA's return URL; only used when it points back at this panel. */
   returnUrl: string;
 }
-
-const PAY_MODE_LABEL: Record<PayMode, string> = { alipay: "支付宝", wxpay: "微信支付", usdt: "USDT" };
 
 function baseUrl(setting: string, origin: string): string {
   return (setting.trim() || origin).replace(/\/+$/, "");
@@ -170,7 +168,7 @@ export async function checkout(ctx: AppContext, input: CheckoutInput, now = Date
       .query("UPDATE payments SET status = 'closed' WHERE trade_no = ? AND status = 'pending'")
       .run(tradeNo);
     if (error instanceof RpcError) throw error;
-    recordError(ctx.db, `pay ${provider.id} ${PAY_MODE_LABEL[input.payMode]}`, error);
+    recordError(ctx.db, `pay ${provider.id} ${payModeText(input.payMode)}`, error);
     throw new RpcError(Code.internal, OrderMsg.buyFailed);
   }
 }

@@ -161,3 +161,13 @@ export const PAY_MODE_TEXT: Record<PayMode, string> = {
   wxpay: "微信支付",
   usdt: "USDT-TRC20",
 };
+
+/**
+ * How an order was (or is being) paid, in words: the shop's modes plus wallet / coupon cover and
+ * manual crediting; "" before any payment was started.
+ */
+export function payModeText(mode: string): string {
+  if (mode === "wallet") return "钱包";
+  if (mode === "manual") return "人工";
+  return PAY_MODE_TEXT[mode as PayMode] ?? mode;
+}

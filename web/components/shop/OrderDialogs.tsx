@@ -6,8 +6,7 @@ import {
   ORDER_STATUS_TEXT,
   type Order,
   OrderMsg,
-  PAY_MODE_TEXT,
-  type PayMode,
+  payModeText,
 } from "../../../src/modules/order/schema.ts";
 import type { PermissionGrant } from "../../../src/modules/user/schema.ts";
 import { Dialog } from "../Dialog.tsx";
@@ -15,8 +14,6 @@ import { formatDateTime } from "../format.ts";
 import { yuan } from "./format.ts";
 
 const COUPON_TYPE_TEXT: Record<string, string> = { cash: "现金券", discount: "折扣券" };
-
-const payModeText = (mode: string) => PAY_MODE_TEXT[mode as PayMode] ?? (mode || "—");
 
 export function StatusBadge({ order }: { order: Order }) {
   return (
@@ -40,7 +37,7 @@ function detailRows(order: Order, permissions: readonly PermissionGrant[]): [str
     ["优惠金额", yuan(order.coupon_discount)],
     ["钱包抵扣", yuan(order.wallet_spend)],
     ["在线支付", yuan(order.pay_money)],
-    ["支付方式", payModeText(order.pay_mode)],
+    ["支付方式", payModeText(order.pay_mode) || "—"],
     ["状态", <StatusBadge key="status" order={order} />],
     ["创建时间", formatDateTime(order.create_time)],
     ["支付时间", order.pay_time ? formatDateTime(order.pay_time) : "—"],

@@ -3,7 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { renderToStaticMarkup } from "react-dom/server";
 import { GB } from "../../../src/lib/traffic.ts";
 import type { Combo } from "../../../src/modules/combo/schema.ts";
-import { OrderMsg, type PayResult } from "../../../src/modules/order/schema.ts";
+import { OrderMsg, type PayResult, payModeText } from "../../../src/modules/order/schema.ts";
 import { Code } from "../../../src/rpc/codes.ts";
 import {
   buyErrorText,
@@ -190,6 +190,16 @@ describe("pay dialogs", () => {
 });
 
 describe("order page rules", () => {
+  test("every pay mode an order can carry has a name; none yet is empty", () => {
+    expect(["alipay", "wxpay", "usdt", "wallet", "manual", ""].map(payModeText)).toEqual([
+      "支付宝",
+      "微信支付",
+      "USDT-TRC20",
+      "钱包",
+      "人工",
+      "",
+    ]);
+  });
   const orders = [
     { id: 1, status: "paied" as const },
     { id: 2, status: "topay" as const },

@@ -5,8 +5,7 @@ import { formatGB } from "../../../src/lib/traffic.ts";
 import {
   ORDER_STATUS_TEXT,
   type OrderDetail,
-  PAY_MODE_TEXT,
-  type PayMode,
+  payModeText,
   type Trade,
 } from "../../../src/modules/order/schema.ts";
 import { Code } from "../../../src/rpc/codes.ts";
@@ -126,7 +125,7 @@ export function AdminTradeListPage() {
     {
       key: "mode",
       title: "支付方式",
-      render: (row) => PAY_MODE_TEXT[row.pay_mode as PayMode] ?? orDash(row.pay_mode),
+      render: (row) => orDash(payModeText(row.pay_mode)),
     },
     { key: "device", title: "设备", render: (row) => orDash(row.device) },
     { key: "platform", title: "第三方支付", render: (row) => orDash(row.third_pay_platform) },
