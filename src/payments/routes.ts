@@ -11,9 +11,10 @@ import { textAck } from "./provider.ts";
 import { providerById } from "./registry.ts";
 import { sandboxPage } from "./sandbox.ts";
 
-async function readParams(request: Request, rawBody: string): Promise<Record<string, string>> {
+/** Query and form fields merged (form wins). */
+function readParams(url: URL, request: Request, rawBody: string): Record<string, string> {
   const params: Record<string, string> = {};
-  for (const [key, value] of new URL(request.url).searchParams) params[key] = value;
+  for (const [key, value] of url.searchParams) params[key] = value;
   const type = request.headers.get("content-type") ?? "";
   if (type.includes("application/x-www-form-urlencoded")) {
     for (const [key, value] of new URLSearchParams(rawBody)) params[key] = value;
@@ -23,8 +24,9 @@ async function readParams(request: Request, rawBody: string): Promise<Record<str
 
 export async function handleNotify(ctx: AppContext, providerId: string, request: Request): Promise<Response> {
   const provider = providerById(providerId);
+  const url = new URL(request.url);
   const rawBody = request.method === "GET" ? "" : await request.text();
-  const raw = `${request.method} ${new URL(request.url).search} ${rawBody}`;
+  const raw = `${request.method} ${url.search} ${rawBody}`;
   if (!provider?.verifyNotify) {
     logPaymentEvent(ctx.db, {
       provider: providerId.slice(0, 40),
@@ -34,7 +36,7 @@ export async function handleNotify(ctx: AppContext, providerId: string, request:
     });
     return textAck("fail", 404)();
   }
-  const params = await readParams(request, rawBody);
+  const params = readParams(url, request, rawBody);
   const verdict = provider.verifyNotify(ctx, {
     method: request.method,
     headers: request.headers,
