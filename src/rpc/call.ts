@@ -79,6 +79,14 @@ function accessError(access: Access, role: Role | null): Response | null {
   return null;
 }
 
+/** The origin the customer used (scheme and host), honouring a trusted reverse proxy. */
+export function requestOrigin(ctx: Pick<CallContext, "app" | "request">): string {
+  const forwardedHost = ctx.app.trustProxy ? ctx.request.headers.get("x-forwarded-host") : null;
+  const host =
+    forwardedHost?.split(",")[0]?.trim() || ctx.request.headers.get("host") || new URL(ctx.request.url).host;
+  return `${isHttps(ctx.request) ? "https" : "http"}://${host}`;
+}
+
 /** The raw session token: `Authorization: Bearer` (uploads) or the `token` cookie. */
 export function sessionToken(request: Request): string | undefined {
   const auth = request.headers.get("authorization");

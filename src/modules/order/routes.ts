@@ -2,8 +2,7 @@ import { checkout } from "../../payments/checkout.ts";
 import { deviceFromUserAgent } from "../../payments/provider.ts";
 import { queryOpenPayment } from "../../payments/query.ts";
 import { availablePayModes } from "../../payments/registry.ts";
-import { type CallContext, defineCall } from "../../rpc/call.ts";
-import { isHttps } from "../../rpc/cookies.ts";
+import { type CallContext, defineCall, requestOrigin } from "../../rpc/call.ts";
 import { emptyInput } from "../user/schema.ts";
 import type { UserRow } from "../user/service.ts";
 import {
@@ -29,14 +28,6 @@ import {
 } from "./service.ts";
 
 const me = (ctx: CallContext) => (ctx.user as UserRow).id;
-
-/** The origin the customer used, honouring a trusted reverse proxy. */
-function requestOrigin(ctx: CallContext): string {
-  const url = new URL(ctx.request.url);
-  const forwardedHost = ctx.app.trustProxy ? ctx.request.headers.get("x-forwarded-host") : null;
-  const host = forwardedHost?.split(",")[0]?.trim() || ctx.request.headers.get("host") || url.host;
-  return `${isHttps(ctx.request) ? "https" : "http"}://${host}`;
-}
 
 export const orderCalls = [
   defineCall({

@@ -1,8 +1,8 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
-import { type CallContext, defineCall, sessionToken } from "../../rpc/call.ts";
+import { type CallContext, defineCall, requestOrigin, sessionToken } from "../../rpc/call.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
-import { days, isHttps } from "../../rpc/cookies.ts";
+import { days } from "../../rpc/cookies.ts";
 import { recordError } from "../errors/service.ts";
 import { type ConfirmAction, confirmLink, sendConfirmation } from "./confirm.ts";
 import {
@@ -24,8 +24,7 @@ const perEmail = (input: { email: string }) => input.email;
 function siteOrigin(ctx: CallContext): string {
   const preferred = ctx.app.settings.get("preferDomain");
   if (preferred) return preferred.startsWith("http") ? preferred.replace(/\/$/, "") : `https://${preferred}`;
-  const host = ctx.request.headers.get("host") ?? new URL(ctx.request.url).host;
-  return `${isHttps(ctx.request) ? "https" : "http"}://${host}`;
+  return requestOrigin(ctx);
 }
 
 function startSession(ctx: CallContext, userId: string) {
