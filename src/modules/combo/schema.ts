@@ -22,6 +22,22 @@ export interface Combo {
 export const comboKind = (combo: Pick<Combo, "traffic" | "vipDuration">): "traffic" | "time" =>
   combo.vipDuration > 0 ? "time" : "traffic";
 
+/**
+ * What buying a combo credits (DESIGN §7): permanent traffic × (1 + bonus%), and for a time
+ * package a daily quota raised by the same bonus (docs/decisions.md). The shop shows these figures
+ * and create_order records them, so both come from here.
+ */
+export function comboCredit(combo: Pick<Combo, "traffic" | "limit" | "additionPersend" | "vipDuration">): {
+  traffic: number;
+  dailyLimit: number | null;
+} {
+  const bonus = 1 + combo.additionPersend / 100;
+  return {
+    traffic: Math.round(combo.traffic * bonus),
+    dailyLimit: combo.vipDuration > 0 ? Math.round(combo.limit * bonus) : null,
+  };
+}
+
 const id = z.string().regex(/^[0-9a-f]{24}$/, "id 格式错误");
 
 /** `/api/admin/combo/update_combo`: without `_id` it creates a combo. Traffic arrives in bytes. */

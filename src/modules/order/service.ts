@@ -6,10 +6,10 @@
 import type { AppContext } from "../../context.ts";
 import { type Db, tx } from "../../db/db.ts";
 import { fenToYuan } from "../../lib/money.ts";
-import { DEFAULT_DAILY_LIMIT } from "../../lib/traffic.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { newId } from "../../rpc/ids.ts";
-import { findComboForUser } from "../combo/service.ts";
+import { comboCredit } from "../combo/schema.ts";
+import { findComboForUser, toCombo } from "../combo/service.ts";
 import {
   checkOrderCoupon,
   couponDiscountFen,
@@ -113,7 +113,7 @@ export function walletDeductionFen(balanceFen: number, payable: number): number 
 export function createOrder(ctx: AppContext, user: UserRow, comboId: string, now = Date.now()): Order {
   if (user.is_agency) throw new RpcError(Code.forbidden, OrderMsg.agencyRefused);
   const combo = findComboForUser(ctx, comboId, user.channel_code);
-  const bonus = 1 + combo.addition_persend / 100;
+  const credit = comboCredit(toCombo(combo));
   const id = newId(now);
   ctx.db
     .query(
@@ -127,10 +127,9 @@ export function createOrder(ctx: AppContext, user: UserRow, comboId: string, now
       combo.id,
       combo.name,
       combo.price_fen,
-      Math.round(combo.traffic * bonus),
+      credit.traffic,
       combo.vip_duration,
-      // The bonus of a time package raises its daily quota (docs/decisions.md).
-      combo.vip_duration > 0 ? Math.round((combo.daily_limit ?? DEFAULT_DAILY_LIMIT) * bonus) : null,
+      credit.dailyLimit,
       combo.permissions_gain,
       combo.permission_duration,
       user.channel_code,

@@ -1,7 +1,7 @@
 /** Pure rules of the shop and order pages: figures on the combo cards, pay dialogs, coupon texts, filters. */
 import { formatYuan, yuanToFen } from "../../../src/lib/money.ts";
 import { formatTraffic } from "../../../src/lib/traffic.ts";
-import { type Combo, comboKind } from "../../../src/modules/combo/schema.ts";
+import { type Combo, comboCredit, comboKind } from "../../../src/modules/combo/schema.ts";
 import {
   OrderMsg,
   type OrderStatus,
@@ -22,15 +22,11 @@ export interface ComboFact {
   value: string;
 }
 
-const bonusFactor = (combo: Pick<Combo, "additionPersend">) => 1 + combo.additionPersend / 100;
-
 /** A time package's daily quota with the bonus in it, as the server credits it (docs/decisions.md). */
-export function dailyQuota(combo: Pick<Combo, "limit" | "additionPersend">): number {
-  return Math.round(combo.limit * bonusFactor(combo));
-}
+const dailyQuota = (combo: Combo) => comboCredit(combo).dailyLimit ?? 0;
 
 /** Seed 000 §9: time package total = daily limit × days × (1 + bonus%). */
-export function timePackageTotal(combo: Pick<Combo, "limit" | "additionPersend" | "vipDuration">): number {
+export function timePackageTotal(combo: Combo): number {
   return dailyQuota(combo) * combo.vipDuration;
 }
 
@@ -46,7 +42,7 @@ export function comboFacts(combo: Combo): ComboFact[] {
   if (combo.traffic > 0) {
     facts.push({ label: "流量", value: formatTraffic(combo.traffic) });
     if (bonus) {
-      facts.push({ label: "实得流量", value: formatTraffic(Math.round(combo.traffic * bonusFactor(combo))) });
+      facts.push({ label: "实得流量", value: formatTraffic(comboCredit(combo).traffic) });
     }
     if (comboKind(combo) === "traffic") facts.push({ label: "有效期", value: "永久有效" });
   }
