@@ -5,6 +5,7 @@ import { SettingsStore } from "./modules/settings/service.ts";
 import type { PermissionGrant } from "./modules/user/schema.ts";
 import type { UserRow } from "./modules/user/service.ts";
 import { RateLimiter } from "./rpc/rate-limit.ts";
+import type { SubscriptionFile } from "./subscription/service.ts";
 
 /** Everything a service needs, created once per process (or per test server). */
 export interface AppContext {
@@ -16,6 +17,8 @@ export interface AppContext {
   cache: {
     sessions: ReadCache<{ user: UserRow; expireTime: number }>;
     permissions: ReadCache<PermissionGrant[]>;
+    /** Rendered subscription files by user, key, format and URL. */
+    subscriptions: ReadCache<SubscriptionFile>;
   };
   /** Trust X-Forwarded-For / X-Forwarded-Proto from a reverse proxy in front of ferry. */
   trustProxy: boolean;
@@ -34,7 +37,11 @@ export function createContext(db: Db, options: ContextOptions = {}): AppContext 
     settings,
     mailer: new Mailer(settings),
     limiter: new RateLimiter(options.rateLimitScale ?? 1),
-    cache: { sessions: new ReadCache(db), permissions: new ReadCache(db) },
+    cache: {
+      sessions: new ReadCache(db),
+      permissions: new ReadCache(db),
+      subscriptions: new ReadCache(db, 5_000),
+    },
     trustProxy: options.trustProxy ?? false,
   };
 }

@@ -3,9 +3,12 @@ import { type AppContext, type ContextOptions, createContext } from "./context.t
 import { openDatabase } from "./db/db.ts";
 import { migrate } from "./db/migrate.ts";
 import { loadWebFiles, migrations, type WebFile } from "./embedded.ts";
+import { agentCalls } from "./modules/agent/routes.ts";
 import { comboCalls } from "./modules/combo/routes.ts";
+import { entryCalls } from "./modules/entry/routes.ts";
 import { errorCalls } from "./modules/errors/routes.ts";
 import { recordError } from "./modules/errors/service.ts";
+import { lineCalls } from "./modules/line/routes.ts";
 import { noticeCalls } from "./modules/notice/routes.ts";
 import { orderCalls } from "./modules/order/routes.ts";
 import { permissionCalls } from "./modules/permission/routes.ts";
@@ -16,6 +19,7 @@ import { paymentRoutes } from "./payments/routes.ts";
 import { startUsdtWatcher } from "./payments/usdt-watcher.ts";
 import { type CallDef, runCall, unknownCall } from "./rpc/call.ts";
 import { COOKIE_DAYS, days, isHttps, parseCookies, serializeCookie } from "./rpc/cookies.ts";
+import { subscriptionRoutes } from "./subscription/routes.ts";
 
 /** Every envelope call of the product; each module contributes its list. */
 const calls: CallDef[] = [
@@ -26,6 +30,9 @@ const calls: CallDef[] = [
   ...errorCalls,
   ...comboCalls,
   ...orderCalls,
+  ...agentCalls,
+  ...entryCalls,
+  ...lineCalls,
 ];
 
 /** Bun answers 413 above this; envelope calls have their own smaller limit (1000). */
@@ -123,6 +130,7 @@ export function buildApp(app: AppContext) {
     .get("/healthz", () => new Response("ok"))
     .use(accountRoutes(app))
     .use(paymentRoutes(app))
+    .use(subscriptionRoutes(app))
     .use(callRouter)
     .post("/api/*", ({ request, path }) => unknownCall(app, request, path), { parse: "none" })
     .get("/", ({ request }) =>

@@ -5,8 +5,12 @@ import { Announcement } from "./components/Announcement.tsx";
 import { Footer, Header } from "./components/Header.tsx";
 import { Toaster } from "./components/Toast.tsx";
 import { go } from "./lib/nav.ts";
+import { AgentsPage } from "./pages/Agents.tsx";
+import { AdminAgentLinesPage } from "./pages/admin/AgentLines.tsx";
+import { AdminAgentsPage } from "./pages/admin/Agents.tsx";
 import { AdminCombosPage } from "./pages/admin/Combos.tsx";
 import { AdminConfigPage } from "./pages/admin/Config.tsx";
+import { AdminEntrysPage } from "./pages/admin/Entrys.tsx";
 import { AdminPermissionsPage } from "./pages/admin/Permissions.tsx";
 import { AdminTradeListPage } from "./pages/admin/TradeList.tsx";
 import { CheckoutPage } from "./pages/Checkout.tsx";
@@ -38,6 +42,10 @@ const PAGES: Record<string, ComponentType> = {
   "/admin_permissions": AdminPermissionsPage,
   "/admin_tradeList": AdminTradeListPage,
   "/admin_config": AdminConfigPage,
+  "/agents": AgentsPage,
+  "/admin_agents": AdminAgentsPage,
+  "/admin_entrys": AdminEntrysPage,
+  "/admin_agentLines": AdminAgentLinesPage,
 };
 
 /** The hash path without its query (`#/login?c=1` → `/login`), trailing slash dropped. */

@@ -3,7 +3,11 @@
  * answer `{data: base64({code, data, msg})}`. Network failures become code 502 with a toast;
  * code 1002 (session expired) toasts and sends the visitor to /#/login after 2 s.
  */
+import type { z } from "zod";
+import type { Agent, agentInput, PublicAgent } from "../src/modules/agent/schema.ts";
 import type { Combo } from "../src/modules/combo/schema.ts";
+import type { Entry, entryInput } from "../src/modules/entry/schema.ts";
+import type { AgentLine, lineInput } from "../src/modules/line/schema.ts";
 import type { Notice } from "../src/modules/notice/schema.ts";
 import type {
   Order,
@@ -77,7 +81,25 @@ export interface CallMap {
   "/api/admin/permissions/delete": { input: { id: string }; output: null };
   "/api/admin/trades/tradelist": { input: { requestNumber: number; filterStr: string }; output: Trade[] };
   "/api/admin/trades/get_order_for_trade": { input: { order_id: string }; output: OrderDetail };
+  // nodes, entries, lines and subscriptions (issue 4)
+  "/api/agent/agent_list": { input: Empty; output: PublicAgent[] };
+  "/api/user/reset_userkey": { input: Empty; output: { userkey: string } };
+  "/api/admin/agents/list": { input: Empty; output: Agent[] };
+  "/api/admin/agents/update": { input: AgentForm; output: Agent };
+  "/api/admin/agents/delete": { input: { id: string }; output: null };
+  "/api/admin/entrys/list": { input: Empty; output: Entry[] };
+  "/api/admin/entrys/update": { input: EntryForm; output: Entry };
+  "/api/admin/entrys/delete": { input: { id: string }; output: null };
+  "/api/admin/agent_line/list": { input: { agentID?: string }; output: AgentLine[] };
+  "/api/admin/agent_line/update": { input: LineForm; output: AgentLine };
+  "/api/admin/agent_line/delete_agent": { input: { id: string }; output: null };
+  "/api/admin/agent_line/reset_hot": { input: Empty; output: { count: number } };
 }
+
+/** What the node form sends: the wire fields without the server-made ones; empty password keeps it. */
+export type AgentForm = z.input<typeof agentInput>;
+export type EntryForm = z.input<typeof entryInput>;
+export type LineForm = z.input<typeof lineInput>;
 
 /** What the combo form sends: a combo without its id when new. */
 export type ComboForm = Omit<Combo, "_id" | "limit"> & { _id?: string; limit?: number };

@@ -14,7 +14,7 @@ import {
   resetPasswordInput,
   signupInput,
 } from "./schema.ts";
-import { createUser, userFromSubscriptionUrl, userInfo, verifyLogin } from "./service.ts";
+import { createUser, resetUserkey, userFromSubscriptionUrl, userInfo, verifyLogin } from "./service.ts";
 import { createSession, deleteSession, SESSION_DAYS } from "./session.ts";
 
 const MINUTE = 60_000;
@@ -118,6 +118,18 @@ export const userCalls = [
       }
       return { email: user.email };
     },
+  }),
+  defineCall({
+    path: "/api/user/reset_userkey",
+    access: "user",
+    input: emptyInput,
+    limits: [
+      {
+        rule: { name: "reset-userkey", max: 10, windowMs: 60 * MINUTE },
+        key: (_input, ctx) => ctx.user?.id ?? ctx.ip,
+      },
+    ],
+    handle: (ctx) => resetUserkey(ctx.app, ctx.user?.id ?? ""),
   }),
 ];
 

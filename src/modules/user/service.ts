@@ -186,6 +186,22 @@ export function userFromSubscriptionUrl(ctx: AppContext, url: string): UserRow {
   return user;
 }
 
+/**
+ * Subscription reset (seed 000 §8): a new userkey and a new proxy credential in one statement,
+ * so the old link and the old node credentials stop working together. 1033 for accounts the
+ * back office flagged as not allowed to change their subscription key.
+ */
+export function resetUserkey(ctx: AppContext, userId: string): { userkey: string } {
+  const user = findUserById(ctx, userId);
+  if (!user) throw new RpcError(Code.notFound, "用户不存在");
+  if (!user.can_change_describe_key) throw new RpcError(Code.accountRefused, "该账号不允许这样操作。");
+  const userkey = randomHex(16);
+  ctx.db
+    .query("UPDATE users SET userkey = ?, proxy_secret = ? WHERE id = ?")
+    .run(userkey, crypto.randomUUID(), userId);
+  return { userkey };
+}
+
 export function touchActivity(ctx: AppContext, user: UserRow, now = Date.now()) {
   if (now - user.last_active_time < 60_000) return;
   ctx.db.query("UPDATE users SET last_active_time = ? WHERE id = ?").run(now, user.id);

@@ -1,0 +1,134 @@
+import { z } from "zod";
+
+/** Seed 001 §9. */
+export const NODE_TYPES = ["v2ray", "h2", "reality"] as const;
+export type NodeType = (typeof NODE_TYPES)[number];
+
+export const SERVER_TYPES = [
+  "apine",
+  "ubuntu_x86",
+  "ubuntu_arm",
+  "ubuntu_guonei",
+  "ubuntu_reality",
+  "alpine_reality",
+] as const;
+export type ServerType = (typeof SERVER_TYPES)[number];
+
+/**
+ * Shadowsocks ciphers a node may use: the classic AEAD three every client accepts, and the two
+ * AES 2022 methods (subscription-formats.md §2). aes-192-gcm and 2022-chacha are left out on purpose.
+ */
+export const SS_METHODS = [
+  "aes-256-gcm",
+  "aes-128-gcm",
+  "chacha20-ietf-poly1305",
+  "2022-blake3-aes-128-gcm",
+  "2022-blake3-aes-256-gcm",
+] as const;
+export type SsMethod = (typeof SS_METHODS)[number];
+export const isSs2022 = (method: string) => method.startsWith("2022-");
+
+export interface Country {
+  code: string;
+  name: string;
+  flag: string;
+}
+
+/** The node as the back office sees it (seed 001 §3 Agent). Secrets are never part of it. */
+export interface Agent {
+  _id: string;
+  index: number;
+  name: string;
+  country: Country;
+  type: NodeType;
+  ip: string;
+  host: string;
+  ctrl_port: number;
+  zz_port: number;
+  port: number;
+  public_port: number;
+  desc: string;
+  warp: boolean;
+  open_log: boolean;
+  serverType: ServerType;
+  ssh_port: number;
+  ssh_username: string;
+  /** The SSH password is write-only: the list only says whether one is stored. */
+  hasSshPassword: boolean;
+  ss_method: SsMethod;
+  ws_path: string;
+  /** Public half of the Reality key pair (the private half stays on the server and the node). */
+  reality_public_key: string;
+  reality_short_id: string;
+  /** Normal while the node agent's heartbeats arrive (issue 5). */
+  status: boolean;
+  agent_version: string;
+  updateConfigTimes: number;
+  /** Latency from the panel in ms; 0 = not measured yet. */
+  speed: number;
+}
+
+/** What a customer sees of a node on /agents (seed 000 §3 Agent node). */
+export interface PublicAgent {
+  name: string;
+  desc: string;
+  country: { name: string; flag: string };
+  speed: number;
+  orderID: number;
+}
+
+/** Form defaults when the type changes (seed 001 §2.3.1). Fields a type does not name stay as typed. */
+export function typeDefaults(
+  type: NodeType,
+): Partial<Pick<Agent, "ctrl_port" | "zz_port" | "port" | "public_port" | "serverType">> {
+  if (type === "h2") return { ctrl_port: 999, zz_port: 443, serverType: "ubuntu_x86" };
+  if (type === "reality") {
+    return { ctrl_port: 888, zz_port: 443, port: 443, public_port: 443, serverType: "ubuntu_reality" };
+  }
+  return { ctrl_port: 888, serverType: "ubuntu_x86" };
+}
+
+const port = z.number().int().min(1, "端口必须在 1-65535 之间").max(65_535, "端口必须在 1-65535 之间");
+const id = z.string().regex(/^[0-9a-f]{24}$/, "id 格式错误");
+const optionalId = id.optional().or(z.literal("").transform(() => undefined));
+const address = z
+  .string()
+  .trim()
+  .min(1, "IP 不能为空")
+  .max(253)
+  .regex(/^[0-9A-Za-z.:[\]-]+$/, "IP 或域名格式错误");
+const hostName = z
+  .string()
+  .trim()
+  .max(253)
+  .regex(/^[0-9A-Za-z.-]*$/, "域名格式错误");
+
+/** `/api/admin/agents/update`: without `_id` it creates a node (and its secrets). */
+export const agentInput = z
+  .object({
+    _id: optionalId,
+    index: z.number().int().min(0).max(1_000_000).default(0),
+    name: z.string().trim().min(1, "名称不能为空").max(100),
+    country: z.object({ code: z.string().trim().max(8).default("") }).default({ code: "" }),
+    type: z.enum(NODE_TYPES, "节点类型错误"),
+    ip: address,
+    host: hostName.default(""),
+    ctrl_port: port,
+    zz_port: port,
+    port,
+    public_port: port,
+    desc: z.string().max(500).default(""),
+    warp: z.boolean().default(false),
+    open_log: z.boolean().default(false),
+    serverType: z.enum(SERVER_TYPES, "服务器类型错误"),
+    ssh_port: port.default(22),
+    ssh_username: z.string().trim().max(100).default(""),
+    /** Empty keeps the stored password. */
+    ssh_password: z.string().max(200).default(""),
+    ss_method: z.enum(SS_METHODS, "加密方式错误").default("aes-256-gcm"),
+  })
+  .refine((agent) => agent.type !== "reality" || agent.host !== "", {
+    message: "Reality 节点需要填写伪装域名（host）",
+    path: ["host"],
+  });
+export type AgentInput = z.output<typeof agentInput>;

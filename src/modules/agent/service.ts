@@ -1,0 +1,201 @@
+import { generateKeyPairSync, randomBytes } from "node:crypto";
+import type { AppContext } from "../../context.ts";
+import { tx } from "../../db/db.ts";
+import { Code, RpcError } from "../../rpc/codes.ts";
+import { newId, randomHex } from "../../rpc/ids.ts";
+import { countryOf } from "./countries.ts";
+import type { Agent, AgentInput, NodeType, PublicAgent, ServerType, SsMethod } from "./schema.ts";
+
+/** A node row, secrets included: only the panel and the node's own config may see all of it. */
+export interface AgentRow {
+  id: string;
+  sort_index: number;
+  name: string;
+  country_code: string;
+  type: NodeType;
+  ip: string;
+  host: string;
+  ctrl_port: number;
+  zz_port: number;
+  port: number;
+  public_port: number;
+  desc: string;
+  warp: number;
+  open_log: number;
+  server_type: ServerType;
+  ssh_port: number;
+  ssh_username: string;
+  ssh_password: string;
+  ss_method: SsMethod;
+  ws_path: string;
+  api_token: string;
+  reality_private_key: string;
+  reality_public_key: string;
+  reality_short_id: string;
+  hy2_obfs_password: string;
+  ss_server_key: string;
+  last_seen_time: number;
+  agent_version: string;
+  update_config_times: number;
+  speed: number;
+  create_time: number;
+}
+
+/** A node counts as normal while it was heard from within this many update intervals (issue 5). */
+const MISSED_INTERVALS = 3;
+
+export function agentStatus(row: AgentRow, updateSeconds: number, now = Date.now()): boolean {
+  return row.last_seen_time > 0 && now - row.last_seen_time <= MISSED_INTERVALS * updateSeconds * 1000;
+}
+
+export function toAgent(row: AgentRow, updateSeconds: number, now = Date.now()): Agent {
+  return {
+    _id: row.id,
+    index: row.sort_index,
+    name: row.name,
+    country: countryOf(row.country_code),
+    type: row.type,
+    ip: row.ip,
+    host: row.host,
+    ctrl_port: row.ctrl_port,
+    zz_port: row.zz_port,
+    port: row.port,
+    public_port: row.public_port,
+    desc: row.desc,
+    warp: row.warp === 1,
+    open_log: row.open_log === 1,
+    serverType: row.server_type,
+    ssh_port: row.ssh_port,
+    ssh_username: row.ssh_username,
+    hasSshPassword: row.ssh_password !== "",
+    ss_method: row.ss_method,
+    ws_path: row.ws_path,
+    reality_public_key: row.reality_public_key,
+    reality_short_id: row.reality_short_id,
+    status: agentStatus(row, updateSeconds, now),
+    agent_version: row.agent_version,
+    updateConfigTimes: row.update_config_times,
+    speed: row.speed,
+  };
+}
+
+export function findAgentRow(ctx: AppContext, id: string): AgentRow | null {
+  return ctx.db.query<AgentRow, [string]>("SELECT * FROM agents WHERE id = ?").get(id);
+}
+
+export function listAgentRows(ctx: AppContext): AgentRow[] {
+  return ctx.db.query<AgentRow, []>("SELECT * FROM agents ORDER BY sort_index, create_time").all();
+}
+
+export function listAgents(ctx: AppContext, now = Date.now()): Agent[] {
+  const updateSeconds = ctx.settings.get("updateV2rayDuration");
+  return listAgentRows(ctx).map((row) => toAgent(row, updateSeconds, now));
+}
+
+/** Nodes that carry at least one public line, for the customer's /agents page. */
+export function listPublicAgents(ctx: AppContext): PublicAgent[] {
+  return ctx.db
+    .query<AgentRow, []>(
+      `SELECT * FROM agents WHERE id IN (SELECT agent_id FROM agent_lines WHERE public = 1)
+       ORDER BY sort_index, create_time`,
+    )
+    .all()
+    .map((row) => {
+      const country = countryOf(row.country_code);
+      return {
+        name: row.name,
+        desc: row.desc,
+        country: { name: country.name, flag: country.flag },
+        speed: row.speed,
+        orderID: row.sort_index,
+      };
+    });
+}
+
+/** base64url of raw bytes, as Xray and every client write Reality keys. */
+const base64url = (bytes: Uint8Array) => Buffer.from(bytes).toString("base64url");
+
+/** A fresh X25519 key pair in Xray's encoding (`xray x25519`): 43 base64url characters each. */
+export function realityKeyPair(): { privateKey: string; publicKey: string } {
+  const { privateKey, publicKey } = generateKeyPairSync("x25519");
+  const priv = privateKey.export({ format: "jwk" }).d;
+  const pub = publicKey.export({ format: "jwk" }).x;
+  if (!priv || !pub) throw new Error("x25519 key export failed");
+  return { privateKey: priv, publicKey: pub };
+}
+
+/** Everything a node keeps secret, made here and never typed by hand. */
+function newSecrets() {
+  const { privateKey, publicKey } = realityKeyPair();
+  return {
+    api_token: randomHex(32),
+    reality_private_key: privateKey,
+    reality_public_key: publicKey,
+    reality_short_id: randomHex(8),
+    hy2_obfs_password: base64url(randomBytes(18)),
+    // 32 random bytes; 2022-blake3-aes-128-gcm uses the first 16 (see ssServerKey).
+    ss_server_key: randomBytes(32).toString("base64"),
+    ws_path: `/${randomHex(6)}`,
+  };
+}
+
+export function saveAgent(ctx: AppContext, input: AgentInput, now = Date.now()): Agent {
+  const fields = {
+    sort_index: input.index,
+    name: input.name,
+    country_code: input.country.code.toUpperCase(),
+    type: input.type,
+    ip: input.ip,
+    host: input.host,
+    ctrl_port: input.ctrl_port,
+    zz_port: input.zz_port,
+    port: input.port,
+    public_port: input.public_port,
+    desc: input.desc,
+    warp: input.type === "v2ray" && input.warp ? 1 : 0,
+    open_log: input.type === "v2ray" && input.open_log ? 1 : 0,
+    server_type: input.serverType,
+    ssh_port: input.ssh_port,
+    ssh_username: input.ssh_username,
+    ss_method: input.ss_method,
+  };
+  const id = tx(ctx.db, () => {
+    if (input._id) {
+      const existing = findAgentRow(ctx, input._id);
+      if (!existing) throw new RpcError(Code.notFound, "节点不存在");
+      const password = input.ssh_password || existing.ssh_password;
+      const columns = Object.keys(fields);
+      ctx.db
+        .query(
+          `UPDATE agents SET ${columns.map((c) => `${c} = ?`).join(", ")}, ssh_password = ? WHERE id = ?`,
+        )
+        .run(...(Object.values(fields) as (string | number)[]), password, input._id);
+      return input._id;
+    }
+    const row = {
+      id: newId(now),
+      ...fields,
+      ssh_password: input.ssh_password,
+      ...newSecrets(),
+      create_time: now,
+    };
+    const columns = Object.keys(row);
+    ctx.db
+      .query(`INSERT INTO agents (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`)
+      .run(...(Object.values(row) as (string | number)[]));
+    return row.id;
+  });
+  return toAgent(findAgentRow(ctx, id) as AgentRow, ctx.settings.get("updateV2rayDuration"), now);
+}
+
+/** Deleting a node deletes its lines (they cannot exist without it). */
+export function deleteAgent(ctx: AppContext, id: string): void {
+  const changed = ctx.db.query("DELETE FROM agents WHERE id = ?").run(id).changes;
+  if (!changed) throw new RpcError(Code.notFound, "节点不存在");
+}
+
+/** The SS-2022 server PSK for the node's cipher: 16 bytes for aes-128, 32 otherwise. */
+export function ssServerKey(row: Pick<AgentRow, "ss_server_key" | "ss_method">): string {
+  const bytes = Buffer.from(row.ss_server_key, "base64");
+  return bytes.subarray(0, row.ss_method === "2022-blake3-aes-128-gcm" ? 16 : 32).toString("base64");
+}

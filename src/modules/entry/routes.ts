@@ -1,0 +1,26 @@
+import { defineCall } from "../../rpc/call.ts";
+import { idInput } from "../combo/schema.ts";
+import { emptyInput } from "../user/schema.ts";
+import { entryInput } from "./schema.ts";
+import { deleteEntry, listEntries, saveEntry } from "./service.ts";
+
+export const entryCalls = [
+  defineCall({
+    path: "/api/admin/entrys/list",
+    access: "admin",
+    input: emptyInput,
+    handle: (ctx) => listEntries(ctx.app),
+  }),
+  defineCall({
+    path: "/api/admin/entrys/update",
+    access: "admin",
+    input: entryInput,
+    handle: (ctx, input) => saveEntry(ctx.app, input),
+  }),
+  defineCall({
+    path: "/api/admin/entrys/delete",
+    access: "admin",
+    input: idInput,
+    handle: (ctx, input) => deleteEntry(ctx.app, input.id),
+  }),
+];

@@ -1,0 +1,32 @@
+import { defineCall } from "../../rpc/call.ts";
+import { idInput } from "../combo/schema.ts";
+import { emptyInput } from "../user/schema.ts";
+import { lineInput, lineListInput } from "./schema.ts";
+import { deleteLine, listLines, resetHeat, saveLine } from "./service.ts";
+
+export const lineCalls = [
+  defineCall({
+    path: "/api/admin/agent_line/list",
+    access: "admin",
+    input: lineListInput,
+    handle: (ctx, input) => listLines(ctx.app, input.agentID),
+  }),
+  defineCall({
+    path: "/api/admin/agent_line/update",
+    access: "admin",
+    input: lineInput,
+    handle: (ctx, input) => saveLine(ctx.app, input),
+  }),
+  defineCall({
+    path: "/api/admin/agent_line/delete_agent",
+    access: "admin",
+    input: idInput,
+    handle: (ctx, input) => deleteLine(ctx.app, input.id),
+  }),
+  defineCall({
+    path: "/api/admin/agent_line/reset_hot",
+    access: "admin",
+    input: emptyInput,
+    handle: (ctx) => ({ count: resetHeat(ctx.app) }),
+  }),
+];

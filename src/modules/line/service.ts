@@ -1,0 +1,133 @@
+import type { AppContext } from "../../context.ts";
+import { tx } from "../../db/db.ts";
+import { Code, RpcError } from "../../rpc/codes.ts";
+import { newId } from "../../rpc/ids.ts";
+import { findAgentRow } from "../agent/service.ts";
+import {
+  type AgentLine,
+  type Bridge,
+  type LineInput,
+  type LineProtocol,
+  PROTOCOLS_BY_NODE_TYPE,
+} from "./schema.ts";
+
+export interface LineRow {
+  id: string;
+  sort_index: number;
+  name: string;
+  agent_id: string;
+  protocol: LineProtocol;
+  bridge: Bridge;
+  entry_id: string | null;
+  scale: number;
+  num: number;
+  public: number;
+  fix_name: number;
+  disable_for_agency: number;
+  permission_require: string | null;
+  hot: number;
+  msg: string;
+  bridge_addr: string;
+  create_time: number;
+}
+
+export function toLine(row: LineRow): AgentLine {
+  return {
+    _id: row.id,
+    index: row.sort_index,
+    name: row.name,
+    agentID: row.agent_id,
+    protocol: row.protocol,
+    bridge: row.bridge,
+    entryID: row.entry_id ?? "",
+    scale: row.scale,
+    num: row.num,
+    public: row.public === 1,
+    fixName: row.fix_name === 1,
+    disableForAgency: row.disable_for_agency === 1,
+    permissionRequire: row.permission_require ?? "",
+    hot: row.hot,
+    msg: row.msg,
+    bridgeAddr: row.bridge_addr,
+  };
+}
+
+export function findLine(ctx: AppContext, id: string): AgentLine | null {
+  const row = ctx.db.query<LineRow, [string]>("SELECT * FROM agent_lines WHERE id = ?").get(id);
+  return row ? toLine(row) : null;
+}
+
+/** Every line, or one node's, in the order subscriptions list them. */
+export function listLines(ctx: AppContext, agentId?: string): AgentLine[] {
+  const order = "ORDER BY sort_index, create_time";
+  const rows = agentId
+    ? ctx.db.query<LineRow, [string]>(`SELECT * FROM agent_lines WHERE agent_id = ? ${order}`).all(agentId)
+    : ctx.db.query<LineRow, []>(`SELECT * FROM agent_lines ${order}`).all();
+  return rows.map(toLine);
+}
+
+/** Checks what the schema cannot: the node, its protocols, the entry and the permission exist. */
+function checkReferences(ctx: AppContext, input: LineInput) {
+  const agent = findAgentRow(ctx, input.agentID);
+  if (!agent) throw new RpcError(Code.badInput, "节点不存在");
+  if (!PROTOCOLS_BY_NODE_TYPE[agent.type].includes(input.protocol)) {
+    throw new RpcError(Code.badInput, `${agent.type} 节点不支持 ${input.protocol} 协议`);
+  }
+  if (input.bridge === "report") {
+    const entry = ctx.db.query("SELECT 1 FROM entries WHERE id = ?").get(input.entryID ?? "");
+    if (!entry) throw new RpcError(Code.badInput, "入口不存在");
+  }
+  if (input.permissionRequire) {
+    const permission = ctx.db.query("SELECT 1 FROM permissions WHERE id = ?").get(input.permissionRequire);
+    if (!permission) throw new RpcError(Code.badInput, "权限不存在");
+  }
+}
+
+export function saveLine(ctx: AppContext, input: LineInput, now = Date.now()): AgentLine {
+  const fields = {
+    sort_index: input.index,
+    name: input.name,
+    agent_id: input.agentID,
+    protocol: input.protocol,
+    bridge: input.bridge,
+    entry_id: input.bridge === "report" ? (input.entryID ?? null) : null,
+    scale: input.scale,
+    num: input.num,
+    public: input.public ? 1 : 0,
+    fix_name: input.fixName ? 1 : 0,
+    disable_for_agency: input.disableForAgency ? 1 : 0,
+    permission_require: input.permissionRequire ?? null,
+    msg: input.msg,
+    bridge_addr: input.bridge === "cf_cdn" ? input.bridgeAddr : "",
+  };
+  const columns = Object.keys(fields);
+  const values = Object.values(fields) as (string | number | null)[];
+  const id = tx(ctx.db, () => {
+    checkReferences(ctx, input);
+    if (input._id) {
+      const changed = ctx.db
+        .query(`UPDATE agent_lines SET ${columns.map((c) => `${c} = ?`).join(", ")} WHERE id = ?`)
+        .run(...values, input._id).changes;
+      if (!changed) throw new RpcError(Code.notFound, "线路不存在");
+      return input._id;
+    }
+    const id = newId(now);
+    ctx.db
+      .query(
+        `INSERT INTO agent_lines (id, ${columns.join(", ")}, create_time) VALUES (?, ${columns.map(() => "?").join(", ")}, ?)`,
+      )
+      .run(id, ...values, now);
+    return id;
+  });
+  return findLine(ctx, id) as AgentLine;
+}
+
+export function deleteLine(ctx: AppContext, id: string): void {
+  const changed = ctx.db.query("DELETE FROM agent_lines WHERE id = ?").run(id).changes;
+  if (!changed) throw new RpcError(Code.notFound, "线路不存在");
+}
+
+/** `reset_hot`: every line's heat back to 0; answers how many lines were reset. */
+export function resetHeat(ctx: AppContext): number {
+  return ctx.db.query("UPDATE agent_lines SET hot = 0 WHERE hot <> 0").run().changes;
+}

@@ -1,0 +1,5 @@
+import type { Renderer } from "../model.ts";
+
+export const renderQx: Renderer = () => {
+  throw new Error("not rendered yet");
+};

@@ -1,0 +1,106 @@
+/**
+ * Subscription links and the files around them (seed 000 §7, DESIGN §5: not enveloped).
+ *   GET /api/subscript/{client}/{userId}/{userkey}   the file a client app imports
+ *   GET /user/getUserAllURL?type=ssr                 the logged-in user's share links, one a line
+ *   GET /describe/ss_rule.conf, /describe/q.filter   rule files for Shadowrocket and Quantumult
+ *   GET /country/country.json                        the node form's country list
+ */
+import { Elysia } from "elysia";
+import type { AppContext } from "../context.ts";
+import { refreshDataVersion } from "../db/read-cache.ts";
+import { COUNTRIES } from "../modules/agent/countries.ts";
+import { resolveSession } from "../modules/user/session.ts";
+import { requestOrigin, sessionToken } from "../rpc/call.ts";
+import { formatFor, isClient } from "./clients.ts";
+import type { Format } from "./model.ts";
+import { quantumultFilter, shadowrocketRules } from "./rules.ts";
+import { renderSubscription, type SubscriptionFile, userForSubscription } from "./service.ts";
+
+export const SITE_TITLE = "飞渡";
+/** Hours between automatic updates (`profile-update-interval`); the guides suggest 1440 minutes. */
+export const UPDATE_INTERVAL_HOURS = 24;
+
+const notFound = () => new Response(null, { status: 404 });
+
+function subscriptionHeaders(file: SubscriptionFile, origin: string): Headers {
+  const { upload, download, total, expire } = file.usage;
+  return new Headers({
+    "content-type": file.contentType,
+    "subscription-userinfo": `upload=${upload}; download=${download}; total=${total}; expire=${expire}`,
+    "profile-update-interval": String(UPDATE_INTERVAL_HOURS),
+    "content-disposition": `attachment; filename*=UTF-8''${encodeURIComponent(file.filename)}`,
+    "profile-title": `base64:${Buffer.from(file.filename).toString("base64")}`,
+    "profile-web-page-url": origin,
+    // Per-user credentials: never in a shared cache; one URL may serve several formats (auto).
+    "cache-control": "private, no-store",
+    vary: "user-agent",
+    "x-content-type-options": "nosniff",
+  });
+}
+
+/** The file's URL as the client sees it (behind a trusted proxy, the public origin). */
+function publicUrl(app: AppContext, request: Request): string {
+  const url = new URL(request.url);
+  return `${requestOrigin({ app, request })}${url.pathname}${url.search}`;
+}
+
+function titleFor(query: URLSearchParams): string {
+  const name = query.get("name")?.trim().slice(0, 50);
+  return name || SITE_TITLE;
+}
+
+export function subscriptionRoutes(app: AppContext) {
+  return new Elysia()
+    .get("/api/subscript/:client/:userId/:userkey", ({ params, request }) => {
+      if (!isClient(params.client)) return notFound();
+      refreshDataVersion(app.db);
+      const user = userForSubscription(app, params.userId.toLowerCase(), params.userkey.toLowerCase());
+      if (!user) return notFound();
+      const url = publicUrl(app, request);
+      const query = new URL(request.url).searchParams;
+      const format = formatFor(params.client, request.headers.get("user-agent") ?? "", query.get("flag"));
+      const cacheKey = `${user.id}|${user.userkey}|${format}|${url}`;
+      const file = app.cache.subscriptions.get(cacheKey, () =>
+        renderSubscription(app, user, { format, url, title: titleFor(query), query }),
+      );
+      if (!file) return notFound();
+      return new Response(file.body, { headers: subscriptionHeaders(file, requestOrigin({ app, request })) });
+    })
+    .get("/user/getUserAllURL", ({ request }) => {
+      const user = resolveSession(app, sessionToken(request));
+      if (!user) return new Response(null, { status: 302, headers: { location: "/#/login" } });
+      const type = new URL(request.url).searchParams.get("type");
+      const format: Format = type === "ssr" ? "ssr" : "v2ray";
+      const file = renderSubscription(app, user, {
+        format,
+        url: publicUrl(app, request),
+        title: SITE_TITLE,
+        query: new URLSearchParams({ base64: "0" }),
+      });
+      return new Response(file.body, {
+        headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "private, no-store" },
+      });
+    })
+    .get("/describe/ss_rule.conf", ({ request }) => ruleFile(shadowrocketRules(describeHost(app, request))))
+    .get("/describe/q.filter", ({ request }) => ruleFile(quantumultFilter(describeHost(app, request))))
+    .get("/country/country.json", () =>
+      Response.json(COUNTRIES, { headers: { "cache-control": "public, max-age=86400" } }),
+    );
+}
+
+function ruleFile(body: string): Response {
+  return new Response(body, {
+    headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "public, max-age=3600" },
+  });
+}
+
+/** The subscription host: the describe_host setting when set, else the host the request came to. */
+export function describeHost(app: AppContext, request: Request): string {
+  const setting = app.settings.get("describe_host");
+  const origin = setting || requestOrigin({ app, request });
+  try {
+    return new URL(origin.includes("://") ? origin : `https://${origin}`).hostname;
+  } catch {
+    return "";
+  }
+}

@@ -1,0 +1,156 @@
+/**
+ * What a user's subscription holds: the lines they may use (DESIGN §7), turned into proxies,
+ * filtered to what the client's format can express, and the usage figures clients display.
+ * Knows nothing of HTTP: the route and `ferry sub render` both call renderSubscription.
+ */
+import { timingSafeEqual } from "node:crypto";
+import type { AppContext } from "../context.ts";
+import { DEFAULT_DAILY_LIMIT } from "../lib/traffic.ts";
+import { type EntryRow, toEntry } from "../modules/entry/service.ts";
+import type { LineRow } from "../modules/line/service.ts";
+import { findUserById, todayUsage, type UserRow } from "../modules/user/service.ts";
+import { RENDERERS } from "./formats/index.ts";
+import type { Format, ProxyEntry, Rendered, UsageInfo } from "./model.ts";
+import { lineProxies, noticeProxy, PROXY_AGENT_COLUMNS, type ProxyAgent, uniqueNames } from "./proxies.ts";
+import { supports } from "./support.ts";
+
+export const Notice = {
+  disabled: "账号已被禁用，请联系客服",
+  noTraffic: "流量已用完，请到商店购买套餐",
+  noLines: "暂无可用线路，请联系客服",
+  unsupported: "当前客户端不支持可用线路，请换用其他客户端",
+} as const;
+
+/** Today's time-package quota left (0 without a running package) and permanent traffic left. */
+export function trafficLeft(
+  ctx: AppContext,
+  user: UserRow,
+  now = Date.now(),
+): { quota: number; permanent: number } {
+  const permanent = Math.max(0, user.traffic);
+  if (user.vip_expire_time <= now) return { quota: 0, permanent };
+  const limit = user.daily_limit ?? DEFAULT_DAILY_LIMIT;
+  return { quota: Math.max(0, limit - todayUsage(user, ctx.settings.all(), now)), permanent };
+}
+
+/**
+ * subscription-userinfo: everything used so far is `download`, and `total` is that plus what is
+ * left today (quota and permanent traffic), so clients show the true remainder. Expiry is the
+ * time package's end while it runs, else 0 (never).
+ */
+export function usageInfo(ctx: AppContext, user: UserRow, now = Date.now()): UsageInfo {
+  const left = trafficLeft(ctx, user, now);
+  const used = Math.max(0, user.spend_traffic);
+  return {
+    upload: 0,
+    download: used,
+    total: used + left.quota + left.permanent,
+    expire: user.vip_expire_time > now ? Math.floor(user.vip_expire_time / 1000) : 0,
+  };
+}
+
+type SourceRow = LineRow & {
+  a_json: string;
+  e_id: string | null;
+} & Partial<Record<`e_${keyof EntryRow}`, unknown>>;
+
+/**
+ * The lines a user may use: public, the required permission held and unexpired, not barred
+ * for agency users. Copies and relays are expanded by lineProxies.
+ */
+export function visibleLineProxies(ctx: AppContext, user: UserRow, now = Date.now()): ProxyEntry[] {
+  const rows = ctx.db
+    .query<SourceRow, [string, number, number]>(
+      `SELECT l.*, json_object(${AGENT_JSON}) AS a_json,
+         e.id AS e_id, e.sort_index AS e_sort_index, e.name AS e_name, e.ip AS e_ip, e.ip_list AS e_ip_list,
+         e.desc AS e_desc, e.visible AS e_visible, e.create_time AS e_create_time
+       FROM agent_lines l
+       JOIN agents a ON a.id = l.agent_id
+       LEFT JOIN entries e ON e.id = l.entry_id
+       WHERE l.public = 1
+         AND (l.permission_require IS NULL OR EXISTS (
+           SELECT 1 FROM user_permissions p
+           WHERE p.user_id = ?1 AND p.permission_id = l.permission_require AND p.expire_time > ?2))
+         AND NOT (l.disable_for_agency = 1 AND ?3 = 1)
+       ORDER BY l.sort_index, l.create_time`,
+    )
+    .all(user.id, now, user.is_agency);
+  const credentials = { uuid: user.proxy_secret };
+  return uniqueNames(
+    rows.flatMap((row) => {
+      const entry = row.e_id
+        ? toEntry({
+            id: row.e_id,
+            sort_index: row.e_sort_index as number,
+            name: row.e_name as string,
+            ip: row.e_ip as string,
+            ip_list: row.e_ip_list as string,
+            desc: row.e_desc as string,
+            visible: row.e_visible as number,
+            create_time: row.e_create_time as number,
+          })
+        : null;
+      const agent = JSON.parse(row.a_json) as ProxyAgent;
+      return lineProxies({ line: row, agent, entry }, credentials);
+    }),
+  );
+}
+
+const AGENT_JSON = PROXY_AGENT_COLUMNS.map((column) => `'${column}', a.${column}`).join(", ");
+
+/** The proxies for a format, or the one notice entry that says why there are none. */
+export function subscriptionProxies(
+  ctx: AppContext,
+  user: UserRow,
+  format: Format,
+  now = Date.now(),
+): { proxies: ProxyEntry[]; notice: string | null } {
+  const notice = (message: string) => ({ proxies: [noticeProxy(message)], notice: message });
+  if (user.disabled) return notice(Notice.disabled);
+  const left = trafficLeft(ctx, user, now);
+  if (left.quota <= 0 && left.permanent <= 0) return notice(Notice.noTraffic);
+  const all = visibleLineProxies(ctx, user, now);
+  if (all.length === 0) return notice(Notice.noLines);
+  const usable = all.filter((proxy) => supports(format, proxy));
+  return usable.length > 0 ? { proxies: usable, notice: null } : notice(Notice.unsupported);
+}
+
+/** Compares the userkey in constant time; a wrong key and an unknown user look the same (404). */
+export function userForSubscription(ctx: AppContext, userId: string, userkey: string): UserRow | null {
+  if (!/^[0-9a-f]{24}$/.test(userId) || !/^[0-9a-f]{32}$/.test(userkey)) return null;
+  const user = findUserById(ctx, userId);
+  if (!user) return null;
+  return timingSafeEqual(Buffer.from(user.userkey), Buffer.from(userkey)) ? user : null;
+}
+
+export interface SubscriptionRequest {
+  format: Format;
+  /** The full URL the client fetched. */
+  url: string;
+  title: string;
+  query: URLSearchParams;
+}
+
+export interface SubscriptionFile extends Rendered {
+  usage: UsageInfo;
+}
+
+export function renderSubscription(
+  ctx: AppContext,
+  user: UserRow,
+  request: SubscriptionRequest,
+  now = Date.now(),
+): SubscriptionFile {
+  const { proxies, notice } = subscriptionProxies(ctx, user, request.format, now);
+  const usage = usageInfo(ctx, user, now);
+  const rendered = RENDERERS[request.format]({
+    proxies,
+    notice,
+    usage,
+    title: request.title,
+    url: request.url,
+    host: new URL(request.url).hostname,
+    query: request.query,
+  });
+  return { ...rendered, usage };
+}
