@@ -3,6 +3,7 @@ import { type AppContext, type ContextOptions, createContext } from "./context.t
 import { openDatabase } from "./db/db.ts";
 import { migrate } from "./db/migrate.ts";
 import { loadWebFiles, migrations, type WebFile } from "./embedded.ts";
+import { startLatencyProbe } from "./modules/agent/latency.ts";
 import { agentCalls } from "./modules/agent/routes.ts";
 import { comboCalls } from "./modules/combo/routes.ts";
 import { entryCalls } from "./modules/entry/routes.ts";
@@ -169,6 +170,7 @@ export function startServer(options: ServeOptions): RunningServer {
   const app = buildApp(context).listen({ hostname: options.host ?? "127.0.0.1", port: options.port ?? 3000 });
   const port = app.server?.port ?? options.port ?? 3000;
   const usdtWatcher = startUsdtWatcher(context);
+  const latencyProbe = startLatencyProbe(context);
   const host = options.host && options.host !== "0.0.0.0" ? options.host : "127.0.0.1";
   return {
     url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
@@ -176,6 +178,7 @@ export function startServer(options: ServeOptions): RunningServer {
     context,
     async stop() {
       await usdtWatcher.stop();
+      await latencyProbe.stop();
       await app.stop(true);
       context.mailer.close();
       db.close();

@@ -1,0 +1,81 @@
+/**
+ * The latency the /agents page shows (seed 000 §2 Nodes): the panel times a TCP connect to each
+ * node's public proxy port every few minutes and stores it in `agents.speed` (ms; 0 = unreachable
+ * or not measured yet, shown as 未测速). It is the panel's view, not the customer's, which is why the
+ * page explains latency as a guide only.
+ */
+import type { AppContext } from "../../context.ts";
+import { recordError } from "../errors/service.ts";
+import { PORT_OFFSET } from "../line/schema.ts";
+
+export const PROBE_INTERVAL_MS = 5 * 60_000;
+const CONNECT_TIMEOUT_MS = 3_000;
+
+/** Milliseconds to open a TCP connection (at least 1), or 0 when it fails or times out. */
+export async function connectLatency(
+  host: string,
+  port: number,
+  timeoutMs = CONNECT_TIMEOUT_MS,
+): Promise<number> {
+  const started = performance.now();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    const socket = await Promise.race([
+      Bun.connect({ hostname: host, port, socket: { data() {} } }),
+      new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error("timeout")), timeoutMs);
+      }),
+    ]);
+    const elapsed = Math.max(1, Math.round(performance.now() - started));
+    socket.end();
+    return elapsed;
+  } catch {
+    return 0;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Which port to time: the first line's port (Hysteria2 is UDP, so its node's control port). */
+function probeTarget(ctx: AppContext, agentId: string, ip: string, publicPort: number, ctrlPort: number) {
+  const line = ctx.db
+    .query<{ protocol: keyof typeof PORT_OFFSET }, [string]>(
+      "SELECT protocol FROM agent_lines WHERE agent_id = ? AND protocol <> 'h2' ORDER BY sort_index, create_time LIMIT 1",
+    )
+    .get(agentId);
+  return { host: ip, port: line ? publicPort + PORT_OFFSET[line.protocol] : ctrlPort };
+}
+
+/** Times every node once and stores the results; answers how many nodes answered. */
+export async function probeAllNodes(ctx: AppContext): Promise<number> {
+  const nodes = ctx.db
+    .query<{ id: string; ip: string; public_port: number; ctrl_port: number }, []>(
+      "SELECT id, ip, public_port, ctrl_port FROM agents",
+    )
+    .all();
+  const results = await Promise.all(
+    nodes.map(async (node) => {
+      const target = probeTarget(ctx, node.id, node.ip, node.public_port, node.ctrl_port);
+      return { id: node.id, speed: await connectLatency(target.host, target.port) };
+    }),
+  );
+  const store = ctx.db.query("UPDATE agents SET speed = ? WHERE id = ?");
+  for (const { id, speed } of results) store.run(speed, id);
+  return results.filter((result) => result.speed > 0).length;
+}
+
+/** Probes at start and then every PROBE_INTERVAL_MS; stop() waits for a running round. */
+export function startLatencyProbe(ctx: AppContext, intervalMs = PROBE_INTERVAL_MS) {
+  let running: Promise<unknown> = Promise.resolve();
+  const round = () => {
+    running = probeAllNodes(ctx).catch((error) => recordError(ctx.db, "latency probe", error));
+  };
+  const timer = setInterval(round, intervalMs);
+  round();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
