@@ -22,7 +22,7 @@ export const UPDATE_INTERVAL_HOURS = 24;
 
 const notFound = () => new Response(null, { status: 404 });
 
-function subscriptionHeaders(file: SubscriptionFile, origin: string): Headers {
+export function subscriptionHeaders(file: SubscriptionFile, origin: string): Headers {
   const { upload, download, total, expire } = file.usage;
   return new Headers({
     "content-type": file.contentType,
@@ -44,7 +44,7 @@ function publicUrl(app: AppContext, request: Request): string {
   return `${requestOrigin({ app, request })}${url.pathname}${url.search}`;
 }
 
-function titleFor(query: URLSearchParams): string {
+export function titleFor(query: URLSearchParams): string {
   const name = query.get("name")?.trim().slice(0, 50);
   return name || SITE_TITLE;
 }
