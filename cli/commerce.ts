@@ -14,29 +14,10 @@ import { findOrder, isOpen, listTrades, type OrderRow, toOrder } from "../src/mo
 import { findUserByEmail } from "../src/modules/user/service.ts";
 import { settleWithoutGateway } from "../src/payments/credit.ts";
 import { ID_PATTERN } from "../src/rpc/ids.ts";
-import { dataDirOption, die, openContext, printJsonOr } from "./shared.ts";
+import { die, numberOption, parseOrDie, printJsonOr, withContext } from "./shared.ts";
 
 const ORDER_STATUSES: readonly OrderStatus[] = ["topay", "wallet_spend", "paied", "cancled"];
 const DEFAULT_ORDER_LIMIT = 100;
-
-/** Opens the data directory, runs the command, turns any failure into the one-line error, closes. */
-function withContext<T>(dataDir: string | undefined, run: (ctx: AppContext) => T): T {
-  const ctx = openContext(dataDirOption(dataDir));
-  try {
-    return run(ctx);
-  } catch (error) {
-    die((error as Error).message);
-  } finally {
-    ctx.db.close();
-  }
-}
-
-function numberOption(name: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const number = Number(value);
-  if (value.trim() === "" || !Number.isFinite(number)) die(`${name} must be a number: ${value}`);
-  return number;
-}
 
 /** Permission ids or names to ids; an unknown one is an error. */
 function permissionIds(ctx: AppContext, values: string[]): string[] {
@@ -132,7 +113,7 @@ function registerComboCommands(program: Command) {
       const limitG = numberOption("--limit-g", options.limitG);
       const created = withContext(options.data, (ctx) => {
         const permissions = permissionIds(ctx, options.permission ?? []);
-        const parsed = comboInput.safeParse({
+        const input = parseOrDie(comboInput, {
           name: options.name,
           price: numberOption("--price", options.price),
           traffic: Math.round(trafficG * GB),
@@ -146,11 +127,6 @@ function registerComboCommands(program: Command) {
           permissionsDesc: options.permissionsDesc,
           orderID: numberOption("--order", options.order),
         });
-        if (!parsed.success) {
-          const issue = parsed.error.issues[0];
-          die(`${issue?.path.join(".") || "input"}: ${issue?.message}`);
-        }
-        const input = parsed.data;
         if (input.traffic === 0 && input.vipDuration === 0 && input.permissionsGain.length === 0)
           die("the combo sells nothing: give --traffic-g, --days or --permission");
         if (input.permissionsGain.length > 0 && input.permissionDuration === 0)

@@ -6,6 +6,7 @@ import { DatabaseTooNewError, migrationStatus } from "../src/db/migrate.ts";
 import { migrations } from "../src/embedded.ts";
 import { startServer } from "../src/server.ts";
 import { registerCommerceCommands } from "./commerce.ts";
+import { registerNetworkCommands } from "./network.ts";
 import { dataDirOption, die, printJsonOr } from "./shared.ts";
 import { registerUserCommands } from "./user.ts";
 
@@ -58,6 +59,7 @@ export function buildProgram(): Command {
 
   registerUserCommands(program);
   registerCommerceCommands(program);
+  registerNetworkCommands(program);
 
   const migrate = program.command("migrate").description("database schema migrations");
   migrate

@@ -1,3 +1,4 @@
+import type { ZodType, z } from "zod";
 import { type AppContext, createContext } from "../src/context.ts";
 import { openDatabase } from "../src/db/db.ts";
 import { migrate } from "../src/db/migrate.ts";
@@ -24,4 +25,40 @@ export function die(message: string): never {
 
 export function printJsonOr<T>(json: boolean, value: T, text: (value: T) => string) {
   console.log(json ? JSON.stringify(value, null, 2) : text(value));
+}
+
+/** Opens the data directory, runs the command, turns any failure into the one-line error, closes. */
+export function withContext<T>(dataDir: string | undefined, run: (ctx: AppContext) => T): T {
+  const ctx = openContext(dataDirOption(dataDir));
+  try {
+    return run(ctx);
+  } catch (error) {
+    die((error as Error).message);
+  } finally {
+    ctx.db.close();
+  }
+}
+
+/** A numeric option's value; undefined when the option was not given. */
+export function numberOption(name: string, value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const number = Number(value);
+  if (value.trim() === "" || !Number.isFinite(number)) die(`${name} must be a number: ${value}`);
+  return number;
+}
+
+/**
+ * Validates with the schema the routes use; the first problem becomes the one-line error, named
+ * by the option it came from (`flags` maps schema paths to option names) or else by its path.
+ */
+export function parseOrDie<S extends ZodType>(
+  schema: S,
+  value: unknown,
+  flags: Record<string, string> = {},
+): z.output<S> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const issue = parsed.error.issues[0];
+  const path = issue?.path.join(".") ?? "";
+  die(`${flags[path] ?? (path || "input")}: ${issue?.message}`);
 }

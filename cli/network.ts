@@ -1,0 +1,490 @@
+/**
+ * Operator commands for the network: `ferry node list|add|show`, `ferry line list|add`, and
+ * `ferry sub url|render`. They validate with the routes' schemas (agentInput, lineInput) and call
+ * the same services; `sub render` answers exactly what GET /api/subscript/… answers.
+ */
+import { type Command, Option } from "commander";
+import type { AppContext } from "../src/context.ts";
+import { COUNTRIES } from "../src/modules/agent/countries.ts";
+import {
+  type Agent,
+  agentInput,
+  NODE_TYPES,
+  type NodeType,
+  SERVER_TYPES,
+  SS_METHODS,
+  typeDefaults,
+} from "../src/modules/agent/schema.ts";
+import { findAgentRow, listAgents, saveAgent, toAgent } from "../src/modules/agent/service.ts";
+import { findEntry } from "../src/modules/entry/service.ts";
+import {
+  type AgentLine,
+  BRIDGES,
+  LINE_PROTOCOLS,
+  lineDefaultsForNode,
+  lineInput,
+} from "../src/modules/line/schema.ts";
+import { listLines, saveLine } from "../src/modules/line/service.ts";
+import { findUserByEmail, type UserRow } from "../src/modules/user/service.ts";
+import { ID_PATTERN } from "../src/rpc/ids.ts";
+import {
+  CLIENTS,
+  type Client,
+  formatFor,
+  isClient,
+  subscriptionOrigin,
+  subscriptionUrl,
+} from "../src/subscription/clients.ts";
+import type { Format } from "../src/subscription/model.ts";
+import { subscriptionHeaders, titleFor } from "../src/subscription/routes.ts";
+import { renderSubscription } from "../src/subscription/service.ts";
+import { die, numberOption, parseOrDie, printJsonOr, withContext } from "./shared.ts";
+
+/** Ports a new node gets when neither the flag nor typeDefaults(type) names them. */
+const DEFAULT_PORT = 10_000;
+const DEFAULT_ZZ_PORT = 20_000;
+
+const dataOption = () => new Option("--data <dir>", "data directory (env FERRY_DATA)");
+
+function checkId(what: string, value: string): string {
+  if (!ID_PATTERN.test(value)) die(`not a ${what} id: ${value}`);
+  return value;
+}
+
+function agentOrDie(ctx: AppContext, id: string) {
+  const row = findAgentRow(ctx, checkId("node", id));
+  if (!row) die(`no node ${id}`);
+  return row;
+}
+
+// ---- ferry node ----------------------------------------------------------------------------
+
+const nodeLine = (a: Agent) =>
+  [
+    a._id,
+    a.country.code ? `${a.country.flag} ${a.name}` : a.name,
+    a.type.padEnd(7),
+    a.host ? `${a.ip} (${a.host})` : a.ip,
+    `ctrl ${a.ctrl_port} port ${a.port} public ${a.public_port} relay ${a.zz_port}`,
+    a.status ? "online" : "offline",
+  ].join("  ");
+
+/** `node show`: the node as the back office sees it, plus the agent's API token. */
+type NodeDetails = Agent & { api_token: string };
+
+function nodeDetails(details: NodeDetails): string {
+  const type = details.type;
+  const rows: [string, string | number, boolean?][] = [
+    ["id", details._id],
+    ["name", details.name],
+    ["country", `${details.country.flag} ${details.country.code || "-"} ${details.country.name}`],
+    ["type", details.type],
+    ["ip", details.ip],
+    ["host", details.host || "-"],
+    ["ctrl port", details.ctrl_port],
+    ["port", details.port],
+    ["public port", details.public_port],
+    ["relay port (zz)", details.zz_port],
+    ["server type", details.serverType],
+    ["ss method", details.ss_method, type === "v2ray"],
+    ["ws path", details.ws_path, type === "v2ray"],
+    ["reality public key", details.reality_public_key, type === "reality"],
+    ["reality short id", details.reality_short_id, type === "reality"],
+    ["status", details.status ? "online" : "offline"],
+    ["agent version", details.agent_version || "-"],
+    ["description", details.desc || "-"],
+    ["api token", details.api_token],
+  ];
+  return rows
+    .filter(([, , shown]) => shown !== false)
+    .map(([name, value]) => `${name.padEnd(20)}${value}`)
+    .join("\n");
+}
+
+interface NodeAddOptions {
+  name: string;
+  type: NodeType;
+  ip: string;
+  host?: string;
+  country?: string;
+  ctrlPort?: string;
+  zzPort?: string;
+  port?: string;
+  publicPort?: string;
+  serverType?: string;
+  ssMethod?: string;
+  desc?: string;
+  data?: string;
+  json?: boolean;
+}
+
+const NODE_FLAGS: Record<string, string> = {
+  name: "--name",
+  type: "--type",
+  ip: "--ip",
+  host: "--host",
+  ctrl_port: "--ctrl-port",
+  zz_port: "--zz-port",
+  port: "--port",
+  public_port: "--public-port",
+  serverType: "--server-type",
+  ss_method: "--ss-method",
+  desc: "--desc",
+};
+
+/** The form a new node is saved from: flags first, then typeDefaults(type), then the defaults above. */
+function nodeForm(options: NodeAddOptions) {
+  const defaults = typeDefaults(options.type);
+  const port = numberOption("--port", options.port) ?? defaults.port ?? DEFAULT_PORT;
+  const country = options.country?.trim().toUpperCase() ?? "";
+  if (country && !COUNTRIES.some((c) => c.code === country))
+    die(`--country: unknown country code ${options.country} (two letters, e.g. HK, JP, US)`);
+  return {
+    name: options.name,
+    type: options.type,
+    ip: options.ip,
+    host: options.host,
+    country: { code: country },
+    ctrl_port: numberOption("--ctrl-port", options.ctrlPort) ?? defaults.ctrl_port,
+    zz_port: numberOption("--zz-port", options.zzPort) ?? defaults.zz_port ?? DEFAULT_ZZ_PORT,
+    port,
+    // Clients dial the port the core listens on unless the node sits behind a port mapping.
+    public_port:
+      numberOption("--public-port", options.publicPort) ??
+      (options.port === undefined ? defaults.public_port : undefined) ??
+      port,
+    serverType: options.serverType ?? defaults.serverType,
+    ss_method: options.ssMethod,
+    desc: options.desc,
+  };
+}
+
+function registerNodeCommands(program: Command) {
+  const node = program.command("node").description("proxy servers (nodes)");
+
+  node
+    .command("list")
+    .description("list every node")
+    .addOption(dataOption())
+    .option("--json", "print as JSON")
+    .action((options: { data?: string; json?: boolean }) => {
+      const agents = withContext(options.data, (ctx) => listAgents(ctx));
+      printJsonOr(options.json ?? false, agents, (list) =>
+        list.length ? list.map(nodeLine).join("\n") : "no nodes",
+      );
+    });
+
+  node
+    .command("add")
+    .description(
+      "add a node; its API token, Reality keys, Hysteria2 and Shadowsocks secrets are generated. " +
+        `Unset ports follow the type: v2ray ctrl 888, port ${DEFAULT_PORT}, relay ${DEFAULT_ZZ_PORT}; ` +
+        `h2 ctrl 999, port ${DEFAULT_PORT}, relay 443; reality ctrl 888, port 443, relay 443`,
+    )
+    .requiredOption("--name <name>", "name shown to customers")
+    .addOption(new Option("--type <type>", "node type").choices(NODE_TYPES).makeOptionMandatory())
+    .requiredOption("--ip <address>", "IP or domain clients dial directly")
+    .option("--host <domain>", "the node's domain (required for reality: the camouflage SNI)")
+    .option("--country <code>", "ISO 3166-1 two-letter code, e.g. HK")
+    .option("--ctrl-port <port>", "port the node agent is reached on (default by type: 888, h2 999)")
+    .option(
+      "--zz-port <port>",
+      `port relay entries forward to (default ${DEFAULT_ZZ_PORT}; h2 and reality 443)`,
+    )
+    .option("--port <port>", `port the proxy core listens on (default ${DEFAULT_PORT}; reality 443)`)
+    .option("--public-port <port>", "port clients dial directly (default: --port)")
+    .addOption(new Option("--server-type <type>", "install flavour (default by type)").choices(SERVER_TYPES))
+    .addOption(
+      new Option("--ss-method <cipher>", "Shadowsocks cipher (default aes-256-gcm)").choices(SS_METHODS),
+    )
+    .option("--desc <text>", "description shown on the nodes page")
+    .addOption(dataOption())
+    .option("--json", "print the node as JSON")
+    .action((options: NodeAddOptions) => {
+      const input = parseOrDie(agentInput, nodeForm(options), NODE_FLAGS);
+      const created = withContext(options.data, (ctx) => saveAgent(ctx, input));
+      printJsonOr(options.json ?? false, created, (a) => `created node ${nodeLine(a)}`);
+    });
+
+  node
+    .command("show")
+    .description(
+      "one node with its API token (the node agent needs it); no other secret is printed: " +
+        "not the Reality private key, the Hysteria2 obfuscation password, the Shadowsocks server key " +
+        "or the SSH password",
+    )
+    .argument("<id>", "the node's id")
+    .addOption(dataOption())
+    .option("--json", "print as JSON")
+    .action((id: string, options: { data?: string; json?: boolean }) => {
+      const details = withContext(options.data, (ctx): NodeDetails => {
+        const row = agentOrDie(ctx, id);
+        return { ...toAgent(row, ctx.settings.get("updateV2rayDuration")), api_token: row.api_token };
+      });
+      printJsonOr(options.json ?? false, details, nodeDetails);
+    });
+}
+
+// ---- ferry line ----------------------------------------------------------------------------
+
+function lineText(line: AgentLine, nodeNames: Map<string, string>, entryNames: Map<string, string>) {
+  const bridge =
+    line.bridge === "report" ? `report via ${entryNames.get(line.entryID) ?? "(no entry)"}` : line.bridge;
+  const flags = [
+    line.public ? "" : "private",
+    line.fixName ? "fixed name" : "",
+    line.disableForAgency ? "no agency" : "",
+    line.permissionRequire ? `needs permission ${line.permissionRequire}` : "",
+  ].filter(Boolean);
+  return [
+    line._id,
+    line.name,
+    `on ${nodeNames.get(line.agentID) ?? line.agentID}`,
+    line.protocol,
+    bridge,
+    `${line.num} × ${line.scale}x`,
+    ...flags,
+  ].join("  ");
+}
+
+function lineLister(ctx: AppContext) {
+  const nodeNames = new Map(listAgents(ctx).map((a) => [a._id, a.name]));
+  const entryIds = new Map<string, string>();
+  return (line: AgentLine) => {
+    if (line.entryID && !entryIds.has(line.entryID))
+      entryIds.set(line.entryID, findEntry(ctx, line.entryID)?.name ?? line.entryID);
+    return lineText(line, nodeNames, entryIds);
+  };
+}
+
+interface LineAddOptions {
+  node: string;
+  name: string;
+  protocol?: string;
+  bridge?: string;
+  entry?: string;
+  bridgeAddr?: string;
+  scale?: string;
+  num?: string;
+  permission?: string;
+  private?: boolean;
+  fixName?: boolean;
+  agency: boolean;
+  data?: string;
+  json?: boolean;
+}
+
+const LINE_FLAGS: Record<string, string> = {
+  name: "--name",
+  agentID: "--node",
+  protocol: "--protocol",
+  bridge: "--bridge",
+  entryID: "--entry",
+  scale: "--scale",
+  num: "--num",
+  permissionRequire: "--permission",
+  bridgeAddr: "--bridge-addr",
+};
+
+function registerLineCommands(program: Command) {
+  const line = program.command("line").description("agent lines: what subscriptions list");
+
+  line
+    .command("list")
+    .description("list lines in subscription order")
+    .option("--node <id>", "only this node's lines")
+    .addOption(dataOption())
+    .option("--json", "print as JSON")
+    .action((options: { node?: string; data?: string; json?: boolean }) => {
+      const { lines, text } = withContext(options.data, (ctx) => {
+        if (options.node !== undefined) agentOrDie(ctx, options.node);
+        const lines = listLines(ctx, options.node);
+        const describe = lineLister(ctx);
+        return { lines, text: lines.map(describe) };
+      });
+      printJsonOr(options.json ?? false, lines, () => (text.length ? text.join("\n") : "no lines"));
+    });
+
+  line
+    .command("add")
+    .description(
+      "add a line to a node. Protocol and bridge default by node type: h2 → h2 direct (none), " +
+        "reality → reality via report, v2ray → vmesh_tcp via report; report needs --entry",
+    )
+    .requiredOption("--node <id>", "the node's id")
+    .requiredOption("--name <name>", "line name (proxy names are built from it)")
+    .addOption(new Option("--protocol <protocol>", "protocol").choices(LINE_PROTOCOLS))
+    .addOption(
+      new Option("--bridge <bridge>", "none = direct, report = via an entry, cf_cdn = via CDN").choices(
+        BRIDGES,
+      ),
+    )
+    .option("--entry <id>", "relay entry id (bridge report)")
+    .option("--bridge-addr <address>", "CDN address clients dial (bridge cf_cdn; default the node's host)")
+    .option("--scale <x>", "traffic multiplier shown in the name (default 1)")
+    .option("--num <n>", "copies listed (default 1)")
+    .option("--permission <id>", "only users holding this permission see the line")
+    .option("--private", "not listed in any subscription")
+    .option("--fix-name", "do not number copies (then --num must be 1)")
+    .option("--no-agency", "hidden from agency users")
+    .addOption(dataOption())
+    .option("--json", "print the line as JSON")
+    .action((options: LineAddOptions) => {
+      const { created, text } = withContext(options.data, (ctx) => {
+        const agent = agentOrDie(ctx, options.node);
+        const defaults = lineDefaultsForNode(agent.type);
+        const input = parseOrDie(
+          lineInput,
+          {
+            name: options.name,
+            agentID: agent.id,
+            protocol: options.protocol ?? defaults.protocol,
+            bridge: options.bridge ?? defaults.bridge,
+            entryID: options.entry,
+            bridgeAddr: options.bridgeAddr,
+            scale: numberOption("--scale", options.scale),
+            num: numberOption("--num", options.num),
+            public: !options.private,
+            fixName: options.fixName ?? false,
+            disableForAgency: !options.agency,
+            permissionRequire: options.permission,
+          },
+          LINE_FLAGS,
+        );
+        const created = saveLine(ctx, input);
+        return { created, text: lineLister(ctx)(created) };
+      });
+      printJsonOr(options.json ?? false, created, () => `created line ${text}`);
+    });
+}
+
+// ---- ferry sub -----------------------------------------------------------------------------
+
+function clientOption(value: string): Client {
+  if (!isClient(value)) die(`--client must be one of ${CLIENTS.join(", ")}`);
+  return value;
+}
+
+/** key=value pairs for the link's query (e.g. name=…, flag=…, base64=0). */
+function queryParams(pairs: string[] = []): Record<string, string> {
+  const params: Record<string, string> = {};
+  for (const pair of pairs) {
+    const split = pair.indexOf("=");
+    if (split <= 0) die(`--param must be key=value: ${pair}`);
+    params[pair.slice(0, split)] = pair.slice(split + 1);
+  }
+  return params;
+}
+
+function userOrDie(ctx: AppContext, email: string): UserRow {
+  const user = findUserByEmail(ctx, email.trim().toLowerCase());
+  if (!user) die(`no account with e-mail ${email}`);
+  return user;
+}
+
+/** The describe_host setting, else --host, as the SPA does with the site the customer is on. */
+function linkOrigin(ctx: AppContext, host: string | undefined): string {
+  const origin = subscriptionOrigin(ctx.settings.get("describe_host"), subscriptionOrigin(host ?? "", ""));
+  if (!origin) die("the describe_host setting is empty: give --host https://your-site");
+  try {
+    const url = new URL(origin);
+    if (url.pathname !== "/" || url.search || url.hash) throw new Error("not an origin");
+    return url.origin;
+  } catch {
+    die(`not an origin (scheme and host, e.g. https://sub.example.com): ${origin}`);
+  }
+}
+
+interface SubOptions {
+  client: string;
+  host?: string;
+  param?: string[];
+  data?: string;
+  json?: boolean;
+}
+
+interface SubLink {
+  email: string;
+  client: Client;
+  url: string;
+}
+
+function subscriptionLink(ctx: AppContext, email: string, options: SubOptions) {
+  const client = clientOption(options.client);
+  const user = userOrDie(ctx, email);
+  const origin = linkOrigin(ctx, options.host);
+  const url = subscriptionUrl(
+    origin,
+    client,
+    { _id: user.id, userkey: user.userkey },
+    queryParams(options.param),
+  );
+  return { user, client, origin, url };
+}
+
+interface Rendered {
+  url: string;
+  format: Format;
+  headers: Record<string, string>;
+  body: string;
+}
+
+function registerSubCommands(program: Command) {
+  const sub = program.command("sub").description("customers' subscription links");
+  const hostOption = () =>
+    new Option("--host <origin>", "site origin for the link when the describe_host setting is empty");
+  const paramOption = () =>
+    new Option("--param <key=value...>", "query parameters of the link (name, flag, base64, …)");
+
+  sub
+    .command("url")
+    .description("print a customer's subscription link (host: the describe_host setting, else --host)")
+    .argument("<email>", "the account's e-mail")
+    .addOption(new Option("--client <client>", `one of ${CLIENTS.join(", ")}`).default("auto"))
+    .addOption(hostOption())
+    .addOption(paramOption())
+    .addOption(dataOption())
+    .option("--json", "print as JSON")
+    .action((email: string, options: SubOptions) => {
+      const link = withContext(options.data, (ctx): SubLink => {
+        const { user, client, url } = subscriptionLink(ctx, email, options);
+        return { email: user.email, client, url };
+      });
+      printJsonOr(options.json ?? false, link, (l) => l.url);
+    });
+
+  sub
+    .command("render")
+    .description("print exactly the body a client fetching the customer's link receives")
+    .argument("<email>", "the account's e-mail")
+    .requiredOption("--client <client>", `one of ${CLIENTS.join(", ")}`)
+    .option("--ua <user-agent>", "the client's User-Agent (picks the format for --client auto)", "")
+    .option("--headers", "print the response headers, a blank line, then the body")
+    .addOption(hostOption())
+    .addOption(paramOption())
+    .addOption(dataOption())
+    .option("--json", "print URL, format, headers and body as JSON")
+    .action((email: string, options: SubOptions & { ua: string; headers?: boolean }) => {
+      const rendered = withContext(options.data, (ctx): Rendered => {
+        const { user, client, origin, url } = subscriptionLink(ctx, email, options);
+        // What GET /api/subscript/{client}/{userId}/{userkey} does with the same URL and UA.
+        const query = new URL(url).searchParams;
+        const format = formatFor(client, options.ua, query.get("flag"));
+        const file = renderSubscription(ctx, user, { format, url, title: titleFor(query), query });
+        const headers = Object.fromEntries(subscriptionHeaders(file, origin));
+        return { url, format, headers, body: file.body };
+      });
+      if (options.json) return printJsonOr(true, rendered, () => "");
+      if (options.headers) {
+        const head = Object.entries(rendered.headers).map(([name, value]) => `${name}: ${value}`);
+        process.stdout.write(`${head.join("\n")}\n\n`);
+      }
+      process.stdout.write(rendered.body);
+    });
+}
+
+export function registerNetworkCommands(program: Command) {
+  registerNodeCommands(program);
+  registerLineCommands(program);
+  registerSubCommands(program);
+}
