@@ -3,6 +3,7 @@
  * configuration, seed 000 §2 client guides) and `/describe/q.filter` (a Quantumult filter list,
  * seed 000 §7). Mainland sites and private networks go direct; everything else through the proxy.
  */
+import { isIP } from "node:net";
 
 const DIRECT_DOMAINS = [
   "cn",
@@ -29,7 +30,13 @@ const DIRECT_DOMAINS = [
   "icloud.com.cn",
 ];
 
-const PRIVATE_NETWORKS = ["10.0.0.0/8", "127.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10"];
+export const PRIVATE_NETWORKS = [
+  "10.0.0.0/8",
+  "127.0.0.0/8",
+  "172.16.0.0/12",
+  "192.168.0.0/16",
+  "100.64.0.0/10",
+];
 
 export function shadowrocketRules(subscriptionHost: string): string {
   return [
@@ -58,4 +65,12 @@ export function quantumultFilter(subscriptionHost: string): string {
     "FINAL,PROXY",
     "",
   ].join("\n");
+}
+
+/** The subscription server as a CIDR when it is addressed by IP (then a domain rule never matches), else null. */
+export function hostCidr(host: string): string | null {
+  const address = host.replace(/^\[(.*)\]$/, "$1");
+  const version = isIP(address);
+  if (version === 0) return null;
+  return `${address}/${version === 4 ? 32 : 128}`;
 }

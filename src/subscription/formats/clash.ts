@@ -1,11 +1,132 @@
-import type { Renderer } from "../model.ts";
+/**
+ * Clash-family YAML (subscription-formats.md §4.3–§4.5): a complete config with general keys,
+ * proxies, a select group over an url-test group, and rules. The original core gets vmess and
+ * classic-AEAD ss only; mihomo and Stash also get VLESS Reality and Hysteria2, Stash with its
+ * own key names (`auth`, `sni` beside `servername`).
+ */
+import { stringify } from "yaml";
+import type {
+  Hysteria2Proxy,
+  ProxyEntry,
+  Rendered,
+  Renderer,
+  RenderInput,
+  ShadowsocksProxy,
+  VlessRealityProxy,
+  VmessProxy,
+} from "../model.ts";
+import { hostCidr, PRIVATE_NETWORKS } from "../rules.ts";
+import { supports } from "../support.ts";
 
-export const renderClash: Renderer = () => {
-  throw new Error("not rendered yet");
-};
-export const renderMihomo: Renderer = () => {
-  throw new Error("not rendered yet");
-};
-export const renderStash: Renderer = () => {
-  throw new Error("not rendered yet");
-};
+type ClashFormat = "clash" | "mihomo" | "stash";
+type ClashProxy = Record<string, unknown>;
+
+export const SELECT_GROUP = "节点选择";
+export const AUTO_GROUP = "自动选择";
+const TEST_URL = "http://www.gstatic.com/generate_204";
+
+function endpoint(proxy: ProxyEntry) {
+  return { name: proxy.name, type: proxy.type, server: proxy.server, port: proxy.port };
+}
+
+function vmess(proxy: VmessProxy): ClashProxy {
+  return {
+    ...endpoint(proxy),
+    uuid: proxy.uuid,
+    alterId: 0,
+    cipher: "auto",
+    udp: true,
+    ...(proxy.tls && { tls: true, servername: proxy.sni, "skip-cert-verify": false }),
+    ...(proxy.network === "ws" && {
+      network: "ws",
+      "ws-opts": { path: proxy.wsPath, headers: { Host: proxy.wsHost } },
+    }),
+  };
+}
+
+function shadowsocks(proxy: ShadowsocksProxy): ClashProxy {
+  return { ...endpoint(proxy), cipher: proxy.method, password: proxy.password, udp: true };
+}
+
+function vlessReality(proxy: VlessRealityProxy, format: ClashFormat): ClashProxy {
+  return {
+    ...endpoint(proxy),
+    uuid: proxy.uuid,
+    network: "tcp",
+    udp: true,
+    tls: true,
+    flow: proxy.flow,
+    servername: proxy.sni,
+    // Stash reads the SNI from `sni`; mihomo from `servername`.
+    ...(format === "stash" && { sni: proxy.sni }),
+    "client-fingerprint": proxy.fingerprint,
+    "reality-opts": { "public-key": proxy.publicKey, "short-id": proxy.shortId },
+  };
+}
+
+function hysteria2(proxy: Hysteria2Proxy, format: ClashFormat): ClashProxy {
+  return {
+    ...endpoint(proxy),
+    [format === "stash" ? "auth" : "password"]: proxy.password,
+    ...(proxy.sni !== "" && { sni: proxy.sni }),
+    "skip-cert-verify": proxy.insecure,
+    ...(proxy.obfsPassword !== "" && { obfs: "salamander", "obfs-password": proxy.obfsPassword }),
+  };
+}
+
+function clashProxy(proxy: ProxyEntry, format: ClashFormat): ClashProxy {
+  switch (proxy.type) {
+    case "vmess":
+      return vmess(proxy);
+    case "ss":
+      return shadowsocks(proxy);
+    case "vless":
+      return vlessReality(proxy, format);
+    case "hysteria2":
+      return hysteria2(proxy, format);
+  }
+}
+
+/** Private networks, the subscription server itself (so updates never ride the proxy) and China go direct. */
+function rules(host: string): string[] {
+  const cidr = hostCidr(host);
+  return [
+    cidr ? `IP-CIDR${cidr.includes(":") ? "6" : ""},${cidr},DIRECT,no-resolve` : `DOMAIN,${host},DIRECT`,
+    ...PRIVATE_NETWORKS.map((network) => `IP-CIDR,${network},DIRECT,no-resolve`),
+    "GEOIP,CN,DIRECT",
+    `MATCH,${SELECT_GROUP}`,
+  ];
+}
+
+function proxyGroups(names: string[]) {
+  // A group with no members fails to load; with nothing to test, the select group offers DIRECT.
+  if (names.length === 0) return [{ name: SELECT_GROUP, type: "select", proxies: ["DIRECT"] }];
+  return [
+    { name: SELECT_GROUP, type: "select", proxies: [AUTO_GROUP, ...names] },
+    { name: AUTO_GROUP, type: "url-test", proxies: names, url: TEST_URL, interval: 300 },
+  ];
+}
+
+function renderClashFamily(format: ClashFormat, input: RenderInput): Rendered {
+  // The service filters already; filtering again keeps a protocol the core cannot parse out for sure.
+  const usable = input.proxies.filter((proxy) => supports(format, proxy));
+  const config = {
+    "mixed-port": 7890,
+    "allow-lan": false,
+    mode: "rule",
+    "log-level": "info",
+    proxies: usable.map((proxy) => clashProxy(proxy, format)),
+    "proxy-groups": proxyGroups(usable.map((proxy) => proxy.name)),
+    rules: rules(input.host),
+  };
+  const { upload, download, total, expire } = input.usage;
+  // Clash for Windows reads usage from this first line (§3.1).
+  const usageLine = `# upload=${upload}; download=${download}; total=${total}; expire=${expire};`;
+  // YAML 1.1 output quotes scalars such as `yes`/`on` that Go's 1.1 readers would turn into booleans.
+  const yaml = stringify(config, { version: "1.1", lineWidth: 0 });
+  return { body: `${usageLine}\n${yaml}`, contentType: "text/yaml; charset=utf-8", filename: input.title };
+}
+
+export const renderClash: Renderer = (input) => renderClashFamily("clash", input);
+export const renderMihomo: Renderer = (input) => renderClashFamily("mihomo", input);
+export const renderStash: Renderer = (input) => renderClashFamily("stash", input);
