@@ -68,6 +68,11 @@ export interface UsageInfo {
   expire: number;
 }
 
+/** `upload=…; download=…; total=…; expire=…`: the subscription-userinfo header, also in CFW's comment line. */
+export function usageText({ upload, download, total, expire }: UsageInfo): string {
+  return `upload=${upload}; download=${download}; total=${total}; expire=${expire}`;
+}
+
 export interface RenderInput {
   /** Non-empty. When `notice` is set it holds one placeholder entry whose name is the notice. */
   proxies: ProxyEntry[];

@@ -12,7 +12,7 @@ import { COUNTRIES } from "../modules/agent/countries.ts";
 import { resolveSession } from "../modules/user/session.ts";
 import { requestOrigin, sessionToken } from "../rpc/call.ts";
 import { formatFor, isClient } from "./clients.ts";
-import type { Format } from "./model.ts";
+import { type Format, usageText } from "./model.ts";
 import { quantumultFilter, shadowrocketRules } from "./rules.ts";
 import { renderSubscription, type SubscriptionFile, userForSubscription } from "./service.ts";
 
@@ -23,13 +23,12 @@ export const UPDATE_INTERVAL_HOURS = 24;
 const notFound = () => new Response(null, { status: 404 });
 
 export function subscriptionHeaders(file: SubscriptionFile, origin: string): Headers {
-  const { upload, download, total, expire } = file.usage;
   return new Headers({
     "content-type": file.contentType,
-    "subscription-userinfo": `upload=${upload}; download=${download}; total=${total}; expire=${expire}`,
+    "subscription-userinfo": usageText(file.usage),
     "profile-update-interval": String(UPDATE_INTERVAL_HOURS),
     "content-disposition": `attachment; filename*=UTF-8''${encodeURIComponent(file.filename)}`,
-    "profile-title": `base64:${Buffer.from(file.filename).toString("base64")}`,
+    "profile-title": `base64:${Buffer.from(file.title).toString("base64")}`,
     "profile-web-page-url": origin,
     // Per-user credentials: never in a shared cache; one URL may serve several formats (auto).
     "cache-control": "private, no-store",

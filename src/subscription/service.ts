@@ -133,6 +133,7 @@ export interface SubscriptionRequest {
 
 export interface SubscriptionFile extends Rendered {
   usage: UsageInfo;
+  title: string;
 }
 
 export function renderSubscription(
@@ -152,5 +153,5 @@ export function renderSubscription(
     host: new URL(request.url).hostname,
     query: request.query,
   });
-  return { ...rendered, usage };
+  return { ...rendered, usage, title: request.title };
 }

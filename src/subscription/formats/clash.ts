@@ -5,15 +5,16 @@
  * own key names (`auth`, `sni` beside `servername`).
  */
 import { stringify } from "yaml";
-import type {
-  Hysteria2Proxy,
-  ProxyEntry,
-  Rendered,
-  Renderer,
-  RenderInput,
-  ShadowsocksProxy,
-  VlessRealityProxy,
-  VmessProxy,
+import {
+  type Hysteria2Proxy,
+  type ProxyEntry,
+  type Rendered,
+  type Renderer,
+  type RenderInput,
+  type ShadowsocksProxy,
+  usageText,
+  type VlessRealityProxy,
+  type VmessProxy,
 } from "../model.ts";
 import { hostCidr, PRIVATE_NETWORKS } from "../rules.ts";
 import { supports } from "../support.ts";
@@ -119,9 +120,8 @@ function renderClashFamily(format: ClashFormat, input: RenderInput): Rendered {
     "proxy-groups": proxyGroups(usable.map((proxy) => proxy.name)),
     rules: rules(input.host),
   };
-  const { upload, download, total, expire } = input.usage;
   // Clash for Windows reads usage from this first line (§3.1).
-  const usageLine = `# upload=${upload}; download=${download}; total=${total}; expire=${expire};`;
+  const usageLine = `# ${usageText(input.usage)};`;
   // YAML 1.1 output quotes scalars such as `yes`/`on` that Go's 1.1 readers would turn into booleans.
   const yaml = stringify(config, { version: "1.1", lineWidth: 0 });
   return { body: `${usageLine}\n${yaml}`, contentType: "text/yaml; charset=utf-8", filename: input.title };
