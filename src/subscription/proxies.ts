@@ -3,7 +3,7 @@
  * entry address. Relays supply only the address and port; everything that identifies the node
  * (credentials, SNI, WebSocket Host and path, Reality keys) stays the node's own.
  */
-import { isSs2022 } from "../modules/agent/schema.ts";
+import { isSs2022, type SsMethod } from "../modules/agent/schema.ts";
 import { type AgentRow, ssServerKey } from "../modules/agent/service.ts";
 import type { Entry } from "../modules/entry/schema.ts";
 import { entryAddresses } from "../modules/entry/schema.ts";
@@ -39,12 +39,20 @@ export interface Credentials {
   uuid: string;
 }
 
-/** The 2022 user key, as Xboard derives it: base64 of the first N characters of the UUID. */
-function ssPassword(agent: ProxyAgent, uuid: string): string {
-  if (!isSs2022(agent.ss_method)) return uuid;
-  const size = agent.ss_method === "2022-blake3-aes-128-gcm" ? 16 : 32;
-  const userKey = Buffer.from(uuid.slice(0, size)).toString("base64");
-  return `${ssServerKey(agent)}:${userKey}`;
+/**
+ * A user's own SS key: the UUID for classic AEAD; for 2022 methods the user key as Xboard derives
+ * it, base64 of the first N characters of the UUID. Node configs use it for each client.
+ */
+export function ssUserKey(method: SsMethod, uuid: string): string {
+  if (!isSs2022(method)) return uuid;
+  const size = method === "2022-blake3-aes-128-gcm" ? 16 : 32;
+  return Buffer.from(uuid.slice(0, size)).toString("base64");
+}
+
+/** The password a client is given: the user key, behind the node's server key for 2022 methods. */
+function ssPassword(agent: Pick<ProxyAgent, "ss_method" | "ss_server_key">, uuid: string): string {
+  const userKey = ssUserKey(agent.ss_method, uuid);
+  return isSs2022(agent.ss_method) ? `${ssServerKey(agent)}:${userKey}` : userKey;
 }
 
 /** Where clients dial: the node itself, each entry address, or the CDN. */
