@@ -19,7 +19,8 @@ import type {
 } from "../model.ts";
 import { noticeProxy } from "../proxies.ts";
 
-const base64 = (text: string) => Buffer.from(text, "utf8").toString("base64");
+/** Standard base64 (with padding) of UTF-8 text: list bodies, vmess JSON. */
+export const base64 = (text: string) => Buffer.from(text, "utf8").toString("base64");
 /** base64url without padding (SIP002 userinfo, SSR). */
 const base64url = (text: string) => Buffer.from(text, "utf8").toString("base64url");
 
