@@ -53,8 +53,21 @@ export function AdminTable<T>({ list, columns, rowKey, caption, rows }: AdminTab
   );
 }
 
-/** The 操作 column of a list whose rows can be edited and deleted (delete asks first in `onDelete`). */
-export function editDeleteColumn<T>(onEdit: (row: T) => void, onDelete: (row: T) => void): Column<T> {
+/** A further row button of the 操作 column (copy, …). */
+export interface RowAction<T> {
+  label: string;
+  onClick: (row: T) => void;
+}
+
+/**
+ * The 操作 column of a list whose rows can be edited and deleted (delete asks first in `onDelete`);
+ * `more` buttons sit between 编辑 and 删除.
+ */
+export function editDeleteColumn<T>(
+  onEdit: (row: T) => void,
+  onDelete: (row: T) => void,
+  more: readonly RowAction<T>[] = [],
+): Column<T> {
   return {
     key: "actions",
     title: "操作",
@@ -63,6 +76,16 @@ export function editDeleteColumn<T>(onEdit: (row: T) => void, onDelete: (row: T)
         <button type="button" className="btn btn-small" onClick={() => onEdit(row)}>
           编辑
         </button>
+        {more.map((action) => (
+          <button
+            key={action.label}
+            type="button"
+            className="btn btn-small"
+            onClick={() => action.onClick(row)}
+          >
+            {action.label}
+          </button>
+        ))}
         <button type="button" className="btn btn-small admin-danger-text" onClick={() => onDelete(row)}>
           删除
         </button>

@@ -1,8 +1,399 @@
-/** Placeholder until the page lands (issue 4). */
-export function AdminAgentsPage() {
+/**
+ * /admin_agents (seed 001 §2.3): the nodes. Changing the type applies its defaults (§2.3.1);
+ * warp, logging and the Shadowsocks cipher belong to v2ray nodes only. The server makes every
+ * secret; the SSH password is write-only (blank keeps the stored one). Copy opens the form
+ * without the id, so saving creates a new node.
+ */
+import { useEffect, useState } from "react";
+import {
+  type Agent,
+  type Country,
+  NODE_TYPES,
+  type NodeType,
+  SERVER_TYPES,
+  type ServerType,
+  SS_METHODS,
+  type SsMethod,
+  typeDefaults,
+} from "../../../src/modules/agent/schema.ts";
+import { type AgentForm, call } from "../../api.ts";
+import { AdminPage, AdminTable, editDeleteColumn } from "../../components/admin/AdminPage.tsx";
+import { CONFIRM_DELETE_TEXT, useConfirm } from "../../components/admin/ConfirmDialog.tsx";
+import { FormDialog } from "../../components/admin/FormDialog.tsx";
+import { toastResult } from "../../components/admin/feedback.ts";
+import { SelectField, SwitchField, TextAreaField } from "../../components/admin/inputs.tsx";
+import { useRemoteList } from "../../components/admin/useRemoteList.ts";
+import { Field } from "../../components/Field.tsx";
+import { NumberField, onOff, readNumbers } from "../../components/network/fields.tsx";
+import type { Column } from "../../components/Table.tsx";
+
+/** Seed 001 §8 toasts of this screen. */
+export const AgentMsg = {
+  saved: "更新成功",
+  saveFailed: "配置失败",
+  deleted: "节点删除成功",
+  deleteFailed: "节点删除失败",
+} as const;
+
+/** What the host field means for each node type. */
+export const HOST_LABELS: Record<NodeType, string> = {
+  v2ray: "域名（WS/TLS，可空）",
+  reality: "伪装域名（SNI）",
+  h2: "证书域名（可空）",
+};
+
+const NUMBER_KEYS = ["index", "ctrl_port", "zz_port", "port", "public_port", "ssh_port"] as const;
+type NumberKey = (typeof NUMBER_KEYS)[number];
+
+export interface AgentDraft extends Record<NumberKey, string> {
+  _id?: string;
+  name: string;
+  countryCode: string;
+  type: NodeType;
+  ip: string;
+  host: string;
+  warp: boolean;
+  open_log: boolean;
+  serverType: ServerType;
+  ss_method: SsMethod;
+  ssh_username: string;
+  /** Blank keeps the stored password. */
+  ssh_password: string;
+  desc: string;
+  /** Read-only facts of the stored node; absent on add and copy. */
+  stored?: Pick<Agent, "hasSshPassword" | "reality_public_key" | "reality_short_id">;
+}
+
+type DraftErrors = Partial<Record<NumberKey, string>>;
+
+/** The draft after a type change: the type's defaults replace the fields it names. */
+export function withType(draft: AgentDraft, type: NodeType): AgentDraft {
+  const defaults = typeDefaults(type);
+  const next: AgentDraft = { ...draft, type };
+  for (const key of ["ctrl_port", "zz_port", "port", "public_port"] as const) {
+    const value = defaults[key];
+    if (value !== undefined) next[key] = String(value);
+  }
+  if (defaults.serverType) next.serverType = defaults.serverType;
+  return next;
+}
+
+export function newAgentDraft(): AgentDraft {
+  return withType(
+    {
+      name: "",
+      countryCode: "",
+      type: "v2ray",
+      ip: "",
+      host: "",
+      index: "0",
+      ctrl_port: "",
+      zz_port: "",
+      port: "",
+      public_port: "",
+      warp: false,
+      open_log: false,
+      serverType: "ubuntu_x86",
+      ss_method: SS_METHODS[0],
+      ssh_port: "22",
+      ssh_username: "",
+      ssh_password: "",
+      desc: "",
+    },
+    "v2ray",
+  );
+}
+
+export function agentToDraft(agent: Agent): AgentDraft {
+  return {
+    _id: agent._id,
+    name: agent.name,
+    countryCode: agent.country.code,
+    type: agent.type,
+    ip: agent.ip,
+    host: agent.host,
+    index: String(agent.index),
+    ctrl_port: String(agent.ctrl_port),
+    zz_port: String(agent.zz_port),
+    port: String(agent.port),
+    public_port: String(agent.public_port),
+    warp: agent.warp,
+    open_log: agent.open_log,
+    serverType: agent.serverType,
+    ss_method: agent.ss_method,
+    ssh_port: String(agent.ssh_port),
+    ssh_username: agent.ssh_username,
+    ssh_password: "",
+    desc: agent.desc,
+    stored: {
+      hasSshPassword: agent.hasSshPassword,
+      reality_public_key: agent.reality_public_key,
+      reality_short_id: agent.reality_short_id,
+    },
+  };
+}
+
+/** Copy (seed 001 §2.3.1): the row's values without the id and without what only it owns. */
+export function copyDraft(agent: Agent): AgentDraft {
+  const { _id, stored, ...rest } = agentToDraft(agent);
+  return rest;
+}
+
+export function draftToAgent(
+  draft: AgentDraft,
+): { ok: true; agent: AgentForm } | { ok: false; errors: DraftErrors } {
+  const numbers = readNumbers(draft, NUMBER_KEYS);
+  if (!numbers.ok) return numbers;
+  const isV2ray = draft.type === "v2ray";
+  return {
+    ok: true,
+    agent: {
+      ...(draft._id ? { _id: draft._id } : {}),
+      ...numbers.values,
+      name: draft.name.trim(),
+      country: { code: draft.countryCode },
+      type: draft.type,
+      ip: draft.ip.trim(),
+      host: draft.host.trim(),
+      warp: isV2ray && draft.warp,
+      open_log: isV2ray && draft.open_log,
+      serverType: draft.serverType,
+      ss_method: draft.ss_method,
+      ssh_username: draft.ssh_username.trim(),
+      ssh_password: draft.ssh_password,
+      desc: draft.desc,
+    },
+  };
+}
+
+/** The picker's list from the static resource (seed 001 §2.3); empty if it cannot be read. */
+function useCountries(): Country[] {
+  const [countries, setCountries] = useState<Country[]>([]);
+  useEffect(() => {
+    let current = true;
+    fetch("/country/country.json")
+      .then((response) => (response.ok ? (response.json() as Promise<Country[]>) : []))
+      .catch(() => [])
+      .then((list) => {
+        if (current) setCountries(list);
+      });
+    return () => {
+      current = false;
+    };
+  }, []);
+  return countries;
+}
+
+const option = <V extends string>(value: V) => ({ value, label: value });
+
+function AgentFormDialog({
+  draft,
+  onClose,
+  onSaved,
+}: {
+  draft: AgentDraft;
+  onClose: () => void;
+  onSaved: () => void;
+}) {
+  const [form, setForm] = useState(draft);
+  const [errors, setErrors] = useState<DraftErrors>({});
+  const [busy, setBusy] = useState(false);
+  const countries = useCountries();
+  const set = <K extends keyof AgentDraft>(key: K, value: AgentDraft[K]) =>
+    setForm({ ...form, [key]: value });
+
+  const countryOptions = [
+    { value: "", label: "未设置" },
+    ...countries.map((country) => ({ value: country.code, label: `${country.flag} ${country.name}` })),
+  ];
+  if (form.countryCode && !countries.some((country) => country.code === form.countryCode)) {
+    countryOptions.push({ value: form.countryCode, label: form.countryCode });
+  }
+
+  const save = async () => {
+    const parsed = draftToAgent(form);
+    if (!parsed.ok) {
+      setErrors(parsed.errors);
+      return;
+    }
+    setErrors({});
+    setBusy(true);
+    const answer = await call("/api/admin/agents/update", parsed.agent);
+    setBusy(false);
+    if (toastResult(answer, AgentMsg.saved, AgentMsg.saveFailed)) onSaved();
+  };
+
+  const number = (key: NumberKey, label: string) => (
+    <NumberField label={label} value={form[key]} error={errors[key]} onChange={(value) => set(key, value)} />
+  );
+  const isV2ray = form.type === "v2ray";
+  const stored = form.stored;
+
   return (
-    <div className="page">
-      <h1 className="page-title">节点管理</h1>
-    </div>
+    <FormDialog
+      open
+      title={form._id ? "编辑节点" : "添加节点"}
+      onClose={onClose}
+      onSubmit={save}
+      busy={busy}
+      size="lg"
+    >
+      <div className="admin-grid">
+        <Field
+          label="名称"
+          value={form.name}
+          data-autofocus
+          onChange={(event) => set("name", event.target.value)}
+        />
+        <SelectField
+          label="国家"
+          value={form.countryCode}
+          options={countryOptions}
+          onChange={(code) => set("countryCode", code)}
+        />
+        <SelectField
+          label="类型"
+          value={form.type}
+          options={NODE_TYPES.map(option)}
+          onChange={(type) => setForm(withType(form, type))}
+        />
+        <SelectField
+          label="服务器类型"
+          value={form.serverType}
+          options={SERVER_TYPES.map(option)}
+          onChange={(serverType) => set("serverType", serverType)}
+        />
+        <Field label="IP" value={form.ip} onChange={(event) => set("ip", event.target.value)} />
+        <Field
+          label={HOST_LABELS[form.type]}
+          value={form.host}
+          onChange={(event) => set("host", event.target.value)}
+        />
+        {number("ctrl_port", "控制端口")}
+        {number("zz_port", "中转端口")}
+        {number("port", "端口")}
+        {number("public_port", "公开端口")}
+        {isV2ray ? (
+          <>
+            <SelectField
+              label="SS 加密方式"
+              value={form.ss_method}
+              options={SS_METHODS.map(option)}
+              onChange={(method) => set("ss_method", method)}
+            />
+            <SwitchField label="Warp 分流" checked={form.warp} onChange={(warp) => set("warp", warp)} />
+            <SwitchField label="日志" checked={form.open_log} onChange={(on) => set("open_log", on)} />
+          </>
+        ) : null}
+        {number("ssh_port", "SSH 端口")}
+        <Field
+          label="SSH 用户名"
+          value={form.ssh_username}
+          autoComplete="off"
+          onChange={(event) => set("ssh_username", event.target.value)}
+        />
+        <Field
+          label="SSH 密码"
+          type="password"
+          autoComplete="new-password"
+          value={form.ssh_password}
+          placeholder={stored?.hasSshPassword ? "已保存" : ""}
+          onChange={(event) => set("ssh_password", event.target.value)}
+        />
+        {number("index", "排序")}
+      </div>
+      {stored?.hasSshPassword ? <p className="admin-hint">SSH 密码已保存，留空则不修改。</p> : null}
+      <TextAreaField label="描述" value={form.desc} onChange={(desc) => set("desc", desc)} />
+      {stored && form.type === "reality" && stored.reality_public_key ? (
+        <dl className="admin-details">
+          <dt>Reality 公钥</dt>
+          <dd>
+            <code className="admin-id">{stored.reality_public_key}</code>
+          </dd>
+          <dt>Short ID</dt>
+          <dd>
+            <code className="admin-id">{stored.reality_short_id}</code>
+          </dd>
+        </dl>
+      ) : null}
+      <p className="admin-hint">密钥由服务器生成，不需要填写。</p>
+    </FormDialog>
+  );
+}
+
+function StatusBadge({ ok }: { ok: boolean }) {
+  return (
+    <span className={`badge ${ok ? "admin-status-ok" : "network-status-error"}`}>{ok ? "正常" : "异常"}</span>
+  );
+}
+
+const orDash = (text: string) => text || "-";
+
+export function AdminAgentsPage() {
+  const list = useRemoteList(() => call("/api/admin/agents/list", {}));
+  const [draft, setDraft] = useState<AgentDraft | null>(null);
+  const [confirm, confirmDialog] = useConfirm();
+
+  const remove = async (agent: Agent) => {
+    const ok = await confirm({
+      message: `${CONFIRM_DELETE_TEXT} 节点「${agent.name}」及其线路将被删除。`,
+      confirmText: "删除",
+    });
+    if (!ok) return;
+    const answer = await call("/api/admin/agents/delete", { id: agent._id });
+    if (toastResult(answer, AgentMsg.deleted, AgentMsg.deleteFailed)) void list.reload();
+  };
+
+  const v2rayOnly = (row: Agent, on: boolean) => (row.type === "v2ray" ? onOff(on) : "-");
+  const columns: Column<Agent>[] = [
+    { key: "index", title: "排序", render: (row) => row.index, className: "admin-num" },
+    { key: "name", title: "名称", render: (row) => row.name },
+    {
+      key: "country",
+      title: "国家",
+      render: (row) => (row.country.code ? `${row.country.flag} ${row.country.name}` : "-"),
+    },
+    { key: "type", title: "类型", render: (row) => row.type },
+    { key: "ip", title: "IP", render: (row) => row.ip },
+    { key: "ctrl", title: "控制端口", render: (row) => row.ctrl_port, className: "admin-num" },
+    {
+      key: "ports",
+      title: "中转/端口/公开",
+      render: (row) => `${row.zz_port} / ${row.port} / ${row.public_port}`,
+    },
+    { key: "warp", title: "Warp 分流", render: (row) => v2rayOnly(row, row.warp) },
+    { key: "log", title: "日志", render: (row) => v2rayOnly(row, row.open_log) },
+    { key: "desc", title: "描述", render: (row) => row.desc, className: "admin-wrap" },
+    { key: "status", title: "状态", render: (row) => <StatusBadge ok={row.status} /> },
+    { key: "version", title: "运行版本", render: (row) => orDash(row.agent_version) },
+    { key: "updates", title: "更新次数", render: (row) => row.updateConfigTimes, className: "admin-num" },
+    editDeleteColumn((row) => setDraft(agentToDraft(row)), remove, [
+      { label: "复制", onClick: (row) => setDraft(copyDraft(row)) },
+    ]),
+  ];
+
+  return (
+    <AdminPage
+      title="节点管理"
+      actions={
+        <button type="button" className="btn btn-primary" onClick={() => setDraft(newAgentDraft())}>
+          添加
+        </button>
+      }
+    >
+      <AdminTable list={list} columns={columns} rowKey={(row) => row._id} caption="节点列表" />
+      {draft ? (
+        <AgentFormDialog
+          key={draft._id ?? "new"}
+          draft={draft}
+          onClose={() => setDraft(null)}
+          onSaved={() => {
+            setDraft(null);
+            void list.reload();
+          }}
+        />
+      ) : null}
+      {confirmDialog}
+    </AdminPage>
   );
 }

@@ -1,8 +1,209 @@
-/** Placeholder until the page lands (issue 4). */
-export function AdminEntrysPage() {
+/**
+ * /admin_entrys (seed 001 §2.4): the relay fronts lines marked 中转 are published on. The IP list
+ * is edited one address a line; an empty list means the default IP alone. Copy opens the form
+ * without the id, so saving creates a new entry.
+ */
+import { useState } from "react";
+import type { Entry } from "../../../src/modules/entry/schema.ts";
+import { call, type EntryForm } from "../../api.ts";
+import { AdminPage, AdminTable, editDeleteColumn } from "../../components/admin/AdminPage.tsx";
+import { CONFIRM_DELETE_TEXT, useConfirm } from "../../components/admin/ConfirmDialog.tsx";
+import { FormDialog } from "../../components/admin/FormDialog.tsx";
+import { toastResult } from "../../components/admin/feedback.ts";
+import { SwitchField, TextAreaField } from "../../components/admin/inputs.tsx";
+import { useRemoteList } from "../../components/admin/useRemoteList.ts";
+import { Field } from "../../components/Field.tsx";
+import { NumberField, readNumbers } from "../../components/network/fields.tsx";
+import type { Column } from "../../components/Table.tsx";
+
+/** Seed 001 §8 toasts of this screen. */
+export const EntryMsg = {
+  saved: "更新成功",
+  saveFailed: "配置失败",
+  deleted: "删除成功",
+  deleteFailed: "删除失败",
+} as const;
+
+export interface EntryDraft {
+  _id?: string;
+  name: string;
+  index: string;
+  ip: string;
+  /** One address a line. */
+  ipList: string;
+  desc: string;
+  visible: boolean;
+}
+
+const NEW_ENTRY: EntryDraft = { name: "", index: "0", ip: "", ipList: "", desc: "", visible: true };
+
+export function entryToDraft(entry: Entry): EntryDraft {
+  return {
+    _id: entry._id,
+    name: entry.name,
+    index: String(entry.index),
+    ip: entry.ip,
+    ipList: entry.ipList.join("\n"),
+    desc: entry.desc,
+    visible: entry.visible,
+  };
+}
+
+/** The textarea's addresses: one a line, blank lines and surrounding spaces dropped. */
+export const parseIpList = (text: string) =>
+  text
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line !== "");
+
+export function draftToEntry(
+  draft: EntryDraft,
+): { ok: true; entry: EntryForm } | { ok: false; indexError: string } {
+  const numbers = readNumbers(draft, ["index"]);
+  if (!numbers.ok) return { ok: false, indexError: numbers.errors.index ?? "" };
+  return {
+    ok: true,
+    entry: {
+      ...(draft._id ? { _id: draft._id } : {}),
+      name: draft.name.trim(),
+      index: numbers.values.index,
+      ip: draft.ip.trim(),
+      ipList: parseIpList(draft.ipList),
+      desc: draft.desc,
+      visible: draft.visible,
+    },
+  };
+}
+
+function EntryFormDialog({
+  draft,
+  onClose,
+  onSaved,
+}: {
+  draft: EntryDraft;
+  onClose: () => void;
+  onSaved: () => void;
+}) {
+  const [form, setForm] = useState(draft);
+  const [indexError, setIndexError] = useState<string>();
+  const [busy, setBusy] = useState(false);
+  const set = <K extends keyof EntryDraft>(key: K, value: EntryDraft[K]) =>
+    setForm({ ...form, [key]: value });
+
+  const save = async () => {
+    const parsed = draftToEntry(form);
+    if (!parsed.ok) {
+      setIndexError(parsed.indexError);
+      return;
+    }
+    setIndexError(undefined);
+    setBusy(true);
+    const answer = await call("/api/admin/entrys/update", parsed.entry);
+    setBusy(false);
+    if (toastResult(answer, EntryMsg.saved, EntryMsg.saveFailed)) onSaved();
+  };
+
   return (
-    <div className="page">
-      <h1 className="page-title">入口管理</h1>
-    </div>
+    <FormDialog open title={form._id ? "编辑入口" : "添加入口"} onClose={onClose} onSubmit={save} busy={busy}>
+      <div className="admin-grid">
+        <Field
+          label="名称"
+          value={form.name}
+          data-autofocus
+          onChange={(event) => set("name", event.target.value)}
+        />
+        <NumberField
+          label="排序"
+          value={form.index}
+          error={indexError}
+          onChange={(value) => set("index", value)}
+        />
+        <Field label="默认IP" value={form.ip} onChange={(event) => set("ip", event.target.value)} />
+        <SwitchField label="可用" checked={form.visible} onChange={(visible) => set("visible", visible)} />
+      </div>
+      <TextAreaField
+        label="IP列表"
+        value={form.ipList}
+        rows={5}
+        placeholder={"一行一个地址，例如\n198.51.100.10\nrelay.example.com"}
+        hint="填写后按列表逐个发布，为空时使用默认IP。"
+        onChange={(ipList) => set("ipList", ipList)}
+      />
+      <TextAreaField label="描述" value={form.desc} onChange={(desc) => set("desc", desc)} />
+    </FormDialog>
+  );
+}
+
+export function AdminEntrysPage() {
+  const list = useRemoteList(() => call("/api/admin/entrys/list", {}));
+  const [draft, setDraft] = useState<EntryDraft | null>(null);
+  const [confirm, confirmDialog] = useConfirm();
+
+  const remove = async (entry: Entry) => {
+    const ok = await confirm({
+      message: `${CONFIRM_DELETE_TEXT} 入口「${entry.name}」将被删除，经它中转的线路将不再下发。`,
+      confirmText: "删除",
+    });
+    if (!ok) return;
+    const answer = await call("/api/admin/entrys/delete", { id: entry._id });
+    if (toastResult(answer, EntryMsg.deleted, EntryMsg.deleteFailed)) void list.reload();
+  };
+
+  const columns: Column<Entry>[] = [
+    { key: "index", title: "排序", render: (row) => row.index, className: "admin-num" },
+    { key: "name", title: "名称", render: (row) => row.name },
+    { key: "ip", title: "默认IP", render: (row) => row.ip || "-" },
+    {
+      key: "ipList",
+      title: "IP列表",
+      render: (row) =>
+        row.ipList.length === 0 ? (
+          "-"
+        ) : (
+          <ul className="network-ip-list">
+            {row.ipList.map((ip) => (
+              <li key={ip}>{ip}</li>
+            ))}
+          </ul>
+        ),
+    },
+    { key: "desc", title: "描述", render: (row) => row.desc, className: "admin-wrap" },
+    {
+      key: "visible",
+      title: "可用",
+      render: (row) => (
+        <span className={`badge ${row.visible ? "admin-status-ok" : "admin-status-off"}`}>
+          {row.visible ? "可用" : "停用"}
+        </span>
+      ),
+    },
+    editDeleteColumn((row) => setDraft(entryToDraft(row)), remove, [
+      { label: "复制", onClick: (row) => setDraft({ ...entryToDraft(row), _id: undefined }) },
+    ]),
+  ];
+
+  return (
+    <AdminPage
+      title="入口管理"
+      actions={
+        <button type="button" className="btn btn-primary" onClick={() => setDraft(NEW_ENTRY)}>
+          添加
+        </button>
+      }
+    >
+      <AdminTable list={list} columns={columns} rowKey={(row) => row._id} caption="入口列表" />
+      {draft ? (
+        <EntryFormDialog
+          key={draft._id ?? "new"}
+          draft={draft}
+          onClose={() => setDraft(null)}
+          onSaved={() => {
+            setDraft(null);
+            void list.reload();
+          }}
+        />
+      ) : null}
+      {confirmDialog}
+    </AdminPage>
   );
 }
