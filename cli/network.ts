@@ -36,8 +36,7 @@ import {
   subscriptionUrl,
 } from "../src/subscription/clients.ts";
 import type { Format } from "../src/subscription/model.ts";
-import { subscriptionHeaders, titleFor } from "../src/subscription/routes.ts";
-import { renderSubscription } from "../src/subscription/service.ts";
+import { renderSubscription, subscriptionHeaders, titleFor } from "../src/subscription/service.ts";
 import { die, numberOption, parseOrDie, printJsonOr, withContext } from "./shared.ts";
 
 /** Ports a new node gets when neither the flag nor typeDefaults(type) names them. */
@@ -471,7 +470,7 @@ function registerSubCommands(program: Command) {
         const query = new URL(url).searchParams;
         const format = formatFor(client, options.ua, query.get("flag"));
         const file = renderSubscription(ctx, user, { format, url, title: titleFor(query), query });
-        const headers = Object.fromEntries(subscriptionHeaders(file, origin));
+        const headers = subscriptionHeaders(file, origin);
         return { url, format, headers, body: file.body };
       });
       if (options.json) return printJsonOr(true, rendered, () => "");

@@ -5,7 +5,7 @@ import { SettingsStore } from "./modules/settings/service.ts";
 import type { PermissionGrant } from "./modules/user/schema.ts";
 import type { UserRow } from "./modules/user/service.ts";
 import { RateLimiter } from "./rpc/rate-limit.ts";
-import type { SubscriptionFile } from "./subscription/service.ts";
+import type { ServedSubscription } from "./subscription/service.ts";
 
 /** Everything a service needs, created once per process (or per test server). */
 export interface AppContext {
@@ -17,8 +17,8 @@ export interface AppContext {
   cache: {
     sessions: ReadCache<{ user: UserRow; expireTime: number }>;
     permissions: ReadCache<PermissionGrant[]>;
-    /** Rendered subscription files by user, key, format and URL. */
-    subscriptions: ReadCache<SubscriptionFile>;
+    /** Subscriptions ready to send, by user, key, format and URL (null: no such user or key). */
+    subscriptions: ReadCache<ServedSubscription>;
   };
   /** Trust X-Forwarded-For / X-Forwarded-Proto from a reverse proxy in front of ferry. */
   trustProxy: boolean;

@@ -12,30 +12,17 @@ import { COUNTRIES } from "../modules/agent/countries.ts";
 import { resolveSession } from "../modules/user/session.ts";
 import { requestOrigin, sessionToken } from "../rpc/call.ts";
 import { formatFor, isClient } from "./clients.ts";
-import { type Format, usageText } from "./model.ts";
+import type { Format } from "./model.ts";
 import { quantumultFilter, shadowrocketRules } from "./rules.ts";
-import { renderSubscription, type SubscriptionFile, userForSubscription } from "./service.ts";
-
-export const SITE_TITLE = "飞渡";
-/** Hours between automatic updates (`profile-update-interval`); the guides suggest 1440 minutes. */
-export const UPDATE_INTERVAL_HOURS = 24;
+import {
+  renderSubscription,
+  SITE_TITLE,
+  subscriptionHeaders,
+  titleFor,
+  userForSubscription,
+} from "./service.ts";
 
 const notFound = () => new Response(null, { status: 404 });
-
-export function subscriptionHeaders(file: SubscriptionFile, origin: string): Headers {
-  return new Headers({
-    "content-type": file.contentType,
-    "subscription-userinfo": usageText(file.usage),
-    "profile-update-interval": String(UPDATE_INTERVAL_HOURS),
-    "content-disposition": `attachment; filename*=UTF-8''${encodeURIComponent(file.filename)}`,
-    "profile-title": `base64:${Buffer.from(file.title).toString("base64")}`,
-    "profile-web-page-url": origin,
-    // Per-user credentials: never in a shared cache; one URL may serve several formats (auto).
-    "cache-control": "private, no-store",
-    vary: "user-agent",
-    "x-content-type-options": "nosniff",
-  });
-}
 
 /** The file's URL as the client sees it (behind a trusted proxy, the public origin). */
 function publicUrl(app: AppContext, request: Request): string {
@@ -43,27 +30,25 @@ function publicUrl(app: AppContext, request: Request): string {
   return `${requestOrigin({ app, request })}${url.pathname}${url.search}`;
 }
 
-export function titleFor(query: URLSearchParams): string {
-  const name = query.get("name")?.trim().slice(0, 50);
-  return name || SITE_TITLE;
-}
-
 export function subscriptionRoutes(app: AppContext) {
   return new Elysia()
     .get("/api/subscript/:client/:userId/:userkey", ({ params, request }) => {
       if (!isClient(params.client)) return notFound();
       refreshDataVersion(app.db);
-      const user = userForSubscription(app, params.userId.toLowerCase(), params.userkey.toLowerCase());
-      if (!user) return notFound();
+      const userId = params.userId.toLowerCase();
+      const userkey = params.userkey.toLowerCase();
       const url = publicUrl(app, request);
       const query = new URL(request.url).searchParams;
       const format = formatFor(params.client, request.headers.get("user-agent") ?? "", query.get("flag"));
-      const cacheKey = `${user.id}|${user.userkey}|${format}|${url}`;
-      const file = app.cache.subscriptions.get(cacheKey, () =>
-        renderSubscription(app, user, { format, url, title: titleFor(query), query }),
-      );
-      if (!file) return notFound();
-      return new Response(file.body, { headers: subscriptionHeaders(file, requestOrigin({ app, request })) });
+      // The key holds the userkey, so a hit proves the key as the lookup would; any write clears it.
+      const served = app.cache.subscriptions.get(`${userId}|${userkey}|${format}|${url}`, () => {
+        const user = userForSubscription(app, userId, userkey);
+        if (!user) return null;
+        const file = renderSubscription(app, user, { format, url, title: titleFor(query), query });
+        return { body: file.body, headers: subscriptionHeaders(file, requestOrigin({ app, request })) };
+      });
+      if (!served) return notFound();
+      return new Response(served.body, { headers: served.headers });
     })
     .get("/user/getUserAllURL", ({ request }) => {
       const user = resolveSession(app, sessionToken(request));

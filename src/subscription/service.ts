@@ -10,9 +10,13 @@ import { type EntryRow, toEntry } from "../modules/entry/service.ts";
 import type { LineRow } from "../modules/line/service.ts";
 import { findUserById, todayUsage, type UserRow } from "../modules/user/service.ts";
 import { RENDERERS } from "./formats/index.ts";
-import type { Format, ProxyEntry, Rendered, UsageInfo } from "./model.ts";
+import { type Format, type ProxyEntry, type Rendered, type UsageInfo, usageText } from "./model.ts";
 import { lineProxies, noticeProxy, PROXY_AGENT_COLUMNS, type ProxyAgent, uniqueNames } from "./proxies.ts";
 import { supports } from "./support.ts";
+
+export const SITE_TITLE = "飞渡";
+/** Hours between automatic updates (`profile-update-interval`); the guides suggest 1440 minutes. */
+export const UPDATE_INTERVAL_HOURS = 24;
 
 export const Notice = {
   disabled: "账号已被禁用，请联系客服",
@@ -154,4 +158,32 @@ export function renderSubscription(
     query: request.query,
   });
   return { ...rendered, usage, title: request.title };
+}
+
+/** The profile's name: the `name` query parameter (v2box and friends) or the site's name. */
+export function titleFor(query: URLSearchParams): string {
+  const name = query.get("name")?.trim().slice(0, 50);
+  return name || SITE_TITLE;
+}
+
+/** The headers clients read (subscription-formats.md §3.1). */
+export function subscriptionHeaders(file: SubscriptionFile, origin: string): Record<string, string> {
+  return {
+    "content-type": file.contentType,
+    "subscription-userinfo": usageText(file.usage),
+    "profile-update-interval": String(UPDATE_INTERVAL_HOURS),
+    "content-disposition": `attachment; filename*=UTF-8''${encodeURIComponent(file.filename)}`,
+    "profile-title": `base64:${Buffer.from(file.title).toString("base64")}`,
+    "profile-web-page-url": origin,
+    // Per-user credentials: never in a shared cache; one URL may serve several formats (auto).
+    "cache-control": "private, no-store",
+    vary: "user-agent",
+    "x-content-type-options": "nosniff",
+  };
+}
+
+/** A subscription ready to send, as the route caches it. */
+export interface ServedSubscription {
+  body: string;
+  headers: Record<string, string>;
 }
