@@ -1,6 +1,8 @@
 import { formatGB } from "../../src/lib/traffic.ts";
 import type { UserInfo } from "../../src/modules/user/schema.ts";
 import { formatDateTime } from "../components/format.ts";
+import { AdvancedImport } from "../components/subscribe/AdvancedImport.tsx";
+import { ClientPicker } from "../components/subscribe/ClientPicker.tsx";
 import { timePackage } from "../lib/timePackage.ts";
 import { isAgency, useSession } from "../session.ts";
 
@@ -71,6 +73,7 @@ export function HomePage() {
     );
   }
   const user = session.user;
+  const agency = isAgency(session);
   return (
     <div className="page">
       <h1 className="page-title">使用教程</h1>
@@ -78,7 +81,7 @@ export function HomePage() {
       {user ? (
         <div className="card-grid">
           <TimePackageCard user={user} />
-          <TrafficCard user={user} agency={isAgency(session)} />
+          <TrafficCard user={user} agency={agency} />
         </div>
       ) : (
         <section className="card login-prompt">
@@ -94,6 +97,8 @@ export function HomePage() {
           </div>
         </section>
       )}
+      <ClientPicker agency={agency} />
+      <AdvancedImport />
     </div>
   );
 }

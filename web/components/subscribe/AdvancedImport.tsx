@@ -1,0 +1,72 @@
+/**
+ * 订阅导入（进阶） (seed 000 §2): a button per client app, each opening the same subscribe dropdown,
+ * and a sing-box QR code for phones (请登录 for visitors).
+ */
+import { useSession } from "../../session.ts";
+import { QrCanvas } from "../QrDialog.tsx";
+import { ADVANCED_CLIENTS, SINGBOX_CLIENT, type SubscribeClient, userSubscriptionUrl } from "./clients.ts";
+import { SubscribeMenu } from "./SubscribeMenu.tsx";
+
+/** The SSR share links of every line, one a line (seed 000 §2). */
+export const LISTING_URL = "/user/getUserAllURL?type=ssr";
+
+function ClientButton({ client }: { client: SubscribeClient }) {
+  return (
+    <SubscribeMenu
+      client={client}
+      withQr={client.qr === true}
+      triggerClassName="btn advanced-client"
+      trigger={
+        <>
+          <span>{client.name}</span>
+          {client.recommended ? <span className="badge">推荐</span> : null}
+          {client.noDirect ? <span className="badge badge-muted">不支持直连</span> : null}
+        </>
+      }
+    />
+  );
+}
+
+function SingboxQr() {
+  const { user } = useSession();
+  const url = user ? userSubscriptionUrl(SINGBOX_CLIENT.key, user) : "";
+  return (
+    <div className="singbox-box">
+      <ClientButton client={SINGBOX_CLIENT} />
+      {url ? (
+        <>
+          <QrCanvas value={url} label="sing-box 订阅二维码" />
+          <a className="singbox-link" href={url}>
+            {url}
+          </a>
+          <p className="card-note">用手机 sing-box 扫描二维码，或点击上方按钮导入。</p>
+        </>
+      ) : (
+        <p className="singbox-login">请登录</p>
+      )}
+    </div>
+  );
+}
+
+export function AdvancedImport() {
+  return (
+    <section className="card advanced-import" aria-labelledby="advanced-import-title">
+      <div className="card-head">
+        <h2 id="advanced-import-title" className="card-title">
+          订阅导入（进阶）
+        </h2>
+        <a href="/#/windows_errors">使用异常？</a>
+      </div>
+      <p className="card-note">
+        以下为各客户端的专用订阅。也可查看 <a href={LISTING_URL}>全部节点链接（SSR）</a>
+        ，逐条导入。
+      </p>
+      <div className="advanced-clients">
+        {ADVANCED_CLIENTS.map((client) => (
+          <ClientButton key={client.name} client={client} />
+        ))}
+      </div>
+      <SingboxQr />
+    </section>
+  );
+}
