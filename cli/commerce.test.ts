@@ -10,26 +10,21 @@ import type { UserInfo } from "../src/modules/user/schema.ts";
 import { newId } from "../src/rpc/ids.ts";
 import { createOrder, giveWallet, paymentEvents } from "../tests/commerce.ts";
 import { type ApiClient, loggedInClient, startTestServer, type TestServer } from "../tests/harness.ts";
-import { expectHelp, expectRefused, ferry } from "./test-helpers.ts";
+import { expectHelp, expectRefused, ferry, ferryIn } from "./test-helpers.ts";
 
 let server: TestServer;
-let dataDir: string;
+let cli: ReturnType<typeof ferryIn>;
 
 beforeAll(async () => {
   server = await startTestServer();
-  dataDir = server.dataDir;
+  cli = ferryIn(server.dataDir);
 });
 afterAll(async () => {
   await server?.close();
 });
 
-const withData = (args: string[]) => [...args, "--data", dataDir];
-
-async function ferryJson<T>(args: string[]): Promise<T> {
-  const run = await ferry(withData([...args, "--json"]));
-  expect({ args, stderr: run.stderr, code: run.code }).toEqual({ args, stderr: "", code: 0 });
-  return JSON.parse(run.stdout) as T;
-}
+const withData = (args: string[]) => cli.withData(args);
+const ferryJson = <T>(args: string[]) => cli.json<T>(args);
 
 async function userInfo(client: ApiClient): Promise<UserInfo> {
   return (await client.call<UserInfo>("/api/user/userinfo")).data;

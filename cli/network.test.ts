@@ -12,30 +12,22 @@ import type { Entry } from "../src/modules/entry/schema.ts";
 import type { AgentLine } from "../src/modules/line/schema.ts";
 import { newId } from "../src/rpc/ids.ts";
 import { loggedInClient, startTestServer, type TestServer } from "../tests/harness.ts";
-import { expectHelp, expectRefused, ferry } from "./test-helpers.ts";
+import { expectHelp, expectRefused, ferryIn } from "./test-helpers.ts";
 
 let server: TestServer;
-let dataDir: string;
+let cli: ReturnType<typeof ferryIn>;
 
 beforeAll(async () => {
   server = await startTestServer();
-  dataDir = server.dataDir;
+  cli = ferryIn(server.dataDir);
 });
 afterAll(async () => {
   await server?.close();
 });
 
-const withData = (args: string[]) => [...args, "--data", dataDir];
-
-async function ferryOk(args: string[]): Promise<string> {
-  const run = await ferry(withData(args));
-  expect({ args, stderr: run.stderr, code: run.code }).toEqual({ args, stderr: "", code: 0 });
-  return run.stdout;
-}
-
-async function ferryJson<T>(args: string[]): Promise<T> {
-  return JSON.parse(await ferryOk([...args, "--json"])) as T;
-}
+const withData = (args: string[]) => cli.withData(args);
+const ferryOk = (args: string[]) => cli.ok(args);
+const ferryJson = <T>(args: string[]) => cli.json<T>(args);
 
 async function admin() {
   return (await loggedInClient(server, { role: "admin" })).client;

@@ -63,3 +63,19 @@ export async function expectHelp(commands: [path: string[], words: string[]][]) 
     for (const word of words) expect(run.stdout).toContain(word);
   });
 }
+
+/** `ferry` bound to one data directory, with the success checks every CLI test makes. */
+export function ferryIn(dataDir: string) {
+  const withData = (args: string[]) => [...args, "--data", dataDir];
+  /** Runs a command that must succeed (exit 0, nothing on stderr) and answers its stdout. */
+  async function ok(args: string[]): Promise<string> {
+    const run = await ferry(withData(args));
+    expect({ args, stderr: run.stderr, code: run.code }).toEqual({ args, stderr: "", code: 0 });
+    return run.stdout;
+  }
+  return {
+    withData,
+    ok,
+    json: async <T>(args: string[]): Promise<T> => JSON.parse(await ok([...args, "--json"])) as T,
+  };
+}

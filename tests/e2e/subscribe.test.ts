@@ -199,9 +199,9 @@ describe("dashboard subscriptions", () => {
       "FLClash推荐",
       "SSR推荐",
       "Loon推荐",
-      "Clash不支持直连",
-      "Surge不支持直连",
-      "QuantumultX不支持直连",
+      "Clash",
+      "Surge",
+      "QuantumultX",
       "Surfboard不支持直连",
     ]);
 

@@ -79,9 +79,9 @@ export const ADVANCED_CLIENTS: readonly SubscribeClient[] = [
   { name: "FLClash", key: "flclash", deepLink: "clash", recommended: true },
   { name: "SSR", key: "ssr", deepLink: "shadowrocket", importOn: "mobile", qr: true, recommended: true },
   { name: "Loon", key: "loon", deepLink: "loon", qr: true, recommended: true },
-  { name: "Clash", key: "clash", deepLink: "clash", noDirect: true },
-  { name: "Surge", key: "surge", deepLink: "surge", importOn: "iOS", qr: true, noDirect: true },
-  { name: "QuantumultX", key: "qx", deepLink: "quantumultx", importOn: "mobile", qr: true, noDirect: true },
+  { name: "Clash", key: "clash", deepLink: "clash" },
+  { name: "Surge", key: "surge", deepLink: "surge", importOn: "iOS", qr: true },
+  { name: "QuantumultX", key: "qx", deepLink: "quantumultx", importOn: "mobile", qr: true },
   { name: "Surfboard", key: "surfboard", deepLink: "surge", qr: true, noDirect: true },
 ];
 

@@ -84,9 +84,9 @@ describe("client catalogue (seed 000 §2)", () => {
       ["FLClash", "flclash", "推荐"],
       ["SSR", "ssr", "推荐"],
       ["Loon", "loon", "推荐"],
-      ["Clash", "clash", "不支持直连"],
-      ["Surge", "surge", "不支持直连"],
-      ["QuantumultX", "qx", "不支持直连"],
+      ["Clash", "clash", ""],
+      ["Surge", "surge", ""],
+      ["QuantumultX", "qx", ""],
       ["Surfboard", "surfboard", "不支持直连"],
     ]);
     expect(SINGBOX_CLIENT.key).toBe("singbox");
