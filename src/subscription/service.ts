@@ -53,10 +53,22 @@ export function usageInfo(ctx: AppContext, user: UserRow, now = Date.now()): Usa
   };
 }
 
-type SourceRow = LineRow & {
-  a_json: string;
-  e_id: string | null;
-} & Partial<Record<`e_${keyof EntryRow}`, unknown>>;
+/** A line with its node's proxy columns and its entry, each as one JSON column. */
+type SourceRow = LineRow & { agent_json: string; entry_json: string | null };
+
+const jsonObject = (alias: string, columns: readonly string[]) =>
+  `json_object(${columns.map((column) => `'${column}', ${alias}.${column}`).join(", ")})`;
+const AGENT_JSON = jsonObject("a", PROXY_AGENT_COLUMNS);
+const ENTRY_JSON = jsonObject("e", [
+  "id",
+  "sort_index",
+  "name",
+  "ip",
+  "ip_list",
+  "desc",
+  "visible",
+  "create_time",
+]);
 
 /**
  * The lines a user may use: public, the required permission held and unexpired, not barred
@@ -65,9 +77,8 @@ type SourceRow = LineRow & {
 export function visibleLineProxies(ctx: AppContext, user: UserRow, now = Date.now()): ProxyEntry[] {
   const rows = ctx.db
     .query<SourceRow, [string, number, number]>(
-      `SELECT l.*, json_object(${AGENT_JSON}) AS a_json,
-         e.id AS e_id, e.sort_index AS e_sort_index, e.name AS e_name, e.ip AS e_ip, e.ip_list AS e_ip_list,
-         e.desc AS e_desc, e.visible AS e_visible, e.create_time AS e_create_time
+      `SELECT l.*, ${AGENT_JSON} AS agent_json,
+         CASE WHEN e.id IS NULL THEN NULL ELSE ${ENTRY_JSON} END AS entry_json
        FROM agent_lines l
        JOIN agents a ON a.id = l.agent_id
        LEFT JOIN entries e ON e.id = l.entry_id
@@ -82,25 +93,12 @@ export function visibleLineProxies(ctx: AppContext, user: UserRow, now = Date.no
   const credentials = { uuid: user.proxy_secret };
   return uniqueNames(
     rows.flatMap((row) => {
-      const entry = row.e_id
-        ? toEntry({
-            id: row.e_id,
-            sort_index: row.e_sort_index as number,
-            name: row.e_name as string,
-            ip: row.e_ip as string,
-            ip_list: row.e_ip_list as string,
-            desc: row.e_desc as string,
-            visible: row.e_visible as number,
-            create_time: row.e_create_time as number,
-          })
-        : null;
-      const agent = JSON.parse(row.a_json) as ProxyAgent;
+      const entry = row.entry_json ? toEntry(JSON.parse(row.entry_json) as EntryRow) : null;
+      const agent = JSON.parse(row.agent_json) as ProxyAgent;
       return lineProxies({ line: row, agent, entry }, credentials);
     }),
   );
 }
-
-const AGENT_JSON = PROXY_AGENT_COLUMNS.map((column) => `'${column}', a.${column}`).join(", ");
 
 /** The proxies for a format, or the one notice entry that says why there are none. */
 export function subscriptionProxies(
