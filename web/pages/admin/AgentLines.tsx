@@ -24,10 +24,10 @@ import { CONFIRM_DELETE_TEXT, useConfirm } from "../../components/admin/ConfirmD
 import { FormDialog } from "../../components/admin/FormDialog.tsx";
 import { toastResult } from "../../components/admin/feedback.ts";
 import { SelectField, SwitchField, TextAreaField } from "../../components/admin/inputs.tsx";
+import { NumberField, onOff, readNumbers } from "../../components/admin/numbers.tsx";
 import { useRemoteList } from "../../components/admin/useRemoteList.ts";
 import { copyToClipboard } from "../../components/clipboard.ts";
 import { Field } from "../../components/Field.tsx";
-import { NumberField, onOff, readNumbers } from "../../components/network/fields.tsx";
 import type { Column } from "../../components/Table.tsx";
 import { TOAST_SHORT, toast } from "../../components/Toast.tsx";
 

@@ -22,9 +22,9 @@ import { CONFIRM_DELETE_TEXT, useConfirm } from "../../components/admin/ConfirmD
 import { FormDialog } from "../../components/admin/FormDialog.tsx";
 import { toastResult } from "../../components/admin/feedback.ts";
 import { SelectField, SwitchField, TextAreaField } from "../../components/admin/inputs.tsx";
+import { NumberField, onOff, readNumbers } from "../../components/admin/numbers.tsx";
 import { useRemoteList } from "../../components/admin/useRemoteList.ts";
 import { Field } from "../../components/Field.tsx";
-import { NumberField, onOff, readNumbers } from "../../components/network/fields.tsx";
 import type { Column } from "../../components/Table.tsx";
 
 /** Seed 001 §8 toasts of this screen. */

@@ -2,6 +2,7 @@
  * /admin_combos (seed 001 §2.8): the products. Traffic and the daily quota are edited in G and sent
  * in bytes (G × 1024³); a new combo starts from the seed's defaults (NEW_COMBO_DEFAULTS).
  */
+
 import { useState } from "react";
 import { DEFAULT_DAILY_LIMIT, formatGB, GB } from "../../../src/lib/traffic.ts";
 import { type Combo, ComboMsg, NEW_COMBO_DEFAULTS } from "../../../src/modules/combo/schema.ts";
@@ -11,6 +12,7 @@ import { CONFIRM_DELETE_TEXT, useConfirm } from "../../components/admin/ConfirmD
 import { FormDialog } from "../../components/admin/FormDialog.tsx";
 import { toastResult } from "../../components/admin/feedback.ts";
 import { CheckListField, TextAreaField } from "../../components/admin/inputs.tsx";
+import { readNumbers } from "../../components/admin/numbers.tsx";
 import { useRemoteList } from "../../components/admin/useRemoteList.ts";
 import { Field } from "../../components/Field.tsx";
 import type { Column } from "../../components/Table.tsx";
@@ -42,8 +44,6 @@ type NumberKey =
   | "orderID"
   | "permissionDuration";
 type DraftErrors = Partial<Record<keyof ComboDraft, string>>;
-
-const NUMBER_REQUIRED = "请输入数字";
 
 /** G (possibly fractional) to whole bytes. */
 export const gToBytes = (g: number) => Math.round(g * GB);
@@ -86,11 +86,18 @@ export function comboToDraft(combo: Combo): ComboDraft {
   };
 }
 
-const parseNumber = (text: string): number | null => {
-  if (text.trim() === "") return null;
-  const value = Number(text);
-  return Number.isFinite(value) ? value : null;
-};
+/** The form is a time pack (and shows the daily quota) once a number of days is typed. */
+const isTimePackDraft = (draft: ComboDraft) => Number(draft.vipDuration) > 0;
+
+const NUMBER_KEYS: readonly NumberKey[] = [
+  "price",
+  "trafficG",
+  "vipDuration",
+  "additionPersend",
+  "deviceNum",
+  "orderID",
+  "permissionDuration",
+];
 
 /**
  * The payload of update_combo, or the fields that are not numbers. Ranges, decimals and names
@@ -99,29 +106,12 @@ const parseNumber = (text: string): number | null => {
 export function draftToCombo(
   draft: ComboDraft,
 ): { ok: true; combo: ComboForm } | { ok: false; errors: DraftErrors } {
-  const errors: DraftErrors = {};
-  const numbers = {} as Record<NumberKey, number>;
-  for (const key of [
-    "price",
-    "trafficG",
-    "vipDuration",
-    "additionPersend",
-    "deviceNum",
-    "orderID",
-    "permissionDuration",
-  ] as const) {
-    const value = parseNumber(draft[key]);
-    if (value === null) errors[key] = NUMBER_REQUIRED;
-    else numbers[key] = value;
-  }
-  const isTimePack = (numbers.vipDuration ?? 0) > 0;
-  let limit: number | undefined;
-  if (isTimePack && draft.limitG.trim() !== "") {
-    const limitG = parseNumber(draft.limitG);
-    if (limitG === null) errors.limitG = NUMBER_REQUIRED;
-    else limit = gToBytes(limitG);
-  }
-  if (Object.keys(errors).length > 0) return { ok: false, errors };
+  // A time pack's daily quota is optional: blank means the server's default.
+  const withLimit = isTimePackDraft(draft) && draft.limitG.trim() !== "";
+  const read = readNumbers(draft, withLimit ? [...NUMBER_KEYS, "limitG" as const] : NUMBER_KEYS);
+  if (!read.ok) return { ok: false, errors: read.errors };
+  const numbers = read.values;
+  const limit = withLimit ? gToBytes(numbers.limitG) : undefined;
   return {
     ok: true,
     combo: {
@@ -158,7 +148,7 @@ function ComboFormDialog({
   const [busy, setBusy] = useState(false);
   const set = <K extends keyof ComboDraft>(key: K, value: ComboDraft[K]) =>
     setForm({ ...form, [key]: value });
-  const isTimePack = (parseNumber(form.vipDuration) ?? 0) > 0;
+  const isTimePack = isTimePackDraft(form);
 
   const save = async () => {
     const parsed = draftToCombo(form);

@@ -1,4 +1,4 @@
-/** Form and cell pieces the node, entry and line screens share. */
+/** Number fields of the back-office forms (typed as text, read on save) and the 开/关 cell. */
 import { Field } from "../Field.tsx";
 
 export const NUMBER_REQUIRED = "请输入数字";
