@@ -74,3 +74,22 @@ export function hostCidr(host: string): string | null {
   if (version === 0) return null;
   return `${address}/${version === 4 ? 32 : 128}`;
 }
+
+/** The connectivity check url-test groups probe (the guides' standard 204 URL). */
+export const TEST_URL = "http://www.gstatic.com/generate_204";
+
+/**
+ * The DIRECT rules Clash and Surge profiles start with: the subscription server (so updates never
+ * ride a dead proxy), private networks, then China. The caller adds its final rule.
+ */
+export function directRules(host: string): string[] {
+  const cidr = hostCidr(host);
+  const server = cidr
+    ? `IP-CIDR${cidr.includes(":") ? "6" : ""},${cidr},DIRECT,no-resolve`
+    : `DOMAIN,${host},DIRECT`;
+  return [
+    server,
+    ...PRIVATE_NETWORKS.map((network) => `IP-CIDR,${network},DIRECT,no-resolve`),
+    "GEOIP,CN,DIRECT",
+  ];
+}

@@ -16,7 +16,7 @@ import {
   type VlessRealityProxy,
   type VmessProxy,
 } from "../model.ts";
-import { hostCidr, PRIVATE_NETWORKS } from "../rules.ts";
+import { directRules, TEST_URL } from "../rules.ts";
 import { supports } from "../support.ts";
 
 type ClashFormat = "clash" | "mihomo" | "stash";
@@ -24,7 +24,6 @@ type ClashProxy = Record<string, unknown>;
 
 export const SELECT_GROUP = "节点选择";
 export const AUTO_GROUP = "自动选择";
-const TEST_URL = "http://www.gstatic.com/generate_204";
 
 function endpoint(proxy: ProxyEntry) {
   return { name: proxy.name, type: proxy.type, server: proxy.server, port: proxy.port };
@@ -88,16 +87,8 @@ function clashProxy(proxy: ProxyEntry, format: ClashFormat): ClashProxy {
   }
 }
 
-/** Private networks, the subscription server itself (so updates never ride the proxy) and China go direct. */
-function rules(host: string): string[] {
-  const cidr = hostCidr(host);
-  return [
-    cidr ? `IP-CIDR${cidr.includes(":") ? "6" : ""},${cidr},DIRECT,no-resolve` : `DOMAIN,${host},DIRECT`,
-    ...PRIVATE_NETWORKS.map((network) => `IP-CIDR,${network},DIRECT,no-resolve`),
-    "GEOIP,CN,DIRECT",
-    `MATCH,${SELECT_GROUP}`,
-  ];
-}
+/** The shared DIRECT rules, then everything else through the select group. */
+const rules = (host: string): string[] => [...directRules(host), `MATCH,${SELECT_GROUP}`];
 
 function proxyGroups(names: string[]) {
   // A group with no members fails to load; with nothing to test, the select group offers DIRECT.

@@ -5,13 +5,12 @@
  * which proxies each gets is decided by support.ts.
  */
 import type { ProxyEntry, Renderer, RenderInput, VlessRealityProxy } from "../model.ts";
-import { hostCidr, PRIVATE_NETWORKS } from "../rules.ts";
+import { directRules, PRIVATE_NETWORKS, TEST_URL } from "../rules.ts";
 import { supports } from "../support.ts";
 import { AUTO_GROUP, SELECT_GROUP } from "./clash.ts";
 
 /** Seconds between profile updates (Xboard's value). */
 const UPDATE_INTERVAL_SECONDS = 43200;
-const TEST_URL = "http://www.gstatic.com/generate_204";
 const SKIP_PROXY = [...PRIVATE_NETWORKS, "localhost", "*.local", "captive.apple.com"];
 
 /** Only Surge 6 reads VLESS, so neither profile carries Reality lines. */
@@ -41,18 +40,6 @@ export function surgeProxyLine(proxy: SurgeProxy): string {
       return head + fields.join(", ");
     }
   }
-}
-
-function directRules(host: string): string[] {
-  const cidr = hostCidr(host);
-  const server = cidr
-    ? `IP-CIDR${cidr.includes(":") ? "6" : ""},${cidr},DIRECT,no-resolve`
-    : `DOMAIN,${host},DIRECT`;
-  return [
-    server,
-    ...PRIVATE_NETWORKS.map((network) => `IP-CIDR,${network},DIRECT,no-resolve`),
-    "GEOIP,CN,DIRECT",
-  ];
 }
 
 export function surgeProfile(format: "surge" | "surfboard", input: RenderInput): string {
