@@ -26,11 +26,12 @@ export const Notice = {
 } as const;
 
 /** Today's time-package quota left (0 without a running package) and permanent traffic left. */
-export function trafficLeft(
-  ctx: AppContext,
-  user: UserRow,
-  now = Date.now(),
-): { quota: number; permanent: number } {
+export interface TrafficLeft {
+  quota: number;
+  permanent: number;
+}
+
+export function trafficLeft(ctx: AppContext, user: UserRow, now = Date.now()): TrafficLeft {
   const permanent = Math.max(0, user.traffic);
   if (user.vip_expire_time <= now) return { quota: 0, permanent };
   const limit = user.daily_limit ?? DEFAULT_DAILY_LIMIT;
@@ -42,8 +43,7 @@ export function trafficLeft(
  * left today (quota and permanent traffic), so clients show the true remainder. Expiry is the
  * time package's end while it runs, else 0 (never).
  */
-export function usageInfo(ctx: AppContext, user: UserRow, now = Date.now()): UsageInfo {
-  const left = trafficLeft(ctx, user, now);
+export function usageInfo(user: UserRow, left: TrafficLeft, now = Date.now()): UsageInfo {
   const used = Math.max(0, user.spend_traffic);
   return {
     upload: 0,
@@ -106,10 +106,10 @@ export function subscriptionProxies(
   user: UserRow,
   format: Format,
   now = Date.now(),
+  left = trafficLeft(ctx, user, now),
 ): { proxies: ProxyEntry[]; notice: string | null } {
   const notice = (message: string) => ({ proxies: [noticeProxy(message)], notice: message });
   if (user.disabled) return notice(Notice.disabled);
-  const left = trafficLeft(ctx, user, now);
   if (left.quota <= 0 && left.permanent <= 0) return notice(Notice.noTraffic);
   const all = visibleLineProxies(ctx, user, now);
   if (all.length === 0) return notice(Notice.noLines);
@@ -144,8 +144,9 @@ export function renderSubscription(
   request: SubscriptionRequest,
   now = Date.now(),
 ): SubscriptionFile {
-  const { proxies, notice } = subscriptionProxies(ctx, user, request.format, now);
-  const usage = usageInfo(ctx, user, now);
+  const left = trafficLeft(ctx, user, now);
+  const { proxies, notice } = subscriptionProxies(ctx, user, request.format, now, left);
+  const usage = usageInfo(user, left, now);
   const rendered = RENDERERS[request.format]({
     proxies,
     notice,
