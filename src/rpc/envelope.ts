@@ -4,13 +4,18 @@ const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const decoder = new TextDecoder("utf-8", { fatal: true });
 const encoder = new TextEncoder();
 
-export function toBase64Json(value: unknown): string {
-  const bytes = encoder.encode(JSON.stringify(value));
+/** Standard base64 of the UTF-8 bytes of `text`, in the browser as on the server. */
+export function utf8ToBase64(text: string): string {
+  const bytes = encoder.encode(text);
   let binary = "";
   for (let i = 0; i < bytes.length; i += 0x8000) {
     binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
   }
   return btoa(binary);
+}
+
+export function toBase64Json(value: unknown): string {
+  return utf8ToBase64(JSON.stringify(value));
 }
 
 export type DecodeResult = { ok: true; value: unknown } | { ok: false; reason: string };

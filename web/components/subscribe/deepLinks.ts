@@ -1,4 +1,5 @@
 /** One-click import links (docs/subscription-formats.md §5). */
+import { utf8ToBase64 } from "../../../src/rpc/envelope.ts";
 
 export type DeepLinkKind =
   | "clash"
@@ -13,9 +14,7 @@ export type DeepLinkKind =
 
 /** base64url without padding of the UTF-8 bytes, as Shadowrocket's `sub://` wants it. */
 export function base64url(text: string): string {
-  let binary = "";
-  for (const byte of new TextEncoder().encode(text)) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  return utf8ToBase64(text).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
 }
 
 /** The link that opens the app and adds the subscription `url` under `name`. */
