@@ -52,6 +52,23 @@ export type Measured = LoadResult & { serverCpuUsPerRequest: number };
 export type LoadRequest = Omit<LoadSpec, "host" | "port" | "startAt">;
 
 /** The answer a measured request got, to be served again by the baseline. */
+/** Medians of ferry's and the bare baseline's rounds, and the throughput ratio the goals are set on. */
+export function compareRuns(ferryRuns: Measured[], bareRuns: Measured[]) {
+  const ferryRps = median(ferryRuns.map((r) => r.rps));
+  const bareRps = median(bareRuns.map((r) => r.rps));
+  return {
+    ferryRps,
+    bareRps,
+    ratio: ferryRps / bareRps,
+    ferryP50Ms: median(ferryRuns.map((r) => r.p50)),
+    ferryP99Ms: median(ferryRuns.map((r) => r.p99)),
+    bareP50Ms: median(bareRuns.map((r) => r.p50)),
+    bareP99Ms: median(bareRuns.map((r) => r.p99)),
+    ferryCpuUsPerRequest: median(ferryRuns.map((r) => r.serverCpuUsPerRequest)),
+    bareCpuUsPerRequest: median(bareRuns.map((r) => r.serverCpuUsPerRequest)),
+  };
+}
+
 export interface Answer {
   status: number;
   headers: [string, string][];

@@ -30,7 +30,7 @@ import { saveLine } from "../../src/modules/line/service.ts";
 import { transformPassword } from "../../src/modules/user/password.ts";
 import { createUser } from "../../src/modules/user/service.ts";
 import { type Client, subscriptionUrl } from "../../src/subscription/clients.ts";
-import { answerOf, Bench, freePort, type Measured, median, numberFlag } from "./common.ts";
+import { answerOf, Bench, compareRuns, freePort, type Measured, numberFlag } from "./common.ts";
 
 const argv = process.argv.slice(2);
 const options = {
@@ -157,21 +157,12 @@ function proxyCount(client: Client, body: string): number {
 
 const bench = new Bench(log);
 
-interface FormatResult {
+type FormatResult = {
   client: Client;
   bodyBytes: number;
   proxies: number;
-  ferryRps: number;
-  bareRps: number;
-  ratio: number;
   goal: number;
-  ferryP50Ms: number;
-  ferryP99Ms: number;
-  bareP50Ms: number;
-  bareP99Ms: number;
-  ferryCpuUsPerRequest: number;
-  bareCpuUsPerRequest: number;
-}
+} & ReturnType<typeof compareRuns>;
 
 try {
   bench.prepareExecutable(options.build);
@@ -226,25 +217,13 @@ try {
     }
   }
 
-  const results: FormatResult[] = targets.map(({ client, answer, ferryRuns, bareRuns }) => {
-    const ferryRps = median(ferryRuns.map((r) => r.rps));
-    const bareRps = median(bareRuns.map((r) => r.rps));
-    return {
-      client,
-      bodyBytes: Buffer.byteLength(answer.body),
-      proxies: proxyCount(client, answer.body),
-      ferryRps,
-      bareRps,
-      ratio: ferryRps / bareRps,
-      goal: GOAL,
-      ferryP50Ms: median(ferryRuns.map((r) => r.p50)),
-      ferryP99Ms: median(ferryRuns.map((r) => r.p99)),
-      bareP50Ms: median(bareRuns.map((r) => r.p50)),
-      bareP99Ms: median(bareRuns.map((r) => r.p99)),
-      ferryCpuUsPerRequest: median(ferryRuns.map((r) => r.serverCpuUsPerRequest)),
-      bareCpuUsPerRequest: median(bareRuns.map((r) => r.serverCpuUsPerRequest)),
-    };
-  });
+  const results: FormatResult[] = targets.map(({ client, answer, ferryRuns, bareRuns }) => ({
+    client,
+    bodyBytes: Buffer.byteLength(answer.body),
+    proxies: proxyCount(client, answer.body),
+    goal: GOAL,
+    ...compareRuns(ferryRuns, bareRuns),
+  }));
 
   const summary = {
     lines: lineCount,

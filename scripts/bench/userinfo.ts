@@ -20,7 +20,16 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { transformPassword } from "../../src/modules/user/password.ts";
 import { fromBase64Json, toBase64Json } from "../../src/rpc/envelope.ts";
-import { answerOf, Bench, freePort, type Measured, median, numberFlag, rssMegabytes } from "./common.ts";
+import {
+  answerOf,
+  Bench,
+  compareRuns,
+  freePort,
+  type Measured,
+  median,
+  numberFlag,
+  rssMegabytes,
+} from "./common.ts";
 
 const argv = process.argv.slice(2);
 const flag = (name: string, fallback: number) => numberFlag(argv, name, fallback);
@@ -136,9 +145,7 @@ try {
   }
   const loadedRss = rssMegabytes(ferry.pid);
 
-  const ferryRps = median(ferryRuns.map((r) => r.rps));
-  const bareRps = median(bareRuns.map((r) => r.rps));
-  const ratio = ferryRps / bareRps;
+  const compared = compareRuns(ferryRuns, bareRuns);
   const summary = {
     executable: {
       path: "dist/ferry",
@@ -150,16 +157,8 @@ try {
       connections: options.connections,
       seconds: options.durationMs / 1000,
       rounds: options.rounds,
-      ferryRps,
-      bareRps,
-      ratio,
       goal: GOAL,
-      ferryP50Ms: median(ferryRuns.map((r) => r.p50)),
-      ferryP99Ms: median(ferryRuns.map((r) => r.p99)),
-      bareP50Ms: median(bareRuns.map((r) => r.p50)),
-      bareP99Ms: median(bareRuns.map((r) => r.p99)),
-      ferryCpuUsPerRequest: median(ferryRuns.map((r) => r.serverCpuUsPerRequest)),
-      bareCpuUsPerRequest: median(bareRuns.map((r) => r.serverCpuUsPerRequest)),
+      ...compared,
       ferryRssAfterLoadMb: loadedRss,
     },
   };
