@@ -25,8 +25,7 @@ import {
 const notFound = () => new Response(null, { status: 404 });
 
 /** The file's URL as the client sees it (behind a trusted proxy, the public origin). */
-function publicUrl(app: AppContext, request: Request): string {
-  const url = new URL(request.url);
+function publicUrl(app: AppContext, request: Request, url: URL): string {
   return `${requestOrigin({ app, request })}${url.pathname}${url.search}`;
 }
 
@@ -37,8 +36,9 @@ export function subscriptionRoutes(app: AppContext) {
       refreshDataVersion(app.db);
       const userId = params.userId.toLowerCase();
       const userkey = params.userkey.toLowerCase();
-      const url = publicUrl(app, request);
-      const query = new URL(request.url).searchParams;
+      const requested = new URL(request.url);
+      const url = publicUrl(app, request, requested);
+      const query = requested.searchParams;
       const format = formatFor(params.client, request.headers.get("user-agent") ?? "", query.get("flag"));
       // The key holds the userkey, so a hit proves the key as the lookup would; any write clears it.
       const served = app.cache.subscriptions.get(`${userId}|${userkey}|${format}|${url}`, () => {
@@ -53,11 +53,12 @@ export function subscriptionRoutes(app: AppContext) {
     .get("/user/getUserAllURL", ({ request }) => {
       const user = resolveSession(app, sessionToken(request));
       if (!user) return new Response(null, { status: 302, headers: { location: "/#/login" } });
-      const type = new URL(request.url).searchParams.get("type");
+      const requested = new URL(request.url);
+      const type = requested.searchParams.get("type");
       const format: Format = type === "ssr" ? "ssr" : "v2ray";
       const file = renderSubscription(app, user, {
         format,
-        url: publicUrl(app, request),
+        url: publicUrl(app, request, requested),
         title: SITE_TITLE,
         query: new URLSearchParams({ base64: "0" }),
       });
