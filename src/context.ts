@@ -1,6 +1,7 @@
 import type { Db } from "./db/db.ts";
 import { ReadCache } from "./db/read-cache.ts";
 import { Mailer } from "./mail/mailer.ts";
+import { AliveIps } from "./modules/node/service.ts";
 import { SettingsStore } from "./modules/settings/service.ts";
 import type { PermissionGrant } from "./modules/user/schema.ts";
 import type { UserRow } from "./modules/user/service.ts";
@@ -20,6 +21,8 @@ export interface AppContext {
     /** Subscriptions ready to send, by user, key, format and URL (null: no such user or key). */
     subscriptions: ReadCache<ServedSubscription>;
   };
+  /** Online IPs nodes report, for device limits (node API alive / alivelist). */
+  aliveIps: AliveIps;
   /** Trust X-Forwarded-For / X-Forwarded-Proto from a reverse proxy in front of ferry. */
   trustProxy: boolean;
 }
@@ -42,6 +45,7 @@ export function createContext(db: Db, options: ContextOptions = {}): AppContext 
       permissions: new ReadCache(db),
       subscriptions: new ReadCache(db, 5_000),
     },
+    aliveIps: new AliveIps(),
     trustProxy: options.trustProxy ?? false,
   };
 }

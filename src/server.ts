@@ -10,6 +10,7 @@ import { entryCalls } from "./modules/entry/routes.ts";
 import { errorCalls } from "./modules/errors/routes.ts";
 import { recordError } from "./modules/errors/service.ts";
 import { lineCalls } from "./modules/line/routes.ts";
+import { nodeRoutes } from "./modules/node/routes.ts";
 import { noticeCalls } from "./modules/notice/routes.ts";
 import { orderCalls } from "./modules/order/routes.ts";
 import { permissionCalls } from "./modules/permission/routes.ts";
@@ -132,6 +133,7 @@ export function buildApp(app: AppContext) {
     .use(accountRoutes(app))
     .use(paymentRoutes(app))
     .use(subscriptionRoutes(app))
+    .use(nodeRoutes(app))
     .use(callRouter)
     .post("/api/*", ({ request, path }) => unknownCall(app, request, path), { parse: "none" })
     .get("/", ({ request }) =>

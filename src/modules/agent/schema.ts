@@ -64,6 +64,12 @@ export interface Agent {
   status: boolean;
   agent_version: string;
   updateConfigTimes: number;
+  /** The node's integer id for the node API and its install command. */
+  nodeNo: number;
+  /** When the node last called the node API (ms; 0 = never). */
+  lastSeenTime: number;
+  /** Users with traffic in the node's last report. */
+  onlineUsers: number;
   /** Latency from the panel in ms; 0 = not measured yet. */
   speed: number;
 }

@@ -39,6 +39,10 @@ export interface AgentRow {
   update_config_times: number;
   speed: number;
   create_time: number;
+  /** The node's integer id on the node API (UniProxy `node_id`). */
+  node_no: number;
+  last_push_time: number;
+  online_users: number;
 }
 
 /** A node counts as normal while it was heard from within this many update intervals (issue 5). */
@@ -75,6 +79,9 @@ export function toAgent(row: AgentRow, updateSeconds: number, now = Date.now()):
     status: agentStatus(row, updateSeconds, now),
     agent_version: row.agent_version,
     updateConfigTimes: row.update_config_times,
+    nodeNo: row.node_no,
+    lastSeenTime: row.last_seen_time,
+    onlineUsers: row.online_users,
     speed: row.speed,
   };
 }

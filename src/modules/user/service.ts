@@ -19,6 +19,8 @@ export interface UserRow {
   icon: string;
   userkey: string;
   proxy_secret: string;
+  /** The user's integer id on the node API (UniProxy). */
+  node_uid: number;
   scale: number;
   channel_code: string;
   paid_user: number;

@@ -1,0 +1,140 @@
+/**
+ * The node API, compatible with V2Board / Xboard "UniProxy" (node-protocol.md §1): nodes poll it,
+ * the panel never dials in for it. Every call carries `token`, `node_id` and `node_type` as query
+ * parameters; the token is the node's own (agents.api_token), not one shared secret.
+ *   GET  config     the node's settings (+ ETag, 304 on If-None-Match)
+ *   GET  user       {users:[{id, uuid, speed_limit, device_limit}]} (+ ETag / 304)
+ *   POST push       {userNo:[upload, download]}; X-Request-Id makes a resend a no-op;
+ *                   ?inbound=<tag> charges at that inbound's line scale
+ *   POST alive      {userNo:[ip, …]}          GET alivelist → {alive:{userNo: count}}
+ *   POST status     cpu / mem / disk figures (accepted, not stored)
+ */
+import { Elysia } from "elysia";
+import type { AppContext } from "../../context.ts";
+import { recordError } from "../errors/service.ts";
+import { applyNodeReport } from "../traffic/charge.ts";
+import {
+  agentVersionFrom,
+  authenticateNode,
+  countConfigUpdate,
+  isNodeType,
+  type NodeType,
+  nodeConfig,
+  nodeUsers,
+  touchNode,
+} from "./service.ts";
+
+const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
+  new Response(JSON.stringify(body), {
+    status,
+    headers: { "content-type": "application/json", "cache-control": "no-store", ...headers },
+  });
+
+const refuse = (status: number, message: string) => json(status, { message });
+
+/** sha1 of the exact body, quoted; If-None-Match containing it gets 304 (Xboard's rule). */
+function withEtag(request: Request, body: string): { response: Response; changed: boolean } {
+  const etag = new Bun.CryptoHasher("sha1").update(body).digest("hex");
+  if ((request.headers.get("if-none-match") ?? "").includes(etag)) {
+    return { response: new Response(null, { status: 304, headers: { etag: `"${etag}"` } }), changed: false };
+  }
+  return {
+    response: new Response(body, {
+      headers: { "content-type": "application/json", etag: `"${etag}"`, "cache-control": "no-store" },
+    }),
+    changed: true,
+  };
+}
+
+async function readJson(request: Request): Promise<unknown> {
+  try {
+    return await request.json();
+  } catch {
+    return undefined;
+  }
+}
+
+export function nodeRoutes(app: AppContext) {
+  /** The calling node, or the refusal to send. */
+  function caller(request: Request) {
+    const query = new URL(request.url).searchParams;
+    const token = query.get("token") ?? "";
+    const nodeId = query.get("node_id") ?? "";
+    const type = (query.get("node_type") ?? "").toLowerCase();
+    if (!token || !nodeId) return { refusal: refuse(422, "token and node_id are required") };
+    if (!isNodeType(type)) return { refusal: refuse(400, `unknown node_type ${type}`) };
+    const row = authenticateNode(app, nodeId, token);
+    if (!row) return { refusal: refuse(403, "token is error") };
+    touchNode(app, row, agentVersionFrom(request.headers.get("user-agent") ?? ""));
+    return { row, type: type as NodeType, query };
+  }
+
+  return new Elysia({ prefix: "/api/v1/server/UniProxy" })
+    .get("/config", ({ request }) => {
+      const call = caller(request);
+      if ("refusal" in call) return call.refusal;
+      const config = nodeConfig(app, call.row, call.type);
+      if (!config) return refuse(400, "Server does not exist");
+      const { response, changed } = withEtag(request, JSON.stringify(config));
+      if (changed) countConfigUpdate(app, call.row.id);
+      return response;
+    })
+    .get("/user", ({ request }) => {
+      const call = caller(request);
+      if ("refusal" in call) return call.refusal;
+      const { response, changed } = withEtag(request, JSON.stringify({ users: nodeUsers(app, call.row.id) }));
+      if (changed) countConfigUpdate(app, call.row.id);
+      return response;
+    })
+    .post(
+      "/push",
+      async ({ request }) => {
+        const call = caller(request);
+        if ("refusal" in call) return call.refusal;
+        const body = await readJson(request);
+        if (!body || typeof body !== "object" || Array.isArray(body))
+          return refuse(400, "push body must be an object");
+        const reportId = request.headers.get("x-request-id")?.slice(0, 100) || null;
+        try {
+          const result = applyNodeReport(app, {
+            agentId: call.row.id,
+            reportId,
+            inbound: call.query.get("inbound"),
+            usage: body,
+            now: Date.now(),
+          });
+          return json(200, { status: "success", message: "操作成功", data: true, error: null, ...result });
+        } catch (error) {
+          // Not acknowledged: the agent keeps the report and sends it again.
+          recordError(app.db, "node push", error);
+          return refuse(500, "push not applied");
+        }
+      },
+      { parse: "none" },
+    )
+    .post(
+      "/alive",
+      async ({ request }) => {
+        const call = caller(request);
+        if ("refusal" in call) return call.refusal;
+        app.aliveIps.report(call.row.id, await readJson(request));
+        return json(200, { data: true });
+      },
+      { parse: "none" },
+    )
+    .get("/alivelist", ({ request }) => {
+      const call = caller(request);
+      if ("refusal" in call) return call.refusal;
+      return json(200, { alive: app.aliveIps.counts() });
+    })
+    .post(
+      "/status",
+      async ({ request }) => {
+        const call = caller(request);
+        if ("refusal" in call) return call.refusal;
+        await readJson(request);
+        return json(200, { data: true, code: 0, message: "success" });
+      },
+      { parse: "none" },
+    );
+}

@@ -1,0 +1,285 @@
+/**
+ * The node API's data (node-protocol.md §1, issue 5): which node is calling, what it serves, which
+ * users it admits, and the online IPs nodes report for device limits.
+ */
+import { timingSafeEqual } from "node:crypto";
+import type { AppContext } from "../../context.ts";
+import { businessDay } from "../../lib/time.ts";
+import { DEFAULT_DAILY_LIMIT } from "../../lib/traffic.ts";
+import { type CoreAgent, INBOUND_TAG } from "../../node/core-config.ts";
+import type { AgentRow } from "../agent/service.ts";
+import { type LineProtocol, PORT_OFFSET } from "../line/schema.ts";
+
+/** The agent's own node type: the whole node (every inbound) in one config. */
+export const FERRY_NODE_TYPE = "ferry";
+
+/** UniProxy node types (with their aliases) and the line protocol each maps to on our nodes. */
+const UNIPROXY_TYPES: Record<string, readonly LineProtocol[]> = {
+  vmess: ["vmesh_tcp", "vmesh_ws"],
+  v2ray: ["vmesh_tcp", "vmesh_ws"],
+  shadowsocks: ["ss", "compat"],
+  vless: ["reality"],
+  hysteria: ["h2"],
+  hysteria2: ["h2"],
+};
+
+export type NodeType = typeof FERRY_NODE_TYPE | keyof typeof UNIPROXY_TYPES;
+
+export function isNodeType(value: string): value is NodeType {
+  return value === FERRY_NODE_TYPE || Object.hasOwn(UNIPROXY_TYPES, value);
+}
+
+/** The node a call is from: `node_id` is its integer id (or its _id) and `token` its own API token. */
+export function authenticateNode(ctx: AppContext, nodeId: string, token: string): AgentRow | null {
+  const row = /^\d{1,15}$/.test(nodeId)
+    ? ctx.db.query<AgentRow, [number]>("SELECT * FROM agents WHERE node_no = ?").get(Number(nodeId))
+    : ctx.db.query<AgentRow, [string]>("SELECT * FROM agents WHERE id = ?").get(nodeId.toLowerCase());
+  if (!row) return null;
+  const expected = Buffer.from(row.api_token);
+  const given = Buffer.from(token);
+  return given.length === expected.length && timingSafeEqual(given, expected) ? row : null;
+}
+
+/** Version the calling agent runs: `ferry-agent/<v>` from our agent, else the client's User-Agent. */
+export function agentVersionFrom(userAgent: string): string {
+  const ours = /^ferry-agent\/(\S+)/.exec(userAgent);
+  return (ours?.[1] ?? userAgent).slice(0, 40);
+}
+
+/** A call from the node: it is alive, and this is the version it runs. */
+export function touchNode(ctx: AppContext, row: AgentRow, version: string, now = Date.now()) {
+  if (now - row.last_seen_time < 1000 && row.agent_version === version) return;
+  ctx.db
+    .query("UPDATE agents SET last_seen_time = ?, agent_version = ? WHERE id = ?")
+    .run(now, version, row.id);
+}
+
+/** The node received a changed config or user list (seed 001 §2.3 update count). */
+export function countConfigUpdate(ctx: AppContext, agentId: string) {
+  ctx.db.query("UPDATE agents SET update_config_times = update_config_times + 1 WHERE id = ?").run(agentId);
+}
+
+export function clearUpdateCounts(ctx: AppContext) {
+  ctx.db.query("UPDATE agents SET update_config_times = 0").run();
+}
+
+interface NodeLine {
+  protocol: LineProtocol;
+}
+
+function nodeLines(ctx: AppContext, agentId: string): NodeLine[] {
+  return ctx.db
+    .query<NodeLine, [string]>(
+      "SELECT DISTINCT protocol FROM agent_lines WHERE agent_id = ? ORDER BY protocol",
+    )
+    .all(agentId);
+}
+
+const CORE_COLUMNS = [
+  "type",
+  "ip",
+  "host",
+  "port",
+  "ss_method",
+  "ws_path",
+  "reality_private_key",
+  "reality_short_id",
+  "hy2_obfs_password",
+  "ss_server_key",
+] as const satisfies readonly (keyof CoreAgent)[];
+
+/** What our agent needs to render the core's config (secrets included: it is the node's own). */
+export interface FerryNodeConfig {
+  protocol: typeof FERRY_NODE_TYPE;
+  node_id: number;
+  name: string;
+  ctrl_port: number;
+  node: CoreAgent;
+  lines: NodeLine[];
+  /** Inbound tags, so the agent can label its reports. */
+  inbounds: string[];
+  base_config: { push_interval: number; pull_interval: number };
+}
+
+function baseConfig(ctx: AppContext) {
+  return {
+    push_interval: ctx.settings.get("trafficStasticDuration"),
+    pull_interval: ctx.settings.get("updateV2rayDuration"),
+  };
+}
+
+/**
+ * The `config` answer. For `ferry` the whole node; for a UniProxy type the one inbound of that
+ * protocol in Xboard's shape (node-protocol.md §1.3), or null when the node serves none.
+ */
+export function nodeConfig(ctx: AppContext, row: AgentRow, type: NodeType): object | null {
+  const lines = nodeLines(ctx, row.id);
+  if (type === FERRY_NODE_TYPE) {
+    const node = Object.fromEntries(
+      CORE_COLUMNS.map((column) => [column, row[column]]),
+    ) as unknown as CoreAgent;
+    const config: FerryNodeConfig = {
+      protocol: FERRY_NODE_TYPE,
+      node_id: row.node_no,
+      name: row.name,
+      ctrl_port: row.ctrl_port,
+      node,
+      lines,
+      inbounds: [...new Set(lines.map((line) => INBOUND_TAG[line.protocol]))],
+      base_config: baseConfig(ctx),
+    };
+    return config;
+  }
+  const wanted = UNIPROXY_TYPES[type] ?? [];
+  const protocol = wanted.find((candidate) => lines.some((line) => line.protocol === candidate));
+  if (!protocol) return null;
+  return uniproxyConfig(ctx, row, protocol);
+}
+
+function uniproxyConfig(ctx: AppContext, row: AgentRow, protocol: LineProtocol): object {
+  const common = {
+    listen_ip: "0.0.0.0",
+    server_port: row.port + PORT_OFFSET[protocol],
+    base_config: baseConfig(ctx),
+  };
+  switch (protocol) {
+    case "vmesh_tcp":
+      return { protocol: "vmess", ...common, network: "tcp", networkSettings: null, tls: 0, multiplex: null };
+    case "vmesh_ws": {
+      const networkSettings = { path: row.ws_path, headers: { Host: row.host || row.ip } };
+      return { protocol: "vmess", ...common, network: "ws", networkSettings, tls: 0, multiplex: null };
+    }
+    case "ss":
+    case "compat":
+      return {
+        protocol: "shadowsocks",
+        ...common,
+        network: null,
+        networkSettings: null,
+        cipher: row.ss_method,
+        plugin: null,
+        plugin_opts: null,
+        server_key: row.ss_method.startsWith("2022-") ? row.ss_server_key : null,
+      };
+    case "reality": {
+      const tls_settings = {
+        server_name: row.host,
+        server_port: "443",
+        public_key: row.reality_public_key,
+        private_key: row.reality_private_key,
+        short_id: row.reality_short_id,
+        allow_insecure: false,
+      };
+      return {
+        protocol: "vless",
+        ...common,
+        network: "tcp",
+        networkSettings: null,
+        network_settings: null,
+        tls: 2,
+        flow: "xtls-rprx-vision",
+        decryption: null,
+        tls_settings,
+        multiplex: null,
+      };
+    }
+    case "h2":
+      return {
+        protocol: "hysteria",
+        ...common,
+        network: null,
+        networkSettings: null,
+        version: 2,
+        host: row.host,
+        server_name: row.host,
+        tls_settings: { server_name: row.host, allow_insecure: false },
+        up_mbps: 0,
+        down_mbps: 0,
+        obfs: "salamander",
+        "obfs-password": row.hy2_obfs_password,
+      };
+  }
+}
+
+export interface NodeUser {
+  id: number;
+  uuid: string;
+  speed_limit: null;
+  device_limit: null;
+}
+
+/**
+ * The users a node admits: not disabled, with permanent traffic or today's time-package quota
+ * left, and able to see at least one of the node's lines (the subscription's visibility rule).
+ */
+export function nodeUsers(ctx: AppContext, agentId: string, now = Date.now()): NodeUser[] {
+  const today = businessDay(now, ctx.settings.get("timezone"));
+  return ctx.db
+    .query<NodeUser, [string, number, number, string]>(
+      `SELECT u.node_uid AS id, u.proxy_secret AS uuid, NULL AS speed_limit, NULL AS device_limit
+       FROM users u
+       WHERE u.disabled = 0
+         AND (u.traffic > 0 OR (u.vip_expire_time > ?2
+           AND COALESCE(u.daily_limit, ?3) > CASE WHEN u.daily_usage_day = ?4 THEN u.daily_usage ELSE 0 END))
+         AND EXISTS (
+           SELECT 1 FROM agent_lines l
+           WHERE l.agent_id = ?1 AND l.public = 1
+             AND NOT (l.disable_for_agency = 1 AND u.is_agency = 1)
+             AND (l.permission_require IS NULL OR EXISTS (
+               SELECT 1 FROM user_permissions p
+               WHERE p.user_id = u.id AND p.permission_id = l.permission_require AND p.expire_time > ?2)))
+       ORDER BY u.node_uid`,
+    )
+    .all(agentId, now, DEFAULT_DAILY_LIMIT, today);
+}
+
+/** How long a reported online IP counts (Xboard: 300 s). */
+const ALIVE_TTL_MS = 300_000;
+
+/**
+ * Online IPs per user across nodes, for device limits (node-protocol.md §1.6). Kept in memory:
+ * they expire within minutes and a panel restart simply waits for the next reports.
+ */
+export class AliveIps {
+  /** userNo → "agentId|ip" → expiry */
+  private readonly seen = new Map<number, Map<string, number>>();
+
+  /** Replaces what this node reported before for each user it names. */
+  report(agentId: string, body: unknown, now = Date.now()) {
+    if (!body || typeof body !== "object" || Array.isArray(body)) return;
+    for (const [key, ips] of Object.entries(body)) {
+      const userNo = Number(key);
+      if (!Number.isSafeInteger(userNo) || !Array.isArray(ips)) continue;
+      const entries = this.seen.get(userNo) ?? new Map<string, number>();
+      for (const name of entries.keys()) if (name.startsWith(`${agentId}|`)) entries.delete(name);
+      for (const ip of ips.slice(0, 256)) {
+        if (typeof ip !== "string") continue;
+        entries.set(`${agentId}|${stripPort(ip)}`, now + ALIVE_TTL_MS);
+      }
+      this.seen.set(userNo, entries);
+    }
+  }
+
+  /** Distinct IPs seen per user within the TTL, across all nodes. */
+  counts(now = Date.now()): Record<string, number> {
+    const counts: Record<string, number> = {};
+    for (const [userNo, entries] of this.seen) {
+      const ips = new Set<string>();
+      for (const [name, expiry] of entries) {
+        if (expiry <= now) entries.delete(name);
+        else ips.add(name.slice(name.indexOf("|") + 1));
+      }
+      if (ips.size > 0) counts[userNo] = ips.size;
+      else this.seen.delete(userNo);
+    }
+    return counts;
+  }
+}
+
+/** "1.2.3.4:5678" → "1.2.3.4", "[::1]:80" → "::1" (Xboard strips ports and brackets). */
+function stripPort(ip: string): string {
+  const bracketed = /^\[([^\]]+)\](?::\d+)?$/.exec(ip);
+  if (bracketed?.[1]) return bracketed[1];
+  const v4 = /^(\d{1,3}(?:\.\d{1,3}){3}):\d+$/.exec(ip);
+  return (v4?.[1] ?? ip).slice(0, 64);
+}

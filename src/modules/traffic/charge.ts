@@ -1,0 +1,255 @@
+/**
+ * Charging node traffic (DESIGN §7, issue 5). A node report `{user: [upload, download]}` is
+ * scaled, taken from today's time-package quota and then from permanent traffic, and written in
+ * one transaction to the users, their spend record of the day (the traffic ledger), the per-day
+ * usage statistics and the heat of the lines the traffic went through. A report id is applied once.
+ */
+import type { AppContext } from "../../context.ts";
+import { tx } from "../../db/db.ts";
+import { businessDay, DAY_MS } from "../../lib/time.ts";
+import { DEFAULT_DAILY_LIMIT, MB } from "../../lib/traffic.ts";
+import { INBOUND_TAG } from "../../node/core-config.ts";
+import type { LineProtocol } from "../line/schema.ts";
+
+/** The multipliers one report is charged with. */
+export interface ChargeScales {
+  /** The line's scale (the lowest among the node's lines sharing the inbound, docs/decisions.md). */
+  line: number;
+  /** traffic_spend_scale: downloads. */
+  download: number;
+  /** upload_traffic_spend_scale: uploads. */
+  upload: number;
+  /** minestTrafficSpend in bytes: the least a user who moved anything pays per report. */
+  minimum: number;
+}
+
+/** Bytes charged for one user's raw upload and download. */
+export function chargeFor(upload: number, download: number, userScale: number, scales: ChargeScales): number {
+  if (upload + download <= 0) return 0;
+  const scaled = Math.round((upload * scales.upload + download * scales.download) * scales.line * userScale);
+  return Math.max(scaled, scales.minimum);
+}
+
+/** The balance columns charging reads. */
+export interface ChargedUser {
+  traffic: number;
+  spend_traffic: number;
+  vip_expire_time: number;
+  daily_limit: number | null;
+  daily_usage: number;
+  daily_usage_day: string;
+}
+
+export interface ChargeSplit {
+  /** The business day the charge belongs to. */
+  day: string;
+  fromQuota: number;
+  fromPermanent: number;
+  /** What found neither quota nor permanent traffic left. */
+  overdraft: number;
+  /** Today's time-package usage after the charge. */
+  dailyUsage: number;
+}
+
+/**
+ * Takes a charge from today's quota (while the time package runs, to the millisecond) and then
+ * from permanent traffic. The quota restarts at each business day's start.
+ */
+export function splitCharge(user: ChargedUser, charge: number, now: number, timeZone: string): ChargeSplit {
+  const day = businessDay(now, timeZone);
+  const usedToday = user.daily_usage_day === day ? user.daily_usage : 0;
+  const quotaLeft =
+    user.vip_expire_time > now ? Math.max(0, (user.daily_limit ?? DEFAULT_DAILY_LIMIT) - usedToday) : 0;
+  const fromQuota = Math.min(charge, quotaLeft);
+  const fromPermanent = Math.min(charge - fromQuota, Math.max(0, user.traffic));
+  return {
+    day,
+    fromQuota,
+    fromPermanent,
+    overdraft: charge - fromQuota - fromPermanent,
+    dailyUsage: usedToday + fromQuota,
+  };
+}
+
+export interface NodeReport {
+  agentId: string;
+  /** The agent's id for this report; a report seen before is not applied again. Null: no dedupe. */
+  reportId: string | null;
+  /** The inbound the traffic went through (INBOUND_TAG); null charges at the node's lowest line scale. */
+  inbound: string | null;
+  /** The push body as received; see cleanUsage. */
+  usage: unknown;
+  now: number;
+}
+
+export interface ReportResult {
+  duplicate: boolean;
+  /** Users charged (known users with traffic in the report). */
+  users: number;
+  /** Bytes charged in total. */
+  charged: number;
+}
+
+/** Reports older than this are forgotten; an agent gives up resending long before. */
+const REPORT_ID_DAYS = 30;
+
+/**
+ * The push body `{userNo: [upload, download]}` (keys are users.node_uid). Only 2-element arrays of
+ * non-negative integers count, as Xboard does; the rest is ignored.
+ */
+export function cleanUsage(body: unknown): Map<number, [number, number]> {
+  const usage = new Map<number, [number, number]>();
+  if (!body || typeof body !== "object" || Array.isArray(body)) return usage;
+  for (const [key, value] of Object.entries(body)) {
+    const userNo = Number(key);
+    if (!Number.isSafeInteger(userNo) || userNo <= 0 || !Array.isArray(value) || value.length !== 2) continue;
+    const [up, down] = value as unknown[];
+    if (!isByteCount(up) || !isByteCount(down) || up + down === 0) continue;
+    const previous = usage.get(userNo);
+    usage.set(userNo, previous ? [previous[0] + up, previous[1] + down] : [up, down]);
+  }
+  return usage;
+}
+
+const isByteCount = (value: unknown): value is number =>
+  typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+
+/** The node's lines served by the inbound (all the node's lines when it is null or unknown). */
+function inboundLines(ctx: AppContext, agentId: string, inbound: string | null) {
+  const lines = ctx.db
+    .query<{ id: string; protocol: LineProtocol; scale: number }, [string]>(
+      "SELECT id, protocol, scale FROM agent_lines WHERE agent_id = ?",
+    )
+    .all(agentId);
+  const served = lines.filter((line) => INBOUND_TAG[line.protocol] === inbound);
+  return served.length > 0 ? served : lines;
+}
+
+export function reportScales(ctx: AppContext, lineScales: number[]): ChargeScales {
+  const settings = ctx.settings.all();
+  return {
+    line: lineScales.length > 0 ? Math.min(...lineScales) : 1,
+    download: settings.traffic_spend_scale,
+    upload: settings.upload_traffic_spend_scale,
+    minimum: Math.round(settings.minestTrafficSpend * MB),
+  };
+}
+
+type UserBalance = ChargedUser & { id: string; node_uid: number; scale: number };
+
+/** One row of the bulk writes, as JSON for json_each (no per-row round trip from JavaScript). */
+type ChargeRow = [
+  userId: string,
+  upload: number,
+  download: number,
+  fromQuota: number,
+  fromPermanent: number,
+  overdraft: number,
+  traffic: number,
+  spend: number,
+  dailyUsage: number,
+];
+
+/** Applies a node report in one transaction; a repeated report id changes nothing. */
+export function applyNodeReport(ctx: AppContext, report: NodeReport): ReportResult {
+  const usage = cleanUsage(report.usage);
+  const { now } = report;
+  const timeZone = ctx.settings.get("timezone");
+  const lines = inboundLines(ctx, report.agentId, report.inbound);
+  const scales = reportScales(
+    ctx,
+    lines.map((line) => line.scale),
+  );
+  const db = ctx.db;
+  return tx(db, () => {
+    if (report.reportId !== null) {
+      const fresh = db
+        .query(
+          "INSERT INTO node_reports (agent_id, report_id, users, create_time) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+        )
+        .run(report.agentId, report.reportId, usage.size, now).changes;
+      if (!fresh) return { duplicate: true, users: 0, charged: 0 };
+      db.query("DELETE FROM node_reports WHERE agent_id = ? AND create_time < ?").run(
+        report.agentId,
+        now - REPORT_ID_DAYS * DAY_MS,
+      );
+    }
+    db.query("UPDATE agents SET last_push_time = ?, last_seen_time = ?, online_users = ? WHERE id = ?").run(
+      now,
+      now,
+      usage.size,
+      report.agentId,
+    );
+    if (usage.size === 0) return { duplicate: false, users: 0, charged: 0 };
+    const users = db
+      .query<UserBalance, [string]>(
+        `SELECT id, node_uid, scale, traffic, spend_traffic, vip_expire_time, daily_limit, daily_usage, daily_usage_day
+         FROM users WHERE node_uid IN (SELECT value FROM json_each(?))`,
+      )
+      .all(JSON.stringify([...usage.keys()]));
+    const rows: ChargeRow[] = [];
+    let day = "";
+    let charged = 0;
+    let carried = 0;
+    for (const user of users) {
+      const [upload, download] = usage.get(user.node_uid) as [number, number];
+      carried += upload + download;
+      const charge = chargeFor(upload, download, user.scale, scales);
+      const split = splitCharge(user, charge, now, timeZone);
+      day = split.day;
+      charged += charge;
+      const paid = split.fromQuota + split.fromPermanent;
+      rows.push([
+        user.id,
+        upload,
+        download,
+        split.fromQuota,
+        split.fromPermanent,
+        split.overdraft,
+        user.traffic - split.fromPermanent,
+        user.spend_traffic + paid,
+        split.dailyUsage,
+      ]);
+    }
+    if (rows.length === 0) return { duplicate: false, users: 0, charged: 0 };
+    writeCharges(ctx, rows, day, now);
+    if (lines.length > 0) {
+      db.query("UPDATE agent_lines SET hot = hot + ? WHERE id IN (SELECT value FROM json_each(?))").run(
+        carried,
+        JSON.stringify(lines.map((line) => line.id)),
+      );
+    }
+    return { duplicate: false, users: rows.length, charged };
+  });
+}
+
+/** Three set-based statements for the whole report: balances, the day's spend records, usage_days. */
+function writeCharges(ctx: AppContext, rows: ChargeRow[], day: string, now: number) {
+  const json = JSON.stringify(rows);
+  const db = ctx.db;
+  db.query(
+    `UPDATE users SET traffic = r.value ->> 6, spend_traffic = r.value ->> 7,
+       daily_usage = r.value ->> 8, daily_usage_day = ?2
+     FROM json_each(?1) r WHERE users.id = r.value ->> 0`,
+  ).run(json, day);
+  // The ledger: one spend record per user and day, kept up to date (traffic_change is what left
+  // permanent traffic, exemption_traffic what the time package covered).
+  db.query(
+    `INSERT INTO traffic_records (user_id, type, desc, traffic_change, exemption_traffic, all_traffic, all_spend, day, update_time)
+     SELECT r.value ->> 0, 'spend', '节点流量', -(r.value ->> 4), r.value ->> 3, r.value ->> 6, r.value ->> 7, ?2, ?3
+     FROM json_each(?1) r WHERE (r.value ->> 3) + (r.value ->> 4) > 0
+     ON CONFLICT (user_id, day) WHERE type = 'spend' DO UPDATE SET
+       traffic_change = traffic_change + excluded.traffic_change,
+       exemption_traffic = exemption_traffic + excluded.exemption_traffic,
+       all_traffic = excluded.all_traffic, all_spend = excluded.all_spend, update_time = excluded.update_time`,
+  ).run(json, day, now);
+  db.query(
+    `INSERT INTO usage_days (day, user_id, upload, download, quota, permanent, overdraft)
+     SELECT ?2, r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3, r.value ->> 4, r.value ->> 5
+     FROM json_each(?1) r WHERE true
+     ON CONFLICT (day, user_id) DO UPDATE SET
+       upload = upload + excluded.upload, download = download + excluded.download,
+       quota = quota + excluded.quota, permanent = permanent + excluded.permanent,
+       overdraft = overdraft + excluded.overdraft`,
+  ).run(json, day);
+}
