@@ -1,0 +1,418 @@
+/**
+ * The charging rule at its boundaries (DESIGN §7, issue 5): scales, upload scale, minimum charge,
+ * quota exactly used up, quota crossing into permanent traffic, expiry during a report, the daily
+ * reset, and applyNodeReport's writes (balances, ledger, usage_days, heat, report ids).
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startTestServer, type TestServer } from "../../../tests/harness.ts";
+import { tx } from "../../db/db.ts";
+import { businessDay, endOfBusinessDay } from "../../lib/time.ts";
+import { DEFAULT_DAILY_LIMIT, GB, MB } from "../../lib/traffic.ts";
+import { newId } from "../../rpc/ids.ts";
+import { agentInput } from "../agent/schema.ts";
+import { saveAgent } from "../agent/service.ts";
+import { changeTraffic } from "../ledger/service.ts";
+import { lineInput } from "../line/schema.ts";
+import { saveLine } from "../line/service.ts";
+import { transformPassword } from "../user/password.ts";
+import { createUser, findUserById, type UserRow } from "../user/service.ts";
+import { applyNodeReport, type ChargedUser, type ChargeScales, chargeFor, splitCharge } from "./charge.ts";
+
+const ZONE = "Asia/Shanghai";
+const UNIT: ChargeScales = { line: 1, download: 1, upload: 1, minimum: 0 };
+/** 2026-11-21 12:00 in Shanghai. */
+const NOON = Date.UTC(2026, 10, 21, 4, 0, 0);
+const TODAY = businessDay(NOON, ZONE);
+
+function balance(fields: Partial<ChargedUser> = {}): ChargedUser {
+  return {
+    traffic: 0,
+    spend_traffic: 0,
+    vip_expire_time: 0,
+    daily_limit: null,
+    daily_usage: 0,
+    daily_usage_day: "",
+    ...fields,
+  };
+}
+
+describe("chargeFor", () => {
+  test("multiplies downloads by the line, user and global scales", () => {
+    expect(chargeFor(0, 1000, 1, UNIT)).toBe(1000);
+    expect(chargeFor(0, 1000, 2, { ...UNIT, line: 1.5, download: 0.5 })).toBe(1500);
+  });
+
+  test("uploads use the upload scale instead of the global download scale", () => {
+    const scales = { ...UNIT, line: 2, download: 3, upload: 0.5 };
+    // (100 × 0.5 + 1000 × 3) × 2 × 1
+    expect(chargeFor(100, 1000, 1, scales)).toBe(6100);
+    expect(chargeFor(100, 0, 1, { ...scales, upload: 0 })).toBe(0);
+  });
+
+  test("rounds to whole bytes", () => {
+    expect(chargeFor(0, 3, 1, { ...UNIT, line: 0.5 })).toBe(2);
+    expect(chargeFor(0, 1, 1, { ...UNIT, download: 0.4 })).toBe(0);
+  });
+
+  test("a user who moved anything pays at least the minimum; no traffic pays nothing", () => {
+    const scales = { ...UNIT, minimum: MB };
+    expect(chargeFor(1, 1, 1, scales)).toBe(MB);
+    expect(chargeFor(0, 2 * MB, 1, scales)).toBe(2 * MB);
+    expect(chargeFor(0, 0, 1, scales)).toBe(0);
+  });
+});
+
+describe("splitCharge", () => {
+  const running = { vip_expire_time: NOON + 3_600_000, daily_limit: 10 * GB };
+
+  test("takes today's quota first and leaves permanent traffic alone while it lasts", () => {
+    const split = splitCharge(balance({ ...running, traffic: 5 * GB }), 3 * GB, NOON, ZONE);
+    expect(split).toEqual({
+      day: TODAY,
+      fromQuota: 3 * GB,
+      fromPermanent: 0,
+      overdraft: 0,
+      dailyUsage: 3 * GB,
+    });
+  });
+
+  test("a charge that uses the quota up exactly takes nothing from permanent traffic", () => {
+    const user = balance({ ...running, traffic: 5 * GB, daily_usage: 4 * GB, daily_usage_day: TODAY });
+    expect(splitCharge(user, 6 * GB, NOON, ZONE)).toMatchObject({
+      fromQuota: 6 * GB,
+      fromPermanent: 0,
+      dailyUsage: 10 * GB,
+    });
+    const usedUp = { ...user, daily_usage: 10 * GB };
+    expect(splitCharge(usedUp, 1, NOON, ZONE)).toMatchObject({ fromQuota: 0, fromPermanent: 1 });
+  });
+
+  test("a charge crossing the quota takes the rest from permanent traffic", () => {
+    const user = balance({ ...running, traffic: 5 * GB, daily_usage: 9 * GB, daily_usage_day: TODAY });
+    expect(splitCharge(user, 3 * GB, NOON, ZONE)).toMatchObject({
+      fromQuota: GB,
+      fromPermanent: 2 * GB,
+      overdraft: 0,
+      dailyUsage: 10 * GB,
+    });
+  });
+
+  test("what neither covers is overdraft, and permanent traffic stops at zero", () => {
+    const split = splitCharge(balance({ traffic: GB }), 3 * GB, NOON, ZONE);
+    expect(split).toMatchObject({ fromQuota: 0, fromPermanent: GB, overdraft: 2 * GB });
+  });
+
+  test("without a set limit the daily quota is 50 GB", () => {
+    const user = balance({ vip_expire_time: NOON + 1, daily_usage: 49 * GB, daily_usage_day: TODAY });
+    expect(splitCharge(user, 2 * GB, NOON, ZONE)).toMatchObject({ fromQuota: GB, overdraft: GB });
+    expect(DEFAULT_DAILY_LIMIT).toBe(50 * GB);
+  });
+
+  test("the time package counts until its expiry, to the millisecond", () => {
+    const user = balance({ traffic: GB, vip_expire_time: NOON, daily_limit: 10 * GB });
+    expect(splitCharge(user, 100, NOON - 1, ZONE)).toMatchObject({ fromQuota: 100, fromPermanent: 0 });
+    expect(splitCharge(user, 100, NOON, ZONE)).toMatchObject({ fromQuota: 0, fromPermanent: 100 });
+  });
+
+  test("the quota restarts at the business day's start", () => {
+    const lastMs = endOfBusinessDay(TODAY, ZONE);
+    const user = balance({
+      vip_expire_time: lastMs + 86_400_000,
+      daily_limit: 10 * GB,
+      daily_usage: 10 * GB,
+      daily_usage_day: TODAY,
+      traffic: 5 * GB,
+    });
+    expect(splitCharge(user, GB, lastMs, ZONE)).toMatchObject({
+      day: TODAY,
+      fromQuota: 0,
+      fromPermanent: GB,
+    });
+    const tomorrow = splitCharge(user, GB, lastMs + 1, ZONE);
+    expect(tomorrow.day).not.toBe(TODAY);
+    expect(tomorrow).toMatchObject({ fromQuota: GB, fromPermanent: 0, dailyUsage: GB });
+  });
+});
+
+describe("applyNodeReport", () => {
+  let server: TestServer;
+  let agentId = "";
+  const lines: Record<string, string> = {};
+
+  beforeAll(async () => {
+    server = await startTestServer();
+    const ctx = server.context;
+    ctx.settings.update({
+      timezone: ZONE,
+      traffic_spend_scale: 1,
+      upload_traffic_spend_scale: 1,
+      minestTrafficSpend: 0,
+    });
+    const agent = saveAgent(
+      ctx,
+      agentInput.parse({
+        name: "香港 01",
+        country: { code: "HK" },
+        type: "v2ray",
+        ip: "203.0.113.7",
+        ctrl_port: 888,
+        zz_port: 20000,
+        port: 10000,
+        public_port: 10000,
+        serverType: "ubuntu_x86",
+      }),
+    );
+    agentId = agent._id;
+    const line = (name: string, protocol: string, scale: number) =>
+      saveLine(ctx, lineInput.parse({ name, agentID: agentId, protocol, bridge: "none", scale }))._id;
+    lines.tcp = line("TCP", "vmesh_tcp", 2);
+    lines.ws = line("WS", "vmesh_ws", 1.5);
+    lines.wsPremium = line("WS 专线", "vmesh_ws", 3);
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  /** A customer whose traffic and time package come through the ledger, as a purchase would. */
+  async function customer({
+    traffic,
+    vip_expire_time,
+    daily_limit,
+    ...fields
+  }: Partial<UserRow> = {}): Promise<UserRow> {
+    const ctx = server.context;
+    const user = await createUser(ctx, {
+      email: `${newId()}@example.com`,
+      passwordDigest: transformPassword("correct-horse-1"),
+    });
+    tx(ctx.db, () =>
+      changeTraffic(ctx.db, {
+        userId: user.id,
+        type: "buy",
+        desc: "测试套餐",
+        traffic,
+        vipExpireTime: vip_expire_time,
+        dailyLimit: daily_limit,
+        now: NOON - 60_000,
+        timeZone: ZONE,
+      }),
+    );
+    const columns = Object.keys(fields);
+    if (columns.length > 0) {
+      ctx.db
+        .query(`UPDATE users SET ${columns.map((c) => `${c} = ?`).join(", ")} WHERE id = ?`)
+        .run(...(Object.values(fields) as (string | number | null)[]), user.id);
+    }
+    return findUserById(ctx, user.id) as UserRow;
+  }
+
+  const reload = (user: UserRow) => findUserById(server.context, user.id) as UserRow;
+  const heat = (lineId: string) =>
+    (server.context.db.query("SELECT hot FROM agent_lines WHERE id = ?").get(lineId) as { hot: number }).hot;
+  const spendRecords = (user: UserRow) =>
+    server.context.db
+      .query<
+        {
+          traffic_change: number;
+          exemption_traffic: number;
+          all_traffic: number;
+          all_spend: number;
+          day: string;
+        },
+        [string]
+      >(
+        "SELECT traffic_change, exemption_traffic, all_traffic, all_spend, day FROM traffic_records WHERE user_id = ? AND type = 'spend'",
+      )
+      .all(user.id);
+  const usageDay = (user: UserRow) =>
+    server.context.db
+      .query("SELECT upload, download, quota, permanent, overdraft FROM usage_days WHERE user_id = ?")
+      .get(user.id);
+  const ledgerSum = (user: UserRow) =>
+    (
+      server.context.db
+        .query("SELECT COALESCE(SUM(traffic_change), 0) AS total FROM traffic_records WHERE user_id = ?")
+        .get(user.id) as { total: number }
+    ).total;
+
+  function report(
+    usage: Record<string, [number, number]>,
+    fields: { inbound?: string | null; reportId?: string | null; now?: number } = {},
+  ) {
+    return applyNodeReport(server.context, {
+      agentId,
+      reportId: fields.reportId === undefined ? newId() : fields.reportId,
+      inbound: fields.inbound === undefined ? "vmesh_tcp" : fields.inbound,
+      usage,
+      now: fields.now ?? NOON,
+    });
+  }
+
+  test("charges permanent traffic at line × user scale and writes ledger, usage and heat", async () => {
+    const user = await customer({ traffic: 10 * GB, scale: 1.5 });
+    const heatBefore = heat(lines.tcp as string);
+    const result = report({ [user.node_uid]: [1000, 100 * MB] });
+    const charge = Math.round((1000 + 100 * MB) * 2 * 1.5);
+    expect(result).toEqual({ duplicate: false, users: 1, charged: charge });
+    const after = reload(user);
+    expect(after.traffic).toBe(10 * GB - charge);
+    expect(after.spend_traffic).toBe(charge);
+    expect(spendRecords(user)).toEqual([
+      {
+        traffic_change: -charge,
+        exemption_traffic: 0,
+        all_traffic: 10 * GB - charge,
+        all_spend: charge,
+        day: TODAY,
+      },
+    ]);
+    expect(usageDay(user)).toEqual({
+      upload: 1000,
+      download: 100 * MB,
+      quota: 0,
+      permanent: charge,
+      overdraft: 0,
+    });
+    expect(heat(lines.tcp as string)).toBe(heatBefore + 1000 + 100 * MB);
+    expect(ledgerSum(after)).toBe(after.traffic);
+  });
+
+  test("the global scales apply: downloads by traffic_spend_scale, uploads by upload_traffic_spend_scale", async () => {
+    const ctx = server.context;
+    ctx.settings.update({ traffic_spend_scale: 1.2, upload_traffic_spend_scale: 0.5 });
+    try {
+      const user = await customer({ traffic: 10 * GB });
+      report({ [user.node_uid]: [10 * MB, 100 * MB] });
+      expect(reload(user).spend_traffic).toBe(Math.round((10 * MB * 0.5 + 100 * MB * 1.2) * 2));
+    } finally {
+      ctx.settings.update({ traffic_spend_scale: 1, upload_traffic_spend_scale: 1 });
+    }
+  });
+
+  test("minestTrafficSpend (MB) is the least a report charges a user who moved anything", async () => {
+    const ctx = server.context;
+    ctx.settings.update({ minestTrafficSpend: 1 });
+    try {
+      const user = await customer({ traffic: 10 * GB });
+      report({ [user.node_uid]: [10, 20] });
+      expect(reload(user).spend_traffic).toBe(MB);
+    } finally {
+      ctx.settings.update({ minestTrafficSpend: 0 });
+    }
+  });
+
+  test("an inbound shared by lines of different scales charges the lowest; heat goes to each of them", async () => {
+    const user = await customer({ traffic: 10 * GB });
+    const wsHeat = heat(lines.ws as string);
+    const premiumHeat = heat(lines.wsPremium as string);
+    const tcpHeat = heat(lines.tcp as string);
+    report({ [user.node_uid]: [0, 10 * MB] }, { inbound: "vmesh_ws" });
+    expect(reload(user).spend_traffic).toBe(15 * MB);
+    expect(heat(lines.ws as string)).toBe(wsHeat + 10 * MB);
+    expect(heat(lines.wsPremium as string)).toBe(premiumHeat + 10 * MB);
+    expect(heat(lines.tcp as string)).toBe(tcpHeat);
+  });
+
+  test("a report without an inbound charges at the node's lowest line scale", async () => {
+    const user = await customer({ traffic: 10 * GB });
+    report({ [user.node_uid]: [0, 10 * MB] }, { inbound: null });
+    expect(reload(user).spend_traffic).toBe(15 * MB);
+  });
+
+  test("a resent report id changes nothing", async () => {
+    const user = await customer({ traffic: 10 * GB });
+    const reportId = newId();
+    expect(report({ [user.node_uid]: [0, MB] }, { reportId }).duplicate).toBe(false);
+    const once = reload(user);
+    expect(report({ [user.node_uid]: [0, MB] }, { reportId })).toEqual({
+      duplicate: true,
+      users: 0,
+      charged: 0,
+    });
+    expect(reload(user)).toEqual(once);
+    expect(spendRecords(user)).toHaveLength(1);
+  });
+
+  test("reports of one day update that day's single spend record; the ledger still sums to the balance", async () => {
+    const user = await customer({ traffic: 10 * GB });
+    report({ [user.node_uid]: [0, MB] });
+    report({ [user.node_uid]: [0, 2 * MB] });
+    const after = reload(user);
+    expect(spendRecords(user)).toEqual([
+      {
+        traffic_change: -6 * MB,
+        exemption_traffic: 0,
+        all_traffic: after.traffic,
+        all_spend: 6 * MB,
+        day: TODAY,
+      },
+    ]);
+    expect(ledgerSum(after)).toBe(after.traffic);
+    expect(usageDay(user)).toMatchObject({ download: 3 * MB, permanent: 6 * MB });
+  });
+
+  test("time-package traffic is exempt up to today's quota, then permanent traffic pays", async () => {
+    const user = await customer({
+      traffic: 10 * GB,
+      vip_expire_time: NOON + 86_400_000,
+      daily_limit: 100 * MB,
+    });
+    report({ [user.node_uid]: [0, 30 * MB] }); // 60 MB of quota
+    report({ [user.node_uid]: [0, 30 * MB] }); // 40 MB of quota, 20 MB permanent
+    const after = reload(user);
+    expect(after.daily_usage).toBe(100 * MB);
+    expect(after.daily_usage_day).toBe(TODAY);
+    expect(after.traffic).toBe(10 * GB - 20 * MB);
+    expect(after.spend_traffic).toBe(120 * MB);
+    expect(spendRecords(user)).toEqual([
+      {
+        traffic_change: -20 * MB,
+        exemption_traffic: 100 * MB,
+        all_traffic: 10 * GB - 20 * MB,
+        all_spend: 120 * MB,
+        day: TODAY,
+      },
+    ]);
+    expect(usageDay(user)).toMatchObject({ quota: 100 * MB, permanent: 20 * MB });
+  });
+
+  test("a time package expiring between two reports: the later one pays from permanent traffic", async () => {
+    const user = await customer({ traffic: GB, vip_expire_time: NOON + 1000, daily_limit: 10 * GB });
+    report({ [user.node_uid]: [0, MB] }, { now: NOON + 999 });
+    report({ [user.node_uid]: [0, MB] }, { now: NOON + 1000 });
+    const after = reload(user);
+    expect(after.daily_usage).toBe(2 * MB);
+    expect(after.traffic).toBe(GB - 2 * MB);
+  });
+
+  test("a user with nothing left is charged what is left and the rest is recorded as overdraft", async () => {
+    const user = await customer({ traffic: MB });
+    report({ [user.node_uid]: [0, 3 * MB] });
+    const after = reload(user);
+    expect(after.traffic).toBe(0);
+    expect(after.spend_traffic).toBe(MB);
+    expect(usageDay(user)).toMatchObject({ permanent: MB, overdraft: 5 * MB });
+  });
+
+  test("unknown users and malformed entries are ignored; the rest of the report is applied", async () => {
+    const user = await customer({ traffic: GB });
+    const result = applyNodeReport(server.context, {
+      agentId,
+      reportId: newId(),
+      inbound: "vmesh_tcp",
+      usage: { [user.node_uid]: [0, MB], 99999999: [0, MB], abc: [1, 1], 7: [1], 8: [-1, 5], 9: ["1", 2] },
+      now: NOON,
+    });
+    expect(result).toEqual({ duplicate: false, users: 1, charged: 2 * MB });
+    expect(reload(user).traffic).toBe(GB - 2 * MB);
+  });
+
+  test("the node's last push and online user count are recorded", async () => {
+    const user = await customer({ traffic: GB });
+    report({ [user.node_uid]: [0, 1] }, { now: NOON + 5 });
+    const row = server.context.db
+      .query("SELECT last_push_time, last_seen_time, online_users FROM agents WHERE id = ?")
+      .get(agentId);
+    expect(row).toEqual({ last_push_time: NOON + 5, last_seen_time: NOON + 5, online_users: 1 });
+  });
+});
