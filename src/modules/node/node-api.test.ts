@@ -14,6 +14,7 @@ import { changeTraffic } from "../ledger/service.ts";
 import { lineInput } from "../line/schema.ts";
 import { saveLine } from "../line/service.ts";
 import { findUserById, type UserRow } from "../user/service.ts";
+import type { NodeUser } from "./service.ts";
 
 let server: TestServer;
 let node: AgentRow;
@@ -89,10 +90,10 @@ async function customer(traffic: number): Promise<UserRow> {
   return findUserById(server.context, user.id) as UserRow;
 }
 
-async function userList(row = node): Promise<{ id: number; uuid: string }[]> {
+async function userList(row = node): Promise<NodeUser[]> {
   const response = await agentFetch(apiUrl("user", {}, row));
   expect(response.status).toBe(200);
-  return ((await response.json()) as { users: { id: number; uuid: string }[] }).users;
+  return ((await response.json()) as { users: NodeUser[] }).users;
 }
 
 describe("authentication", () => {
