@@ -48,7 +48,7 @@ export function agentVersionFrom(userAgent: string): string {
 
 /** A call from the node: it is alive, and this is the version it runs. */
 export function touchNode(ctx: AppContext, row: AgentRow, version: string, now = Date.now()) {
-  if (now - row.last_seen_time < 1000 && row.agent_version === version) return;
+  if (now - row.last_seen_time < 5000 && row.agent_version === version) return;
   ctx.db
     .query("UPDATE agents SET last_seen_time = ?, agent_version = ? WHERE id = ?")
     .run(now, version, row.id);
