@@ -10,7 +10,7 @@ import { entryCalls } from "./modules/entry/routes.ts";
 import { errorCalls } from "./modules/errors/routes.ts";
 import { recordError } from "./modules/errors/service.ts";
 import { lineCalls } from "./modules/line/routes.ts";
-import { nodeRoutes } from "./modules/node/routes.ts";
+import { nodeInstallRoutes, nodeRoutes } from "./modules/node/routes.ts";
 import { noticeCalls } from "./modules/notice/routes.ts";
 import { orderCalls } from "./modules/order/routes.ts";
 import { permissionCalls } from "./modules/permission/routes.ts";
@@ -134,6 +134,7 @@ export function buildApp(app: AppContext) {
     .use(paymentRoutes(app))
     .use(subscriptionRoutes(app))
     .use(nodeRoutes(app))
+    .use(nodeInstallRoutes(app))
     .use(callRouter)
     .post("/api/*", ({ request, path }) => unknownCall(app, request, path), { parse: "none" })
     .get("/", ({ request }) =>

@@ -1,8 +1,15 @@
-import { defineCall } from "../../rpc/call.ts";
+import { type CallContext, defineCall, requestOrigin } from "../../rpc/call.ts";
 import { idInput } from "../combo/schema.ts";
+import { installCommand, panelUrl } from "../node/install.ts";
+import { clearUpdateCounts } from "../node/service.ts";
+import { upgradeNode } from "../node/upgrade.ts";
 import { emptyInput } from "../user/schema.ts";
-import { agentInput } from "./schema.ts";
+import { agentInput, agentRefInput } from "./schema.ts";
 import { deleteAgent, listAgents, listPublicAgents, saveAgent } from "./service.ts";
+
+/** The panel's address for nodes: the setting panel_url, else the origin the admin is using. */
+const panelFor = (ctx: CallContext) =>
+  panelUrl(ctx.app, { fallback: requestOrigin(ctx) }) ?? requestOrigin(ctx);
 
 export const agentCalls = [
   defineCall({
@@ -29,5 +36,27 @@ export const agentCalls = [
     access: "admin",
     input: idInput,
     handle: (ctx, input) => deleteAgent(ctx.app, input.id),
+  }),
+  defineCall({
+    path: "/api/admin/agents/upgrade_agentserver",
+    access: "admin",
+    input: agentRefInput,
+    handle: (ctx, input) => upgradeNode(ctx.app, input.id, panelFor(ctx)),
+  }),
+  defineCall({
+    // Seed 001 §7: answers {cmd}, the one-line install / update command (it holds the node's token).
+    path: "/api/admin/agents/manual_update_agent",
+    access: "admin",
+    input: agentRefInput,
+    handle: (ctx, input) => ({ cmd: installCommand(ctx.app, input.id, panelFor(ctx)) }),
+  }),
+  defineCall({
+    path: "/api/admin/agents/clear_updatetimes",
+    access: "admin",
+    input: emptyInput,
+    handle: (ctx) => {
+      clearUpdateCounts(ctx.app);
+      return null;
+    },
   }),
 ];

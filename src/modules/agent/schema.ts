@@ -138,3 +138,12 @@ export const agentInput = z
     path: ["host"],
   });
 export type AgentInput = z.output<typeof agentInput>;
+
+/**
+ * One node named by its id: `id`, the node itself (`_id`, seed: upgrade_agentserver sends the
+ * agent) or `agentid` (seed: manual_update_agent).
+ */
+export const agentRefInput = z
+  .object({ id: id.optional(), _id: id.optional(), agentid: id.optional() })
+  .refine((ref) => (ref.id ?? ref._id ?? ref.agentid) !== undefined, "缺少节点 id")
+  .transform((ref) => ({ id: (ref.id ?? ref._id ?? ref.agentid) as string }));

@@ -11,8 +11,10 @@
  */
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
+import { SERVER_TYPES } from "../agent/schema.ts";
 import { recordError } from "../errors/service.ts";
 import { applyNodeReport } from "../traffic/charge.ts";
+import { agentBinary, installScript, isServerType, NO_AGENT_BINARY } from "./install.ts";
 import {
   agentVersionFrom,
   authenticateNode,
@@ -137,4 +139,61 @@ export function nodeRoutes(app: AppContext) {
       },
       { parse: "none" },
     );
+}
+
+/**
+ * Installing and upgrading nodes (issue 5 §4):
+ *   GET /node/install.sh?server_type=<seed server type>   the installer (no secret in it)
+ *   GET /node/ferry?node_id=N&token=T                      the agent executable (+ x-sha256)
+ *   GET /node/ferry.sha256?node_id=N&token=T               "<sha256>  ferry"
+ */
+export function nodeInstallRoutes(app: AppContext) {
+  const text = (status: number, body: string) =>
+    new Response(body, {
+      status,
+      headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" },
+    });
+
+  /** The agent for a node that proves who it is, or the refusal to send. */
+  async function download(request: Request) {
+    const query = new URL(request.url).searchParams;
+    const nodeId = query.get("node_id") ?? "";
+    const token = query.get("token") ?? "";
+    if (!nodeId || !token) return { refusal: text(422, "node_id and token are required\n") };
+    if (!authenticateNode(app, nodeId, token)) return { refusal: text(403, "token is error\n") };
+    const binary = await agentBinary();
+    if (!binary) return { refusal: text(503, `${NO_AGENT_BINARY}\n`) };
+    return { binary };
+  }
+
+  return new Elysia({ prefix: "/node" })
+    .get("/install.sh", async ({ request }) => {
+      const serverType = new URL(request.url).searchParams.get("server_type") ?? "";
+      if (!isServerType(serverType)) {
+        return text(404, `unknown server_type "${serverType}": one of ${SERVER_TYPES.join(", ")}\n`);
+      }
+      const binary = await agentBinary();
+      return new Response(installScript(serverType, binary?.arch ?? ""), {
+        headers: { "content-type": "text/x-shellscript; charset=utf-8", "cache-control": "no-store" },
+      });
+    })
+    .get("/ferry", async ({ request }) => {
+      const call = await download(request);
+      if ("refusal" in call) return call.refusal;
+      const { binary } = call;
+      return new Response(Bun.file(binary.path), {
+        headers: {
+          "content-type": "application/octet-stream",
+          "content-disposition": 'attachment; filename="ferry"',
+          "cache-control": "no-store",
+          "x-sha256": binary.sha256,
+          "x-ferry-version": binary.version,
+        },
+      });
+    })
+    .get("/ferry.sha256", async ({ request }) => {
+      const call = await download(request);
+      if ("refusal" in call) return call.refusal;
+      return text(200, `${call.binary.sha256}  ferry\n`);
+    });
 }

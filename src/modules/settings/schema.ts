@@ -64,6 +64,8 @@ export const settingsSchema = z.object({
   vip_traffic_thred_rate_limit: num(0),
   prizeBaseCost: num(1, 0, 1_000_000),
   gameSeat: num(0, 0, 1_000_000),
+  /** The panel's address as nodes reach it (install and upgrade URLs); empty = the back office's own origin. */
+  panel_url: text(),
   // install script addresses per server type (empty = the panel's own script)
   install_apine: text(),
   install_ubuntu_x86: text(),

@@ -155,6 +155,12 @@ const SECTIONS: Section[] = [
   {
     title: "安装脚本地址",
     fields: [
+      text(
+        "panel_url",
+        "面板地址（节点连接用）",
+        "节点下载程序和上报用的地址；留空则用当前后台的地址",
+        "https://panel.example.com",
+      ),
       text("install_apine", "apine"),
       text("install_ubuntu_x86", "ubuntu_x86"),
       text("install_ubuntu_arm", "ubuntu_arm"),
