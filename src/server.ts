@@ -15,6 +15,7 @@ import { noticeCalls } from "./modules/notice/routes.ts";
 import { orderCalls } from "./modules/order/routes.ts";
 import { permissionCalls } from "./modules/permission/routes.ts";
 import { settingsCalls } from "./modules/settings/routes.ts";
+import { trafficCalls } from "./modules/traffic/routes.ts";
 import { accountRoutes, userCalls } from "./modules/user/routes.ts";
 import { NO_CHANNEL_CODE } from "./modules/user/schema.ts";
 import { paymentRoutes } from "./payments/routes.ts";
@@ -35,6 +36,7 @@ const calls: CallDef[] = [
   ...agentCalls,
   ...entryCalls,
   ...lineCalls,
+  ...trafficCalls,
 ];
 
 /** Bun answers 413 above this; envelope calls have their own smaller limit (1000). */

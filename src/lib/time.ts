@@ -55,3 +55,9 @@ export function endOfBusinessDay(day: string, timeZone: string): number {
   const guess = nextMidnightWall - zoneOffsetMs(nextMidnightWall, timeZone);
   return nextMidnightWall - zoneOffsetMs(guess, timeZone) - 1;
 }
+
+/** The business day `days` days after (negative: before) a YYYY-MM-DD day. */
+export function addDays(day: string, days: number): string {
+  const [year, month, date] = day.split("-").map(Number) as [number, number, number];
+  return new Date(Date.UTC(year, month - 1, date + days)).toISOString().slice(0, 10);
+}

@@ -5,20 +5,7 @@
  */
 import type { Db } from "../../db/db.ts";
 import { businessDay } from "../../lib/time.ts";
-
-/** Traffic record types of seed 000 §4 / seed 001 §9. */
-export type TrafficRecordType =
-  | "spend"
-  | "buy"
-  | "coupon"
-  | "sign_use"
-  | "prize_spend"
-  | "prize_reward"
-  | "push_spend"
-  | "push_receive"
-  | "tiyan_expire"
-  | "agency_spend"
-  | "agency_allocate";
+import type { TrafficRecordType } from "../traffic/schema.ts";
 
 export type WalletEntryType = "order_spend" | "order_refund" | "reward" | "withdraw" | "adjust";
 

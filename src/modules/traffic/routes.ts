@@ -1,0 +1,15 @@
+import { type CallContext, defineCall } from "../../rpc/call.ts";
+import type { UserRow } from "../user/service.ts";
+import { trafficRecordsInput } from "./schema.ts";
+import { listTrafficRecords } from "./service.ts";
+
+const me = (ctx: CallContext) => (ctx.user as UserRow).id;
+
+export const trafficCalls = [
+  defineCall({
+    path: "/api/traffic/my_traffic_records",
+    access: "user",
+    input: trafficRecordsInput,
+    handle: (ctx, input) => listTrafficRecords(ctx.app, me(ctx), { type: input.type }),
+  }),
+];

@@ -1,0 +1,50 @@
+/**
+ * A customer's traffic history and balances: the traffic ledger of the last business days (the
+ * portal's 流量记录, `ferry traffic show`) and what is left of permanent traffic and today's quota.
+ */
+import type { AppContext } from "../../context.ts";
+import { addDays, businessDay } from "../../lib/time.ts";
+import type { UserInfo } from "../user/schema.ts";
+import { type UserRow, userInfo } from "../user/service.ts";
+import { TRAFFIC_RECORD_DAYS, type TrafficFilter, type TrafficRecord } from "./schema.ts";
+
+export interface TrafficRecordQuery {
+  /** One type, or "all" (the default). */
+  type?: TrafficFilter;
+  /** Business days covered, today included. */
+  days?: number;
+  now?: number;
+}
+
+/** The first business day of a window of `days` days that ends today (setting `timezone`). */
+export function firstDayOfWindow(ctx: AppContext, days: number, now: number): string {
+  return addDays(businessDay(now, ctx.settings.get("timezone")), -(days - 1));
+}
+
+/** The user's traffic records of the last `days` business days, newest first. */
+export function listTrafficRecords(
+  ctx: AppContext,
+  userId: string,
+  { type = "all", days = TRAFFIC_RECORD_DAYS, now = Date.now() }: TrafficRecordQuery = {},
+): TrafficRecord[] {
+  return ctx.db
+    .query<TrafficRecord, [string, string, string]>(
+      `SELECT type, desc, traffic_change AS trafficChange, exemption_traffic AS exemptionTraffic,
+         all_traffic AS allTraffic, all_spend AS allSpend, update_time AS updateTime, day
+       FROM traffic_records
+       WHERE user_id = ?1 AND day >= ?2 AND (?3 = 'all' OR type = ?3)
+       ORDER BY day DESC, update_time DESC, id DESC`,
+    )
+    .all(userId, firstDayOfWindow(ctx, days, now), type);
+}
+
+/** A user's balances as the dashboard shows them (seed 000 §3 user info fields). Bytes and ms. */
+export type TrafficBalance = Pick<
+  UserInfo,
+  "email" | "traffic" | "spendTraffic" | "vipExpireTime" | "dailyTimePackageUsage" | "limit"
+>;
+
+export function trafficBalance(ctx: AppContext, user: UserRow): TrafficBalance {
+  const { email, traffic, spendTraffic, vipExpireTime, dailyTimePackageUsage, limit } = userInfo(ctx, user);
+  return { email, traffic, spendTraffic, vipExpireTime, dailyTimePackageUsage, limit };
+}
