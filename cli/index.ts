@@ -8,6 +8,7 @@ import { startServer } from "../src/server.ts";
 import { registerCommerceCommands } from "./commerce.ts";
 import { registerNetworkCommands } from "./network.ts";
 import { dataDirOption, die, printJsonOr } from "./shared.ts";
+import { registerTrafficCommands } from "./traffic.ts";
 import { registerUserCommands } from "./user.ts";
 
 function parsePort(value: string): number {
@@ -60,6 +61,7 @@ export function buildProgram(): Command {
   registerUserCommands(program);
   registerCommerceCommands(program);
   registerNetworkCommands(program);
+  registerTrafficCommands(program);
 
   const migrate = program.command("migrate").description("database schema migrations");
   migrate

@@ -13,3 +13,9 @@ export function formatGB(bytes: number): string {
 export function formatTraffic(bytes: number): string {
   return Math.abs(bytes) >= TB ? `${(bytes / TB).toFixed(2)} T` : `${formatGB(bytes)} G`;
 }
+
+/** A traffic change in GB with its sign: "+1.00", "-0.50", "0.00". */
+export function formatSignedGB(bytes: number): string {
+  if (bytes === 0) return formatGB(0);
+  return `${bytes > 0 ? "+" : "-"}${formatGB(Math.abs(bytes))}`;
+}
