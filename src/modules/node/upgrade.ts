@@ -23,7 +23,7 @@ const controlOrigin = (ip: string, port: number) =>
 
 interface ControlAnswer {
   status: number;
-  body: { ok?: unknown; error?: unknown } | null;
+  body: { ok?: unknown; error?: unknown; version?: unknown } | null;
 }
 
 async function controlCall(row: AgentRow, path: string, init: RequestInit, timeoutMs: number) {
@@ -56,6 +56,9 @@ export async function upgradeNode(ctx: AppContext, id: string, panel: string): P
   if (!binary) throw new RpcError(Code.badInput, NO_AGENT_BINARY);
   const reached = await controlCall(row, "/status", { method: "GET" }, REACH_TIMEOUT_MS);
   if (reached.status === 401) throw new RpcError(Code.badInput, "节点拒绝了面板的令牌");
+  if (reached.status !== 200 || typeof reached.body?.version !== "string") {
+    throw new RpcError(Code.badInput, `节点控制端口上不是 ferry 节点程序（HTTP ${reached.status}）`);
+  }
   const upgrade = { url: agentDownloadUrl(panel, row), sha256: binary.sha256, version: binary.version };
   const answer = await controlCall(
     row,

@@ -1,0 +1,222 @@
+/**
+ * "Upgrade node" end to end on 127.0.0.1: the back office's upgrade_agentserver call reaches the
+ * agent's real control server (src/node/agent/control.ts) on the node's ctrl_port, the agent
+ * downloads the panel's executable with the node's token and swaps its file when the SHA-256
+ * matches; a tampered download, a node that is not there, a node with another token and a panel
+ * without an executable each leave the file as it was and say why. Also clear_updatetimes.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pkg from "../../../package.json" with { type: "json" };
+import { type ApiClient, loggedInClient, startTestServer, type TestServer } from "../../../tests/harness.ts";
+import { type ControlServer, startControlServer } from "../../node/agent/control.ts";
+import type { Agent } from "../agent/schema.ts";
+import { type AgentRow, findAgentRow } from "../agent/service.ts";
+import { NO_AGENT_BINARY } from "./install.ts";
+
+const OLD_EXE = "#!/bin/sh\necho 'ferry 0.0.9'\n";
+const NEW_EXE = "#!/bin/sh\necho 'ferry 0.1.0'\n";
+
+let server: TestServer;
+let admin: ApiClient;
+let dir: string;
+let served: string;
+const savedAgentEnv = process.env.FERRY_AGENT_BINARY;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  admin = (await loggedInClient(server, { role: "admin" })).client;
+  dir = mkdtempSync(join(tmpdir(), "ferry-upgrade-"));
+  served = join(dir, "served-ferry");
+  writeFileSync(served, NEW_EXE);
+  process.env.FERRY_AGENT_BINARY = served;
+});
+afterAll(async () => {
+  process.env.FERRY_AGENT_BINARY = savedAgentEnv;
+  await server?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Node {
+  agent: Agent;
+  row: AgentRow;
+  exe: string;
+  control: ControlServer;
+  upgradedTo: string[];
+}
+
+let count = 0;
+
+/** A node on 127.0.0.1 whose agent runs the real control server on its ctrl_port. */
+async function nodeWithAgent(options: { token?: string } = {}): Promise<Node> {
+  count += 1;
+  const exe = join(dir, `ferry-${count}`);
+  writeFileSync(exe, OLD_EXE, { mode: 0o755 });
+  const upgradedTo: string[] = [];
+  // The node is saved first (it makes the token); the control server then takes a free port.
+  const draft = await ok<Agent>("/api/admin/agents/update", nodeForm(`升级 ${count}`, 1));
+  const row = findAgentRow(server.context, draft._id) as AgentRow;
+  const control = startControlServer({
+    host: "127.0.0.1",
+    port: 0,
+    token: options.token ?? row.api_token,
+    panelUrl: server.url,
+    exe,
+    agent: {
+      sync: async () => ({ users: 0 }),
+      status: () => ({ version: "0.0.9", users: 0, core: "running", pendingReports: 0, lastPushTime: 0 }),
+      upgraded: (version) => upgradedTo.push(version),
+    },
+  });
+  const agent = await ok<Agent>("/api/admin/agents/update", {
+    ...nodeForm(draft.name, control.port),
+    _id: draft._id,
+  });
+  return { agent, row: findAgentRow(server.context, draft._id) as AgentRow, exe, control, upgradedTo };
+}
+
+function nodeForm(name: string, ctrlPort: number) {
+  return {
+    name,
+    type: "v2ray",
+    ip: "127.0.0.1",
+    ctrl_port: ctrlPort,
+    zz_port: 20000,
+    port: 10000,
+    public_port: 10000,
+    serverType: "ubuntu_x86",
+  };
+}
+
+async function ok<T>(path: string, payload: unknown = {}): Promise<T> {
+  const answer = await admin.call<T>(path, payload);
+  expect({ path, code: answer.code, msg: answer.msg }).toEqual({ path, code: 0, msg: "ok" });
+  return answer.data;
+}
+
+/** The seed's upgrade call sends the whole node. */
+const upgrade = (agent: Agent) => admin.call("/api/admin/agents/upgrade_agentserver", agent);
+
+describe("upgrade_agentserver", () => {
+  test("the agent swaps its executable for the panel's and is told to restart", async () => {
+    const node = await nodeWithAgent();
+    try {
+      const answer = await upgrade(node.agent);
+      const sha256 = new Bun.CryptoHasher("sha256").update(NEW_EXE).digest("hex");
+      expect(answer).toEqual({ code: 0, data: { version: pkg.version, sha256 }, msg: "ok" });
+      expect(readFileSync(node.exe, "utf8")).toBe(NEW_EXE);
+      await Bun.sleep(100); // the agent restarts just after answering
+      expect(node.upgradedTo).toEqual([pkg.version]);
+    } finally {
+      await node.control.stop();
+    }
+  });
+
+  test("a download tampered with on the way is refused by the agent; its file stays", async () => {
+    const node = await nodeWithAgent();
+    // Nodes reach the panel through this address, which flips a byte of the executable.
+    const tamperer = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      async fetch(request) {
+        const url = new URL(request.url);
+        const bytes = new Uint8Array(
+          await (await fetch(`${server.url}${url.pathname}${url.search}`)).arrayBuffer(),
+        );
+        bytes.set([(bytes.at(-1) ?? 0) ^ 1], bytes.length - 1);
+        return new Response(bytes);
+      },
+    });
+    server.context.settings.update({ panel_url: `http://127.0.0.1:${tamperer.port}` });
+    try {
+      expect(await upgrade(node.agent)).toEqual({ code: 1000, data: null, msg: "sha256 mismatch" });
+      expect(readFileSync(node.exe, "utf8")).toBe(OLD_EXE);
+      expect(node.upgradedTo).toEqual([]);
+    } finally {
+      server.context.settings.update({ panel_url: "" });
+      await tamperer.stop(true);
+      await node.control.stop();
+    }
+  });
+
+  test("a node that does not answer: 节点无法连接 with its address", async () => {
+    const node = await nodeWithAgent();
+    await node.control.stop();
+    expect(await upgrade(node.agent)).toEqual({
+      code: 1000,
+      data: null,
+      msg: `节点无法连接（127.0.0.1:${node.control.port}）`,
+    });
+    expect(readFileSync(node.exe, "utf8")).toBe(OLD_EXE);
+  });
+
+  test("an agent holding another token refuses the panel", async () => {
+    const node = await nodeWithAgent({ token: "a-token-the-panel-does-not-know" });
+    try {
+      expect(await upgrade(node.agent)).toEqual({ code: 1000, data: null, msg: "节点拒绝了面板的令牌" });
+      expect(readFileSync(node.exe, "utf8")).toBe(OLD_EXE);
+    } finally {
+      await node.control.stop();
+    }
+  });
+
+  test("something else listening on the control port is named as such", async () => {
+    const node = await nodeWithAgent();
+    await node.control.stop();
+    const other = Bun.serve({
+      hostname: "127.0.0.1",
+      port: node.control.port,
+      fetch: () => new Response("hi"),
+    });
+    try {
+      expect(await upgrade(node.agent)).toEqual({
+        code: 1000,
+        data: null,
+        msg: "节点控制端口上不是 ferry 节点程序（HTTP 200）",
+      });
+    } finally {
+      await other.stop(true);
+    }
+  });
+
+  test("a panel without an executable to hand out says so before calling the node", async () => {
+    const node = await nodeWithAgent();
+    delete process.env.FERRY_AGENT_BINARY;
+    try {
+      expect(await upgrade(node.agent)).toEqual({ code: 1000, data: null, msg: NO_AGENT_BINARY });
+      expect(readFileSync(node.exe, "utf8")).toBe(OLD_EXE);
+    } finally {
+      process.env.FERRY_AGENT_BINARY = served;
+      await node.control.stop();
+    }
+  });
+
+  test("an unknown node is 1004 and a payload without an id 1000", async () => {
+    expect(
+      await admin.call("/api/admin/agents/upgrade_agentserver", { id: "0123456789abcdef01234567" }),
+    ).toEqual({ code: 1004, data: null, msg: "节点不存在" });
+    expect(await admin.call("/api/admin/agents/upgrade_agentserver", {})).toEqual({
+      code: 1000,
+      data: null,
+      msg: "参数错误 缺少节点 id",
+    });
+  });
+});
+
+describe("clear_updatetimes", () => {
+  test("the update counts the node API recorded go back to 0", async () => {
+    const node = await nodeWithAgent();
+    await node.control.stop();
+    const config = await fetch(
+      `${server.url}/api/v1/server/UniProxy/config?node_type=ferry&node_id=${node.row.node_no}&token=${node.row.api_token}`,
+    );
+    expect(config.status).toBe(200);
+    const counts = async () =>
+      (await ok<Agent[]>("/api/admin/agents/list")).find((a) => a._id === node.agent._id)?.updateConfigTimes;
+    expect(await counts()).toBe(1);
+    expect(await ok("/api/admin/agents/clear_updatetimes")).toBeNull();
+    expect(await counts()).toBe(0);
+  });
+});
