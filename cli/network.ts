@@ -37,6 +37,7 @@ import {
 } from "../src/subscription/clients.ts";
 import type { Format } from "../src/subscription/model.ts";
 import { renderSubscription, subscriptionHeaders, titleFor } from "../src/subscription/service.ts";
+import { registerNodeRunCommand } from "./node-agent.ts";
 import { die, numberOption, parseOrDie, printJsonOr, withContext } from "./shared.ts";
 
 /** Ports a new node gets when neither the flag nor typeDefaults(type) names them. */
@@ -160,6 +161,7 @@ function nodeForm(options: NodeAddOptions) {
 
 function registerNodeCommands(program: Command) {
   const node = program.command("node").description("proxy servers (nodes)");
+  registerNodeRunCommand(node);
 
   node
     .command("list")

@@ -1,0 +1,91 @@
+/**
+ * The agent's side of the UniProxy node API (node-protocol.md §1) with node_type `ferry`: config
+ * and users with ETag / If-None-Match, pushes with a report id, online IPs.
+ */
+import type { FerryNodeConfig, NodeUser } from "../../modules/node/service.ts";
+import type { Report } from "./spool.ts";
+
+const TIMEOUT_MS = 15_000;
+
+export type Pulled<T> = { changed: false } | { changed: true; body: T; etag: string };
+
+/** The panel's answer to an acknowledged push. */
+export interface PushAnswer {
+  duplicate: boolean;
+  users: number;
+  charged: number;
+}
+
+export class PanelError extends Error {}
+
+export class PanelClient {
+  private readonly userAgent: string;
+
+  constructor(private readonly options: { panel: string; nodeId: string; token: string; version: string }) {
+    this.userAgent = `ferry-agent/${options.version}`;
+  }
+
+  url(action: string, extra: Record<string, string> = {}): string {
+    const query = new URLSearchParams({
+      token: this.options.token,
+      node_id: this.options.nodeId,
+      node_type: "ferry",
+      ...extra,
+    });
+    return `${this.options.panel.replace(/\/+$/, "")}/api/v1/server/UniProxy/${action}?${query}`;
+  }
+
+  getConfig(etag: string): Promise<Pulled<FerryNodeConfig>> {
+    return this.pull<FerryNodeConfig>("config", etag);
+  }
+
+  async getUsers(etag: string): Promise<Pulled<NodeUser[]>> {
+    const pulled = await this.pull<{ users: NodeUser[] }>("user", etag);
+    return pulled.changed ? { ...pulled, body: pulled.body.users } : pulled;
+  }
+
+  /** Sends one report; resolves only on 200 (anything else throws and the report is kept). */
+  async push(report: Report): Promise<PushAnswer> {
+    const response = await this.send("push", { inbound: report.inbound }, report.usage, {
+      "x-request-id": report.id,
+    });
+    const answer = (await response.json()) as Partial<PushAnswer>;
+    return { duplicate: answer.duplicate === true, users: answer.users ?? 0, charged: answer.charged ?? 0 };
+  }
+
+  async alive(ips: Record<string, string[]>): Promise<void> {
+    await this.send("alive", {}, ips);
+  }
+
+  private async pull<T>(action: string, etag: string): Promise<Pulled<T>> {
+    const response = await this.request(this.url(action), {
+      headers: { "user-agent": this.userAgent, ...(etag ? { "if-none-match": etag } : {}) },
+    });
+    if (response.status === 304) return { changed: false };
+    if (response.status !== 200) throw await failure(action, response);
+    return { changed: true, body: (await response.json()) as T, etag: response.headers.get("etag") ?? "" };
+  }
+
+  private async send(action: string, extra: Record<string, string>, body: unknown, headers = {}) {
+    const response = await this.request(this.url(action, extra), {
+      method: "POST",
+      headers: { "user-agent": this.userAgent, "content-type": "application/json", ...headers },
+      body: JSON.stringify(body),
+    });
+    if (response.status !== 200) throw await failure(action, response);
+    return response;
+  }
+
+  private async request(url: string, init: RequestInit): Promise<Response> {
+    try {
+      return await fetch(url, { ...init, signal: AbortSignal.timeout(TIMEOUT_MS) });
+    } catch (error) {
+      throw new PanelError(`panel unreachable: ${(error as Error).message}`);
+    }
+  }
+}
+
+async function failure(action: string, response: Response): Promise<PanelError> {
+  const text = (await response.text().catch(() => "")).slice(0, 200);
+  return new PanelError(`${action}: HTTP ${response.status} ${text}`);
+}
