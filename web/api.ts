@@ -8,6 +8,7 @@ import type { Agent, agentInput, PublicAgent } from "../src/modules/agent/schema
 import type { Combo } from "../src/modules/combo/schema.ts";
 import type { Entry, entryInput } from "../src/modules/entry/schema.ts";
 import type { AgentLine, lineInput } from "../src/modules/line/schema.ts";
+import type { UpgradeResult } from "../src/modules/node/upgrade.ts";
 import type { Notice } from "../src/modules/notice/schema.ts";
 import type {
   Order,
@@ -94,6 +95,10 @@ export interface CallMap {
   "/api/admin/agent_line/update": { input: LineForm; output: AgentLine };
   "/api/admin/agent_line/delete_agent": { input: { id: string }; output: null };
   "/api/admin/agent_line/reset_hot": { input: Empty; output: { count: number } };
+  // node install and upgrade (issue 5)
+  "/api/admin/agents/upgrade_agentserver": { input: Agent; output: UpgradeResult };
+  "/api/admin/agents/manual_update_agent": { input: { agentid: string }; output: { cmd: string } };
+  "/api/admin/agents/clear_updatetimes": { input: Empty; output: null };
 }
 
 /** What the node form sends: the wire fields without the server-made ones; empty password keeps it. */

@@ -11,8 +11,13 @@ export function toastResult(answer: Answer<unknown>, success: string, failure: s
     toast.success(success, TOAST_SHORT);
     return true;
   }
-  if (answer.code !== Code.network && answer.code !== Code.notLoggedIn) {
+  toastFailure(answer, failure);
+  return false;
+}
+
+/** Only the failure toast, for calls whose success shows itself (a dialog opens, …). */
+export function toastFailure(answer: Answer<unknown>, failure: string) {
+  if (answer.code !== Code.ok && answer.code !== Code.network && answer.code !== Code.notLoggedIn) {
     toast.error(`${failure}:${answer.msg}`, TOAST_SHORT);
   }
-  return false;
 }

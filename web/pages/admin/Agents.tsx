@@ -2,9 +2,10 @@
  * /admin_agents (seed 001 §2.3): the nodes. Changing the type applies its defaults (§2.3.1);
  * warp, logging and the Shadowsocks cipher belong to v2ray nodes only. The server makes every
  * secret; the SSH password is write-only (blank keeps the stored one). Copy opens the form
- * without the id, so saving creates a new node.
+ * without the id, so saving creates a new node. 升级节点 asks the node's agent to update itself,
+ * 获取更新命令 shows the one-line install command, 重置更新次数 zeroes every update count.
  */
-import { useEffect, useState } from "react";
+import { useEffect, useRef, useState } from "react";
 import {
   type Agent,
   type Country,
@@ -16,14 +17,17 @@ import {
   type SsMethod,
   typeDefaults,
 } from "../../../src/modules/agent/schema.ts";
+import { Code } from "../../../src/rpc/codes.ts";
 import { type AgentForm, call } from "../../api.ts";
 import { AdminPage, AdminTable, editDeleteColumn } from "../../components/admin/AdminPage.tsx";
 import { CONFIRM_DELETE_TEXT, useConfirm } from "../../components/admin/ConfirmDialog.tsx";
 import { FormDialog } from "../../components/admin/FormDialog.tsx";
-import { toastResult } from "../../components/admin/feedback.ts";
+import { toastFailure, toastResult } from "../../components/admin/feedback.ts";
 import { SelectField, SwitchField, TextAreaField } from "../../components/admin/inputs.tsx";
 import { NumberField, onOff, readNumbers } from "../../components/admin/numbers.tsx";
 import { useRemoteList } from "../../components/admin/useRemoteList.ts";
+import { copyToClipboard } from "../../components/clipboard.ts";
+import { Dialog } from "../../components/Dialog.tsx";
 import { Field } from "../../components/Field.tsx";
 import type { Column } from "../../components/Table.tsx";
 
@@ -33,6 +37,10 @@ export const AgentMsg = {
   saveFailed: "配置失败",
   deleted: "节点删除成功",
   deleteFailed: "节点删除失败",
+  upgraded: "升级成功",
+  upgradeFailed: "升级失败",
+  commandFailed: "获取命令失败",
+  commandCopied: "命令已复制到剪贴板",
 } as const;
 
 /** What the host field means for each node type. */
@@ -329,10 +337,46 @@ function StatusBadge({ ok }: { ok: boolean }) {
 
 const orDash = (text: string) => text || "-";
 
+/** 获取更新命令: the one-line command to run as root on the node (it holds the node's token). */
+function CommandDialog({ agent, command, onClose }: { agent: Agent; command: string; onClose: () => void }) {
+  return (
+    <Dialog
+      open
+      onClose={onClose}
+      title="更新命令"
+      size="lg"
+      footer={
+        <>
+          <button type="button" className="btn" onClick={onClose}>
+            关闭
+          </button>
+          <button
+            type="button"
+            className="btn btn-primary"
+            data-autofocus
+            onClick={() => void copyToClipboard(command, { ok: AgentMsg.commandCopied })}
+          >
+            复制
+          </button>
+        </>
+      }
+    >
+      <p className="admin-hint">
+        在节点「{agent.name}」上以 root 运行，安装或更新节点程序。命令含节点令牌，请勿外传。
+      </p>
+      <pre className="node-command">
+        <code>{command}</code>
+      </pre>
+    </Dialog>
+  );
+}
+
 export function AdminAgentsPage() {
   const list = useRemoteList(() => call("/api/admin/agents/list", {}));
   const [draft, setDraft] = useState<AgentDraft | null>(null);
+  const [command, setCommand] = useState<{ agent: Agent; command: string } | null>(null);
   const [confirm, confirmDialog] = useConfirm();
+  const upgrading = useRef(new Set<string>());
 
   const remove = async (agent: Agent) => {
     const ok = await confirm({
@@ -342,6 +386,38 @@ export function AdminAgentsPage() {
     if (!ok) return;
     const answer = await call("/api/admin/agents/delete", { id: agent._id });
     if (toastResult(answer, AgentMsg.deleted, AgentMsg.deleteFailed)) void list.reload();
+  };
+
+  const upgrade = async (agent: Agent) => {
+    if (upgrading.current.has(agent._id)) return;
+    const ok = await confirm({
+      title: "升级确认",
+      message: `确认升级节点「${agent.name}」? 节点程序会下载面板的版本并重启。`,
+      confirmText: "升级",
+      danger: false,
+    });
+    if (!ok) return;
+    upgrading.current.add(agent._id);
+    const answer = await call("/api/admin/agents/upgrade_agentserver", agent);
+    upgrading.current.delete(agent._id);
+    if (toastResult(answer, AgentMsg.upgraded, AgentMsg.upgradeFailed)) void list.reload();
+  };
+
+  const showCommand = async (agent: Agent) => {
+    const answer = await call("/api/admin/agents/manual_update_agent", { agentid: agent._id });
+    if (answer.code === Code.ok) setCommand({ agent, command: answer.data.cmd });
+    else toastFailure(answer, AgentMsg.commandFailed);
+  };
+
+  const resetUpdateCounts = async () => {
+    const ok = await confirm({
+      title: "重置确认",
+      message: "确认把所有节点的更新次数清零?",
+      confirmText: "重置",
+    });
+    if (!ok) return;
+    const answer = await call("/api/admin/agents/clear_updatetimes", {});
+    if (toastResult(answer, AgentMsg.saved, AgentMsg.saveFailed)) void list.reload();
   };
 
   const v2rayOnly = (row: Agent, on: boolean) => (row.type === "v2ray" ? onOff(on) : "-");
@@ -369,6 +445,8 @@ export function AdminAgentsPage() {
     { key: "updates", title: "更新次数", render: (row) => row.updateConfigTimes, className: "admin-num" },
     editDeleteColumn((row) => setDraft(agentToDraft(row)), remove, [
       { label: "复制", onClick: (row) => setDraft(copyDraft(row)) },
+      { label: "升级节点", onClick: (row) => void upgrade(row) },
+      { label: "获取更新命令", onClick: (row) => void showCommand(row) },
     ]),
   ];
 
@@ -376,9 +454,14 @@ export function AdminAgentsPage() {
     <AdminPage
       title="节点管理"
       actions={
-        <button type="button" className="btn btn-primary" onClick={() => setDraft(newAgentDraft())}>
-          添加
-        </button>
+        <>
+          <button type="button" className="btn" onClick={() => void resetUpdateCounts()}>
+            重置更新次数
+          </button>
+          <button type="button" className="btn btn-primary" onClick={() => setDraft(newAgentDraft())}>
+            添加
+          </button>
+        </>
       }
     >
       <AdminTable list={list} columns={columns} rowKey={(row) => row._id} caption="节点列表" />
@@ -392,6 +475,9 @@ export function AdminAgentsPage() {
             void list.reload();
           }}
         />
+      ) : null}
+      {command ? (
+        <CommandDialog agent={command.agent} command={command.command} onClose={() => setCommand(null)} />
       ) : null}
       {confirmDialog}
     </AdminPage>
