@@ -1,6 +1,6 @@
 /**
- * Operator commands for the network: `ferry node list|add|show`, `ferry line list|add`, and
- * `ferry sub url|render`. They validate with the routes' schemas (agentInput, lineInput) and call
+ * Operator commands for the network: `ferry node list|add|show|status|upgrade|install-cmd`,
+ * `ferry line list|add`, and `ferry sub url|render`. They validate with the routes' schemas (agentInput, lineInput) and call
  * the same services; `sub render` answers exactly what GET /api/subscript/… answers.
  */
 import { type Command, Option } from "commander";
@@ -25,6 +25,8 @@ import {
   lineInput,
 } from "../src/modules/line/schema.ts";
 import { listLines, saveLine } from "../src/modules/line/service.ts";
+import { installCommand, panelUrl } from "../src/modules/node/install.ts";
+import { upgradeNode } from "../src/modules/node/upgrade.ts";
 import { findUserByEmail, type UserRow } from "../src/modules/user/service.ts";
 import { ID_PATTERN } from "../src/rpc/ids.ts";
 import {
@@ -38,7 +40,7 @@ import {
 import type { Format } from "../src/subscription/model.ts";
 import { renderSubscription, subscriptionHeaders, titleFor } from "../src/subscription/service.ts";
 import { registerNodeRunCommand } from "./node-agent.ts";
-import { die, numberOption, parseOrDie, printJsonOr, withContext } from "./shared.ts";
+import { die, numberOption, parseOrDie, printJsonOr, withContext, withContextAsync } from "./shared.ts";
 
 /** Ports a new node gets when neither the flag nor typeDefaults(type) names them. */
 const DEFAULT_PORT = 10_000;
@@ -159,6 +161,70 @@ function nodeForm(options: NodeAddOptions) {
   };
 }
 
+/** `node status`: how each node's agent is doing. */
+interface NodeStatus {
+  _id: string;
+  name: string;
+  nodeNo: number;
+  status: boolean;
+  agent_version: string;
+  updateConfigTimes: number;
+  lastSeenTime: number;
+  onlineUsers: number;
+}
+
+const toNodeStatus = (a: Agent): NodeStatus => ({
+  _id: a._id,
+  name: a.name,
+  nodeNo: a.nodeNo,
+  status: a.status,
+  agent_version: a.agent_version,
+  updateConfigTimes: a.updateConfigTimes,
+  lastSeenTime: a.lastSeenTime,
+  onlineUsers: a.onlineUsers,
+});
+
+const STATUS_HEAD = ["name", "node no", "status", "version", "updates", "last seen", "online users"];
+
+/** Columns padded to their widest cell (CJK characters count as two). */
+function table(rows: string[][]): string {
+  const width = (text: string) => [...text].reduce((sum, c) => sum + (c.charCodeAt(0) > 0x2e80 ? 2 : 1), 0);
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((row) => width(row[i] ?? "")))) ?? [];
+  return rows
+    .map((row) =>
+      row
+        .map((cell, i) => (i === row.length - 1 ? cell : cell + " ".repeat((widths[i] ?? 0) - width(cell))))
+        .join("  "),
+    )
+    .join("\n");
+}
+
+function statusTable(nodes: NodeStatus[]): string {
+  if (nodes.length === 0) return "no nodes";
+  return table([
+    STATUS_HEAD,
+    ...nodes.map((n) => [
+      n.name,
+      String(n.nodeNo),
+      n.status ? "正常" : "异常",
+      n.agent_version || "-",
+      String(n.updateConfigTimes),
+      n.lastSeenTime ? new Date(n.lastSeenTime).toISOString() : "never",
+      String(n.onlineUsers),
+    ]),
+  ]);
+}
+
+/** The panel's address for nodes: --panel, else the setting panel_url; refused when neither is known. */
+function panelOrDie(ctx: AppContext, panel: string | undefined): string {
+  const url = panelUrl(ctx, { explicit: panel });
+  if (!url) die("no panel URL: pass --panel https://your-panel or set the setting panel_url");
+  return url;
+}
+
+const panelOption = () =>
+  new Option("--panel <url>", "the panel's address as nodes reach it (default: the setting panel_url)");
+
 function registerNodeCommands(program: Command) {
   const node = program.command("node").description("proxy servers (nodes)");
   registerNodeRunCommand(node);
@@ -223,6 +289,60 @@ function registerNodeCommands(program: Command) {
         return { ...toAgent(row, ctx.settings.get("updateV2rayDuration")), api_token: row.api_token };
       });
       printJsonOr(options.json ?? false, details, nodeDetails);
+    });
+
+  node
+    .command("status")
+    .description(
+      "each node's agent: 正常 while it calls in, its version, update count, last call, online users",
+    )
+    .addOption(dataOption())
+    .option("--json", "print as JSON")
+    .action((options: { data?: string; json?: boolean }) => {
+      const nodes = withContext(options.data, (ctx) => listAgents(ctx).map(toNodeStatus));
+      printJsonOr(options.json ?? false, nodes, statusTable);
+    });
+
+  node
+    .command("upgrade")
+    .description(
+      "ask the node's agent (on its control port) to install this ferry executable and restart; " +
+        "it downloads it from the panel and checks its SHA-256",
+    )
+    .argument("<id>", "the node's id")
+    .addOption(panelOption())
+    .addOption(dataOption())
+    .option("--json", "print as JSON")
+    .action(async (id: string, options: { panel?: string; data?: string; json?: boolean }) => {
+      const result = await withContextAsync(options.data, async (ctx) => {
+        const row = agentOrDie(ctx, id);
+        try {
+          return { name: row.name, ...(await upgradeNode(ctx, row.id, panelOrDie(ctx, options.panel))) };
+        } catch (error) {
+          throw new Error(`升级失败: ${(error as Error).message}`);
+        }
+      });
+      printJsonOr(
+        options.json ?? false,
+        result,
+        (r) => `upgraded ${r.name} to ${r.version} (sha256 ${r.sha256})`,
+      );
+    });
+
+  node
+    .command("install-cmd")
+    .description(
+      "print the one-line command that installs or updates the node's agent (run it as root on the node; " +
+        "it holds the node's token)",
+    )
+    .argument("<id>", "the node's id")
+    .addOption(panelOption())
+    .addOption(dataOption())
+    .action((id: string, options: { panel?: string; data?: string }) => {
+      const command = withContext(options.data, (ctx) =>
+        installCommand(ctx, agentOrDie(ctx, id).id, panelOrDie(ctx, options.panel)),
+      );
+      console.log(command);
     });
 }
 

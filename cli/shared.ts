@@ -39,6 +39,21 @@ export function withContext<T>(dataDir: string | undefined, run: (ctx: AppContex
   }
 }
 
+/** withContext for commands that wait on the network (the database stays open until they finish). */
+export async function withContextAsync<T>(
+  dataDir: string | undefined,
+  run: (ctx: AppContext) => Promise<T>,
+): Promise<T> {
+  const ctx = openContext(dataDirOption(dataDir));
+  try {
+    return await run(ctx);
+  } catch (error) {
+    die((error as Error).message);
+  } finally {
+    ctx.db.close();
+  }
+}
+
 /** A numeric option's value; undefined when the option was not given. */
 export function numberOption(name: string, value: string | undefined): number | undefined {
   if (value === undefined) return undefined;
