@@ -23,6 +23,7 @@ import { OrderInfoPage } from "./pages/OrderInfo.tsx";
 import { RegisterPage } from "./pages/Register.tsx";
 import { ResetPage } from "./pages/Reset.tsx";
 import { ShopPage } from "./pages/Shop.tsx";
+import { TrafficRecordsPage } from "./pages/TrafficRecords.tsx";
 import { DEFAULT_DESCRIPTION, ROUTES, type RouteInfo, SITE_NAME } from "./routes.ts";
 import { useSession } from "./session.ts";
 
@@ -46,6 +47,7 @@ const PAGES: Record<string, ComponentType> = {
   "/admin_agents": AdminAgentsPage,
   "/admin_entrys": AdminEntrysPage,
   "/admin_agentLines": AdminAgentLinesPage,
+  "/traffic_records": TrafficRecordsPage,
 };
 
 /** The hash path without its query (`#/login?c=1` → `/login`), trailing slash dropped. */

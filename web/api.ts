@@ -20,6 +20,7 @@ import type {
 } from "../src/modules/order/schema.ts";
 import type { PermissionItem } from "../src/modules/permission/schema.ts";
 import type { HostInfo, Settings } from "../src/modules/settings/schema.ts";
+import type { TrafficRecord, trafficRecordsInput } from "../src/modules/traffic/schema.ts";
 import type { PermissionGrant, UserInfo } from "../src/modules/user/schema.ts";
 import { Code } from "../src/rpc/codes.ts";
 import { type Answer, fromBase64Json, toBase64Json } from "../src/rpc/envelope.ts";
@@ -95,6 +96,11 @@ export interface CallMap {
   "/api/admin/agent_line/update": { input: LineForm; output: AgentLine };
   "/api/admin/agent_line/delete_agent": { input: { id: string }; output: null };
   "/api/admin/agent_line/reset_hot": { input: Empty; output: { count: number } };
+  // traffic records (issue 5)
+  "/api/traffic/my_traffic_records": {
+    input: z.input<typeof trafficRecordsInput>;
+    output: TrafficRecord[];
+  };
   // node install and upgrade (issue 5)
   "/api/admin/agents/upgrade_agentserver": { input: Agent; output: UpgradeResult };
   "/api/admin/agents/manual_update_agent": { input: { agentid: string }; output: { cmd: string } };
