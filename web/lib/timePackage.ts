@@ -13,6 +13,8 @@ export function timePackage(
     active: user.vipExpireTime > now,
     limit,
     used,
+    /** Today's quota left: limit − dailyTimePackageUsage. */
+    left: Math.max(0, limit - used),
     percent: Math.min(100, (used / limit) * 100),
     daysLeft: Math.round((user.vipExpireTime - now) / DAY_MS),
   };

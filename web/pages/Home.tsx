@@ -18,10 +18,12 @@ function TimePackageCard({ user }: { user: UserInfo }) {
         <span className="badge">剩余 {pkg.daysLeft} 天</span>
       </div>
       <p className="stat-main">
-        <span className="stat-value">{formatGB(pkg.used)}</span>
-        <span className="stat-unit"> / {formatGB(pkg.limit)} GB</span>
+        <span className="stat-value">{formatGB(pkg.left)}</span>
+        <span className="stat-unit"> GB</span>
       </p>
-      <p className="stat-label">今日已用 / 每日额度</p>
+      <p className="stat-label">
+        今日剩余额度 · 已用 {formatGB(pkg.used)} / {formatGB(pkg.limit)} GB
+      </p>
       <div
         className="progress"
         role="progressbar"
