@@ -218,7 +218,7 @@ describe("the one-line command, run under sh in dry-run mode", () => {
         "[Service]",
         "EnvironmentFile=/etc/ferry-node.env",
         // biome-ignore lint/suspicious/noTemplateCurlyInString: systemd's own ${VAR} expansion
-        "ExecStart=/usr/local/bin/ferry node run --panel ${FERRY_PANEL} --node-id ${FERRY_NODE_ID} --token ${FERRY_TOKEN} --data-dir /var/lib/ferry-node",
+        "ExecStart=/usr/local/bin/ferry node run --panel ${FERRY_PANEL} --node-id ${FERRY_NODE_ID} --token ${FERRY_TOKEN} --core ${FERRY_CORE} --data-dir /var/lib/ferry-node",
         "Restart=always",
         "RestartSec=3",
         "LimitNOFILE=1048576",
@@ -230,7 +230,7 @@ describe("the one-line command, run under sh in dry-run mode", () => {
     );
     const secrets = join(root, "etc/ferry-node.env");
     expect(readFileSync(secrets, "utf8")).toBe(
-      `FERRY_PANEL='${server.url}'\nFERRY_NODE_ID='${row.node_no}'\nFERRY_TOKEN='${row.api_token}'\n`,
+      `FERRY_PANEL='${server.url}'\nFERRY_NODE_ID='${row.node_no}'\nFERRY_TOKEN='${row.api_token}'\nFERRY_CORE='xray'\n`,
     );
     expect(modeOf(secrets)).toBe(0o600);
     expect(modeOf(join(root, "var/lib/ferry-node"))).toBe(0o700);
@@ -278,6 +278,8 @@ describe("the one-line command, run under sh in dry-run mode", () => {
       String(row.node_no),
       "--token",
       row.api_token,
+      "--core",
+      "xray",
       "--data-dir",
       "/var/lib/ferry-node",
     ]);

@@ -181,6 +181,7 @@ const header = (serverType: ServerType, flavour: Flavour, agentArch: string) => 
 #     --panel <panel URL> --node-id <N> --token <T>
 # Installs the agent to /usr/local/bin/ferry, the proxy core, and the ${flavour.service} service
 # ferry-node (restarted whenever it exits). Run it again to update.
+# The agent runs the core it was installed with: --core xray (/usr/local/bin/xray) or v2ray (/usr/bin/v2ray).
 # Trial run: FERRY_INSTALL_ROOT=<empty dir> sh install.sh ... --dry-run downloads and checks the
 # agent for real and writes every file under <dir>; packages, the core and services are only listed.
 set -eu
@@ -327,6 +328,7 @@ install_xray() {
 
 const CORE_XRAY = `${CORE_XRAY_FUNCTION}
 install_core() {
+  CORE=xray
   if [ -x "$ROOT/usr/local/bin/xray" ]; then say "Xray-core is already installed"; return 0; fi
   install_xray || fail "could not install Xray-core from $XRAY_RELEASES"
 }
@@ -336,12 +338,14 @@ const CORE_XRAY_OR_V2RAY = `${CORE_XRAY_FUNCTION}
 # GitHub is often out of reach from mainland China: then Debian/Ubuntu's own v2ray package
 # (VMess and Shadowsocks only; the agent runs it, so the package's own service is disabled).
 install_core() {
-  if [ -x "$ROOT/usr/local/bin/xray" ] || [ -x "$ROOT/usr/bin/v2ray" ]; then
-    say "the proxy core is already installed"
-    return 0
-  fi
+  CORE=xray
+  if [ -x "$ROOT/usr/local/bin/xray" ]; then say "Xray-core is already installed"; return 0; fi
+  CORE=v2ray
+  if [ -x "$ROOT/usr/bin/v2ray" ]; then say "v2ray is already installed"; return 0; fi
+  CORE=xray
   if install_xray; then return 0; fi
   say "GitHub is out of reach: installing the distribution's v2ray package instead"
+  CORE=v2ray
   run env DEBIAN_FRONTEND=noninteractive apt-get install -y -q v2ray || fail "could not install v2ray"
   run systemctl disable --now v2ray || true
 }
@@ -360,7 +364,7 @@ Wants=network-online.target
 
 [Service]
 EnvironmentFile=$SECRETS_FILE
-ExecStart=/usr/local/bin/ferry node run --panel \\\${FERRY_PANEL} --node-id \\\${FERRY_NODE_ID} --token \\\${FERRY_TOKEN} --data-dir $DATA_DIR
+ExecStart=/usr/local/bin/ferry node run --panel \\\${FERRY_PANEL} --node-id \\\${FERRY_NODE_ID} --token \\\${FERRY_TOKEN} --core \\\${FERRY_CORE} --data-dir $DATA_DIR
 Restart=always
 RestartSec=3
 LimitNOFILE=1048576
@@ -389,7 +393,7 @@ name="ferry-node"
 description="Ferry node agent"
 supervisor=supervise-daemon
 command=/usr/local/bin/ferry
-command_args="node run --panel \\\${FERRY_PANEL} --node-id \\\${FERRY_NODE_ID} --token \\\${FERRY_TOKEN} --data-dir $DATA_DIR"
+command_args="node run --panel \\\${FERRY_PANEL} --node-id \\\${FERRY_NODE_ID} --token \\\${FERRY_TOKEN} --core \\\${FERRY_CORE} --data-dir $DATA_DIR"
 respawn_delay=3
 respawn_max=0
 output_log=/var/log/ferry-node.log
@@ -439,6 +443,7 @@ write_secrets() {
 FERRY_PANEL='$PANEL'
 FERRY_NODE_ID='$NODE_ID'
 FERRY_TOKEN='$TOKEN'
+FERRY_CORE='$CORE'
 EOF
   umask "$old_umask"
   chmod 600 "$ROOT$SECRETS_FILE"
