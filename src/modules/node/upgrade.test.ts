@@ -3,7 +3,9 @@
  * agent's real control server (src/node/agent/control.ts) on the node's ctrl_port, the agent
  * downloads the panel's executable with the node's token and swaps its file when the SHA-256
  * matches; a tampered download, a node that is not there, a node with another token and a panel
- * without an executable each leave the file as it was and say why. Also clear_updatetimes.
+ * without an executable each leave the file as it was and say why. Then the same with the whole
+ * agent, `ferry node run --exe <file>` over Debian's v2ray: it swaps the file and exits 75 for its
+ * service manager, or refuses a tampered download and keeps running. Also clear_updatetimes.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -11,7 +13,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pkg from "../../../package.json" with { type: "json" };
 import { type ApiClient, loggedInClient, startTestServer, type TestServer } from "../../../tests/harness.ts";
-import { type ControlServer, startControlServer } from "../../node/agent/control.ts";
+import { freePort, skipWithoutV2ray, V2RAY } from "../../../tests/v2ray.ts";
+import { type ControlServer, EXIT_UPGRADED, startControlServer } from "../../node/agent/control.ts";
 import type { Agent } from "../agent/schema.ts";
 import { type AgentRow, findAgentRow } from "../agent/service.ts";
 import { NO_AGENT_BINARY } from "./install.ts";
@@ -202,6 +205,87 @@ describe("upgrade_agentserver", () => {
       data: null,
       msg: "参数错误 缺少节点 id",
     });
+  });
+});
+
+/** `ferry node run` for a node on 127.0.0.1, until its control port answers. */
+async function runAgent(row: AgentRow, exe: string) {
+  const dataDir = mkdtempSync(join(dir, "agent-data-"));
+  const apiPort = await freePort();
+  const agent = Bun.spawn(
+    [
+      process.execPath,
+      "src/main.ts",
+      "node",
+      "run",
+      ...["--panel", server.url, "--node-id", String(row.node_no), "--token", row.api_token],
+      ...["--data-dir", dataDir, "--core", "v2ray", "--core-bin", V2RAY, "--api-port", String(apiPort)],
+      ...["--listen", "127.0.0.1", "--ctrl-host", "127.0.0.1", "--exe", exe],
+    ],
+    { cwd: join(import.meta.dir, "../../.."), stdout: "pipe", stderr: "pipe" },
+  );
+  const status = `http://127.0.0.1:${row.ctrl_port}/status`;
+  const until = Date.now() + 20_000;
+  while (Date.now() < until && agent.exitCode === null) {
+    const answer = await fetch(status, { headers: { authorization: `Bearer ${row.api_token}` } }).catch(
+      () => null,
+    );
+    if (answer?.status === 200) return agent;
+    await Bun.sleep(100);
+  }
+  agent.kill();
+  throw new Error(`the agent did not open its control port: ${await new Response(agent.stderr).text()}`);
+}
+
+describe.skipIf(skipWithoutV2ray("upgrade.test.ts"))("with the whole agent (ferry node run)", () => {
+  async function agentNode() {
+    const exe = join(dir, `ferry-run-${++count}`);
+    writeFileSync(exe, OLD_EXE, { mode: 0o755 });
+    const agent = await ok<Agent>("/api/admin/agents/update", nodeForm(`整机 ${count}`, await freePort()));
+    const row = findAgentRow(server.context, agent._id) as AgentRow;
+    return { agent, row, exe, process: await runAgent(row, exe) };
+  }
+
+  test("the agent swaps its executable and exits 75 for the service manager to start the new one", async () => {
+    const node = await agentNode();
+    try {
+      expect((await upgrade(node.agent)).code).toBe(0);
+      expect(await node.process.exited).toBe(EXIT_UPGRADED);
+      expect(readFileSync(node.exe, "utf8")).toBe(NEW_EXE);
+    } finally {
+      node.process.kill();
+    }
+  });
+
+  test("a tampered download: the file stays and the agent keeps serving", async () => {
+    const node = await agentNode();
+    const tamperer = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      async fetch(request) {
+        const url = new URL(request.url);
+        const bytes = new Uint8Array(
+          await (await fetch(`${server.url}${url.pathname}${url.search}`)).arrayBuffer(),
+        );
+        bytes.set([(bytes.at(-1) ?? 0) ^ 1], bytes.length - 1);
+        return new Response(bytes);
+      },
+    });
+    server.context.settings.update({ panel_url: `http://127.0.0.1:${tamperer.port}` });
+    try {
+      expect(await upgrade(node.agent)).toEqual({ code: 1000, data: null, msg: "sha256 mismatch" });
+      expect(readFileSync(node.exe, "utf8")).toBe(OLD_EXE);
+      const status = await fetch(`http://127.0.0.1:${node.row.ctrl_port}/status`, {
+        headers: { authorization: `Bearer ${node.row.api_token}` },
+      });
+      expect(status.status).toBe(200);
+      expect(node.process.exitCode).toBeNull();
+    } finally {
+      server.context.settings.update({ panel_url: "" });
+      await tamperer.stop(true);
+      node.process.kill();
+      await node.process.exited;
+    }
   });
 });
 
