@@ -179,6 +179,46 @@ describe("dist/ferry on its own", () => {
     expect(result.stderr.trim().split("\n")).toHaveLength(1);
   });
 
+  test("hands itself out to nodes: the install command installs this very executable", async () => {
+    const added = ferry(
+      "node",
+      "add",
+      "--name",
+      "dist",
+      "--type",
+      "v2ray",
+      "--ip",
+      "127.0.0.1",
+      "--data",
+      "./d",
+      "--json",
+    );
+    expect(added.code).toBe(0);
+    const node = JSON.parse(
+      ferry("node", "show", JSON.parse(added.stdout)._id, "--data", "./d", "--json").stdout,
+    );
+    const own = new Bun.CryptoHasher("sha256")
+      .update(await Bun.file(join(dir, "ferry")).bytes())
+      .digest("hex");
+    const download = await fetch(`${baseUrl}/node/ferry?node_id=${node.nodeNo}&token=${node.api_token}`);
+    expect(download.headers.get("x-sha256")).toBe(own);
+    expect(new Bun.CryptoHasher("sha256").update(await download.bytes()).digest("hex")).toBe(own);
+
+    const command = ferry("node", "install-cmd", node._id, "--panel", baseUrl, "--data", "./d");
+    expect(command.code).toBe(0);
+    const root = join(dir, "node-root");
+    mkdirSync(root);
+    // The script runs the downloaded agent's --version before installing it.
+    const install = Bun.spawnSync(["sh", "-c", `${command.stdout.trim()} --dry-run`], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", FERRY_INSTALL_ROOT: root },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    expect({ code: install.exitCode, stderr: install.stderr.toString() }).toEqual({ code: 0, stderr: "" });
+    const installed = await Bun.file(join(root, "usr/local/bin/ferry")).bytes();
+    expect(new Bun.CryptoHasher("sha256").update(installed).digest("hex")).toBe(own);
+  });
+
   test("stops cleanly on SIGTERM", async () => {
     const child = server as ReturnType<typeof Bun.spawn>;
     child.kill("SIGTERM");
