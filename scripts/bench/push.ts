@@ -1,0 +1,399 @@
+/**
+ * `bun run bench:push`: how fast the panel applies one node report for 10 000 users (issue 5),
+ * in user-updates per second, against a plain SQLite upsert loop of the same rows in the same
+ * database file and the same run.
+ *
+ * Set-up (not measured): a real SQLite database in a temp dir with the migrations the server runs,
+ * 10 000 users with permanent traffic (every fourth also with a running time package), one v2ray
+ * node with three lines at different scales.
+ *
+ * 1. ferry: applyNodeReport(ctx, {agentId, reportId, inbound, usage: {node_uid: [up, down]} × 10 000})
+ *    — the function the UniProxy push route calls, minus HTTP: one transaction that charges every
+ *    user, keeps the day's spend records and usage_days, the lines' heat and the report id;
+ * 2. baseline: a prepared `INSERT … ON CONFLICT (user_id) DO UPDATE` run once per row inside
+ *    BEGIN/COMMIT on a table that already holds the 10 000 rows.
+ *
+ * A first report (not timed) checks the path is right: it charges every user exactly the scaled
+ * bytes, from quota then permanent traffic, and its repeat is a no-op. Rounds then alternate
+ * ferry / baseline with fresh report ids; afterwards the totals show every timed round landed on
+ * both sides. Medians are reported. It exits non-zero only on errors and never asserts on time
+ * (the goal ferry/baseline ≥ 0.5 is reported, not enforced).
+ *
+ * Usage: bun scripts/bench/push.ts [--users 10000] [--rounds 5] [--json]
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { openContext } from "../../cli/shared.ts";
+import type { AppContext } from "../../src/context.ts";
+import { businessDay } from "../../src/lib/time.ts";
+import { GB, MB } from "../../src/lib/traffic.ts";
+import { agentInput } from "../../src/modules/agent/schema.ts";
+import { saveAgent } from "../../src/modules/agent/service.ts";
+import { type LineProtocol, lineInput } from "../../src/modules/line/schema.ts";
+import { saveLine } from "../../src/modules/line/service.ts";
+import { applyNodeReport, type ReportResult } from "../../src/modules/traffic/charge.ts";
+import { transformPassword } from "../../src/modules/user/password.ts";
+import { hashPassword } from "../../src/modules/user/service.ts";
+import { INBOUND_TAG } from "../../src/node/core-config.ts";
+import { newId, randomHex } from "../../src/rpc/ids.ts";
+import { median, numberFlag } from "./common.ts";
+
+const argv = process.argv.slice(2);
+const options = {
+  users: numberFlag(argv, "users", 10_000),
+  rounds: numberFlag(argv, "rounds", 5),
+  json: argv.includes("--json"),
+};
+const GOAL = 0.5;
+/** The inbound the report comes from; its lines' lowest scale applies (1.5 here, not 2). */
+const INBOUND = INBOUND_TAG.vmesh_tcp;
+const LINES: [LineProtocol, number][] = [
+  ["vmesh_tcp", 1.5],
+  ["vmesh_tcp", 2],
+  ["vmesh_ws", 1],
+];
+const LINE_SCALE = 1.5;
+const UPLOAD_SCALE = 0.5;
+const DAILY_LIMIT = 10 * GB;
+
+const log = (message: string) => {
+  if (!options.json) console.error(message);
+};
+
+interface BenchUser {
+  id: string;
+  nodeUid: number;
+}
+
+// ---- set-up (not measured) -----------------------------------------------------------------
+
+function buildNode(ctx: AppContext): string {
+  const agent = saveAgent(
+    ctx,
+    agentInput.parse({
+      name: "香港",
+      country: { code: "HK" },
+      type: "v2ray",
+      ip: "203.0.113.10",
+      host: "hk.example.net",
+      ctrl_port: 888,
+      zz_port: 20000,
+      port: 10000,
+      public_port: 10000,
+      serverType: "ubuntu_x86",
+      ss_method: "aes-256-gcm",
+    }),
+  );
+  LINES.forEach(([protocol, scale], i) => {
+    saveLine(
+      ctx,
+      lineInput.parse({
+        index: i + 1,
+        name: `香港 0${i + 1}`,
+        agentID: agent._id,
+        protocol,
+        bridge: "none",
+        scale,
+      }),
+    );
+  });
+  return agent._id;
+}
+
+/** Users inserted in bulk with their balances set directly; every fourth has a time package. */
+async function buildUsers(ctx: AppContext, count: number, now: number): Promise<BenchUser[]> {
+  const passwordHash = await hashPassword(transformPassword("bench-password-1"));
+  const insert = ctx.db.query(
+    `INSERT INTO users (id, email, password_hash, userkey, proxy_secret, create_time, traffic, spend_traffic,
+       vip_expire_time, daily_limit)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  ctx.db.transaction(() => {
+    for (let i = 0; i < count; i += 1) {
+      const timePackage = i % 4 === 0;
+      insert.run(
+        newId(now),
+        `bench-${i}@example.com`,
+        passwordHash,
+        randomHex(16),
+        crypto.randomUUID(),
+        now,
+        (100 + (i % 50)) * GB,
+        (i % 7) * GB,
+        timePackage ? now + 30 * 86_400_000 : 0,
+        timePackage ? DAILY_LIMIT : null,
+      );
+    }
+  })();
+  return ctx.db
+    .query<{ id: string; node_uid: number }, []>("SELECT id, node_uid FROM users ORDER BY node_uid")
+    .all()
+    .map((row) => ({ id: row.id, nodeUid: row.node_uid }));
+}
+
+/** Raw bytes of one user in one report: a spread of sizes, uploads smaller than downloads. */
+function bytesOf(index: number, round: number): [upload: number, download: number] {
+  const download = (1 + ((index * 7 + round) % 200)) * MB + index;
+  return [Math.floor(download / 8), download];
+}
+
+function pushBody(users: BenchUser[], round: number): Record<string, [number, number]> {
+  const body: Record<string, [number, number]> = {};
+  users.forEach((user, i) => {
+    body[user.nodeUid] = bytesOf(i, round);
+  });
+  return body;
+}
+
+/** The charge DESIGN §7 asks for, computed here without the code under test. */
+function expectedCharge(users: BenchUser[], round: number): number {
+  let total = 0;
+  users.forEach((_, i) => {
+    const [upload, download] = bytesOf(i, round);
+    total += Math.round((upload * UPLOAD_SCALE + download) * LINE_SCALE);
+  });
+  return total;
+}
+
+// ---- the baseline --------------------------------------------------------------------------
+
+type UsageRow = [userId: string, upload: number, download: number];
+
+function createBaselineTable(ctx: AppContext, users: BenchUser[]) {
+  ctx.db.exec(
+    "CREATE TABLE bench_usage (user_id TEXT PRIMARY KEY, upload INTEGER NOT NULL, download INTEGER NOT NULL)",
+  );
+  const insert = ctx.db.query("INSERT INTO bench_usage (user_id, upload, download) VALUES (?, 0, 0)");
+  ctx.db.transaction(() => {
+    for (const user of users) insert.run(user.id);
+  })();
+}
+
+function baselineRows(users: BenchUser[], round: number): UsageRow[] {
+  return users.map((user, i) => [user.id, ...bytesOf(i, round)]);
+}
+
+function runBaseline(ctx: AppContext, rows: UsageRow[]) {
+  const upsert = ctx.db.prepare<unknown, UsageRow>(
+    `INSERT INTO bench_usage (user_id, upload, download) VALUES (?, ?, ?)
+     ON CONFLICT (user_id) DO UPDATE SET upload = upload + excluded.upload, download = download + excluded.download`,
+  );
+  ctx.db.exec("BEGIN");
+  try {
+    for (const row of rows) upsert.run(...row);
+    ctx.db.exec("COMMIT");
+  } catch (error) {
+    ctx.db.exec("ROLLBACK");
+    throw error;
+  } finally {
+    upsert.finalize();
+  }
+}
+
+// ---- correctness (once per run, not timed) -------------------------------------------------
+
+interface Totals {
+  traffic: number;
+  spend: number;
+  dailyUsage: number;
+  upload: number;
+  download: number;
+}
+
+function totals(ctx: AppContext, day: string): Totals {
+  const users = ctx.db
+    .query<{ traffic: number; spend: number; daily: number }, [string]>(
+      `SELECT SUM(traffic) AS traffic, SUM(spend_traffic) AS spend,
+         SUM(CASE WHEN daily_usage_day = ? THEN daily_usage ELSE 0 END) AS daily FROM users`,
+    )
+    .get(day);
+  const usage = ctx.db
+    .query<{ upload: number | null; download: number | null }, [string]>(
+      "SELECT SUM(upload) AS upload, SUM(download) AS download FROM usage_days WHERE day = ?",
+    )
+    .get(day);
+  return {
+    traffic: users?.traffic ?? 0,
+    spend: users?.spend ?? 0,
+    dailyUsage: users?.daily ?? 0,
+    upload: usage?.upload ?? 0,
+    download: usage?.download ?? 0,
+  };
+}
+
+function check(condition: boolean, message: string) {
+  if (!condition) throw new Error(`correctness check failed: ${message}`);
+}
+
+/** Applies a first report and its repeat, and checks what they changed. */
+function verifyOnce(ctx: AppContext, agentId: string, users: BenchUser[]) {
+  const now = Date.now();
+  const day = businessDay(now, ctx.settings.get("timezone"));
+  const usage = pushBody(users, 0);
+  const raw = Object.values(usage).reduce((sum, [up, down]) => ({ up: sum.up + up, down: sum.down + down }), {
+    up: 0,
+    down: 0,
+  });
+  const expected = expectedCharge(users, 0);
+  const before = totals(ctx, day);
+  const hotBefore = lineHeat(ctx, agentId);
+
+  const report = { agentId, reportId: "verify", inbound: INBOUND, usage, now };
+  const first = applyNodeReport(ctx, report);
+  const after = totals(ctx, day);
+  check(!first.duplicate && first.users === users.length, `charged ${first.users} of ${users.length} users`);
+  check(first.charged === expected, `charged ${first.charged} bytes, DESIGN §7 says ${expected}`);
+  check(
+    after.spend - before.spend === expected,
+    `spend_traffic rose by ${after.spend - before.spend}, not ${expected}`,
+  );
+  const fromPermanent = before.traffic - after.traffic;
+  const fromQuota = after.dailyUsage - before.dailyUsage;
+  check(fromQuota > 0 && fromPermanent > 0, "both time-package quota and permanent traffic were charged");
+  check(
+    fromQuota + fromPermanent === expected,
+    `quota ${fromQuota} + permanent ${fromPermanent} ≠ ${expected}`,
+  );
+  check(
+    after.upload - before.upload === raw.up && after.download - before.download === raw.down,
+    "usage_days holds the raw bytes of the report",
+  );
+  const hotAfter = lineHeat(ctx, agentId);
+  check(hotAfter.vmesh_tcp - hotBefore.vmesh_tcp === 2 * (raw.up + raw.down), "heat of both vmesh_tcp lines");
+  check(hotAfter.vmesh_ws === hotBefore.vmesh_ws, "heat of the vmesh_ws line unchanged");
+
+  const repeat = applyNodeReport(ctx, { ...report, now: now + 1 });
+  check(repeat.duplicate && repeat.charged === 0, "a repeated report id reports duplicate");
+  const unchanged = totals(ctx, day);
+  check(JSON.stringify(unchanged) === JSON.stringify(after), "a repeated report id changes nothing");
+  return { expected, fromQuota, fromPermanent };
+}
+
+function lineHeat(ctx: AppContext, agentId: string): Record<"vmesh_tcp" | "vmesh_ws", number> {
+  const rows = ctx.db
+    .query<{ protocol: string; hot: number }, [string]>(
+      "SELECT protocol, SUM(hot) AS hot FROM agent_lines WHERE agent_id = ? GROUP BY protocol",
+    )
+    .all(agentId);
+  const of = (protocol: string) => rows.find((row) => row.protocol === protocol)?.hot ?? 0;
+  return { vmesh_tcp: of("vmesh_tcp"), vmesh_ws: of("vmesh_ws") };
+}
+
+function totalSpend(ctx: AppContext): number {
+  return (
+    ctx.db.query<{ spend: number }, []>("SELECT SUM(spend_traffic) AS spend FROM users").get()?.spend ?? 0
+  );
+}
+
+/** After the timed rounds: both paths applied every round's bytes, so neither measured a no-op. */
+function checkRounds(ctx: AppContext, users: BenchUser[], spendBefore: number) {
+  let charged = 0;
+  let download = 0;
+  for (let round = 0; round <= options.rounds; round += 1) {
+    if (round > 0) charged += expectedCharge(users, round);
+    users.forEach((_, i) => {
+      download += bytesOf(i, round)[1];
+    });
+  }
+  const spent = totalSpend(ctx) - spendBefore;
+  check(spent === charged, `the timed reports charged ${spent} bytes, not ${charged}`);
+  const baseline = ctx.db
+    .query<{ download: number }, []>("SELECT SUM(download) AS download FROM bench_usage")
+    .get();
+  check(
+    baseline?.download === download,
+    `the baseline added ${baseline?.download} download bytes, not ${download}`,
+  );
+}
+
+// ---- run -----------------------------------------------------------------------------------
+
+const work = mkdtempSync(join(tmpdir(), "ferry-bench-push-"));
+process.on("SIGINT", () => {
+  rmSync(work, { recursive: true, force: true });
+  process.exit(130);
+});
+
+try {
+  const ctx = openContext(join(work, "data"));
+  ctx.settings.update({ upload_traffic_spend_scale: UPLOAD_SCALE });
+  log(`set-up: ${options.users} users, one node with ${LINES.length} lines …`);
+  const agentId = buildNode(ctx);
+  const users = await buildUsers(ctx, options.users, Date.now());
+  createBaselineTable(ctx, users);
+
+  log("correctness: one report and its repeat …");
+  const verified = verifyOnce(ctx, agentId, users);
+  runBaseline(ctx, baselineRows(users, 0)); // its warm-up, as the checked report is ferry's
+  const spendBefore = totalSpend(ctx);
+
+  log(`measuring: ${options.rounds} rounds, ferry / baseline alternating …`);
+  const ferrySeconds: number[] = [];
+  const baselineSeconds: number[] = [];
+  for (let round = 1; round <= options.rounds; round += 1) {
+    const usage = pushBody(users, round);
+    const reportId = `round-${round}-${randomHex(4)}`;
+    const started = performance.now();
+    const result: ReportResult = applyNodeReport(ctx, {
+      agentId,
+      reportId,
+      inbound: INBOUND,
+      usage,
+      now: Date.now(),
+    });
+    const ferry = (performance.now() - started) / 1000;
+    if (result.duplicate || result.users !== users.length) {
+      throw new Error(`round ${round}: report charged ${result.users} users (duplicate ${result.duplicate})`);
+    }
+
+    const rows = baselineRows(users, round);
+    const baselineStarted = performance.now();
+    runBaseline(ctx, rows);
+    const baseline = (performance.now() - baselineStarted) / 1000;
+
+    ferrySeconds.push(ferry);
+    baselineSeconds.push(baseline);
+    log(
+      `  round ${round}: ferry ${(ferry * 1000).toFixed(1)} ms (${Math.round(users.length / ferry)} updates/s), ` +
+        `baseline ${(baseline * 1000).toFixed(1)} ms (${Math.round(users.length / baseline)} updates/s)`,
+    );
+  }
+  checkRounds(ctx, users, spendBefore);
+  ctx.db.close();
+
+  const ferryRate = users.length / median(ferrySeconds);
+  const baselineRate = users.length / median(baselineSeconds);
+  const summary = {
+    users: users.length,
+    rounds: options.rounds,
+    goal: GOAL,
+    ferryUpdatesPerSecond: Math.round(ferryRate),
+    baselineUpdatesPerSecond: Math.round(baselineRate),
+    ratio: ferryRate / baselineRate,
+    ferryMs: ferrySeconds.map((s) => Math.round(s * 10_000) / 10),
+    baselineMs: baselineSeconds.map((s) => Math.round(s * 10_000) / 10),
+    verified,
+  };
+
+  if (options.json) {
+    console.log(JSON.stringify(summary, null, 2));
+  } else {
+    console.log(
+      [
+        "",
+        "Node report (push) benchmark",
+        "────────────────────────────",
+        `report                    ${summary.users} users, one transaction, inbound ${INBOUND}`,
+        `ferry applyNodeReport     ${summary.ferryUpdatesPerSecond} user-updates/s (median ${median(summary.ferryMs).toFixed(1)} ms)`,
+        `SQLite upsert loop        ${summary.baselineUpdatesPerSecond} user-updates/s (median ${median(summary.baselineMs).toFixed(1)} ms)`,
+        `ratio ferry / baseline    ${summary.ratio.toFixed(3)}  (goal ≥ ${GOAL}: ${summary.ratio >= GOAL ? "met" : "NOT met"})`,
+        `checked                   the first report charged ${verified.expected} bytes exactly (quota ${verified.fromQuota}, ` +
+          `permanent ${verified.fromPermanent}); a repeated report id changed nothing; every timed round landed`,
+        `(median of ${summary.rounds} rounds, same database file, same run)`,
+      ].join("\n"),
+    );
+  }
+} finally {
+  rmSync(work, { recursive: true, force: true });
+}
