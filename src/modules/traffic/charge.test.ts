@@ -66,9 +66,8 @@ describe("splitCharge", () => {
   const running = { vip_expire_time: NOON + 3_600_000, daily_limit: 10 * GB };
 
   test("takes today's quota first and leaves permanent traffic alone while it lasts", () => {
-    const split = splitCharge(balance({ ...running, traffic: 5 * GB }), 3 * GB, NOON, ZONE);
+    const split = splitCharge(balance({ ...running, traffic: 5 * GB }), 3 * GB, NOON, TODAY);
     expect(split).toEqual({
-      day: TODAY,
       fromQuota: 3 * GB,
       fromPermanent: 0,
       overdraft: 0,
@@ -78,18 +77,18 @@ describe("splitCharge", () => {
 
   test("a charge that uses the quota up exactly takes nothing from permanent traffic", () => {
     const user = balance({ ...running, traffic: 5 * GB, daily_usage: 4 * GB, daily_usage_day: TODAY });
-    expect(splitCharge(user, 6 * GB, NOON, ZONE)).toMatchObject({
+    expect(splitCharge(user, 6 * GB, NOON, TODAY)).toMatchObject({
       fromQuota: 6 * GB,
       fromPermanent: 0,
       dailyUsage: 10 * GB,
     });
     const usedUp = { ...user, daily_usage: 10 * GB };
-    expect(splitCharge(usedUp, 1, NOON, ZONE)).toMatchObject({ fromQuota: 0, fromPermanent: 1 });
+    expect(splitCharge(usedUp, 1, NOON, TODAY)).toMatchObject({ fromQuota: 0, fromPermanent: 1 });
   });
 
   test("a charge crossing the quota takes the rest from permanent traffic", () => {
     const user = balance({ ...running, traffic: 5 * GB, daily_usage: 9 * GB, daily_usage_day: TODAY });
-    expect(splitCharge(user, 3 * GB, NOON, ZONE)).toMatchObject({
+    expect(splitCharge(user, 3 * GB, NOON, TODAY)).toMatchObject({
       fromQuota: GB,
       fromPermanent: 2 * GB,
       overdraft: 0,
@@ -98,20 +97,20 @@ describe("splitCharge", () => {
   });
 
   test("what neither covers is overdraft, and permanent traffic stops at zero", () => {
-    const split = splitCharge(balance({ traffic: GB }), 3 * GB, NOON, ZONE);
+    const split = splitCharge(balance({ traffic: GB }), 3 * GB, NOON, TODAY);
     expect(split).toMatchObject({ fromQuota: 0, fromPermanent: GB, overdraft: 2 * GB });
   });
 
   test("without a set limit the daily quota is 50 GB", () => {
     const user = balance({ vip_expire_time: NOON + 1, daily_usage: 49 * GB, daily_usage_day: TODAY });
-    expect(splitCharge(user, 2 * GB, NOON, ZONE)).toMatchObject({ fromQuota: GB, overdraft: GB });
+    expect(splitCharge(user, 2 * GB, NOON, TODAY)).toMatchObject({ fromQuota: GB, overdraft: GB });
     expect(DEFAULT_DAILY_LIMIT).toBe(50 * GB);
   });
 
   test("the time package counts until its expiry, to the millisecond", () => {
     const user = balance({ traffic: GB, vip_expire_time: NOON, daily_limit: 10 * GB });
-    expect(splitCharge(user, 100, NOON - 1, ZONE)).toMatchObject({ fromQuota: 100, fromPermanent: 0 });
-    expect(splitCharge(user, 100, NOON, ZONE)).toMatchObject({ fromQuota: 0, fromPermanent: 100 });
+    expect(splitCharge(user, 100, NOON - 1, TODAY)).toMatchObject({ fromQuota: 100, fromPermanent: 0 });
+    expect(splitCharge(user, 100, NOON, TODAY)).toMatchObject({ fromQuota: 0, fromPermanent: 100 });
   });
 
   test("the quota restarts at the business day's start", () => {
@@ -123,14 +122,15 @@ describe("splitCharge", () => {
       daily_usage_day: TODAY,
       traffic: 5 * GB,
     });
-    expect(splitCharge(user, GB, lastMs, ZONE)).toMatchObject({
-      day: TODAY,
-      fromQuota: 0,
-      fromPermanent: GB,
+    expect(businessDay(lastMs, ZONE)).toBe(TODAY);
+    expect(splitCharge(user, GB, lastMs, TODAY)).toMatchObject({ fromQuota: 0, fromPermanent: GB });
+    const tomorrow = businessDay(lastMs + 1, ZONE);
+    expect(tomorrow).not.toBe(TODAY);
+    expect(splitCharge(user, GB, lastMs + 1, tomorrow)).toMatchObject({
+      fromQuota: GB,
+      fromPermanent: 0,
+      dailyUsage: GB,
     });
-    const tomorrow = splitCharge(user, GB, lastMs + 1, ZONE);
-    expect(tomorrow.day).not.toBe(TODAY);
-    expect(tomorrow).toMatchObject({ fromQuota: GB, fromPermanent: 0, dailyUsage: GB });
   });
 });
 

@@ -41,8 +41,6 @@ export interface ChargedUser {
 }
 
 export interface ChargeSplit {
-  /** The business day the charge belongs to. */
-  day: string;
   fromQuota: number;
   fromPermanent: number;
   /** What found neither quota nor permanent traffic left. */
@@ -52,18 +50,16 @@ export interface ChargeSplit {
 }
 
 /**
- * Takes a charge from today's quota (while the time package runs, to the millisecond) and then
- * from permanent traffic. The quota restarts at each business day's start.
+ * Takes a charge from the quota of `day` (the business day of `now`; the quota restarts at each
+ * day's start) while the time package runs, to the millisecond, and then from permanent traffic.
  */
-export function splitCharge(user: ChargedUser, charge: number, now: number, timeZone: string): ChargeSplit {
-  const day = businessDay(now, timeZone);
+export function splitCharge(user: ChargedUser, charge: number, now: number, day: string): ChargeSplit {
   const usedToday = user.daily_usage_day === day ? user.daily_usage : 0;
   const quotaLeft =
     user.vip_expire_time > now ? Math.max(0, (user.daily_limit ?? DEFAULT_DAILY_LIMIT) - usedToday) : 0;
   const fromQuota = Math.min(charge, quotaLeft);
   const fromPermanent = Math.min(charge - fromQuota, Math.max(0, user.traffic));
   return {
-    day,
     fromQuota,
     fromPermanent,
     overdraft: charge - fromQuota - fromPermanent,
@@ -135,26 +131,13 @@ export function reportScales(ctx: AppContext, lineScales: number[]): ChargeScale
   };
 }
 
-type UserBalance = ChargedUser & { id: string; node_uid: number; scale: number };
-
-/** One row of the bulk writes, as JSON for json_each (no per-row round trip from JavaScript). */
-type ChargeRow = [
-  userId: string,
-  upload: number,
-  download: number,
-  fromQuota: number,
-  fromPermanent: number,
-  overdraft: number,
-  traffic: number,
-  spend: number,
-  dailyUsage: number,
-];
+type UserBalance = ChargedUser & { rid: number; id: string; node_uid: number; scale: number };
 
 /** Applies a node report in one transaction; a repeated report id changes nothing. */
 export function applyNodeReport(ctx: AppContext, report: NodeReport): ReportResult {
   const usage = cleanUsage(report.usage);
   const { now } = report;
-  const timeZone = ctx.settings.get("timezone");
+  const day = businessDay(now, ctx.settings.get("timezone"));
   const lines = inboundLines(ctx, report.agentId, report.inbound);
   const scales = reportScales(
     ctx,
@@ -183,73 +166,61 @@ export function applyNodeReport(ctx: AppContext, report: NodeReport): ReportResu
     if (usage.size === 0) return { duplicate: false, users: 0, charged: 0 };
     const users = db
       .query<UserBalance, [string]>(
-        `SELECT id, node_uid, scale, traffic, spend_traffic, vip_expire_time, daily_limit, daily_usage, daily_usage_day
+        `SELECT rowid AS rid, id, node_uid, scale, traffic, spend_traffic, vip_expire_time, daily_limit, daily_usage, daily_usage_day
          FROM users WHERE node_uid IN (SELECT value FROM json_each(?))`,
       )
       .all(JSON.stringify([...usage.keys()]));
-    const rows: ChargeRow[] = [];
-    let day = "";
+    const write = chargeWriter(ctx, day, now);
     let charged = 0;
     let carried = 0;
     for (const user of users) {
       const [upload, download] = usage.get(user.node_uid) as [number, number];
       carried += upload + download;
       const charge = chargeFor(upload, download, user.scale, scales);
-      const split = splitCharge(user, charge, now, timeZone);
-      day = split.day;
       charged += charge;
-      const paid = split.fromQuota + split.fromPermanent;
-      rows.push([
-        user.id,
-        upload,
-        download,
-        split.fromQuota,
-        split.fromPermanent,
-        split.overdraft,
-        user.traffic - split.fromPermanent,
-        user.spend_traffic + paid,
-        split.dailyUsage,
-      ]);
+      write(user, upload, download, splitCharge(user, charge, now, day));
     }
-    if (rows.length === 0) return { duplicate: false, users: 0, charged: 0 };
-    writeCharges(ctx, rows, day, now);
-    if (lines.length > 0) {
+    if (users.length > 0 && lines.length > 0) {
       db.query("UPDATE agent_lines SET hot = hot + ? WHERE id IN (SELECT value FROM json_each(?))").run(
         carried,
         JSON.stringify(lines.map((line) => line.id)),
       );
     }
-    return { duplicate: false, users: rows.length, charged };
+    return { duplicate: false, users: users.length, charged };
   });
 }
 
-/** Three set-based statements for the whole report: balances, the day's spend records, usage_days. */
-function writeCharges(ctx: AppContext, rows: ChargeRow[], day: string, now: number) {
-  const json = JSON.stringify(rows);
+/**
+ * Per user: the balances, the day's spend record in the traffic ledger (one per user and day,
+ * kept up to date: traffic_change is what left permanent traffic, exemption_traffic what the time
+ * package covered) and usage_days. Cached statements by rowid / unique key, one row at a time.
+ */
+function chargeWriter(ctx: AppContext, day: string, now: number) {
   const db = ctx.db;
-  db.query(
-    `UPDATE users SET traffic = r.value ->> 6, spend_traffic = r.value ->> 7,
-       daily_usage = r.value ->> 8, daily_usage_day = ?2
-     FROM json_each(?1) r WHERE users.id = r.value ->> 0`,
-  ).run(json, day);
-  // The ledger: one spend record per user and day, kept up to date (traffic_change is what left
-  // permanent traffic, exemption_traffic what the time package covered).
-  db.query(
+  const balances = db.query(
+    "UPDATE users SET traffic = ?, spend_traffic = ?, daily_usage = ?, daily_usage_day = ? WHERE rowid = ?",
+  );
+  const ledger = db.query(
     `INSERT INTO traffic_records (user_id, type, desc, traffic_change, exemption_traffic, all_traffic, all_spend, day, update_time)
-     SELECT r.value ->> 0, 'spend', '节点流量', -(r.value ->> 4), r.value ->> 3, r.value ->> 6, r.value ->> 7, ?2, ?3
-     FROM json_each(?1) r WHERE (r.value ->> 3) + (r.value ->> 4) > 0
+     VALUES (?1, 'spend', '节点流量', ?2, ?3, ?4, ?5, ?6, ?7)
      ON CONFLICT (user_id, day) WHERE type = 'spend' DO UPDATE SET
-       traffic_change = traffic_change + excluded.traffic_change,
-       exemption_traffic = exemption_traffic + excluded.exemption_traffic,
-       all_traffic = excluded.all_traffic, all_spend = excluded.all_spend, update_time = excluded.update_time`,
-  ).run(json, day, now);
-  db.query(
+       traffic_change = traffic_change + ?2, exemption_traffic = exemption_traffic + ?3,
+       all_traffic = ?4, all_spend = ?5, update_time = ?7`,
+  );
+  const usage = db.query(
     `INSERT INTO usage_days (day, user_id, upload, download, quota, permanent, overdraft)
-     SELECT ?2, r.value ->> 0, r.value ->> 1, r.value ->> 2, r.value ->> 3, r.value ->> 4, r.value ->> 5
-     FROM json_each(?1) r WHERE true
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
      ON CONFLICT (day, user_id) DO UPDATE SET
-       upload = upload + excluded.upload, download = download + excluded.download,
-       quota = quota + excluded.quota, permanent = permanent + excluded.permanent,
-       overdraft = overdraft + excluded.overdraft`,
-  ).run(json, day);
+       upload = upload + ?3, download = download + ?4, quota = quota + ?5,
+       permanent = permanent + ?6, overdraft = overdraft + ?7`,
+  );
+  return (user: UserBalance, upload: number, download: number, split: ChargeSplit) => {
+    const traffic = user.traffic - split.fromPermanent;
+    const spend = user.spend_traffic + split.fromQuota + split.fromPermanent;
+    if (split.fromQuota + split.fromPermanent > 0) {
+      balances.run(traffic, spend, split.dailyUsage, day, user.rid);
+      ledger.run(user.id, -split.fromPermanent, split.fromQuota, traffic, spend, day, now);
+    }
+    usage.run(day, user.id, upload, download, split.fromQuota, split.fromPermanent, split.overdraft);
+  };
 }
