@@ -10,6 +10,7 @@ import { businessDay, DAY_MS } from "../../lib/time.ts";
 import { DEFAULT_DAILY_LIMIT, MB } from "../../lib/traffic.ts";
 import { INBOUND_TAG } from "../../node/core-config.ts";
 import type { LineProtocol } from "../line/schema.ts";
+import type { UserRow } from "../user/service.ts";
 
 /** The multipliers one report is charged with. */
 export interface ChargeScales {
@@ -31,14 +32,10 @@ export function chargeFor(upload: number, download: number, userScale: number, s
 }
 
 /** The balance columns charging reads. */
-export interface ChargedUser {
-  traffic: number;
-  spend_traffic: number;
-  vip_expire_time: number;
-  daily_limit: number | null;
-  daily_usage: number;
-  daily_usage_day: string;
-}
+export type ChargedUser = Pick<
+  UserRow,
+  "traffic" | "spend_traffic" | "vip_expire_time" | "daily_limit" | "daily_usage" | "daily_usage_day"
+>;
 
 export interface ChargeSplit {
   fromQuota: number;
@@ -131,7 +128,7 @@ export function reportScales(ctx: AppContext, lineScales: number[]): ChargeScale
   };
 }
 
-type UserBalance = ChargedUser & { rid: number; id: string; node_uid: number; scale: number };
+type UserBalance = ChargedUser & Pick<UserRow, "id" | "node_uid" | "scale"> & { rid: number };
 
 /** Applies a node report in one transaction; a repeated report id changes nothing. */
 export function applyNodeReport(ctx: AppContext, report: NodeReport): ReportResult {
