@@ -390,19 +390,21 @@ describe.skipIf(SKIP)("ferry node run with Debian's v2ray", () => {
     expectWithinOnePercent(charged, expected);
 
     const usage = usageOf(alice.user.id);
-    expect(usage.rows).toBe(1);
+    expect(usage.rows).toBeGreaterThan(0);
     expect(usage.download).toBeGreaterThanOrEqual(2 * FILE.length);
     expect(usage.download).toBeLessThan(2 * (FILE.length + HEADER_ALLOWANCE));
     expect(usage.upload).toBeGreaterThan(0);
     expect(usage.upload).toBeLessThan(2 * HEADER_ALLOWANCE);
     expect(usage.charged).toBe(charged);
 
+    // One spend record per business day (two if the test ran across the day's start).
     const spend = db()
-      .query<{ traffic_change: number }, [string]>(
-        "SELECT traffic_change FROM traffic_records WHERE user_id = ? AND type = 'spend'",
+      .query<{ records: number; change: number }, [string]>(
+        "SELECT COUNT(*) AS records, SUM(traffic_change) AS change FROM traffic_records WHERE user_id = ? AND type = 'spend'",
       )
-      .all(alice.user.id);
-    expect(spend).toEqual([{ traffic_change: -charged }]);
+      .get(alice.user.id);
+    expect(spend?.records).toBeGreaterThan(0);
+    expect(spend?.change).toBe(-charged);
 
     // Heat is raw bytes, each on the line it went through.
     expect(heatOf(lineIds.tcp) - before.tcp).toBeGreaterThanOrEqual(FILE.length);
@@ -522,12 +524,13 @@ describe.skipIf(SKIP)("ferry node run with Debian's v2ray", () => {
     expect(
       intact(await fetchThrough(aliceClient.ports["本机 TCP"] as number, fileUrl, DELIVER_TIMEOUT_MS)),
     ).toBe(true);
+    const downloaded = (reports: Report[]) =>
+      reports.reduce((sum, report) => sum + (report.usage[String(alice.user.node_uid)]?.[1] ?? 0), 0);
     const waiting = await until(
-      "the download's report is on disk",
+      "the download's reports are on disk",
       2 * INTERVAL_S * 1000 + SLACK_MS,
       spooled,
-      (reports) =>
-        reports.some((report) => (report.usage[String(alice.user.node_uid)]?.[1] ?? 0) >= FILE.length),
+      (reports) => downloaded(reports) >= FILE.length,
     );
     const oldCore = corePid();
     (agent as Subprocess).kill("SIGKILL");

@@ -179,22 +179,26 @@ export async function portIsFree(port: number): Promise<boolean> {
   }
 }
 
-export async function freePort(): Promise<number> {
-  const listener = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const { port } = listener;
-  listener.stop(true);
-  return port;
-}
+/**
+ * Ports are drawn below Linux's ephemeral range (32768 and up), so no outgoing connection can take
+ * one as its local port between the check and the server binding it; none is handed out twice.
+ */
+const PORT_RANGE = { low: 20_000, high: 32_000 };
+const handedOut = new Set<number>();
 
 /** A port p with p+1 … p+length-1 also free (a node's inbounds sit at fixed offsets). */
 export async function freePortRun(length: number): Promise<number> {
   for (;;) {
-    const first = await freePort();
-    if (first + length > 65_535) continue;
-    const rest = await Promise.all(Array.from({ length: length - 1 }, (_, i) => portIsFree(first + i + 1)));
-    if (rest.every(Boolean)) return first;
+    const first = PORT_RANGE.low + Math.floor(Math.random() * (PORT_RANGE.high - PORT_RANGE.low - length));
+    const ports = Array.from({ length }, (_, i) => first + i);
+    if (ports.some((port) => handedOut.has(port))) continue;
+    if (!(await Promise.all(ports.map(portIsFree))).every(Boolean)) continue;
+    for (const port of ports) handedOut.add(port);
+    return first;
   }
 }
+
+export const freePort = () => freePortRun(1);
 
 export async function canConnect(port: number): Promise<boolean> {
   try {

@@ -109,6 +109,7 @@ export class NodeAgent implements ControlledAgent {
     if (this.spool.size > 0) this.log(`${this.spool.size} unacknowledged report(s) on disk`);
     await this.firstSync();
     if (this.stopped) return;
+    void this.flush(); // what an earlier run left unsent goes now, not a push interval later
     this.schedule("push", () => this.pushTick());
     this.schedule("pull", () => this.pullTick());
   }
