@@ -11,6 +11,7 @@
  */
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
+import { jsonResponse, readJsonBody } from "../../lib/http.ts";
 import { SERVER_TYPES } from "../agent/schema.ts";
 import { recordError } from "../errors/service.ts";
 import { applyNodeReport } from "../traffic/charge.ts";
@@ -26,13 +27,7 @@ import {
   touchNode,
 } from "./service.ts";
 
-const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
-  new Response(JSON.stringify(body), {
-    status,
-    headers: { "content-type": "application/json", "cache-control": "no-store", ...headers },
-  });
-
-const refuse = (status: number, message: string) => json(status, { message });
+const refuse = (status: number, message: string) => jsonResponse(status, { message });
 
 /** sha1 of the exact body, quoted; If-None-Match containing it gets 304 (Xboard's rule). */
 function withEtag(request: Request, body: string): { response: Response; changed: boolean } {
@@ -46,14 +41,6 @@ function withEtag(request: Request, body: string): { response: Response; changed
     }),
     changed: true,
   };
-}
-
-async function readJson(request: Request): Promise<unknown> {
-  try {
-    return await request.json();
-  } catch {
-    return undefined;
-  }
 }
 
 export function nodeRoutes(app: AppContext) {
@@ -93,7 +80,7 @@ export function nodeRoutes(app: AppContext) {
       async ({ request }) => {
         const call = caller(request);
         if ("refusal" in call) return call.refusal;
-        const body = await readJson(request);
+        const body = await readJsonBody(request);
         if (!body || typeof body !== "object" || Array.isArray(body))
           return refuse(400, "push body must be an object");
         const reportId = request.headers.get("x-request-id")?.slice(0, 100) || null;
@@ -105,7 +92,13 @@ export function nodeRoutes(app: AppContext) {
             usage: body,
             now: Date.now(),
           });
-          return json(200, { status: "success", message: "操作成功", data: true, error: null, ...result });
+          return jsonResponse(200, {
+            status: "success",
+            message: "操作成功",
+            data: true,
+            error: null,
+            ...result,
+          });
         } catch (error) {
           // Not acknowledged: the agent keeps the report and sends it again.
           recordError(app.db, "node push", error);
@@ -119,23 +112,23 @@ export function nodeRoutes(app: AppContext) {
       async ({ request }) => {
         const call = caller(request);
         if ("refusal" in call) return call.refusal;
-        app.aliveIps.report(call.row.id, await readJson(request));
-        return json(200, { data: true });
+        app.aliveIps.report(call.row.id, await readJsonBody(request));
+        return jsonResponse(200, { data: true });
       },
       { parse: "none" },
     )
     .get("/alivelist", ({ request }) => {
       const call = caller(request);
       if ("refusal" in call) return call.refusal;
-      return json(200, { alive: app.aliveIps.counts() });
+      return jsonResponse(200, { alive: app.aliveIps.counts() });
     })
     .post(
       "/status",
       async ({ request }) => {
         const call = caller(request);
         if ("refusal" in call) return call.refusal;
-        await readJson(request);
-        return json(200, { data: true, code: 0, message: "success" });
+        await readJsonBody(request);
+        return jsonResponse(200, { data: true, code: 0, message: "success" });
       },
       { parse: "none" },
     );

@@ -7,6 +7,7 @@
  *   GET  /status   {"version","users","core","pendingReports","lastPushTime"}
  */
 import { timingSafeEqual } from "node:crypto";
+import { jsonResponse, readJsonBody } from "../../lib/http.ts";
 import { parseUpgradeRequest, replaceExecutable, UpgradeError } from "./upgrade.ts";
 
 /** Exit code after a successful upgrade (systemd Restart=always / OpenRC respawn start the new file). */
@@ -45,12 +46,6 @@ export interface ControlServer {
   stop(): Promise<void>;
 }
 
-const reply = (status: number, body: unknown) =>
-  new Response(JSON.stringify(body), {
-    status,
-    headers: { "content-type": "application/json", "cache-control": "no-store" },
-  });
-
 function authorized(request: Request, token: string): boolean {
   const header = request.headers.get("authorization") ?? "";
   const given = Buffer.from(header.startsWith("Bearer ") ? header.slice(7).trim() : "");
@@ -58,61 +53,54 @@ function authorized(request: Request, token: string): boolean {
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
-async function readJson(request: Request): Promise<unknown> {
-  try {
-    return await request.json();
-  } catch {
-    return undefined;
-  }
-}
-
 export function startControlServer(options: ControlOptions): ControlServer {
   let upgrading = false;
 
   async function upgrade(request: Request): Promise<Response> {
     if (!options.exe) {
-      return reply(409, {
+      return jsonResponse(409, {
         ok: false,
         error: "no executable to replace: run the ferry executable or pass --exe",
       });
     }
-    if (upgrading) return reply(409, { ok: false, error: "an upgrade is already running" });
+    if (upgrading) return jsonResponse(409, { ok: false, error: "an upgrade is already running" });
     upgrading = true;
     try {
-      const wanted = parseUpgradeRequest(await readJson(request), options.panelUrl);
+      const wanted = parseUpgradeRequest(await readJsonBody(request), options.panelUrl);
       await replaceExecutable(wanted, options.exe);
       // Answer first; the agent stops (and exits) once the response is on its way.
       setTimeout(() => options.agent.upgraded(wanted.version), 50);
-      return reply(200, { ok: true });
+      return jsonResponse(200, { ok: true });
     } catch (error) {
       upgrading = false;
-      if (error instanceof UpgradeError) return reply(error.status, { ok: false, error: error.message });
+      if (error instanceof UpgradeError)
+        return jsonResponse(error.status, { ok: false, error: error.message });
       throw error;
     }
   }
 
   async function route(request: Request): Promise<Response> {
-    if (!authorized(request, options.token)) return reply(401, { ok: false, error: "unauthorized" });
+    if (!authorized(request, options.token)) return jsonResponse(401, { ok: false, error: "unauthorized" });
     const path = new URL(request.url).pathname;
     const method = request.method;
-    if (method === "GET" && path === "/status") return reply(200, options.agent.status());
+    if (method === "GET" && path === "/status") return jsonResponse(200, options.agent.status());
     if (method === "POST" && path === "/sync") {
       try {
         const { users } = await options.agent.sync();
-        return reply(200, { ok: true, users });
+        return jsonResponse(200, { ok: true, users });
       } catch (error) {
-        return reply(502, { ok: false, error: (error as Error).message });
+        return jsonResponse(502, { ok: false, error: (error as Error).message });
       }
     }
     if (method === "POST" && path === "/upgrade") return upgrade(request);
-    return reply(404, { ok: false, error: "not found" });
+    return jsonResponse(404, { ok: false, error: "not found" });
   }
 
   const server = Bun.serve({
     hostname: options.host,
     port: options.port,
     fetch: route,
-    error: (error) => reply(500, { ok: false, error: error.message }),
+    error: (error) => jsonResponse(500, { ok: false, error: error.message }),
   });
   return {
     port: server.port ?? options.port,
