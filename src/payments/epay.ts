@@ -3,10 +3,11 @@
  * server-to-server through `mapi.php` so the panel shows the QR itself; notifications arrive as
  * signed GETs; `api.php?act=order` answers the active query.
  */
-import { createHash, timingSafeEqual } from "node:crypto";
+import { createHash } from "node:crypto";
 import type { AppContext } from "../context.ts";
 import { formatYuan, parseYuan } from "../lib/money.ts";
 import { Code, RpcError } from "../rpc/codes.ts";
+import { sameSecret } from "../rpc/ids.ts";
 import { type PaymentAction, type PaymentProvider, type PaymentRequest, textAck } from "./provider.ts";
 
 const CREATE_TIMEOUT_MS = 15_000;
@@ -30,9 +31,7 @@ export function epaySign(params: Record<string, string>, key: string): string {
 }
 
 export function epaySignMatches(params: Record<string, string>, key: string): boolean {
-  const received = Buffer.from((params.sign ?? "").toLowerCase());
-  const expected = Buffer.from(epaySign(params, key));
-  return received.length === expected.length && timingSafeEqual(received, expected);
+  return sameSecret((params.sign ?? "").toLowerCase(), epaySign(params, key));
 }
 
 export interface EpayConfig {

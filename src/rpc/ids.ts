@@ -1,3 +1,5 @@
+import { timingSafeEqual } from "node:crypto";
+
 /** Ids and secrets. `_id` values are 24 lowercase hex: 4-byte seconds + 8 random bytes (DESIGN §6). */
 
 function hex(bytes: Uint8Array): string {
@@ -20,3 +22,10 @@ export function sha256Hex(text: string): string {
 }
 
 export const ID_PATTERN = /^[0-9a-f]{24}$/;
+
+/** Compares a secret someone sent with the stored one in constant time (different lengths never match). */
+export function sameSecret(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}

@@ -3,12 +3,12 @@
  * filtered to what the client's format can express, and the usage figures clients display.
  * Knows nothing of HTTP: the route and `ferry sub render` both call renderSubscription.
  */
-import { timingSafeEqual } from "node:crypto";
 import type { AppContext } from "../context.ts";
 import { DEFAULT_DAILY_LIMIT } from "../lib/traffic.ts";
 import { type EntryRow, toEntry } from "../modules/entry/service.ts";
 import type { LineRow } from "../modules/line/service.ts";
 import { findUserById, todayUsage, type UserRow } from "../modules/user/service.ts";
+import { sameSecret } from "../rpc/ids.ts";
 import { RENDERERS } from "./formats/index.ts";
 import { type Format, type ProxyEntry, type Rendered, type UsageInfo, usageText } from "./model.ts";
 import { lineProxies, noticeProxy, PROXY_AGENT_COLUMNS, type ProxyAgent, uniqueNames } from "./proxies.ts";
@@ -122,7 +122,7 @@ export function userForSubscription(ctx: AppContext, userId: string, userkey: st
   if (!/^[0-9a-f]{24}$/.test(userId) || !/^[0-9a-f]{32}$/.test(userkey)) return null;
   const user = findUserById(ctx, userId);
   if (!user) return null;
-  return timingSafeEqual(Buffer.from(user.userkey), Buffer.from(userkey)) ? user : null;
+  return sameSecret(userkey, user.userkey) ? user : null;
 }
 
 export interface SubscriptionRequest {

@@ -2,11 +2,11 @@
  * The node API's data (node-protocol.md §1, issue 5): which node is calling, what it serves, which
  * users it admits, and the online IPs nodes report for device limits.
  */
-import { timingSafeEqual } from "node:crypto";
 import type { AppContext } from "../../context.ts";
 import { businessDay } from "../../lib/time.ts";
 import { DEFAULT_DAILY_LIMIT } from "../../lib/traffic.ts";
 import { type CoreAgent, INBOUND_TAG } from "../../node/core-config.ts";
+import { sameSecret } from "../../rpc/ids.ts";
 import type { AgentRow } from "../agent/service.ts";
 import { type LineProtocol, PORT_OFFSET } from "../line/schema.ts";
 
@@ -35,9 +35,7 @@ export function authenticateNode(ctx: AppContext, nodeId: string, token: string)
     ? ctx.db.query<AgentRow, [number]>("SELECT * FROM agents WHERE node_no = ?").get(Number(nodeId))
     : ctx.db.query<AgentRow, [string]>("SELECT * FROM agents WHERE id = ?").get(nodeId.toLowerCase());
   if (!row) return null;
-  const expected = Buffer.from(row.api_token);
-  const given = Buffer.from(token);
-  return given.length === expected.length && timingSafeEqual(given, expected) ? row : null;
+  return sameSecret(token, row.api_token) ? row : null;
 }
 
 /** Version the calling agent runs: `ferry-agent/<v>` from our agent, else the client's User-Agent. */

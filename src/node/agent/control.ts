@@ -6,8 +6,8 @@
  *                  {"ok":true}, then exit with EXIT_UPGRADED so the service manager restarts it
  *   GET  /status   {"version","users","core","pendingReports","lastPushTime"}
  */
-import { timingSafeEqual } from "node:crypto";
 import { jsonResponse, readJsonBody } from "../../lib/http.ts";
+import { sameSecret } from "../../rpc/ids.ts";
 import { parseUpgradeRequest, replaceExecutable, UpgradeError } from "./upgrade.ts";
 
 /** Exit code after a successful upgrade (systemd Restart=always / OpenRC respawn start the new file). */
@@ -48,9 +48,7 @@ export interface ControlServer {
 
 function authorized(request: Request, token: string): boolean {
   const header = request.headers.get("authorization") ?? "";
-  const given = Buffer.from(header.startsWith("Bearer ") ? header.slice(7).trim() : "");
-  const expected = Buffer.from(token);
-  return given.length === expected.length && timingSafeEqual(given, expected);
+  return sameSecret(header.startsWith("Bearer ") ? header.slice(7).trim() : "", token);
 }
 
 export function startControlServer(options: ControlOptions): ControlServer {
