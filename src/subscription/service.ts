@@ -6,7 +6,7 @@
 import type { AppContext } from "../context.ts";
 import { DEFAULT_DAILY_LIMIT } from "../lib/traffic.ts";
 import { type EntryRow, toEntry } from "../modules/entry/service.ts";
-import type { LineRow } from "../modules/line/service.ts";
+import { type LineRow, lineVisibleSql } from "../modules/line/service.ts";
 import { findUserById, todayUsage, type UserRow } from "../modules/user/service.ts";
 import { sameSecret } from "../rpc/ids.ts";
 import { RENDERERS } from "./formats/index.ts";
@@ -82,11 +82,7 @@ export function visibleLineProxies(ctx: AppContext, user: UserRow, now = Date.no
        FROM agent_lines l
        JOIN agents a ON a.id = l.agent_id
        LEFT JOIN entries e ON e.id = l.entry_id
-       WHERE l.public = 1
-         AND (l.permission_require IS NULL OR EXISTS (
-           SELECT 1 FROM user_permissions p
-           WHERE p.user_id = ?1 AND p.permission_id = l.permission_require AND p.expire_time > ?2))
-         AND NOT (l.disable_for_agency = 1 AND ?3 = 1)
+       WHERE ${lineVisibleSql("?1", "?3", "?2")}
        ORDER BY l.sort_index, l.create_time`,
     )
     .all(user.id, now, user.is_agency);

@@ -9,6 +9,7 @@ import { type CoreAgent, INBOUND_TAG } from "../../node/core-config.ts";
 import { sameSecret } from "../../rpc/ids.ts";
 import type { AgentRow } from "../agent/service.ts";
 import { type LineProtocol, PORT_OFFSET } from "../line/schema.ts";
+import { lineVisibleSql } from "../line/service.ts";
 
 /** The agent's own node type: the whole node (every inbound) in one config. */
 export const FERRY_NODE_TYPE = "ferry";
@@ -221,11 +222,7 @@ export function nodeUsers(ctx: AppContext, agentId: string, now = Date.now()): N
            AND COALESCE(u.daily_limit, ?3) > CASE WHEN u.daily_usage_day = ?4 THEN u.daily_usage ELSE 0 END))
          AND EXISTS (
            SELECT 1 FROM agent_lines l
-           WHERE l.agent_id = ?1 AND l.public = 1
-             AND NOT (l.disable_for_agency = 1 AND u.is_agency = 1)
-             AND (l.permission_require IS NULL OR EXISTS (
-               SELECT 1 FROM user_permissions p
-               WHERE p.user_id = u.id AND p.permission_id = l.permission_require AND p.expire_time > ?2)))
+           WHERE l.agent_id = ?1 AND ${lineVisibleSql("u.id", "u.is_agency", "?2")})
        ORDER BY u.node_uid`,
     )
     .all(agentId, now, DEFAULT_DAILY_LIMIT, today);
