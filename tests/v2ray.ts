@@ -6,6 +6,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { acceptsConnections } from "../src/lib/tcp.ts";
 
 export const V2RAY = "/usr/bin/v2ray";
 
@@ -200,16 +201,6 @@ export async function freePortRun(length: number): Promise<number> {
 
 export const freePort = () => freePortRun(1);
 
-export async function canConnect(port: number): Promise<boolean> {
-  try {
-    const socket = await Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {} } });
-    socket.end();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 // ---- v2ray processes ----
 
 /** v2ray processes of one test file, each with its config and log in the work directory. */
@@ -231,7 +222,7 @@ export class V2rayProcesses {
     this.running.add(child);
     const deadline = Date.now() + 15_000;
     for (const port of ports) {
-      while (!(await canConnect(port))) {
+      while (!(await acceptsConnections(port))) {
         if (child.exitCode !== null || Date.now() > deadline) {
           const output =
             readFileSync(log, "utf8") + (existsSync(`${log}.err`) ? readFileSync(`${log}.err`, "utf8") : "");

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startTestServer, type TestServer } from "../../../tests/harness.ts";
+import { connectLatency } from "../../lib/tcp.ts";
 import { lineInput } from "../line/schema.ts";
 import { saveLine } from "../line/service.ts";
-import { connectLatency, probeAllNodes } from "./latency.ts";
+import { probeAllNodes } from "./latency.ts";
 import { agentInput } from "./schema.ts";
 import { findAgentRow, saveAgent } from "./service.ts";
 

@@ -5,37 +5,11 @@
  * page explains latency as a guide only.
  */
 import type { AppContext } from "../../context.ts";
+import { connectLatency } from "../../lib/tcp.ts";
 import { recordError } from "../errors/service.ts";
 import { PORT_OFFSET } from "../line/schema.ts";
 
 export const PROBE_INTERVAL_MS = 5 * 60_000;
-const CONNECT_TIMEOUT_MS = 3_000;
-
-/** Milliseconds to open a TCP connection (at least 1), or 0 when it fails or times out. */
-export async function connectLatency(
-  host: string,
-  port: number,
-  timeoutMs = CONNECT_TIMEOUT_MS,
-): Promise<number> {
-  const started = performance.now();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    const socket = await Promise.race([
-      Bun.connect({ hostname: host, port, socket: { data() {} } }),
-      new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error("timeout")), timeoutMs);
-      }),
-    ]);
-    const elapsed = Math.max(1, Math.round(performance.now() - started));
-    socket.end();
-    return elapsed;
-  } catch {
-    return 0;
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /** Which port to time: the first line's port (Hysteria2 is UDP, so its node's control port). */
 function probeTarget(ctx: AppContext, agentId: string, ip: string, publicPort: number, ctrlPort: number) {
   const line = ctx.db

@@ -15,6 +15,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
+import { acceptsConnections } from "../../lib/tcp.ts";
 import { API_TAG, type CoreConfig, type CoreDialect } from "../core-config.ts";
 
 const READY_TIMEOUT_MS = 15_000;
@@ -42,16 +43,6 @@ function tcpPorts(config: CoreConfig): number[] {
   return config.inbounds
     .filter((inbound) => inbound.tag === API_TAG || inbound.protocol !== "hysteria")
     .map((inbound) => inbound.port);
-}
-
-async function accepts(port: number): Promise<boolean> {
-  try {
-    const socket = await Bun.connect({ hostname: "127.0.0.1", port, socket: { data() {} } });
-    socket.end();
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 const alive = (pid: number) => {
@@ -210,7 +201,7 @@ export class CoreProcess {
 
     const deadline = Date.now() + READY_TIMEOUT_MS;
     for (const port of tcpPorts(config)) {
-      while (!(await accepts(port))) {
+      while (!(await acceptsConnections(port))) {
         if (child.exitCode !== null || child.signalCode !== null || Date.now() > deadline) {
           child.kill("SIGKILL");
           await child.exited;
