@@ -90,7 +90,7 @@ const REPORT_ID_DAYS = 30;
  * The push body `{userNo: [upload, download]}` (keys are users.node_uid). Only 2-element arrays of
  * non-negative integers count, as Xboard does; the rest is ignored.
  */
-export function cleanUsage(body: unknown): Map<number, [number, number]> {
+function cleanUsage(body: unknown): Map<number, [number, number]> {
   const usage = new Map<number, [number, number]>();
   if (!body || typeof body !== "object" || Array.isArray(body)) return usage;
   for (const [key, value] of Object.entries(body)) {
@@ -118,7 +118,7 @@ function inboundLines(ctx: AppContext, agentId: string, inbound: string | null) 
   return served.length > 0 ? served : lines;
 }
 
-export function reportScales(ctx: AppContext, lineScales: number[]): ChargeScales {
+function reportScales(ctx: AppContext, lineScales: number[]): ChargeScales {
   const settings = ctx.settings.all();
   return {
     line: lineScales.length > 0 ? Math.min(...lineScales) : 1,

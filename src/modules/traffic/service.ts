@@ -17,7 +17,7 @@ export interface TrafficRecordQuery {
 }
 
 /** The first business day of a window of `days` days that ends today (setting `timezone`). */
-export function firstDayOfWindow(ctx: AppContext, days: number, now: number): string {
+function firstDayOfWindow(ctx: AppContext, days: number, now: number): string {
   return addDays(businessDay(now, ctx.settings.get("timezone")), -(days - 1));
 }
 
