@@ -25,6 +25,8 @@ export async function startTestServer(options: { rateLimitScale?: number } = {})
     port: 0,
     rateLimitScale: options.rateLimitScale ?? 1000,
   });
+  // A deployed panel knows its own origin (site_url); tests about an unset one clear it.
+  server.context.settings.update({ site_url: server.url });
   return {
     ...server,
     dataDir,

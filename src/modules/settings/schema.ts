@@ -9,6 +9,27 @@ export const PAY_ACCOUNTS = ["", "epay", "sandbox"] as const;
 const payAccount = z.enum(PAY_ACCOUNTS).default("");
 const idList = z.array(z.string().max(200)).max(1000).default([]);
 
+/** "https://panel.example.com" (scheme and host, optional port, nothing after) or "". */
+export function normalizeOrigin(value: string): string | null {
+  const trimmed = value.trim().replace(/\/+$/, "");
+  if (trimmed === "") return "";
+  const withScheme = /^[a-z][a-z0-9+.-]*:/i.test(trimmed) ? trimmed : `https://${trimmed}`;
+  let url: URL;
+  try {
+    url = new URL(withScheme);
+  } catch {
+    return null;
+  }
+  if (url.protocol !== "https:" && url.protocol !== "http:") return null;
+  if (url.username || url.password || url.search || url.hash || url.pathname !== "/") return null;
+  return url.origin;
+}
+const originText = z
+  .string()
+  .max(300)
+  .refine((value) => normalizeOrigin(value) !== null, "须为 http(s):// 开头的站点地址，不含路径")
+  .default("");
+
 /**
  * Every setting of seed 001 §3 with its typed default, plus the ones Ferry adds (SMTP, agency host,
  * timezone, contact lines of the announcement). Units: money in yuan, traffic rewards in MB,
@@ -74,6 +95,11 @@ export const settingsSchema = z.object({
   install_ubuntu_reality: text(),
   install_alpine_reality: text(),
   // domains and content
+  /**
+   * The site's own public origin (https://panel.example.com): the only source of links in mail and
+   * bot messages and of payment callback bases; empty falls back to preferDomain (see siteOrigin).
+   */
+  site_url: originText,
   preferDomain: text(),
   contentUrl_guonei: text(),
   contentUrl_guowai: text(),
@@ -98,6 +124,14 @@ export const settingsSchema = z.object({
 });
 
 export type Settings = z.infer<typeof settingsSchema>;
+
+/**
+ * The trusted origin links are built from (site_url, else preferDomain as https), never the
+ * request's Host header; null when neither is set or usable.
+ */
+export function siteOrigin(settings: Pick<Settings, "site_url" | "preferDomain">): string | null {
+  return normalizeOrigin(settings.site_url) || normalizeOrigin(settings.preferDomain) || null;
+}
 export type SettingKey = keyof Settings;
 
 /** Settings that never leave the server in clear; `get` shows SECRET_MASK when one is set. */

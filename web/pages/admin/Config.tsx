@@ -172,6 +172,12 @@ const SECTIONS: Section[] = [
   {
     title: "域名与内容",
     fields: [
+      text(
+        "site_url",
+        "站点地址",
+        "本站对外的地址：邮件链接与支付回调只用它（留空则用首选域名）；两者都空时不发送邮件链接",
+        "https://panel.example.com",
+      ),
       text("preferDomain", "首选域名"),
       text("contentUrl_guonei", "国内内容地址"),
       text("contentUrl_guowai", "国外内容地址"),
