@@ -35,4 +35,6 @@ EXPOSE 3000
 # so no curl/wget is needed in the image.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
   CMD ["env", "BUN_BE_BUN=1", "ferry", "-e", "const r = await fetch('http://127.0.0.1:3000/healthz', { signal: AbortSignal.timeout(4000) }).catch(() => null); process.exit(r?.status === 200 ? 0 : 1)"]
+# ferry listens on 127.0.0.1 by default; in a container it must listen on all addresses for -p to
+# reach it. Behind a reverse proxy, add "--trust-proxy", "<the proxy's address or network>".
 CMD ["ferry", "serve", "--data", "/data", "--host", "0.0.0.0", "--port", "3000"]

@@ -178,6 +178,8 @@ describe("backup", () => {
       expect(run.stderr).toBe("");
       expect(run.code).toBe(0);
       expect(run.stdout).toContain(copy);
+      // It holds the EPay key and password hashes: readable by its owner only (issue 11, finding 14).
+      expect(statSync(copy).mode & 0o777).toBe(0o600);
 
       // The server is unaffected.
       expect((await client.call("/api/user/userinfo")).code).toBe(0);

@@ -1,9 +1,10 @@
-import { existsSync } from "node:fs";
+import { chmodSync, existsSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import pkg from "../package.json" with { type: "json" };
 import { type Db, openDatabase } from "../src/db/db.ts";
 import { DatabaseTooNewError, migrationStatus } from "../src/db/migrate.ts";
 import { migrations } from "../src/embedded.ts";
+import { LOOPBACK_PROXIES, parseTrustedProxies } from "../src/rpc/forwarded.ts";
 import { startServer } from "../src/server.ts";
 import { registerCommerceCommands } from "./commerce.ts";
 import { registerNetworkCommands } from "./network.ts";
@@ -16,6 +17,21 @@ function parsePort(value: string): number {
   if (!Number.isInteger(port) || port < 0 || port > 65_535) die(`not a port number: ${value}`);
   return port;
 }
+
+/** The proxies `serve` trusts: `--trust-proxy` alone or `FERRY_TRUST_PROXY=1` = loopback, else the list given. */
+function trustedProxyList(flag: string | true | undefined): string {
+  const value = flag ?? process.env.FERRY_TRUST_PROXY ?? "";
+  if (value === true || value === "1") return LOOPBACK_PROXIES;
+  if (value === "0") return "";
+  try {
+    parseTrustedProxies(value);
+  } catch (error) {
+    die(`--trust-proxy: ${(error as Error).message}`);
+  }
+  return value;
+}
+
+const ALL_ADDRESSES = new Set(["0.0.0.0", "::", "[::]", ""]);
 
 function withDatabase<T>(file: string, use: (db: Db) => T): T {
   const db = openDatabase(file);
@@ -35,20 +51,31 @@ export function buildProgram(): Command {
   program
     .command("serve")
     .description("run the web server (SPA, API, subscriptions)")
-    .option("--host <host>", "address to listen on (env FERRY_HOST)", process.env.FERRY_HOST ?? "0.0.0.0")
+    .option(
+      "--host <host>",
+      "address to listen on; 0.0.0.0 for all (env FERRY_HOST)",
+      process.env.FERRY_HOST ?? "127.0.0.1",
+    )
     .option("--port <port>", "port to listen on (env FERRY_PORT)", process.env.FERRY_PORT ?? "3000")
     .option("--data <dir>", "data directory holding ferry.db (env FERRY_DATA)")
-    .option("--trust-proxy", "trust X-Forwarded-For/-Proto from a reverse proxy (env FERRY_TRUST_PROXY=1)")
-    .action((options: { host: string; port: string; data?: string; trustProxy?: boolean }) => {
+    .option(
+      "--trust-proxy [addresses]",
+      "believe X-Forwarded-For/-Proto/-Host from these reverse proxies only: comma-separated IPs or CIDRs, " +
+        "none = loopback (env FERRY_TRUST_PROXY=1 or a list)",
+    )
+    .action((options: { host: string; port: string; data?: string; trustProxy?: string | true }) => {
       const dataDir = dataDirOption(options.data);
+      const port = parsePort(options.port);
+      const trustProxy = trustedProxyList(options.trustProxy);
       try {
-        const server = startServer({
-          dataDir,
-          host: options.host,
-          port: parsePort(options.port),
-          trustProxy: options.trustProxy ?? process.env.FERRY_TRUST_PROXY === "1",
-        });
+        const server = startServer({ dataDir, host: options.host, port, trustProxy });
         console.log(`ferry ${pkg.version} listening on ${options.host}:${server.port}, data in ${dataDir}`);
+        if (trustProxy && ALL_ADDRESSES.has(options.host)) {
+          console.warn(
+            `warning: listening on all addresses with --trust-proxy ${trustProxy}: make sure port ${server.port} ` +
+              "is reachable only through those proxies, or listen on 127.0.0.1 (--host)",
+          );
+        }
         const shutdown = () => void server.stop().then(() => process.exit(0));
         process.on("SIGINT", shutdown);
         process.on("SIGTERM", shutdown);
@@ -98,6 +125,8 @@ export function buildProgram(): Command {
       const db = openDatabase(source);
       try {
         db.query("VACUUM INTO ?").run(file);
+        // The copy holds what the database holds (the EPay key, password hashes): owner only.
+        chmodSync(file, 0o600);
       } catch (error) {
         die(`backup failed: ${(error as Error).message}`);
       } finally {

@@ -89,6 +89,8 @@ function copyStatic() {
 
 const options: esbuild.BuildOptions = {
   entryPoints: { app: join(root, "web/main.tsx") },
+  // Runs before any other module of the bundle: no code compiled from strings (see the file).
+  inject: [join(root, "web/no-eval.ts")],
   outdir: out,
   bundle: true,
   minify: !watch,

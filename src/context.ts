@@ -5,6 +5,7 @@ import { AliveIps } from "./modules/node/service.ts";
 import { SettingsStore } from "./modules/settings/service.ts";
 import type { PermissionGrant } from "./modules/user/schema.ts";
 import type { UserRow } from "./modules/user/service.ts";
+import { LOOPBACK_PROXIES, parseTrustedProxies, type TrustedProxies } from "./rpc/forwarded.ts";
 import { RateLimiter } from "./rpc/rate-limit.ts";
 import type { ServedSubscription } from "./subscription/service.ts";
 
@@ -23,12 +24,13 @@ export interface AppContext {
   };
   /** Online IPs nodes report, for device limits (node API alive / alivelist). */
   aliveIps: AliveIps;
-  /** Trust X-Forwarded-For / X-Forwarded-Proto from a reverse proxy in front of ferry. */
-  trustProxy: boolean;
+  /** The reverse proxies whose X-Forwarded-For / -Proto / -Host are believed (see rpc/forwarded.ts). */
+  trustedProxies: TrustedProxies;
 }
 
 export interface ContextOptions {
-  trustProxy?: boolean;
+  /** Proxies to trust: true = loopback, or a comma-separated list of addresses and CIDR ranges. */
+  trustProxy?: boolean | string;
   /** Multiplies every rate limit; tests that are not about rate limits raise it. */
   rateLimitScale?: number;
 }
@@ -46,6 +48,8 @@ export function createContext(db: Db, options: ContextOptions = {}): AppContext 
       subscriptions: new ReadCache(db, 5_000),
     },
     aliveIps: new AliveIps(),
-    trustProxy: options.trustProxy ?? false,
+    trustedProxies: parseTrustedProxies(
+      options.trustProxy === true ? LOOPBACK_PROXIES : options.trustProxy || "",
+    ),
   };
 }

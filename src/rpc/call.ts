@@ -1,7 +1,9 @@
 import type { z } from "zod";
 import type { AppContext } from "../context.ts";
 import { refreshDataVersion } from "../db/read-cache.ts";
+import { readBodyText } from "../lib/http.ts";
 import { recordError } from "../modules/errors/service.ts";
+import { siteOrigin } from "../modules/settings/schema.ts";
 import type { Role } from "../modules/user/schema.ts";
 import { roleOf, touchActivity, type UserRow } from "../modules/user/service.ts";
 import { resolveSession } from "../modules/user/session.ts";
@@ -9,6 +11,8 @@ import { Code, RpcError } from "./codes.ts";
 import { type CookieOptions, cookieValue, isHttps, parseCookies, serializeCookie } from "./cookies.ts";
 import { fromBase64Json } from "./envelope.ts";
 import type { RateRule } from "./rate-limit.ts";
+import { requestView } from "./request-view.ts";
+import { isJsonRequest, sameSiteRequest } from "./same-site.ts";
 
 /** Who may make a call. `/api/admin/*` must be admin and `/api/yunying/*` at least yunying. */
 export type Access = "public" | "user" | "yunying" | "admin";
@@ -81,10 +85,20 @@ function accessError(access: Access, role: Role | null): Response | null {
 
 /** The origin the customer used (scheme and host), honouring a trusted reverse proxy. */
 export function requestOrigin(ctx: Pick<CallContext, "app" | "request">): string {
-  const forwardedHost = ctx.app.trustProxy ? ctx.request.headers.get("x-forwarded-host") : null;
-  const host =
-    forwardedHost?.split(",")[0]?.trim() || ctx.request.headers.get("host") || new URL(ctx.request.url).host;
-  return `${isHttps(ctx.request) ? "https" : "http"}://${host}`;
+  const view = requestView(ctx.request);
+  return `${view.https ? "https" : "http"}://${view.host}`;
+}
+
+/** The origins a browser request may come from: the one it came to and the configured site's. */
+export function ownOrigins(app: AppContext, request: Request): (string | null)[] {
+  return [requestOrigin({ app, request }), siteOrigin(app.settings.all())];
+}
+
+/** Why a browser may not have sent this call on the site's behalf, or null (finding 3). */
+function crossSiteRefusal(app: AppContext, request: Request): string | null {
+  if (!isJsonRequest(request)) return "请求的 Content-Type 必须是 application/json";
+  if (!sameSiteRequest(request, ownOrigins(app, request))) return "跨站请求已拒绝：请在本站页面内操作";
+  return null;
 }
 
 /** The raw session token: `Authorization: Bearer` (uploads) or the `token` cookie. */
@@ -118,10 +132,9 @@ function buildContext(app: AppContext, request: Request, ip: string): CallContex
 async function readPayload(
   request: Request,
 ): Promise<{ ok: true; value: unknown } | { ok: false; msg: string }> {
-  const declared = Number(request.headers.get("content-length") ?? "0");
-  if (declared > MAX_ENVELOPE_BYTES) return { ok: false, msg: "请求体过大" };
-  const text = await request.text();
-  if (text.length > MAX_ENVELOPE_BYTES) return { ok: false, msg: "请求体过大" };
+  const read = await readBodyText(request, MAX_ENVELOPE_BYTES);
+  if (!read.ok) return { ok: false, msg: read.reason === "too_large" ? "请求体过大" : "请求体不完整" };
+  const text = read.text;
   if (text.trim() === "") return { ok: true, value: {} };
   let body: unknown;
   try {
@@ -154,6 +167,8 @@ export async function runCall(
   ip: string,
 ): Promise<Response> {
   try {
+    const crossSite = crossSiteRefusal(app, request);
+    if (crossSite) return fail(Code.badInput, crossSite);
     const ctx = buildContext(app, request, ip);
     const denied = accessError(def.access, ctx.role);
     if (denied) return denied;

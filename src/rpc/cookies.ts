@@ -1,3 +1,5 @@
+import { requestView } from "./request-view.ts";
+
 export interface CookieOptions {
   maxAgeSeconds?: number;
   httpOnly?: boolean;
@@ -49,9 +51,7 @@ export function cookieValue(header: string | null, name: string): string | undef
   return undefined;
 }
 
+/** Whether the client reached us over https (a forwarded claim counts only from a trusted proxy). */
 export function isHttps(request: Request): boolean {
-  return (
-    request.url.startsWith("https:") ||
-    request.headers.get("x-forwarded-proto")?.split(",")[0]?.trim() === "https"
-  );
+  return requestView(request).https;
 }
