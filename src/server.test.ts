@@ -9,6 +9,7 @@ import {
 } from "../tests/harness.ts";
 import { transformPassword } from "./modules/user/password.ts";
 import type { UserInfo } from "./modules/user/schema.ts";
+import { mintLoginLink } from "./modules/user/session.ts";
 
 let server: TestServer;
 const DAY = 86_400;
@@ -55,9 +56,9 @@ test("GET /healthz answers 200 and GET / serves the SPA", async () => {
 });
 
 describe("?token=", () => {
-  test("sets the HttpOnly session cookie and redirects to the same page without the token", async () => {
-    const { client: owner, user } = await loggedInClient(server);
-    const token = owner.cookies.get("token") ?? "";
+  test("a minted login link: a fresh HttpOnly session cookie and a redirect to the same page without the token", async () => {
+    const { user } = await loggedInClient(server);
+    const token = mintLoginLink(server.context, user.id);
     const browser = new ApiClient(server.url);
     const response = await browser.get(`/?token=${token}`);
     expect(response.status).toBe(302);
@@ -67,7 +68,8 @@ describe("?token=", () => {
     expect(response.headers.get("cache-control")).toContain("no-store");
 
     const set = cookie(response, "token");
-    expect(set?.value).toBe(token);
+    expect(set?.value).toMatch(/^[0-9a-f]{64}$/);
+    expect(set?.value).not.toBe(token);
     expect(set?.attrs).toContain("httponly");
     expect(set?.attrs).toContain("path=/");
     expect(set?.attrs).toContain("samesite=lax");
@@ -79,20 +81,25 @@ describe("?token=", () => {
   });
 
   test("other query parameters survive the redirect; a trailing slash is stripped from the token", async () => {
-    const { client: owner } = await loggedInClient(server);
-    const token = owner.cookies.get("token") ?? "";
+    const { user } = await loggedInClient(server);
+    const token = mintLoginLink(server.context, user.id);
     const response = await new ApiClient(server.url).get(`/?c=promo7&token=${token}/`);
     expect(response.status).toBe(302);
     expect(response.headers.get("location")).toBe("/?c=promo7");
-    expect(cookie(response, "token")?.value).toBe(token);
+    expect(cookie(response, "token")?.value).toMatch(/^[0-9a-f]{64}$/);
     expect(cookie(response, "channel_code")?.value).toBe("promo7");
   });
 
-  test("replaces an existing session cookie", async () => {
+  test("a login link replaces an existing session cookie; a session token in the link is ignored", async () => {
     const first = await loggedInClient(server);
     const second = await loggedInClient(server);
     const browser = first.client;
-    const response = await browser.get(`/?token=${second.client.cookies.get("token")}`);
+    const ignored = await browser.get(`/?token=${second.client.cookies.get("token")}`);
+    expect(ignored.status).toBe(302);
+    expect(cookie(ignored, "token")).toBeUndefined();
+    expect((await browser.call<UserInfo>("/api/user/userinfo")).data._id).toBe(first.user.id);
+
+    const response = await browser.get(`/?token=${mintLoginLink(server.context, second.user.id)}`);
     expect(response.status).toBe(302);
     expect((await browser.call<UserInfo>("/api/user/userinfo")).data._id).toBe(second.user.id);
   });

@@ -18,10 +18,14 @@ import { settingsCalls } from "./modules/settings/routes.ts";
 import { trafficCalls } from "./modules/traffic/routes.ts";
 import { accountRoutes, userCalls } from "./modules/user/routes.ts";
 import { NO_CHANNEL_CODE } from "./modules/user/schema.ts";
+import { exchangeLoginToken } from "./modules/user/session.ts";
 import { paymentRoutes } from "./payments/routes.ts";
 import { startUsdtWatcher } from "./payments/usdt-watcher.ts";
 import { type CallDef, runCall, unknownCall } from "./rpc/call.ts";
 import { COOKIE_DAYS, days, isHttps, parseCookies, serializeCookie } from "./rpc/cookies.ts";
+import { recordRequestView } from "./rpc/forwarded.ts";
+import { requestView } from "./rpc/request-view.ts";
+import { pagePolicy, setSecurityHeaders } from "./rpc/security-headers.ts";
 import { subscriptionRoutes } from "./subscription/routes.ts";
 
 /** Every envelope call of the product; each module contributes its list. */
@@ -42,14 +46,24 @@ const calls: CallDef[] = [
 /** Bun answers 413 above this; envelope calls have their own smaller limit (1000). */
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
 
-type BunServer = { requestIP(request: Request): { address: string } | null } | null;
+/** The client's address, behind trusted proxies the one they forwarded (rpc/forwarded.ts). */
+const clientIp = (request: Request): string => requestView(request).ip;
 
-function clientIp(app: AppContext, server: BunServer, request: Request): string {
-  if (app.trustProxy) {
-    const forwarded = request.headers.get("x-forwarded-for")?.split(",")[0]?.trim();
-    if (forwarded) return forwarded;
+function withSecurityHeaders(response: Response, request: Request): Response {
+  setSecurityHeaders(response.headers, isHttps(request));
+  return response;
+}
+
+const filePolicies = new WeakMap<WebFile, string>();
+
+/** An embedded HTML page's policy: its own inline styles allowed by hash, computed once. */
+function filePolicy(file: WebFile): string {
+  let policy = filePolicies.get(file);
+  if (policy === undefined) {
+    policy = pagePolicy(new TextDecoder().decode(file.bytes));
+    filePolicies.set(file, policy);
   }
-  return server?.requestIP(request)?.address ?? "";
+  return policy;
 }
 
 function serveFile(file: WebFile, request: Request, extraHeaders?: Headers): Response {
@@ -57,7 +71,7 @@ function serveFile(file: WebFile, request: Request, extraHeaders?: Headers): Res
   headers.set("content-type", file.type);
   headers.set("etag", file.etag);
   headers.set("cache-control", "no-cache");
-  headers.set("x-content-type-options", "nosniff");
+  if (file.type.startsWith("text/html")) headers.set("content-security-policy", filePolicy(file));
   headers.set("vary", "accept-encoding");
   if (request.headers.get("if-none-match") === file.etag) return new Response(null, { status: 304, headers });
   if (request.headers.get("accept-encoding")?.includes("gzip")) {
@@ -68,10 +82,12 @@ function serveFile(file: WebFile, request: Request, extraHeaders?: Headers): Res
 }
 
 /**
- * The SPA entry. `?token=` becomes the session cookie and is taken out of the URL; `?c=` (or its
- * absence) sets the channel_code cookie as seed 000 §4 describes.
+ * The SPA entry. `?token=` is taken out of the URL; when it is a login link the server minted
+ * (mintLoginLink) it is used up for a fresh session cookie, and any other value is ignored, so a
+ * link cannot put a visitor into a session someone else chose. `?c=` (or its absence) sets the
+ * channel_code cookie as seed 000 §4 describes.
  */
-function serveIndex(index: WebFile, request: Request): Response {
+function serveIndex(app: AppContext, index: WebFile, request: Request): Response {
   const url = new URL(request.url);
   const cookies = parseCookies(request.headers.get("cookie"));
   const secure = isHttps(request);
@@ -96,10 +112,12 @@ function serveIndex(index: WebFile, request: Request): Response {
   }
   const token = url.searchParams.get("token")?.replace(/\/$/, "");
   if (token !== undefined) {
-    if (token) {
+    const userAgent = request.headers.get("user-agent") ?? "";
+    const session = exchangeLoginToken(app, token, requestView(request).ip, userAgent);
+    if (session) {
       headers.append(
         "set-cookie",
-        serializeCookie("token", token, { httpOnly: true, maxAgeSeconds: days(COOKIE_DAYS.token), secure }),
+        serializeCookie("token", session, { httpOnly: true, maxAgeSeconds: days(COOKIE_DAYS.token), secure }),
       );
     }
     url.searchParams.delete("token");
@@ -115,21 +133,28 @@ export function buildApp(app: AppContext) {
   const index = webFiles.get("/index.html");
   const callRouter = new Elysia();
   for (const def of calls) {
-    callRouter.post(
-      def.path,
-      ({ request, server }) => runCall(app, def, request, clientIp(app, server, request)),
-      {
-        parse: "none",
-      },
-    );
+    callRouter.post(def.path, ({ request }) => runCall(app, def, request, clientIp(request)), {
+      parse: "none",
+    });
   }
   return new Elysia({ serve: { maxRequestBodySize: MAX_BODY_BYTES } })
+    .onRequest(({ request, server }) => {
+      recordRequestView(request, server?.requestIP(request)?.address ?? "", app.trustedProxies);
+    })
+    .onAfterHandle({ as: "global" }, ({ response, request, set }) => {
+      if (response instanceof Response) return withSecurityHeaders(response, request);
+      // Answers that are not a Response yet get theirs from `set` when Elysia builds it.
+      const headers = new Headers();
+      setSecurityHeaders(headers, isHttps(request));
+      for (const [name, value] of headers) set.headers[name] ??= value;
+    })
     .onError(({ code, error, request, path }) => {
       if (code === "NOT_FOUND") {
-        return new Response(path.startsWith("/api/") ? "Not Found" : "页面不存在", { status: 404 });
+        const body = path.startsWith("/api/") ? "Not Found" : "页面不存在";
+        return withSecurityHeaders(new Response(body, { status: 404 }), request);
       }
       recordError(app.db, `${request.method} ${path}`, error);
-      return new Response("服务器内部错误", { status: 500 });
+      return withSecurityHeaders(new Response("服务器内部错误", { status: 500 }), request);
     })
     .get("/healthz", () => new Response("ok"))
     .use(accountRoutes(app))
@@ -140,7 +165,7 @@ export function buildApp(app: AppContext) {
     .use(callRouter)
     .post("/api/*", ({ request, path }) => unknownCall(app, request, path), { parse: "none" })
     .get("/", ({ request }) =>
-      index ? serveIndex(index, request) : new Response("SPA not built", { status: 500 }),
+      index ? serveIndex(app, index, request) : new Response("SPA not built", { status: 500 }),
     )
     .get("/*", ({ request, path }) => {
       const file = webFiles.get(path);

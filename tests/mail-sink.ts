@@ -26,6 +26,16 @@ export interface MailSink {
   close(): Promise<void>;
 }
 
+/** The SMTP settings that send a server's mail to the sink, unauthenticated. */
+export function sinkSettings(sink: MailSink) {
+  return {
+    smtp_host: "127.0.0.1",
+    smtp_port: sink.port,
+    smtp_secure: false,
+    smtp_from: "noreply@ferry.test",
+  };
+}
+
 export async function startMailSink(options: { user?: string; password?: string } = {}): Promise<MailSink> {
   const mails: ReceivedMail[] = [];
   const waiters: (() => void)[] = [];

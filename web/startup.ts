@@ -2,23 +2,29 @@
  * Start-up rules of seed 000 §4 for what the server cannot see: parameters in the hash query
  * (`/#/login?c=abc&token=…`). `?c=` / `?token=` in the real query are handled by the server.
  */
-import { NO_CHANNEL_CODE } from "../src/modules/user/schema.ts";
+import { NO_CHANNEL_CODE, TOKEN_PATTERN } from "../src/modules/user/schema.ts";
 import { COOKIE_DAYS } from "../src/rpc/cookies.ts";
 import { Cookies, getCookie, setCookie } from "./lib/cookies.ts";
 import { hashPathAndQuery, queryParam } from "./lib/query.ts";
 
 /**
- * Applies the start-up rules. Returns false when the page is being reloaded through the server
- * (a token in the hash query: only the server can set the HttpOnly session cookie).
+ * Applies the start-up rules. Returns false when the page is being reloaded through the server:
+ * a login-link token in the hash query can only be exchanged there, for an HttpOnly session
+ * cookie. The server accepts only tokens it minted for a link; a value that cannot be one is
+ * dropped from the address here without a reload.
  */
 export function applyStartupParams(): boolean {
   const { path, query } = hashPathAndQuery();
   const hashToken = query.get("token")?.replace(/\/$/, "");
-  if (hashToken) {
+  if (hashToken !== undefined) {
     query.delete("token");
     const rest = query.toString();
-    location.replace(`/?token=${encodeURIComponent(hashToken)}#${path}${rest ? `?${rest}` : ""}`);
-    return false;
+    const hash = `#${path}${rest ? `?${rest}` : ""}`;
+    if (TOKEN_PATTERN.test(hashToken)) {
+      location.replace(`/?token=${encodeURIComponent(hashToken)}${hash}`);
+      return false;
+    }
+    history.replaceState(history.state, "", `${location.pathname}${location.search}${hash}`);
   }
 
   const channel = queryParam("c");

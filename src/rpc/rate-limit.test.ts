@@ -1,4 +1,7 @@
-/** Rate limits at their real size (rateLimitScale 1): per account and per client address. */
+/**
+ * Rate limits at their real size (rateLimitScale 1): per account and per client address. The
+ * owner-friendly login rules (trusted browsers, many addresses) are in tests/security-auth.test.ts.
+ */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,10 +13,12 @@ import {
   type TestServer,
   uniqueEmail,
 } from "../../tests/harness.ts";
+import { sinkSettings, startMailSink } from "../../tests/mail-sink.ts";
 import { transformPassword } from "../modules/user/password.ts";
-import { createUser } from "../modules/user/service.ts";
+import { createUser, type UserRow } from "../modules/user/service.ts";
 import { type RunningServer, startServer } from "../server.ts";
 import { toBase64Json } from "./envelope.ts";
+import { RateLimiter } from "./rate-limit.ts";
 
 const PASSWORD = "correct-horse-1";
 const open: { close(): Promise<void> }[] = [];
@@ -58,6 +63,52 @@ async function callWith(
   return { answer: await decodeAnswer(response), client };
 }
 
+describe("RateLimiter.reserve", () => {
+  const rule = { name: "failures", max: 3, windowMs: 60_000 };
+  const other = { name: "other", max: 10, windowMs: 60_000 };
+
+  test("tries taken before their outcome is known never exceed the limit; given back, they count nothing", () => {
+    const limiter = new RateLimiter();
+    const taken = [1, 2, 3, 4, 5].map(() => limiter.reserve([{ rule, key: "a" }], 0));
+    expect(taken.map((t) => t !== null)).toEqual([true, true, true, false, false]);
+    taken[0]?.release();
+    expect(limiter.reserve([{ rule, key: "a" }], 0)).not.toBeNull();
+    expect(limiter.reserve([{ rule, key: "b" }], 0)).not.toBeNull();
+  });
+
+  test("all buckets or none: a full one takes nothing from the others", () => {
+    const limiter = new RateLimiter();
+    for (let i = 0; i < 3; i++) limiter.reserve([{ rule, key: "full" }], 0);
+    for (let i = 0; i < 20; i++)
+      expect(
+        limiter.reserve(
+          [
+            { rule: other, key: "x" },
+            { rule, key: "full" },
+          ],
+          0,
+        ),
+      ).toBeNull();
+    for (let i = 0; i < 10; i++) expect(limiter.reserve([{ rule: other, key: "x" }], 0)).not.toBeNull();
+  });
+
+  test("a window that ended starts again from nothing, and a late release does not reach into it", () => {
+    const limiter = new RateLimiter();
+    const old = [1, 2, 3].map(() => limiter.reserve([{ rule, key: "a" }], 0));
+    expect(limiter.reserve([{ rule, key: "a" }], 59_999)).toBeNull();
+    const fresh = [1, 2, 3].map(() => limiter.reserve([{ rule, key: "a" }], 60_000));
+    expect(fresh.every((t) => t !== null)).toBe(true);
+    for (const t of old) t?.release();
+    expect(limiter.reserve([{ rule, key: "a" }], 60_001)).toBeNull();
+  });
+
+  test("the scale multiplies every limit", () => {
+    const limiter = new RateLimiter(2);
+    const taken = Array.from({ length: 7 }, () => limiter.reserve([{ rule, key: "a" }], 0));
+    expect(taken.filter((t) => t !== null)).toHaveLength(6);
+  });
+});
+
 describe("login limits (one server; the second test continues the first's count for 127.0.0.1)", () => {
   let server: TestServer;
   let victim: string;
@@ -67,7 +118,7 @@ describe("login limits (one server; the second test continues the first's count 
     victim = await account(server);
   });
 
-  test("after 10 tries on one account the 11th is 1005 even with the right password; another account still logs in", async () => {
+  test("after 10 failures on one account a stranger's 11th try is 1005 even with the right password; another account still logs in", async () => {
     const bystander = await account(server);
     for (let i = 0; i < 10; i++) {
       // Letter case does not make a new bucket.
@@ -87,29 +138,22 @@ describe("login limits (one server; the second test continues the first's count 
     expect((await other.call("/api/user/userinfo")).code).toBe(0);
   });
 
-  test("the 31st login from one address within the window is 1005 for any account; X-Forwarded-For does not help", async () => {
-    // 12 logins so far from 127.0.0.1; 17 more (refused by the account limit) make 29.
-    for (let i = 0; i < 17; i++) {
+  test("30 failures from one address refuse its 31st try on any account; X-Forwarded-For does not help", async () => {
+    // 10 failures so far from 127.0.0.1 (the refused try and the right passwords counted nothing);
+    // 20 more on addresses nobody registered, each claiming another client address, make 30.
+    for (let i = 0; i < 20; i++) {
       const { answer } = await callWith(
         server,
         "/api/user/login",
-        { email: victim, password: transformPassword(PASSWORD) },
+        { email: uniqueEmail("nobody"), password: transformPassword(`guess-${i}`) },
         { "x-forwarded-for": `198.51.100.${i + 1}` },
       );
-      expect(answer.code).toBe(1005);
+      expect(answer.code).toBe(1000);
     }
-    const thirtieth = await callWith(
-      server,
-      "/api/user/login",
-      { email: await account(server), password: transformPassword(PASSWORD) },
-      { "x-forwarded-for": "198.51.100.200" },
-    );
-    expect(thirtieth.answer.code).toBe(0);
-    const fresh = await account(server);
     const blocked = await callWith(
       server,
       "/api/user/login",
-      { email: fresh, password: transformPassword(PASSWORD) },
+      { email: await account(server), password: transformPassword(PASSWORD) },
       { "x-forwarded-for": "198.51.100.201" },
     );
     expect(blocked.answer.code).toBe(1005);
@@ -145,18 +189,36 @@ test("behind a trusted reverse proxy the limit is per forwarded client address",
   expect(neighbour.answer.msg).toBe("DESCRIBE_URL_ERROR");
 });
 
-test("reset_password is limited per account: the 6th try on one e-mail is 1005, another e-mail still gets through", async () => {
+test("reset mails are counted per account the subscription link proves: a stranger's wrong links use up nothing", async () => {
   const server = await proxiedServer();
-  const reset = (email: string) =>
+  const sink = await startMailSink();
+  open.push(sink);
+  server.context.settings.update({
+    site_url: server.url,
+    ...sinkSettings(sink),
+  });
+  const target = await createUser(server.context, {
+    email: uniqueEmail("target"),
+    passwordDigest: transformPassword(PASSWORD),
+  });
+  const reset = (user: Pick<UserRow, "id" | "email" | "userkey">, from: string) =>
     callWith(
       server,
       "/api/user/reset_password",
-      { email, password: transformPassword("new-password-2"), describUrl: "https://example.com/x" },
-      { "x-forwarded-for": "203.0.113.9" },
+      {
+        email: user.email,
+        password: transformPassword("new-password-2"),
+        describUrl: `${server.url}/api/subscript/clash/${user.id}/${user.userkey}`,
+      },
+      { "x-forwarded-for": from },
     );
-  const target = uniqueEmail("target");
-  for (let i = 0; i < 5; i++) expect((await reset(target)).answer.msg).toBe("DESCRIBE_URL_ERROR");
-  expect((await reset(target)).answer.code).toBe(1005);
-  expect((await reset(target.toUpperCase())).answer.code).toBe(1005);
-  expect((await reset(uniqueEmail("other"))).answer.msg).toBe("DESCRIBE_URL_ERROR");
+  const guessed = { ...target, userkey: "0".repeat(32) };
+  for (let i = 0; i < 8; i++) expect((await reset(guessed, "203.0.113.9")).answer.msg).toBe("USER_NOT_EXIST");
+  for (let i = 0; i < 5; i++) expect((await reset(target, "203.0.113.10")).answer.code).toBe(0);
+  expect((await reset(target, "203.0.113.11")).answer.code).toBe(1005);
+  const other = await createUser(server.context, {
+    email: uniqueEmail("other"),
+    passwordDigest: transformPassword(PASSWORD),
+  });
+  expect((await reset(other, "203.0.113.11")).answer.code).toBe(0);
 });

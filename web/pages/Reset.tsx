@@ -1,6 +1,7 @@
 import { type FormEvent, useState } from "react";
 import { transformPassword } from "../../src/modules/user/password.ts";
 import {
+  ConfirmMsg,
   type FieldErrors,
   isEmpty,
   Msg,
@@ -17,6 +18,8 @@ export const GET_EMAIL_FAILED = "请检查订阅链接是否正确（若订阅�
 export const CHECK_EMAIL = "请检查邮箱是否正确";
 export const REFUSED = "该账号不允许这样操作。";
 const LINK_ERRORS = new Set(["DESCRIBE_URL_ERROR", "USER_NOT_EXIST"]);
+/** Refusals no field of the form can fix: said on the form itself (they ask to contact the admin). */
+const SITE_ERRORS = new Set<string>([ConfirmMsg.noMail, ConfirmMsg.noOrigin]);
 
 type ResetField = "link" | "email" | "password" | "confirm";
 
@@ -29,6 +32,7 @@ export function ResetPage() {
   const [busy, setBusy] = useState(false);
   const [finding, setFinding] = useState(false);
   const [sentTo, setSentTo] = useState<string | null>(null);
+  const [formError, setFormError] = useState("");
 
   async function recover() {
     const describUrl = link.trim();
@@ -53,6 +57,7 @@ export function ResetPage() {
     const form = { link: link.trim(), email: email.trim(), password, confirm };
     const invalid = validateResetForm(form);
     setErrors(invalid);
+    setFormError("");
     if (Object.keys(invalid).length > 0) return;
     setBusy(true);
     const answer = await call("/api/user/reset_password", {
@@ -68,11 +73,13 @@ export function ResetPage() {
     if (answer.code === Code.network) return;
     if (LINK_ERRORS.has(answer.msg)) {
       setErrors({ link: Msg.subscriptionLinkInvalid });
+    } else if (SITE_ERRORS.has(answer.msg)) {
+      setFormError(answer.msg);
     } else if (answer.code === Code.accountRefused) {
       toast.error(REFUSED, TOAST_MEDIUM);
     } else {
       setErrors({ email: CHECK_EMAIL });
-      // The server may know more (mail service not configured, rate limit…): say it too.
+      // The server may know more (rate limit…): say it too.
       if (answer.msg) toast.error(answer.msg, TOAST_MEDIUM);
     }
   }
@@ -88,8 +95,8 @@ export function ResetPage() {
           </div>
           <h1 className="auth-title">确认邮件已发送</h1>
           <p className="result-text">
-            我们已向 <strong>{sentTo}</strong> 发送了一封确认邮件，请在 24
-            小时内打开邮件中的链接完成密码修改。
+            我们已向 <strong>{sentTo}</strong> 发送了一封确认邮件。请在 24
+            小时内打开邮件中的链接，并在打开的页面上再次输入新密码，密码才会修改。
           </p>
           <a className="btn btn-primary btn-block" href="#/login">
             去登录
@@ -137,6 +144,11 @@ export function ResetPage() {
           onPassword={setPassword}
           onConfirm={setConfirm}
         />
+        {formError ? (
+          <p className="field-error" role="alert">
+            {formError}
+          </p>
+        ) : null}
         <button type="submit" className="btn btn-primary btn-block" disabled={busy}>
           {busy ? "提交中…" : "确认修改"}
         </button>

@@ -1,17 +1,21 @@
 /**
  * The e-mail flows end to end: a real SMTP sink on 127.0.0.1, the SMTP settings made through the
- * admin API, the mail read and its link opened through GET /api/account/{action}.
+ * admin API, the mail read and its link used as the confirm page does: GET
+ * /api/account/signup_confirm, and POST /api/account/change_password with the new password typed
+ * again. (The takeover chain of issue 11 is replayed in tests/security-auth.test.ts.)
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createServer } from "node:net";
 import {
   ApiClient,
+  decodeAnswer,
   loggedInClient,
   startTestServer,
   type TestServer,
   uniqueEmail,
 } from "../../../tests/harness.ts";
 import { confirmLinkOf, type MailSink, startMailSink } from "../../../tests/mail-sink.ts";
+import { toBase64Json } from "../../rpc/envelope.ts";
 import type { Settings } from "../settings/schema.ts";
 import { transformPassword } from "./password.ts";
 import type { UserRow } from "./service.ts";
@@ -27,6 +31,21 @@ let admin: ApiClient;
 async function openLink(action: string, serialId: string, key: string) {
   const response = await new ApiClient(server.url).get(
     `/api/account/${action}?serial_id=${serialId}&key=${key}`,
+  );
+  expect(response.status).toBe(200);
+  return (await response.json()) as { Code: number; msg: string };
+}
+
+/** What the confirm page sends once the new password was typed again. */
+async function typeAgain(
+  serialId: string,
+  key: string,
+  password: string,
+  client = new ApiClient(server.url),
+) {
+  const response = await client.raw(
+    "/api/account/change_password",
+    JSON.stringify({ serial_id: serialId, key, password: transformPassword(password) }),
   );
   expect(response.status).toBe(200);
   return (await response.json()) as { Code: number; msg: string };
@@ -143,7 +162,7 @@ describe("sign-up confirmation mail", () => {
 });
 
 describe("password reset by mail", () => {
-  test("nothing changes until the link is opened; then the old password fails, the new works, old sessions end", async () => {
+  test("opening the link changes nothing; typing the new password again applies it, ends the old sessions, logs the page in", async () => {
     const { client, email, user: row } = await loggedInClient(server, { password: "old-password-1" });
     const link = `${server.url}/api/subscript/clash/${row.id}/${row.userkey}`;
     const answer = await new ApiClient(server.url).call("/api/user/reset_password", {
@@ -155,6 +174,7 @@ describe("password reset by mail", () => {
 
     const mail = await sink.waitFor(email);
     expect(mail.subject).toContain("密码");
+    expect(mail.body).toContain("再次输入新密码");
     const confirm = confirmLinkOf(mail);
     expect(confirm.action).toBe("change_password");
     expect(confirm.origin).toBe(server.url);
@@ -165,7 +185,18 @@ describe("password reset by mail", () => {
     expect((await stillOld.login(email, "old-password-1")).code).toBe(0);
     expect((await client.call("/api/user/userinfo")).code).toBe(0);
 
-    expect((await openLink(confirm.action, confirm.serialId, confirm.key)).Code).toBe(0);
+    // Opening the link (GET, as a mail scanner or the old page would) changes nothing.
+    const opened = await openLink(confirm.action, confirm.serialId, confirm.key);
+    expect(opened.Code).toBe(1000);
+    expect(opened.msg).toBe("请在确认页面再次输入新密码完成修改");
+    expect((await client.call("/api/user/userinfo")).code).toBe(0);
+
+    const page = new ApiClient(server.url);
+    expect(await typeAgain(confirm.serialId, confirm.key, "new-password-2", page)).toEqual({
+      Code: 0,
+      msg: "ok",
+    });
+    expect((await page.call<{ email: string }>("/api/user/userinfo")).data.email).toBe(email);
 
     expect((await client.call("/api/user/userinfo")).code).toBe(1002);
     expect((await stillOld.call("/api/user/userinfo")).code).toBe(1002);
@@ -173,9 +204,11 @@ describe("password reset by mail", () => {
     expect(oldLogin.code).toBe(1000);
     expect(oldLogin.msg).toBe("用户不存在或密码错误");
     expect((await new ApiClient(server.url).login(email, "new-password-2")).code).toBe(0);
+    expect(user(email).email_verified).toBe(1);
 
     // The link is spent.
-    expect((await openLink(confirm.action, confirm.serialId, confirm.key)).Code).not.toBe(0);
+    const again = await typeAgain(confirm.serialId, confirm.key, "new-password-2");
+    expect(again).toEqual({ Code: 1000, msg: "链接已使用" });
   });
 
   test("an expired password link changes nothing", async () => {
@@ -190,25 +223,56 @@ describe("password reset by mail", () => {
     server.context.db
       .query("UPDATE email_tokens SET expire_time = ? WHERE serial_id = ?")
       .run(Date.now() - 1, confirm.serialId);
-    expect((await openLink(confirm.action, confirm.serialId, confirm.key)).Code).not.toBe(0);
+    expect(await typeAgain(confirm.serialId, confirm.key, "new-password-2")).toEqual({
+      Code: 1000,
+      msg: "链接已过期",
+    });
     expect((await client.call("/api/user/userinfo")).code).toBe(0);
     expect((await new ApiClient(server.url).login(email, "old-password-1")).code).toBe(0);
     expect((await new ApiClient(server.url).login(email, "new-password-2")).code).toBe(1000);
   });
 
-  test("with a preferred domain set, mailed links point at it", async () => {
-    await setConfig({ preferDomain: "ferry.example" });
+  test("a malformed confirmation is refused with a message; a sign-up link cannot change a password", async () => {
+    const email = uniqueEmail("wrongaction");
+    await signup(email, "correct-horse-1");
+    const link = confirmLinkOf(await sink.waitFor(email));
+    expect((await typeAgain(link.serialId, link.key, "correct-horse-1")).Code).toBe(1004);
+    const client = new ApiClient(server.url);
+    const bodies: [string, string][] = [
+      ["", "链接无效"],
+      ["not json", "链接无效"],
+      [
+        JSON.stringify({ serial_id: "x", key: link.key, password: transformPassword("pw-12345678") }),
+        "链接无效",
+      ],
+      [JSON.stringify({ serial_id: link.serialId, key: link.key, password: "plain" }), "密码格式错误"],
+      [JSON.stringify({ serial_id: link.serialId, key: link.key }), "密码格式错误"],
+    ];
+    for (const [body, msg] of bodies) {
+      const response = await client.raw("/api/account/change_password", body);
+      expect(await response.json()).toEqual({ Code: 1000, msg });
+    }
+    expect((await openLink("signup_confirm", link.serialId, link.key)).Code).toBe(0);
+  });
+
+  test("without site_url, mailed links point at the preferred domain, never at the request's Host", async () => {
+    await setConfig({ site_url: "", preferDomain: "ferry.example" });
     try {
       const { email, user: row } = await loggedInClient(server);
-      const answer = await new ApiClient(server.url).call("/api/user/reset_password", {
+      const payload = {
         email,
         password: transformPassword("new-password-2"),
         describUrl: `${server.url}/api/subscript/clash/${row.id}/${row.userkey}`,
-      });
-      expect(answer.code).toBe(0);
+      };
+      const response = await new ApiClient(server.url).raw(
+        "/api/user/reset_password",
+        JSON.stringify({ data: toBase64Json(payload) }),
+        { host: "attacker.example" },
+      );
+      expect((await decodeAnswer(response)).code).toBe(0);
       expect(confirmLinkOf(await sink.waitFor(email)).origin).toBe("https://ferry.example");
     } finally {
-      await setConfig({ preferDomain: "" });
+      await setConfig({ site_url: server.url, preferDomain: "" });
     }
   });
 });

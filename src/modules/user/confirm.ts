@@ -1,31 +1,78 @@
+/**
+ * Mailed confirmation links: sign-up confirmation (opening the link confirms the address) and
+ * password reset (the new password waits with the link and is applied only when the person who
+ * opened the link types it again). Links point at the trusted site origin, never at the Host the
+ * request came with.
+ */
 import type { AppContext } from "../../context.ts";
 import { tx } from "../../db/db.ts";
+import { escapeHtml } from "../../lib/html.ts";
 import { DAY_MS } from "../../lib/time.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { newId, randomHex, sha256Hex } from "../../rpc/ids.ts";
-import { hashPassword, type UserRow } from "./service.ts";
+import type { RateRule } from "../../rpc/rate-limit.ts";
+import { recordError } from "../errors/service.ts";
+import { siteOrigin } from "../settings/schema.ts";
+import { ConfirmMsg } from "./schema.ts";
+import { hashPassword, type UserRow, userFromSubscriptionUrl } from "./service.ts";
+import { revokeAccountAccess } from "./session.ts";
 
 export type ConfirmAction = "signup_confirm" | "change_password";
 const LINK_LIFETIME_MS = DAY_MS;
+/** Wrong passwords typed on one change-password link before it is spent. */
+export const MAX_PASSWORD_TRIES = 5;
+/**
+ * Reset mails per account, counted only once the subscription link proved the account: strangers
+ * cannot use up the owner's resets, and whoever holds the link cannot flood the owner's mailbox.
+ */
+export const RESET_MAILS: RateRule = { name: "reset-mails", max: 5, windowMs: 60 * 60_000 };
+/** The error-log name under which the admin finds why no mail link was sent. */
+export const NO_ORIGIN_LOG = "mail link: no site origin";
 
 const SUBJECTS: Record<ConfirmAction, string> = {
   signup_confirm: "请确认您的注册邮箱",
   change_password: "请确认修改密码",
 };
+const MAIL_NAMES: Record<ConfirmAction, string> = {
+  signup_confirm: "注册确认",
+  change_password: "修改密码确认",
+};
 const BODIES: Record<ConfirmAction, string> = {
   signup_confirm: "欢迎注册。请打开下面的链接确认您的邮箱（24小时内有效）：",
-  change_password: "您申请了修改密码。确认修改请打开下面的链接（24小时内有效），如非本人操作请忽略本邮件：",
+  change_password:
+    "您申请了修改密码。请打开下面的链接，在页面上再次输入新密码完成修改（24小时内有效）。如非本人操作，请忽略本邮件，您的密码不会改变：",
 };
 
-/**
- * Stores a one-time link (only the key's hash) and e-mails it. For a password change the new
- * password hash waits in the row until the link is opened.
- */
-export async function sendConfirmation(
+/** Subject and bodies of a confirmation mail; the link is escaped wherever it goes into HTML. */
+export function confirmationMail(action: ConfirmAction, link: string) {
+  const body = BODIES[action];
+  const href = escapeHtml(link);
+  return {
+    subject: SUBJECTS[action],
+    text: `${body}\n\n${link}\n`,
+    html: `<p>${escapeHtml(body)}</p><p><a href="${href}">${href}</a></p>`,
+  };
+}
+
+/** The trusted origin for mailed links; without one, logs why for the admin and answers null. */
+function linkOrigin(ctx: AppContext, action: ConfirmAction): string | null {
+  const origin = siteOrigin(ctx.settings.all());
+  if (!origin) {
+    recordError(
+      ctx.db,
+      NO_ORIGIN_LOG,
+      new Error(`未设置网站地址（site_url 或 preferDomain），${MAIL_NAMES[action]}邮件未发送`),
+    );
+  }
+  return origin;
+}
+
+/** Stores a one-time link (only the key's hash, and the new password's hash) and mails it. */
+async function mailLink(
   ctx: AppContext,
   user: UserRow,
   action: ConfirmAction,
-  siteOrigin: string,
+  origin: string,
   newPasswordDigest?: string,
 ): Promise<void> {
   const serialId = newId();
@@ -37,46 +84,132 @@ export async function sendConfirmation(
       "INSERT INTO email_tokens (serial_id, user_id, action, key_hash, new_password_hash, create_time, expire_time) VALUES (?, ?, ?, ?, ?, ?, ?)",
     )
     .run(serialId, user.id, action, sha256Hex(key), newPasswordHash, now, now + LINK_LIFETIME_MS);
-  const link = `${siteOrigin}/#/confirm?serial_id=${serialId}&key=${key}&action=${action}`;
-  await ctx.mailer.send({
-    to: user.email,
-    subject: SUBJECTS[action],
-    text: `${BODIES[action]}\n\n${link}\n`,
-    html: `<p>${BODIES[action]}</p><p><a href="${link}">${link}</a></p>`,
+  const link = `${origin}/#/confirm?serial_id=${serialId}&key=${key}&action=${action}`;
+  await ctx.mailer.send({ to: user.email, ...confirmationMail(action, link) });
+}
+
+/** After sign-up: mails the confirmation link when mail and the site origin are set up. Never throws. */
+export async function sendSignupConfirmation(ctx: AppContext, user: UserRow): Promise<void> {
+  if (!ctx.mailer.configured()) return;
+  const origin = linkOrigin(ctx, "signup_confirm");
+  if (!origin) return;
+  // The account exists and works; a mail failure must not undo the sign-up.
+  await mailLink(ctx, user, "signup_confirm", origin).catch((error) => {
+    console.error("signup confirmation mail failed", error);
   });
 }
 
+export interface ResetRequest {
+  describUrl: string;
+  email: string;
+  newPasswordDigest: string;
+}
+
+/**
+ * Reset by subscription link (seed 000 §8): mails the account's address a link; nothing changes
+ * until the password is typed again on the page that link opens (confirmPasswordChange).
+ */
+export async function requestPasswordReset(
+  ctx: AppContext,
+  request: ResetRequest,
+): Promise<{ email: string }> {
+  const user = userFromSubscriptionUrl(ctx, request.describUrl);
+  if (user.email.toLowerCase() !== request.email) throw new RpcError(Code.badInput, ConfirmMsg.emailMismatch);
+  if (!user.can_change_password) throw new RpcError(Code.accountRefused, ConfirmMsg.refused);
+  if (!ctx.mailer.configured()) throw new RpcError(Code.badInput, ConfirmMsg.noMail);
+  const origin = linkOrigin(ctx, "change_password");
+  if (!origin) throw new RpcError(Code.badInput, ConfirmMsg.noOrigin);
+  if (!ctx.limiter.hit(RESET_MAILS, user.id))
+    throw new RpcError(Code.tooManyRequests, ConfirmMsg.tooManyResets);
+  try {
+    await mailLink(ctx, user, "change_password", origin, request.newPasswordDigest);
+  } catch (error) {
+    recordError(ctx.db, "reset_password mail", error);
+    throw new RpcError(Code.internal, ConfirmMsg.mailFailed);
+  }
+  return { email: user.email };
+}
+
 interface TokenRow {
+  serial_id: string;
   user_id: string;
   action: ConfirmAction;
   key_hash: string;
   new_password_hash: string | null;
   expire_time: number;
   used_time: number | null;
+  tries: number;
 }
 
-/** Opens a confirmation link once: marks the e-mail verified, or applies the waiting password (and ends all sessions). */
-export function confirmLink(
+/** The unused, unexpired link for serial_id and key, or the reason it cannot be used. */
+function openLink(
   ctx: AppContext,
   action: ConfirmAction,
   serialId: string,
   key: string,
-  now = Date.now(),
-) {
+  now: number,
+): TokenRow {
+  const row = ctx.db
+    .query<TokenRow, [string]>("SELECT * FROM email_tokens WHERE serial_id = ?")
+    .get(serialId);
+  if (!row || row.action !== action || row.key_hash !== sha256Hex(key)) {
+    throw new RpcError(Code.notFound, ConfirmMsg.invalid);
+  }
+  if (row.used_time !== null) throw new RpcError(Code.badInput, ConfirmMsg.used);
+  if (row.expire_time <= now) throw new RpcError(Code.badInput, ConfirmMsg.expired);
+  return row;
+}
+
+/** Opens a sign-up link once: the e-mail is confirmed. */
+export function confirmSignup(ctx: AppContext, serialId: string, key: string, now = Date.now()): void {
   tx(ctx.db, () => {
-    const row = ctx.db
-      .query<TokenRow, [string]>("SELECT * FROM email_tokens WHERE serial_id = ?")
-      .get(serialId);
-    if (!row || row.action !== action || row.key_hash !== sha256Hex(key)) {
-      throw new RpcError(Code.notFound, "链接无效");
-    }
-    if (row.used_time !== null) throw new RpcError(Code.badInput, "链接已使用");
-    if (row.expire_time <= now) throw new RpcError(Code.badInput, "链接已过期");
-    ctx.db.query("UPDATE email_tokens SET used_time = ? WHERE serial_id = ?").run(now, serialId);
+    const row = openLink(ctx, "signup_confirm", serialId, key, now);
+    ctx.db.query("UPDATE email_tokens SET used_time = ? WHERE serial_id = ?").run(now, row.serial_id);
     ctx.db.query("UPDATE users SET email_verified = 1 WHERE id = ?").run(row.user_id);
-    if (action === "change_password" && row.new_password_hash) {
-      ctx.db.query("UPDATE users SET password_hash = ? WHERE id = ?").run(row.new_password_hash, row.user_id);
-      ctx.db.query("DELETE FROM sessions WHERE user_id = ?").run(row.user_id);
-    }
   });
+}
+
+/**
+ * Applies a reset when the password typed on the link's page is the one asked for with it: the
+ * owner who did not ask cannot confirm someone else's password by opening the mail. A mismatch
+ * leaves the link usable for MAX_PASSWORD_TRIES tries in all. Success ends every session and
+ * forgets the trusted browsers of the account. Answers the account's id.
+ */
+export async function confirmPasswordChange(
+  ctx: AppContext,
+  serialId: string,
+  key: string,
+  typedDigest: string,
+  now = Date.now(),
+): Promise<string> {
+  // The try is counted before the (slow) check, so concurrent tries cannot exceed the bound.
+  const row = tx(ctx.db, () => {
+    const open = openLink(ctx, "change_password", serialId, key, now);
+    if (open.tries >= MAX_PASSWORD_TRIES) throw new RpcError(Code.badInput, ConfirmMsg.triesUsedUp);
+    ctx.db.query("UPDATE email_tokens SET tries = tries + 1 WHERE serial_id = ?").run(serialId);
+    return open;
+  });
+  const matches =
+    row.new_password_hash !== null && (await Bun.password.verify(typedDigest, row.new_password_hash));
+  if (!matches) {
+    const left = MAX_PASSWORD_TRIES - row.tries - 1;
+    throw new RpcError(Code.badInput, left > 0 ? ConfirmMsg.passwordMismatch(left) : ConfirmMsg.triesUsedUp);
+  }
+  tx(ctx.db, () => {
+    const spent = ctx.db
+      .query("UPDATE email_tokens SET used_time = ? WHERE serial_id = ? AND used_time IS NULL")
+      .run(now, serialId).changes;
+    if (!spent) throw new RpcError(Code.badInput, ConfirmMsg.used);
+    ctx.db
+      .query("UPDATE users SET password_hash = ?, email_verified = 1 WHERE id = ?")
+      .run(row.new_password_hash, row.user_id);
+    // Other pending resets of the account (someone else's request among them) die with this one.
+    ctx.db
+      .query(
+        "UPDATE email_tokens SET used_time = ? WHERE user_id = ? AND action = 'change_password' AND used_time IS NULL",
+      )
+      .run(now, row.user_id);
+    revokeAccountAccess(ctx, row.user_id);
+  });
+  return row.user_id;
 }

@@ -1,11 +1,20 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
-import { type CallContext, defineCall, requestOrigin, sessionToken } from "../../rpc/call.ts";
+import { readJsonBody } from "../../lib/http.ts";
+import { type CallContext, defineCall, sessionToken } from "../../rpc/call.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
-import { days } from "../../rpc/cookies.ts";
-import { recordError } from "../errors/service.ts";
-import { type ConfirmAction, confirmLink, sendConfirmation } from "./confirm.ts";
+import { days, isHttps, serializeCookie } from "../../rpc/cookies.ts";
+import { requestView } from "../../rpc/request-view.ts";
 import {
+  confirmPasswordChange,
+  confirmSignup,
+  requestPasswordReset,
+  sendSignupConfirmation,
+} from "./confirm.ts";
+import { deviceCookieName, logIn, TRUSTED_DEVICE_DAYS } from "./login.ts";
+import {
+  ConfirmMsg,
+  confirmPasswordInput,
   confirmQuery,
   emptyInput,
   getEmailInput,
@@ -14,18 +23,10 @@ import {
   resetPasswordInput,
   signupInput,
 } from "./schema.ts";
-import { createUser, resetUserkey, userFromSubscriptionUrl, userInfo, verifyLogin } from "./service.ts";
+import { createUser, resetUserkey, userFromSubscriptionUrl, userInfo } from "./service.ts";
 import { createSession, deleteSession, SESSION_DAYS } from "./session.ts";
 
 const MINUTE = 60_000;
-const perEmail = (input: { email: string }) => input.email;
-
-/** Links in e-mails point at the preferred domain when one is set, else at the site the request came to. */
-function siteOrigin(ctx: CallContext): string {
-  const preferred = ctx.app.settings.get("preferDomain");
-  if (preferred) return preferred.startsWith("http") ? preferred.replace(/\/$/, "") : `https://${preferred}`;
-  return requestOrigin(ctx);
-}
 
 function startSession(ctx: CallContext, userId: string) {
   const token = createSession(ctx.app, userId, ctx.ip, ctx.request.headers.get("user-agent") ?? "");
@@ -48,12 +49,7 @@ export const userCalls = [
         firstUrl: ctx.request.headers.get("referer")?.slice(0, 500) ?? "",
       });
       startSession(ctx, user.id);
-      if (ctx.app.mailer.configured()) {
-        await sendConfirmation(ctx.app, user, "signup_confirm", siteOrigin(ctx)).catch((error) => {
-          // The account exists and works; a mail failure must not undo the sign-up.
-          console.error("signup confirmation mail failed", error);
-        });
-      }
+      await sendSignupConfirmation(ctx.app, user);
       return userInfo(ctx.app, user);
     },
   }),
@@ -61,14 +57,19 @@ export const userCalls = [
     path: "/api/user/login",
     access: "public",
     input: loginInput,
-    limits: [
-      { rule: { name: "login-ip", max: 30, windowMs: 10 * MINUTE }, key: "ip" },
-      { rule: { name: "login-account", max: 10, windowMs: 10 * MINUTE }, key: perEmail },
-    ],
+    // No attempt limits here: logIn counts failures (per account, address and trusted browser).
     async handle(ctx, input) {
-      const user = await verifyLogin(ctx.app, input.email, input.password);
-      if (!user) throw new RpcError(Code.badInput, "用户不存在或密码错误");
+      const { user, deviceToken } = await logIn(ctx.app, {
+        email: input.email,
+        passwordDigest: input.password,
+        ip: ctx.ip,
+        deviceTokenFor: (userId) => ctx.cookies[deviceCookieName(userId)],
+      });
       startSession(ctx, user.id);
+      ctx.setCookie(deviceCookieName(user.id), deviceToken, {
+        httpOnly: true,
+        maxAgeSeconds: days(TRUSTED_DEVICE_DAYS),
+      });
       return userInfo(ctx.app, user);
     },
   }),
@@ -99,25 +100,14 @@ export const userCalls = [
     path: "/api/user/reset_password",
     access: "public",
     input: resetPasswordInput,
-    limits: [
-      { rule: { name: "reset-ip", max: 10, windowMs: 60 * MINUTE }, key: "ip" },
-      { rule: { name: "reset-account", max: 5, windowMs: 60 * MINUTE }, key: perEmail },
-    ],
-    async handle(ctx, input) {
-      const user = userFromSubscriptionUrl(ctx.app, input.describUrl);
-      if (user.email.toLowerCase() !== input.email) throw new RpcError(Code.badInput, "邮箱与订阅链接不匹配");
-      if (!user.can_change_password) throw new RpcError(Code.accountRefused, "该账号不允许这样操作。");
-      if (!ctx.app.mailer.configured()) {
-        throw new RpcError(Code.badInput, "邮件服务未配置，无法通过邮件确认，请联系管理员修改密码");
-      }
-      try {
-        await sendConfirmation(ctx.app, user, "change_password", siteOrigin(ctx), input.password);
-      } catch (error) {
-        recordError(ctx.app.db, "reset_password mail", error);
-        throw new RpcError(Code.internal, "确认邮件发送失败，请稍后重试");
-      }
-      return { email: user.email };
-    },
+    // Per account it is limited inside, once the subscription link has proved which account.
+    limits: [{ rule: { name: "reset-ip", max: 10, windowMs: 60 * MINUTE }, key: "ip" }],
+    handle: (ctx, input) =>
+      requestPasswordReset(ctx.app, {
+        describUrl: input.describUrl,
+        email: input.email,
+        newPasswordDigest: input.password,
+      }),
   }),
   defineCall({
     path: "/api/user/reset_userkey",
@@ -133,22 +123,55 @@ export const userCalls = [
   }),
 ];
 
-/** The confirm links (`GET /api/account/{action}?serial_id&key`), answered as plain JSON `{Code, msg}`. */
+type AccountAnswer = { Code: number; msg: string };
+
+/** Runs a confirm-link action and answers `{Code, msg}` as seed 000 §7 shows. */
+async function accountAnswer(run: () => unknown): Promise<AccountAnswer> {
+  try {
+    await run();
+    return { Code: Code.ok, msg: "ok" };
+  } catch (error) {
+    if (error instanceof RpcError) return { Code: error.code, msg: error.message };
+    throw error;
+  }
+}
+
+const BAD_LINK: AccountAnswer = { Code: Code.badInput, msg: ConfirmMsg.invalid };
+
+/**
+ * The confirm links, answered as plain JSON `{Code, msg}`. A sign-up link confirms on open
+ * (`GET /api/account/signup_confirm?serial_id&key`); a password change needs the new password
+ * typed again on the confirm page (`POST /api/account/change_password`), so opening it changes
+ * nothing, and the browser that confirms gets a fresh session while every other one ends.
+ */
 export function accountRoutes(app: AppContext) {
-  const confirm =
-    (action: ConfirmAction) =>
-    ({ query }: { query: Record<string, string | undefined> }) => {
-      const parsed = confirmQuery.safeParse(query);
-      if (!parsed.success) return { Code: Code.badInput, msg: "链接无效" };
-      try {
-        confirmLink(app, action, parsed.data.serial_id, parsed.data.key);
-        return { Code: Code.ok, msg: "ok" };
-      } catch (error) {
-        if (error instanceof RpcError) return { Code: error.code, msg: error.message };
-        throw error;
-      }
-    };
   return new Elysia()
-    .get("/api/account/signup_confirm", confirm("signup_confirm"))
-    .get("/api/account/change_password", confirm("change_password"));
+    .get("/api/account/signup_confirm", ({ query }) => {
+      const parsed = confirmQuery.safeParse(query);
+      if (!parsed.success) return BAD_LINK;
+      return accountAnswer(() => confirmSignup(app, parsed.data.serial_id, parsed.data.key));
+    })
+    .get("/api/account/change_password", () => ({ Code: Code.badInput, msg: ConfirmMsg.typeAgain }))
+    .post(
+      "/api/account/change_password",
+      async ({ request, set }) => {
+        const parsed = confirmPasswordInput.safeParse(await readJsonBody(request, 4096));
+        if (!parsed.success) {
+          const badPassword = parsed.error.issues.some((issue) => issue.path[0] === "password");
+          return badPassword ? { Code: Code.badInput, msg: ConfirmMsg.badPassword } : BAD_LINK;
+        }
+        const { serial_id, key, password } = parsed.data;
+        return accountAnswer(async () => {
+          const userId = await confirmPasswordChange(app, serial_id, key, password);
+          const userAgent = request.headers.get("user-agent") ?? "";
+          const token = createSession(app, userId, requestView(request).ip, userAgent);
+          set.headers["set-cookie"] = serializeCookie("token", token, {
+            httpOnly: true,
+            maxAgeSeconds: days(SESSION_DAYS),
+            secure: isHttps(request),
+          });
+        });
+      },
+      { parse: "none" },
+    );
 }

@@ -15,7 +15,25 @@ export const Msg = {
   subscriptionLinkInvalid: "订阅链接错误",
   subscriptionLinkFirst: "请先输入订阅链接",
   loginFailed: "用户不存在或密码错误",
+  tooManyLoginFailures: "密码错误次数过多，请10分钟后再试",
   alreadyRegistered: "邮件已注册",
+} as const;
+
+/** Answers of the reset request and the mailed confirmation links, shared with the confirm page. */
+export const ConfirmMsg = {
+  emailMismatch: "邮箱与订阅链接不匹配",
+  refused: "该账号不允许这样操作。",
+  noMail: "邮件服务未配置，无法通过邮件确认，请联系管理员修改密码",
+  noOrigin: "网站地址未设置，无法发送确认邮件，请联系管理员修改密码",
+  tooManyResets: "修改密码的申请过于频繁，请稍后再试",
+  mailFailed: "确认邮件发送失败，请稍后重试",
+  invalid: "链接无效",
+  used: "链接已使用",
+  expired: "链接已过期",
+  passwordMismatch: (left: number) => `与申请时填写的新密码不一致，还可以再试 ${left} 次`,
+  triesUsedUp: "新密码多次输入不一致，此链接已失效，请重新申请修改密码",
+  typeAgain: "请在确认页面再次输入新密码完成修改",
+  badPassword: "密码格式错误",
 } as const;
 
 /** Empty means empty string, null or undefined (seed 000 §5). */
@@ -45,15 +63,25 @@ export function validateRegisterForm(form: {
   return {};
 }
 
+/** A new password typed twice (reset form, and again on the page its mailed link opens). */
+export function validateNewPasswordForm(form: {
+  password: string;
+  confirm: string;
+}): FieldErrors<"password" | "confirm"> {
+  if (isEmpty(form.password) || isEmpty(form.confirm)) return { password: Msg.resetPasswordEmpty };
+  if (form.password !== form.confirm) return { confirm: Msg.passwordMismatch };
+  if (form.password.length < PASSWORD_MIN) return { password: Msg.passwordTooShort };
+  return {};
+}
+
 export function validateResetForm(form: {
   link: string;
   email: string;
   password: string;
   confirm: string;
 }): FieldErrors<"link" | "email" | "password" | "confirm"> {
-  if (isEmpty(form.password) || isEmpty(form.confirm)) return { password: Msg.resetPasswordEmpty };
-  if (form.password !== form.confirm) return { confirm: Msg.passwordMismatch };
-  if (form.password.length < PASSWORD_MIN) return { password: Msg.passwordTooShort };
+  const password = validateNewPasswordForm(form);
+  if (password.password || password.confirm) return password;
   if (!EMAIL_PATTERN.test(form.email)) return { email: Msg.emailInvalid };
   if (isEmpty(form.link) || form.link.length < SUBSCRIPTION_LINK_MIN)
     return { link: Msg.subscriptionLinkInvalid };
@@ -61,6 +89,9 @@ export function validateResetForm(form: {
 }
 
 // ---- wire payloads ----
+
+/** Sessions, one-time login links and trusted-browser tokens: 256-bit random, as lowercase hex. */
+export const TOKEN_PATTERN = /^[0-9a-f]{64}$/;
 
 const email = z
   .string()
@@ -86,6 +117,9 @@ export const confirmQuery = z.object({
   serial_id: z.string().regex(/^[0-9a-f]{24}$/, "serial_id 错误"),
   key: z.string().regex(/^[0-9a-f]{64}$/, "key 错误"),
 });
+/** `POST /api/account/change_password`: the link's serial_id and key, and the new password typed again. */
+export const confirmPasswordInput = confirmQuery.extend({ password: passwordDigest });
+export type ConfirmPasswordInput = z.input<typeof confirmPasswordInput>;
 
 export type Role = "normal" | "channel" | "yunying" | "admin";
 

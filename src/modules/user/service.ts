@@ -7,6 +7,7 @@ import { newId, randomHex } from "../../rpc/ids.ts";
 import { listMyPermissions } from "../permission/service.ts";
 import type { Settings } from "../settings/schema.ts";
 import { Msg, type Role, type UserInfo } from "./schema.ts";
+import { revokeAccountAccess } from "./session.ts";
 
 export interface UserRow {
   id: string;
@@ -63,9 +64,16 @@ export function findUserById(ctx: AppContext, id: string): UserRow | null {
   return ctx.db.query<UserRow, [string]>("SELECT * FROM users WHERE id = ?").get(id);
 }
 
-/** Stored type, raised by the settings lists admin_id / yunying_list (DESIGN §7). */
-export function roleOf(user: Pick<UserRow, "id" | "email" | "type">, settings: Settings): Role {
-  const email = user.email.toLowerCase();
+/**
+ * Stored type, raised by the settings lists admin_id / yunying_list (DESIGN §7). An entry names an
+ * account by id, or by e-mail once that e-mail is confirmed: listing an address nobody registered
+ * yet must not hand the role to whoever signs up with it.
+ */
+export function roleOf(
+  user: Pick<UserRow, "id" | "email" | "type" | "email_verified">,
+  settings: Settings,
+): Role {
+  const email = user.email_verified === 1 ? user.email.toLowerCase() : null;
   const listed = (list: string[]) => list.some((entry) => entry === user.id || entry.toLowerCase() === email);
   if (user.type === "admin" || listed(settings.admin_id)) return "admin";
   if (user.type === "yunying" || listed(settings.yunying_list)) return "yunying";
@@ -79,6 +87,8 @@ export interface NewUser {
   channelCode?: string;
   icon?: string;
   firstUrl?: string;
+  /** The address is known to be the owner's (an operator made the account); default false. */
+  emailVerified?: boolean;
 }
 
 /** Creates an account; 1001 when the e-mail is taken. */
@@ -89,14 +99,15 @@ export async function createUser(ctx: AppContext, input: NewUser): Promise<UserR
   try {
     ctx.db
       .query(
-        `INSERT INTO users (id, email, password_hash, type, icon, userkey, proxy_secret, channel_code, create_time, first_url, last_url)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO users (id, email, password_hash, type, email_verified, icon, userkey, proxy_secret, channel_code, create_time, first_url, last_url)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         id,
         input.email,
         passwordHash,
         input.type ?? "normal",
+        input.emailVerified ? 1 : 0,
         input.icon ?? "",
         randomHex(16),
         crypto.randomUUID(),
@@ -138,7 +149,7 @@ export async function setPassword(ctx: AppContext, userId: string, digest: strin
   const hash = await hashPassword(digest);
   tx(ctx.db, () => {
     ctx.db.query("UPDATE users SET password_hash = ? WHERE id = ?").run(hash, userId);
-    ctx.db.query("DELETE FROM sessions WHERE user_id = ?").run(userId);
+    revokeAccountAccess(ctx, userId);
   });
 }
 

@@ -324,14 +324,17 @@ describe("/api/user/userinfo", () => {
     expect(info.limit).toBe(50 * 1024 ** 3);
   });
 
-  test("the settings lists admin_id / yunying_list raise the role shown", async () => {
+  test("the settings lists admin_id / yunying_list raise the role shown: by id, or by e-mail once it is confirmed", async () => {
     const { client, user } = await account();
-    server.context.settings.update({ yunying_list: [user.email] });
-    expect((await client.call<UserInfo>("/api/user/userinfo")).data.type).toBe("yunying");
+    const info = async () => (await client.call<UserInfo>("/api/user/userinfo")).data.type;
+    server.context.settings.update({ yunying_list: [user.email.toUpperCase()] });
+    expect(await info()).toBe("normal");
+    server.context.db.query("UPDATE users SET email_verified = 1 WHERE id = ?").run(user.id);
+    expect(await info()).toBe("yunying");
     server.context.settings.update({ admin_id: [user.id] });
-    expect((await client.call<UserInfo>("/api/user/userinfo")).data.type).toBe("admin");
+    expect(await info()).toBe("admin");
     server.context.settings.update({ admin_id: [], yunying_list: [] });
-    expect((await client.call<UserInfo>("/api/user/userinfo")).data.type).toBe("normal");
+    expect(await info()).toBe("normal");
   });
 });
 

@@ -1,0 +1,113 @@
+/**
+ * Password log-in with limits that stop guessing without locking the owner out (OWASP "device
+ * cookies"): only failures count; a browser that logged in to an account before carries a trusted
+ * token for it and spends its own small failure budget, so failures from elsewhere never refuse
+ * it; every other client is limited per account and per address.
+ */
+import type { AppContext } from "../../context.ts";
+import { tx } from "../../db/db.ts";
+import { DAY_MS } from "../../lib/time.ts";
+import { Code, RpcError } from "../../rpc/codes.ts";
+import { randomHex, sha256Hex } from "../../rpc/ids.ts";
+import type { RateRule } from "../../rpc/rate-limit.ts";
+import { Msg, TOKEN_PATTERN } from "./schema.ts";
+import { findUserByEmail, type UserRow, verifyLogin } from "./service.ts";
+
+const WINDOW_MS = 10 * 60_000;
+/** Wrong passwords from clients the account does not trust, per account and per address. */
+export const LOGIN_ACCOUNT_FAILURES: RateRule = {
+  name: "login-account-failures",
+  max: 10,
+  windowMs: WINDOW_MS,
+};
+export const LOGIN_IP_FAILURES: RateRule = { name: "login-ip-failures", max: 30, windowMs: WINDOW_MS };
+/** Wrong passwords from one trusted browser; once spent it is limited like any other client. */
+export const LOGIN_DEVICE_FAILURES: RateRule = { name: "login-device-failures", max: 5, windowMs: WINDOW_MS };
+
+export const TRUSTED_DEVICE_DAYS = 365;
+/** Trusted browsers kept per account; the least recently used go first. */
+const MAX_TRUSTED_DEVICES = 20;
+
+/**
+ * The cookie holding a browser's trusted token for one account. One cookie per account, so a
+ * value planted in a browser (or carried from another account) is never adopted: only a token the
+ * server minted for this account after a correct password is trusted.
+ */
+export const deviceCookieName = (userId: string) => `device_${userId}`;
+
+function isTrusted(ctx: AppContext, userId: string, token: string | undefined, now: number): boolean {
+  if (!token || !TOKEN_PATTERN.test(token)) return false;
+  const row = ctx.db
+    .query<{ expire_time: number }, [string, string]>(
+      "SELECT expire_time FROM trusted_devices WHERE token_hash = ? AND user_id = ?",
+    )
+    .get(sha256Hex(token), userId);
+  return row !== null && row.expire_time > now;
+}
+
+/** Trusts the browser for the account after a correct password: keeps its trusted token or mints one. */
+function trustDevice(ctx: AppContext, userId: string, trustedToken: string | undefined, now: number): string {
+  const kept = trustedToken ?? randomHex(32);
+  const expire = now + TRUSTED_DEVICE_DAYS * DAY_MS;
+  tx(ctx.db, () => {
+    ctx.db
+      .query(
+        `INSERT INTO trusted_devices (token_hash, user_id, create_time, expire_time) VALUES (?, ?, ?, ?)
+         ON CONFLICT (token_hash, user_id) DO UPDATE SET expire_time = excluded.expire_time`,
+      )
+      .run(sha256Hex(kept), userId, now, expire);
+    ctx.db
+      .query(
+        `DELETE FROM trusted_devices WHERE user_id = ? AND token_hash NOT IN (
+           SELECT token_hash FROM trusted_devices WHERE user_id = ? AND expire_time > ?
+           ORDER BY expire_time DESC LIMIT ${MAX_TRUSTED_DEVICES})`,
+      )
+      .run(userId, userId, now);
+  });
+  return kept;
+}
+
+export interface LoginAttempt {
+  email: string;
+  passwordDigest: string;
+  ip: string;
+  /** The browser's trusted-device token for an account (its `deviceCookieName` cookie), if any. */
+  deviceTokenFor: (userId: string) => string | undefined;
+}
+
+/**
+ * Checks a password under the failure limits. Answers the user and the browser's trusted token
+ * (to store in `deviceCookieName(user.id)`); throws 1005 when the client may not try now (before
+ * the password is looked at), 1000 for a wrong password or unknown e-mail, 1003 for a disabled
+ * account.
+ */
+export async function logIn(
+  ctx: AppContext,
+  attempt: LoginAttempt,
+  now = Date.now(),
+): Promise<{ user: UserRow; deviceToken: string }> {
+  const known = findUserByEmail(ctx, attempt.email);
+  const device = known ? attempt.deviceTokenFor(known.id) : undefined;
+  const trustedKey = known && device && isTrusted(ctx, known.id, device, now) ? sha256Hex(device) : null;
+  const reservation =
+    (trustedKey && ctx.limiter.reserve([{ rule: LOGIN_DEVICE_FAILURES, key: trustedKey }], now)) ||
+    ctx.limiter.reserve(
+      [
+        { rule: LOGIN_IP_FAILURES, key: attempt.ip },
+        { rule: LOGIN_ACCOUNT_FAILURES, key: attempt.email },
+      ],
+      now,
+    );
+  if (!reservation) throw new RpcError(Code.tooManyRequests, Msg.tooManyLoginFailures);
+
+  let user: UserRow | null;
+  try {
+    user = await verifyLogin(ctx, attempt.email, attempt.passwordDigest);
+  } catch (error) {
+    reservation.release(); // a disabled account with the right password: not a guess that failed
+    throw error;
+  }
+  if (!user) throw new RpcError(Code.badInput, Msg.loginFailed);
+  reservation.release();
+  return { user, deviceToken: trustDevice(ctx, user.id, trustedKey ? device : undefined, now) };
+}
