@@ -8,14 +8,16 @@ import type { AppContext } from "../src/context.ts";
 import { COUNTRIES } from "../src/modules/agent/countries.ts";
 import {
   type Agent,
+  type AnomalyReason,
   agentInput,
   NODE_TYPES,
+  type NodeAnomaly,
   type NodeType,
   SERVER_TYPES,
   SS_METHODS,
   typeDefaults,
 } from "../src/modules/agent/schema.ts";
-import { findAgentRow, listAgents, saveAgent, toAgent } from "../src/modules/agent/service.ts";
+import { findAgent, findAgentRow, listAgents, saveAgent } from "../src/modules/agent/service.ts";
 import { findEntry } from "../src/modules/entry/service.ts";
 import {
   type AgentLine,
@@ -25,10 +27,12 @@ import {
   lineInput,
 } from "../src/modules/line/schema.ts";
 import { listLines, saveLine } from "../src/modules/line/service.ts";
+import { listAnomalies } from "../src/modules/node/anomalies.ts";
 import { installCommand, panelUrl } from "../src/modules/node/install.ts";
 import { upgradeNode } from "../src/modules/node/upgrade.ts";
 import { findUserByEmail, type UserRow } from "../src/modules/user/service.ts";
 import { ID_PATTERN } from "../src/rpc/ids.ts";
+import { setSecurityHeaders } from "../src/rpc/security-headers.ts";
 import {
   CLIENTS,
   type Client,
@@ -171,6 +175,7 @@ interface NodeStatus {
   updateConfigTimes: number;
   lastSeenTime: number;
   onlineUsers: number;
+  anomalies: number;
 }
 
 const toNodeStatus = (a: Agent): NodeStatus => ({
@@ -182,9 +187,19 @@ const toNodeStatus = (a: Agent): NodeStatus => ({
   updateConfigTimes: a.updateConfigTimes,
   lastSeenTime: a.lastSeenTime,
   onlineUsers: a.onlineUsers,
+  anomalies: a.anomalies,
 });
 
-const STATUS_HEAD = ["name", "node no", "status", "version", "updates", "last seen", "online users"];
+const STATUS_HEAD = [
+  "name",
+  "node no",
+  "status",
+  "version",
+  "updates",
+  "last seen",
+  "online users",
+  "anomalies (30 d)",
+];
 
 /** Columns padded to their widest cell (CJK characters count as two). */
 function table(rows: string[][]): string {
@@ -211,6 +226,30 @@ function statusTable(nodes: NodeStatus[]): string {
       String(n.updateConfigTimes),
       n.lastSeenTime ? new Date(n.lastSeenTime).toISOString() : "never",
       String(n.onlineUsers),
+      String(n.anomalies),
+    ]),
+  ]);
+}
+
+const ANOMALY_REASONS: Record<AnomalyReason, string> = {
+  not_admitted: "not on its user list",
+  unknown_user: "no such user",
+  others: "users past the daily cap, summed",
+};
+
+function anomalyTable(rows: NodeAnomaly[]): string {
+  if (rows.length === 0) return "no anomalies in the last 30 days";
+  return table([
+    ["day", "user no", "email", "reason", "upload", "download", "reports", "last report"],
+    ...rows.map((row) => [
+      row.day,
+      String(row.userNo),
+      row.email || "-",
+      ANOMALY_REASONS[row.reason],
+      String(row.upload),
+      String(row.download),
+      String(row.reports),
+      new Date(row.lastTime).toISOString(),
     ]),
   ]);
 }
@@ -286,7 +325,7 @@ function registerNodeCommands(program: Command) {
     .action((id: string, options: { data?: string; json?: boolean }) => {
       const details = withContext(options.data, (ctx): NodeDetails => {
         const row = agentOrDie(ctx, id);
-        return { ...toAgent(row, ctx.settings.get("updateV2rayDuration")), api_token: row.api_token };
+        return { ...(findAgent(ctx, row.id) as Agent), api_token: row.api_token };
       });
       printJsonOr(options.json ?? false, details, nodeDetails);
     });
@@ -294,13 +333,27 @@ function registerNodeCommands(program: Command) {
   node
     .command("status")
     .description(
-      "each node's agent: 正常 while it calls in, its version, update count, last call, online users",
+      "each node's agent: 正常 while it calls in, its version, update count, last call, online users, " +
+        "anomalies (reports for users it was not given; details: node anomalies <id>)",
     )
     .addOption(dataOption())
     .option("--json", "print as JSON")
     .action((options: { data?: string; json?: boolean }) => {
       const nodes = withContext(options.data, (ctx) => listAgents(ctx).map(toNodeStatus));
       printJsonOr(options.json ?? false, nodes, statusTable);
+    });
+
+  node
+    .command("anomalies")
+    .description(
+      "traffic the node reported for users it was not given (not charged), per user and day, 30 days",
+    )
+    .argument("<id>", "the node's id")
+    .addOption(dataOption())
+    .option("--json", "print as JSON")
+    .action((id: string, options: { data?: string; json?: boolean }) => {
+      const rows = withContext(options.data, (ctx) => listAnomalies(ctx, agentOrDie(ctx, id).id));
+      printJsonOr(options.json ?? false, rows, anomalyTable);
     });
 
   node
@@ -592,8 +645,10 @@ function registerSubCommands(program: Command) {
         const query = new URL(url).searchParams;
         const format = formatFor(client, options.ua, query.get("flag"));
         const file = renderSubscription(ctx, user, { format, url, title: titleFor(query), query });
-        const headers = subscriptionHeaders(file, origin);
-        return { url, format, headers, body: file.body };
+        // The server adds its security headers to every answer (HSTS only over https).
+        const served = new Headers(subscriptionHeaders(file, origin));
+        setSecurityHeaders(served, origin.startsWith("https:"));
+        return { url, format, headers: Object.fromEntries(served), body: file.body };
       });
       if (options.json) return printJsonOr(true, rendered, () => "");
       if (options.headers) {

@@ -67,10 +67,14 @@ const withAgentEnv = (args: string[]) => ferry(cli.withData(args), { FERRY_AGENT
 
 test("the node commands have --help", async () => {
   await expectHelp([
-    [["node"], ["status", "upgrade", "install-cmd"]],
+    [["node"], ["status", "anomalies", "upgrade", "install-cmd"]],
     [
       ["node", "status"],
       ["--data", "--json"],
+    ],
+    [
+      ["node", "anomalies"],
+      ["<id>", "--data", "--json"],
     ],
     [
       ["node", "upgrade"],
@@ -122,6 +126,7 @@ describe("ferry node status", () => {
       "updates",
       "last seen",
       "online users",
+      "anomalies (30 d)",
     ]);
     const row = lines.find((line) => line.startsWith(`${node.name} `));
     expect(row?.split(/\s{2,}/)).toEqual([
@@ -132,7 +137,40 @@ describe("ferry node status", () => {
       "1",
       new Date(after?.lastSeenTime ?? 0).toISOString(),
       "0",
+      "0",
     ]);
+  });
+});
+
+describe("ferry node anomalies", () => {
+  test("a push for a user the node was not given: counted in status, listed per user and day", async () => {
+    const node = await addNode();
+    const { user } = await loggedInClient(server);
+    const push = await fetch(
+      `${server.url}/api/v1/server/UniProxy/push?node_type=ferry&node_id=${node.node_no}&token=${node.api_token}`,
+      { method: "POST", body: JSON.stringify({ [user.node_uid]: [10, 20] }) },
+    );
+    expect(push.status).toBe(200);
+    const status = (await cli.json<{ _id: string; anomalies: number }[]>(["node", "status"])).find(
+      (n) => n._id === node.id,
+    );
+    expect(status?.anomalies).toBe(1);
+    const rows = await cli.json<unknown[]>(["node", "anomalies", node.id]);
+    expect(rows).toEqual([
+      expect.objectContaining({
+        userNo: user.node_uid,
+        email: user.email,
+        reason: "not_admitted",
+        upload: 10,
+      }),
+    ]);
+    const text = await cli.ok(["node", "anomalies", node.id]);
+    expect(text).toContain(user.email);
+    expect(text).toContain("not on its user list");
+    expectOneLineError(
+      await ferry(cli.withData(["node", "anomalies", "0123456789abcdef01234567"])),
+      "no node 0123456789abcdef01234567",
+    );
   });
 });
 

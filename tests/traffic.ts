@@ -5,9 +5,11 @@
  */
 import { addDays, businessDay, endOfBusinessDay } from "../src/lib/time.ts";
 import { agentInput } from "../src/modules/agent/schema.ts";
-import { saveAgent } from "../src/modules/agent/service.ts";
+import { type AgentRow, findAgentRow, saveAgent } from "../src/modules/agent/service.ts";
 import { lineInput } from "../src/modules/line/schema.ts";
 import { saveLine } from "../src/modules/line/service.ts";
+import { checkPush } from "../src/modules/node/report.ts";
+import { servedUserList } from "../src/modules/node/service.ts";
 import { applyNodeReport, type ReportResult } from "../src/modules/traffic/charge.ts";
 import { newId } from "../src/rpc/ids.ts";
 import type { TestServer } from "./harness.ts";
@@ -47,14 +49,27 @@ export function makeChargingNode(server: TestServer, timezone: string): string {
   return agent._id;
 }
 
-/** One node report `{node_uid: [upload, download]}` applied at `now`, as a push with a fresh report id. */
+/**
+ * One node report `{node_uid: [upload, download]}` applied at `now`, as a push with a fresh report
+ * id, after the node pulled its user list (a node charges only the users it was given).
+ */
 export function chargeNode(
   server: TestServer,
   agentId: string,
   usage: Record<number, [upload: number, download: number]>,
   now: number,
 ): ReportResult {
-  return applyNodeReport(server.context, { agentId, reportId: newId(), inbound: "vmesh_tcp", usage, now });
+  const ctx = server.context;
+  servedUserList(ctx, findAgentRow(ctx, agentId) as AgentRow);
+  const checked = checkPush(JSON.stringify(usage));
+  if (!checked.ok) throw new Error(checked.message);
+  return applyNodeReport(ctx, {
+    agentId,
+    reportId: newId(),
+    inbound: "vmesh_tcp",
+    usage: checked.value,
+    now,
+  });
 }
 
 /** The first millisecond of a business day (YYYY-MM-DD) in the timezone. */

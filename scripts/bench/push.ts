@@ -5,11 +5,14 @@
  *
  * Set-up (not measured): a real SQLite database in a temp dir with the migrations the server runs,
  * 10 000 users with permanent traffic (every fourth also with a running time package), one v2ray
- * node with three lines at different scales.
+ * node with three lines at different scales, which has pulled its user list (a node charges only
+ * the users it was given, issue 11).
  *
- * 1. ferry: applyNodeReport(ctx, {agentId, reportId, inbound, usage: {node_uid: [up, down]} × 10 000})
- *    — the function the UniProxy push route calls, minus HTTP: one transaction that charges every
- *    user, keeps the day's spend records and usage_days, the lines' heat and the report id;
+ * 1. ferry: checkPush(body text) then applyNodeReport(ctx, {agentId, reportId, inbound, usage})
+ *    for `{node_uid: [up, down]} × 10 000` — what the UniProxy push route does, minus HTTP: the
+ *    whole-body check (canonical ids, duplicates, bounds), then one transaction that checks the
+ *    users against the node's list, charges every user, keeps the day's spend records and
+ *    usage_days, the lines' heat and the report id;
  * 2. baseline: a prepared `INSERT … ON CONFLICT (user_id) DO UPDATE` run once per row inside
  *    BEGIN/COMMIT on a table that already holds the 10 000 rows.
  *
@@ -29,9 +32,11 @@ import type { AppContext } from "../../src/context.ts";
 import { businessDay } from "../../src/lib/time.ts";
 import { GB, MB } from "../../src/lib/traffic.ts";
 import { agentInput } from "../../src/modules/agent/schema.ts";
-import { saveAgent } from "../../src/modules/agent/service.ts";
+import { type AgentRow, findAgentRow, saveAgent } from "../../src/modules/agent/service.ts";
 import { type LineProtocol, lineInput } from "../../src/modules/line/schema.ts";
 import { saveLine } from "../../src/modules/line/service.ts";
+import { checkPush, type PushUsage } from "../../src/modules/node/report.ts";
+import { servedUserList } from "../../src/modules/node/service.ts";
 import { applyNodeReport, type ReportResult } from "../../src/modules/traffic/charge.ts";
 import { transformPassword } from "../../src/modules/user/password.ts";
 import { hashPassword } from "../../src/modules/user/service.ts";
@@ -138,12 +143,20 @@ function bytesOf(index: number, round: number): [upload: number, download: numbe
   return [Math.floor(download / 8), download];
 }
 
-function pushBody(users: BenchUser[], round: number): Record<string, [number, number]> {
+/** The push body as the node sends it. */
+function pushBody(users: BenchUser[], round: number): string {
   const body: Record<string, [number, number]> = {};
   users.forEach((user, i) => {
     body[user.nodeUid] = bytesOf(i, round);
   });
-  return body;
+  return JSON.stringify(body);
+}
+
+/** What the push route does with the body before charging it. */
+function checked(body: string): PushUsage {
+  const usage = checkPush(body);
+  if (!usage.ok) throw new Error(`the bench's push was refused: ${usage.message}`);
+  return usage.value;
 }
 
 /** The charge DESIGN §7 asks for, computed here without the code under test. */
@@ -230,8 +243,8 @@ function check(condition: boolean, message: string) {
 function verifyOnce(ctx: AppContext, agentId: string, users: BenchUser[]) {
   const now = Date.now();
   const day = businessDay(now, ctx.settings.get("timezone"));
-  const usage = pushBody(users, 0);
-  const raw = Object.values(usage).reduce((sum, [up, down]) => ({ up: sum.up + up, down: sum.down + down }), {
+  const usage = checked(pushBody(users, 0));
+  const raw = [...usage.values()].reduce((sum, [up, down]) => ({ up: sum.up + up, down: sum.down + down }), {
     up: 0,
     down: 0,
   });
@@ -321,6 +334,7 @@ try {
   log(`set-up: ${options.users} users, one node with ${LINES.length} lines …`);
   const agentId = buildNode(ctx);
   const users = await buildUsers(ctx, options.users, Date.now());
+  servedUserList(ctx, findAgentRow(ctx, agentId) as AgentRow);
   createBaselineTable(ctx, users);
 
   log("correctness: one report and its repeat …");
@@ -332,14 +346,14 @@ try {
   const ferrySeconds: number[] = [];
   const baselineSeconds: number[] = [];
   for (let round = 1; round <= options.rounds; round += 1) {
-    const usage = pushBody(users, round);
+    const body = pushBody(users, round);
     const reportId = `round-${round}-${randomHex(4)}`;
     const started = performance.now();
     const result: ReportResult = applyNodeReport(ctx, {
       agentId,
       reportId,
       inbound: INBOUND,
-      usage,
+      usage: checked(body),
       now: Date.now(),
     });
     const ferry = (performance.now() - started) / 1000;
@@ -385,7 +399,7 @@ try {
         "Node report (push) benchmark",
         "────────────────────────────",
         `report                    ${summary.users} users, one transaction, inbound ${INBOUND}`,
-        `ferry applyNodeReport     ${summary.ferryUpdatesPerSecond} user-updates/s (median ${median(summary.ferryMs).toFixed(1)} ms)`,
+        `ferry check + apply       ${summary.ferryUpdatesPerSecond} user-updates/s (median ${median(summary.ferryMs).toFixed(1)} ms)`,
         `SQLite upsert loop        ${summary.baselineUpdatesPerSecond} user-updates/s (median ${median(summary.baselineMs).toFixed(1)} ms)`,
         `ratio ferry / baseline    ${summary.ratio.toFixed(3)}  (goal ≥ ${GOAL}: ${summary.ratio >= GOAL ? "met" : "NOT met"})`,
         `checked                   the first report charged ${verified.expected} bytes exactly (quota ${verified.fromQuota}, ` +

@@ -1,11 +1,13 @@
 import { type CallContext, defineCall, requestOrigin } from "../../rpc/call.ts";
+import { Code, RpcError } from "../../rpc/codes.ts";
 import { idInput } from "../combo/schema.ts";
+import { listAnomalies } from "../node/anomalies.ts";
 import { installCommand, panelUrl } from "../node/install.ts";
 import { clearUpdateCounts } from "../node/service.ts";
 import { upgradeNode } from "../node/upgrade.ts";
 import { emptyInput } from "../user/schema.ts";
 import { agentInput, agentRefInput } from "./schema.ts";
-import { deleteAgent, listAgents, listPublicAgents, saveAgent } from "./service.ts";
+import { deleteAgent, findAgentRow, listAgents, listPublicAgents, saveAgent } from "./service.ts";
 
 /** The panel's address for nodes: the setting panel_url, else the origin the admin is using. */
 const panelFor = (ctx: CallContext) =>
@@ -49,6 +51,16 @@ export const agentCalls = [
     access: "admin",
     input: agentRefInput,
     handle: (ctx, input) => ({ cmd: installCommand(ctx.app, input.id, panelFor(ctx)) }),
+  }),
+  defineCall({
+    // Issue 11: traffic the node reported for users it was not given (not charged), 30 days.
+    path: "/api/admin/agents/anomalies",
+    access: "admin",
+    input: agentRefInput,
+    handle: (ctx, input) => {
+      if (!findAgentRow(ctx.app, input.id)) throw new RpcError(Code.notFound, "节点不存在");
+      return listAnomalies(ctx.app, input.id);
+    },
   }),
   defineCall({
     path: "/api/admin/agents/clear_updatetimes",

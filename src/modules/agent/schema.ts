@@ -72,6 +72,29 @@ export interface Agent {
   onlineUsers: number;
   /** Latency from the panel in ms; 0 = not measured yet. */
   speed: number;
+  /** Anomalies kept (one per user and day, 30 days): traffic it reported for users it was not given. */
+  anomalies: number;
+}
+
+/**
+ * Why a node's report for a user was not charged: the user exists but was not on the node's list,
+ * no user has that id, or the row sums the users past the node's daily cap.
+ */
+export type AnomalyReason = "not_admitted" | "unknown_user" | "others";
+
+/** Traffic a node reported for a user it was not given, summed per business day (issue 11). */
+export interface NodeAnomaly {
+  day: string;
+  /** The user id as the node reported it; 0 for the "others" row. */
+  userNo: number;
+  /** The user's e-mail; empty when no user has that id. */
+  email: string;
+  reason: AnomalyReason;
+  upload: number;
+  download: number;
+  reports: number;
+  firstTime: number;
+  lastTime: number;
 }
 
 /** What a customer sees of a node on /agents (seed 000 §3 Agent node). */

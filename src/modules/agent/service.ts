@@ -3,6 +3,7 @@ import type { AppContext } from "../../context.ts";
 import { tx } from "../../db/db.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { newId, randomHex } from "../../rpc/ids.ts";
+import { anomalyCounts } from "../node/anomalies.ts";
 import { countryOf } from "./countries.ts";
 import type { Agent, AgentInput, NodeType, PublicAgent, ServerType, SsMethod } from "./schema.ts";
 
@@ -43,6 +44,8 @@ export interface AgentRow {
   node_no: number;
   last_push_time: number;
   online_users: number;
+  /** ETag of the user list the node holds now (node/admission.ts). */
+  served_users_etag: string;
 }
 
 /** A node counts as normal while it was heard from within this many update intervals (issue 5). */
@@ -52,7 +55,7 @@ export function agentStatus(row: AgentRow, updateSeconds: number, now = Date.now
   return row.last_seen_time > 0 && now - row.last_seen_time <= MISSED_INTERVALS * updateSeconds * 1000;
 }
 
-export function toAgent(row: AgentRow, updateSeconds: number, now = Date.now()): Agent {
+export function toAgent(row: AgentRow, updateSeconds: number, now: number, anomalies: number): Agent {
   return {
     _id: row.id,
     index: row.sort_index,
@@ -83,6 +86,7 @@ export function toAgent(row: AgentRow, updateSeconds: number, now = Date.now()):
     lastSeenTime: row.last_seen_time,
     onlineUsers: row.online_users,
     speed: row.speed,
+    anomalies,
   };
 }
 
@@ -96,7 +100,15 @@ export function listAgentRows(ctx: AppContext): AgentRow[] {
 
 export function listAgents(ctx: AppContext, now = Date.now()): Agent[] {
   const updateSeconds = ctx.settings.get("updateV2rayDuration");
-  return listAgentRows(ctx).map((row) => toAgent(row, updateSeconds, now));
+  const anomalies = anomalyCounts(ctx, now);
+  return listAgentRows(ctx).map((row) => toAgent(row, updateSeconds, now, anomalies.get(row.id) ?? 0));
+}
+
+/** One node as the back office sees it, with its anomaly count. */
+export function findAgent(ctx: AppContext, id: string, now = Date.now()): Agent | null {
+  const row = findAgentRow(ctx, id);
+  if (!row) return null;
+  return toAgent(row, ctx.settings.get("updateV2rayDuration"), now, anomalyCounts(ctx, now).get(id) ?? 0);
 }
 
 /** Nodes that carry at least one public line, for the customer's /agents page. */
@@ -192,7 +204,7 @@ export function saveAgent(ctx: AppContext, input: AgentInput, now = Date.now()):
       .run(...(Object.values(row) as (string | number)[]));
     return row.id;
   });
-  return toAgent(findAgentRow(ctx, id) as AgentRow, ctx.settings.get("updateV2rayDuration"), now);
+  return findAgent(ctx, id, now) as Agent;
 }
 
 /** Deleting a node deletes its lines (they cannot exist without it). */

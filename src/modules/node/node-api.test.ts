@@ -4,11 +4,11 @@
  * per report id, alive / alivelist, and the node's status, version and update count.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { loggedInClient, startTestServer, type TestServer } from "../../../tests/harness.ts";
+import { type ApiClient, loggedInClient, startTestServer, type TestServer } from "../../../tests/harness.ts";
 import { tx } from "../../db/db.ts";
 import { GB, MB } from "../../lib/traffic.ts";
 import { newId } from "../../rpc/ids.ts";
-import { agentInput } from "../agent/schema.ts";
+import { type Agent, agentInput, type NodeAnomaly } from "../agent/schema.ts";
 import { type AgentRow, findAgentRow, listAgents, saveAgent } from "../agent/service.ts";
 import { changeTraffic } from "../ledger/service.ts";
 import { lineInput } from "../line/schema.ts";
@@ -88,6 +88,13 @@ async function customer(traffic: number): Promise<UserRow> {
     }),
   );
   return findUserById(server.context, user.id) as UserRow;
+}
+
+const alive = (row: AgentRow, body: unknown) =>
+  agentFetch(apiUrl("alive", {}, row), { method: "POST", body: JSON.stringify(body) });
+
+async function aliveList(): Promise<Record<string, number>> {
+  return ((await (await agentFetch(apiUrl("alivelist"))).json()) as { alive: Record<string, number> }).alive;
 }
 
 async function userList(row = node): Promise<NodeUser[]> {
@@ -221,6 +228,7 @@ describe("user", () => {
 describe("push", () => {
   test("charges once per X-Request-Id at the inbound's line scale", async () => {
     const user = await customer(GB);
+    await userList(); // the node pulls its list, which admits the new customer
     const reportId = newId();
     const body = { [user.node_uid]: [0, 10 * MB] };
     const first = await push(body, { "x-request-id": reportId }, { inbound: "vmesh_ws" });
@@ -241,15 +249,19 @@ describe("push", () => {
 
 describe("alive and alivelist", () => {
   test("counts distinct IPs per user across nodes; a node's new report replaces its old one", async () => {
-    const alive = (row: AgentRow, body: unknown) =>
-      fetch(apiUrl("alive", {}, row), { method: "POST", body: JSON.stringify(body) });
-    expect((await alive(node, { 4242: ["198.51.100.1", "198.51.100.2:5555"] })).status).toBe(200);
-    await alive(otherNode, { 4242: ["198.51.100.2", "[2001:db8::1]:443"] });
-    const list = async () =>
-      ((await (await fetch(apiUrl("alivelist"))).json()) as { alive: Record<string, number> }).alive;
-    expect((await list())["4242"]).toBe(3);
-    await alive(node, { 4242: [] });
-    expect((await list())["4242"]).toBe(2);
+    const user = await customer(GB);
+    saveLine(
+      server.context,
+      lineInput.parse({ name: "东京 02 TCP", agentID: otherNode.id, protocol: "vmesh_tcp", bridge: "none" }),
+    );
+    await userList();
+    await userList(otherNode);
+    const uid = user.node_uid;
+    expect((await alive(node, { [uid]: ["198.51.100.1", "198.51.100.2:5555"] })).status).toBe(200);
+    await alive(otherNode, { [uid]: ["198.51.100.2", "[2001:db8::1]:443"] });
+    expect((await aliveList())[uid]).toBe(3);
+    await alive(node, { [uid]: [] });
+    expect((await aliveList())[uid]).toBe(2);
   });
 });
 
@@ -266,5 +278,257 @@ describe("node status", () => {
     // three missed pull intervals (3 × 20 s) later it shows as error
     const later = listAgents(server.context, Date.now() + 61_000).find((agent) => agent._id === node.id);
     expect(later?.status).toBe(false);
+  });
+});
+
+/** Everything a push can change: balances, the ledger, usage, report ids, line heat, node counters. */
+function chargingState() {
+  const db = server.context.db;
+  return {
+    users: db
+      .query("SELECT id, traffic, spend_traffic, daily_usage, daily_usage_day FROM users ORDER BY id")
+      .all(),
+    records: db.query("SELECT * FROM traffic_records ORDER BY rowid").all(),
+    usage: db.query("SELECT * FROM usage_days ORDER BY day, user_id").all(),
+    reports: db.query("SELECT * FROM node_reports ORDER BY agent_id, report_id").all(),
+    heat: db.query("SELECT id, hot FROM agent_lines ORDER BY id").all(),
+    nodes: db.query("SELECT id, last_push_time, online_users FROM agents ORDER BY id").all(),
+  };
+}
+
+function pushText(body: string, row = node, headers: Record<string, string> = {}) {
+  return agentFetch(apiUrl("push", {}, row), {
+    method: "POST",
+    body,
+    headers: { "content-type": "application/json", "x-request-id": newId(), ...headers },
+  });
+}
+
+/** 100 Gbit/s for the longest push interval (86 400 s): the documented per-report bound. */
+const REPORT_BOUND = 12_500_000_000 * 86_400;
+
+describe("push: malformed reports are refused whole (issue 11 §4)", () => {
+  let payer: UserRow;
+  let other: UserRow;
+
+  beforeAll(async () => {
+    payer = await customer(GB);
+    other = await customer(GB);
+    await userList();
+  });
+
+  async function expectRefused(body: string, message: RegExp) {
+    const before = chargingState();
+    const response = await pushText(body);
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { message: string }).message).toMatch(message);
+    expect(chargingState()).toEqual(before);
+  }
+
+  test("a user id that is not the integer's own digits is refused; the valid entry beside it is not applied", async () => {
+    const uid = String(payer.node_uid);
+    const valid = `"${other.node_uid}":[0,1048576]`;
+    const unicodeDigit = `\\u00${(0x30 + Number(uid[0])).toString(16)}${uid.slice(1)}`;
+    for (const key of [
+      `0${uid}`,
+      `00${uid}`,
+      `+${uid}`,
+      `${uid}.0`,
+      ` ${uid}`,
+      `${uid} `,
+      "-1",
+      unicodeDigit,
+    ]) {
+      await expectRefused(`{${valid},"${key}":[0,1048576]}`, /user id/);
+    }
+  });
+
+  test("the same user twice (a duplicate JSON key) is refused, not summed or overwritten", async () => {
+    const uid = payer.node_uid;
+    await expectRefused(
+      `{"${uid}":[0,1048576],"${other.node_uid}":[0,1],"${uid}":[0,1048576]}`,
+      /more than once/,
+    );
+  });
+
+  test("a 2^63 byte count, a fraction, a negative, a string and a wrong-length entry are refused", async () => {
+    const uid = payer.node_uid;
+    const valid = `"${other.node_uid}":[0,1048576]`;
+    for (const entry of [
+      "[0,9223372036854775808]",
+      "[0,1.5]",
+      "[-1,5]",
+      '[0,"1"]',
+      "[1]",
+      "[1,2,3]",
+      "null",
+    ]) {
+      await expectRefused(`{${valid},"${uid}":${entry}}`, /byte/);
+    }
+  });
+
+  test("more bytes than a 100 Gbit/s node moves in the longest push interval are refused, per user and per report", async () => {
+    await expectRefused(`{"${payer.node_uid}":[1,${REPORT_BOUND}]}`, /at most/);
+    const half = REPORT_BOUND / 2 + 1;
+    await expectRefused(`{"${payer.node_uid}":[0,${half}],"${other.node_uid}":[0,${half}]}`, /at most/);
+  });
+
+  test("a body that is not a JSON object is refused", async () => {
+    for (const body of ["[1,2]", "null", "not json", '"x"']) await expectRefused(body, /object|JSON/);
+  });
+
+  test("a well-formed report of the same users is then charged as usual", async () => {
+    const response = await pushText(`{"${payer.node_uid}":[0,1048576]}`);
+    expect(response.status).toBe(200);
+    expect((findUserById(server.context, payer.id) as UserRow).traffic).toBeLessThan(payer.traffic);
+  });
+});
+
+describe("push: a node charges only the users it serves (issue 11 §5)", () => {
+  let stranger: AgentRow;
+  let admin: ApiClient;
+
+  beforeAll(async () => {
+    stranger = makeNode("无线路 01", "203.0.113.40"); // no lines: it serves nobody
+    admin = (await loggedInClient(server, { role: "admin" })).client;
+  });
+
+  test("a user the node was never given is not charged; the admin sees the anomaly in the list and in detail", async () => {
+    const victim = await customer(10 * GB);
+    await userList(); // `node` serves the victim; `stranger` does not
+    expect(await userList(stranger)).toEqual([]);
+    const before = chargingState();
+    const response = await pushText(`{"${victim.node_uid}":[1000,${5 * GB}],"99999999":[0,7]}`, stranger);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ data: true, users: 0, charged: 0 });
+    const after = chargingState();
+    expect(after.users).toEqual(before.users);
+    expect(after.records).toEqual(before.records);
+    expect(after.usage).toEqual(before.usage);
+    expect(after.heat).toEqual(before.heat);
+
+    const list = await admin.call<Agent[]>("/api/admin/agents/list", {});
+    expect(list.data?.find((agent) => agent._id === stranger.id)?.anomalies).toBe(2);
+    expect(list.data?.find((agent) => agent._id === node.id)?.anomalies).toBe(0);
+    const detail = await admin.call<NodeAnomaly[]>("/api/admin/agents/anomalies", { id: stranger.id });
+    expect(detail.code).toBe(0);
+    expect(detail.data).toEqual([
+      expect.objectContaining({
+        userNo: victim.node_uid,
+        email: victim.email,
+        reason: "not_admitted",
+        upload: 1000,
+        download: 5 * GB,
+        reports: 1,
+      }),
+      expect.objectContaining({
+        userNo: 99999999,
+        email: "",
+        reason: "unknown_user",
+        download: 7,
+        reports: 1,
+      }),
+    ]);
+  });
+
+  test("a resent report id records its anomaly once", async () => {
+    const victim = await customer(GB);
+    const reportId = newId();
+    const body = `{"${victim.node_uid}":[0,100]}`;
+    await pushText(body, stranger, { "x-request-id": reportId });
+    await pushText(body, stranger, { "x-request-id": reportId });
+    const detail = await admin.call<NodeAnomaly[]>("/api/admin/agents/anomalies", { id: stranger.id });
+    expect(detail.data?.find((row) => row.userNo === victim.node_uid)).toMatchObject({
+      reports: 1,
+      download: 100,
+    });
+  });
+
+  test("the anomaly calls are for admins only", async () => {
+    const { client } = await loggedInClient(server);
+    expect((await client.call("/api/admin/agents/anomalies", { id: stranger.id })).code).not.toBe(0);
+    const { client: operator } = await loggedInClient(server, { role: "yunying" });
+    expect((await operator.call("/api/admin/agents/anomalies", { id: stranger.id })).code).not.toBe(0);
+  });
+});
+
+describe("alive: bounded per node and per user (issue 11 §6)", () => {
+  let member: UserRow;
+
+  beforeAll(async () => {
+    member = await customer(GB);
+    await userList();
+  });
+
+  async function expectAliveRefused(
+    body: BodyInit,
+    statuses: number[],
+    headers: Record<string, string> = {},
+  ) {
+    const before = await aliveList();
+    const response = await agentFetch(apiUrl("alive"), { method: "POST", body, headers });
+    expect(statuses).toContain(response.status);
+    expect(await aliveList()).toEqual(before);
+  }
+
+  test("a 20 MB alive body is refused and nothing of it is kept", async () => {
+    const ips = Array.from({ length: 8 }, (_, i) => `198.51.100.${i}`);
+    const entry = (uid: number) => `"${uid}":${JSON.stringify(ips)}`;
+    const entries = [entry(member.node_uid)];
+    for (let uid = 10_000_000, size = 0; size < 20 * 1024 * 1024; uid += 1) {
+      entries.push(entry(uid));
+      size += entries[entries.length - 1]?.length ?? 0;
+    }
+    await expectAliveRefused(`{${entries.join(",")}}`, [400, 413]);
+  });
+
+  test("the probe's report, 100 000 users × 5 IPs (under the server's 8 MB cap), is refused", async () => {
+    const ips = JSON.stringify(Array.from({ length: 5 }, (_, i) => `10.0.0.${i}`));
+    const entries = Array.from({ length: 100_000 }, (_, i) => `"${i + 1}":${ips}`);
+    const body = `{${entries.join(",")}}`;
+    expect(body.length).toBeLessThan(8 * 1024 * 1024);
+    await expectAliveRefused(body, [400, 413]);
+  });
+
+  test("the same 20 MB streamed without a length is refused too", async () => {
+    const chunk = new TextEncoder().encode(`"${member.node_uid}":["198.51.100.9"],`.repeat(1000));
+    let sent = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent === 0) controller.enqueue(new TextEncoder().encode("{"));
+        if (sent > 20 * 1024 * 1024) {
+          controller.enqueue(new TextEncoder().encode(`"1":[]}`));
+          controller.close();
+          return;
+        }
+        controller.enqueue(chunk);
+        sent += chunk.length;
+      },
+    });
+    await expectAliveRefused(stream, [400, 413]);
+  });
+
+  test("padded ids, duplicate users, more than 10 000 users and overlong IPs are refused", async () => {
+    const uid = member.node_uid;
+    const crowd = Array.from({ length: 10_001 }, (_, i) => `"${i + 1}":[]`);
+    await expectAliveRefused(`{${crowd.join(",")}}`, [400]);
+    await expectAliveRefused(`{"0${uid}":["198.51.100.1"]}`, [400]);
+    await expectAliveRefused(`{"${uid}":["198.51.100.1"],"${uid}":["198.51.100.2"]}`, [400]);
+    await expectAliveRefused(`{"${uid}":["${"9".repeat(100)}"]}`, [400]);
+  });
+
+  test("of one user's IPs at most 8 are kept: more than any device limit, and the report stands", async () => {
+    const many = Array.from({ length: 64 }, (_, i) => `198.51.100.${i}`);
+    const response = await alive(node, { [member.node_uid]: many });
+    expect(response.status).toBe(200);
+    expect((await aliveList())[member.node_uid]).toBe(8);
+  });
+
+  test("users the node does not serve are not kept", async () => {
+    const response = await alive(node, { 77777777: ["198.51.100.1"], [member.node_uid]: ["198.51.100.1"] });
+    expect(response.status).toBe(200);
+    const list = await aliveList();
+    expect(list["77777777"]).toBeUndefined();
+    expect(list[member.node_uid]).toBe(1);
   });
 });

@@ -5,33 +5,43 @@
  *   GET  config     the node's settings (+ ETag, 304 on If-None-Match)
  *   GET  user       {users:[{id, uuid, speed_limit, device_limit}]} (+ ETag / 304)
  *   POST push       {userNo:[upload, download]}; X-Request-Id makes a resend a no-op;
- *                   ?inbound=<tag> charges at that inbound's line scale
- *   POST alive      {userNo:[ip, …]}          GET alivelist → {alive:{userNo: count}}
+ *                   ?inbound=<tag> charges at that inbound's line scale; users the node was not
+ *                   given are not charged but kept as anomalies (admission.ts, anomalies.ts)
+ *   POST alive      {userNo:[ip, …]}, kept for the users the node was given
+ *   GET  alivelist  {alive:{userNo: count}}
  *   POST status     cpu / mem / disk figures (accepted, not stored)
+ * push and alive bodies are checked whole (report.ts): a malformed one is refused with 400, one
+ * over the size bound with 413, and nothing of it is applied.
  */
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
-import { jsonResponse, readJsonBody } from "../../lib/http.ts";
+import { jsonResponse, readBodyText, readJsonBody } from "../../lib/http.ts";
 import { SERVER_TYPES } from "../agent/schema.ts";
 import { recordError } from "../errors/service.ts";
 import { applyNodeReport } from "../traffic/charge.ts";
 import { agentBinary, installScript, isServerType, NO_AGENT_BINARY } from "./install.ts";
+import { type Checked, checkAlive, checkPush, NODE_BODY_MAX_BYTES } from "./report.ts";
 import {
   agentVersionFrom,
   authenticateNode,
+  bodyEtag,
   countConfigUpdate,
   isNodeType,
+  keepAlive,
   type NodeType,
   nodeConfig,
-  nodeUsers,
+  servedUserList,
   touchNode,
 } from "./service.ts";
 
 const refuse = (status: number, message: string) => jsonResponse(status, { message });
 
-/** sha1 of the exact body, quoted; If-None-Match containing it gets 304 (Xboard's rule). */
-function withEtag(request: Request, body: string): { response: Response; changed: boolean } {
-  const etag = new Bun.CryptoHasher("sha1").update(body).digest("hex");
+/** The body with its ETag, quoted; If-None-Match containing it gets 304 (Xboard's rule). */
+function withEtag(
+  request: Request,
+  body: string,
+  etag = bodyEtag(body),
+): { response: Response; changed: boolean } {
   if ((request.headers.get("if-none-match") ?? "").includes(etag)) {
     return { response: new Response(null, { status: 304, headers: { etag: `"${etag}"` } }), changed: false };
   }
@@ -41,6 +51,24 @@ function withEtag(request: Request, body: string): { response: Response; changed
     }),
     changed: true,
   };
+}
+
+/** A push or alive body, read no further than its bound and checked whole; or the refusal to send. */
+async function readReport<T>(
+  request: Request,
+  check: (text: string) => Checked<T>,
+): Promise<{ value: T } | { refusal: Response }> {
+  const body = await readBodyText(request, NODE_BODY_MAX_BYTES);
+  if (!body.ok) {
+    return {
+      refusal:
+        body.reason === "too_large"
+          ? refuse(413, `body larger than ${NODE_BODY_MAX_BYTES} bytes`)
+          : refuse(400, "body not received whole"),
+    };
+  }
+  const checked = check(body.text);
+  return checked.ok ? { value: checked.value } : { refusal: refuse(400, checked.message) };
 }
 
 export function nodeRoutes(app: AppContext) {
@@ -71,7 +99,8 @@ export function nodeRoutes(app: AppContext) {
     .get("/user", ({ request }) => {
       const call = caller(request);
       if ("refusal" in call) return call.refusal;
-      const { response, changed } = withEtag(request, JSON.stringify({ users: nodeUsers(app, call.row.id) }));
+      const list = servedUserList(app, call.row);
+      const { response, changed } = withEtag(request, list.body, list.etag);
       if (changed) countConfigUpdate(app, call.row.id);
       return response;
     })
@@ -80,16 +109,15 @@ export function nodeRoutes(app: AppContext) {
       async ({ request }) => {
         const call = caller(request);
         if ("refusal" in call) return call.refusal;
-        const body = await readJsonBody(request);
-        if (!body || typeof body !== "object" || Array.isArray(body))
-          return refuse(400, "push body must be an object");
+        const usage = await readReport(request, checkPush);
+        if ("refusal" in usage) return usage.refusal;
         const reportId = request.headers.get("x-request-id")?.slice(0, 100) || null;
         try {
           const result = applyNodeReport(app, {
             agentId: call.row.id,
             reportId,
             inbound: call.query.get("inbound"),
-            usage: body,
+            usage: usage.value,
             now: Date.now(),
           });
           return jsonResponse(200, {
@@ -112,7 +140,9 @@ export function nodeRoutes(app: AppContext) {
       async ({ request }) => {
         const call = caller(request);
         if ("refusal" in call) return call.refusal;
-        app.aliveIps.report(call.row.id, await readJsonBody(request));
+        const report = await readReport(request, checkAlive);
+        if ("refusal" in report) return report.refusal;
+        keepAlive(app, call.row.id, report.value);
         return jsonResponse(200, { data: true });
       },
       { parse: "none" },

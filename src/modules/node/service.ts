@@ -10,6 +10,8 @@ import { sameSecret } from "../../rpc/ids.ts";
 import type { AgentRow } from "../agent/service.ts";
 import { type LineProtocol, PORT_OFFSET } from "../line/schema.ts";
 import { lineVisibleSql } from "../line/service.ts";
+import { admittedUserNos, recordServedList } from "./admission.ts";
+import type { AliveReport } from "./report.ts";
 
 /** The agent's own node type: the whole node (every inbound) in one config. */
 export const FERRY_NODE_TYPE = "ferry";
@@ -228,30 +230,63 @@ export function nodeUsers(ctx: AppContext, agentId: string, now = Date.now()): N
     .all(agentId, now, DEFAULT_DAILY_LIMIT, today);
 }
 
+/** sha1 of the exact body: the ETag of the `config` and `user` answers (Xboard's rule). */
+export function bodyEtag(body: string): string {
+  return new Bun.CryptoHasher("sha1").update(body).digest("hex");
+}
+
+/** The `user` answer for a node; the node holds this list from now on (admission.ts). */
+export function servedUserList(
+  ctx: AppContext,
+  row: AgentRow,
+  now = Date.now(),
+): { body: string; etag: string } {
+  const users = nodeUsers(ctx, row.id, now);
+  const body = JSON.stringify({ users });
+  const etag = bodyEtag(body);
+  recordServedList(
+    ctx,
+    row,
+    users.map((user) => user.id),
+    etag,
+    now,
+  );
+  return { body, etag };
+}
+
 /** How long a reported online IP counts (Xboard: 300 s). */
 const ALIVE_TTL_MS = 300_000;
 
+/** Keeps a node's checked alive report for the users it may report (the others are dropped). */
+export function keepAlive(ctx: AppContext, agentId: string, report: AliveReport, now = Date.now()) {
+  const admitted = admittedUserNos(ctx, agentId, [...report.keys()], now);
+  ctx.aliveIps.report(
+    agentId,
+    [...report].filter(([userNo]) => admitted.has(userNo)),
+    now,
+  );
+}
+
 /**
  * Online IPs per user across nodes, for device limits (node-protocol.md §1.6). Kept in memory:
- * they expire within minutes and a panel restart simply waits for the next reports.
+ * they expire within minutes and a panel restart simply waits for the next reports. Bounded:
+ * a node's report replaces its IPs for each user it names, and names only users it was given
+ * (keepAlive), at most ALIVE_MAX_IPS each, so at most (users × nodes × ALIVE_MAX_IPS) entries.
  */
 export class AliveIps {
   /** userNo → "agentId|ip" → expiry */
   private readonly seen = new Map<number, Map<string, number>>();
 
   /** Replaces what this node reported before for each user it names. */
-  report(agentId: string, body: unknown, now = Date.now()) {
-    if (!body || typeof body !== "object" || Array.isArray(body)) return;
-    for (const [key, ips] of Object.entries(body)) {
-      const userNo = Number(key);
-      if (!Number.isSafeInteger(userNo) || !Array.isArray(ips)) continue;
+  report(agentId: string, users: Iterable<[userNo: number, ips: string[]]>, now = Date.now()) {
+    for (const [userNo, ips] of users) {
       const entries = this.seen.get(userNo) ?? new Map<string, number>();
-      for (const name of entries.keys()) if (name.startsWith(`${agentId}|`)) entries.delete(name);
-      for (const ip of ips.slice(0, 256)) {
-        if (typeof ip !== "string") continue;
-        entries.set(`${agentId}|${stripPort(ip)}`, now + ALIVE_TTL_MS);
+      for (const [name, expiry] of entries) {
+        if (expiry <= now || name.startsWith(`${agentId}|`)) entries.delete(name);
       }
-      this.seen.set(userNo, entries);
+      for (const ip of ips) entries.set(`${agentId}|${stripPort(ip)}`, now + ALIVE_TTL_MS);
+      if (entries.size > 0) this.seen.set(userNo, entries);
+      else this.seen.delete(userNo);
     }
   }
 

@@ -1,7 +1,9 @@
 /**
  * The charging rule at its boundaries (DESIGN §7, issue 5): scales, upload scale, minimum charge,
  * quota exactly used up, quota crossing into permanent traffic, expiry during a report, the daily
- * reset, and applyNodeReport's writes (balances, ledger, usage_days, heat, report ids).
+ * reset, and applyNodeReport's writes (balances, ledger, usage_days, heat, report ids). Issue 11:
+ * only users the node was given are charged (with the grace after a list change), the others are
+ * kept as bounded anomalies, and sums saturate instead of leaving the integers.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTestServer, type TestServer } from "../../../tests/harness.ts";
@@ -10,10 +12,14 @@ import { businessDay, endOfBusinessDay } from "../../lib/time.ts";
 import { DEFAULT_DAILY_LIMIT, GB, MB } from "../../lib/traffic.ts";
 import { newId } from "../../rpc/ids.ts";
 import { agentInput } from "../agent/schema.ts";
-import { saveAgent } from "../agent/service.ts";
+import { type AgentRow, findAgentRow, saveAgent } from "../agent/service.ts";
 import { changeTraffic } from "../ledger/service.ts";
 import { lineInput } from "../line/schema.ts";
 import { saveLine } from "../line/service.ts";
+import { admissionGraceMs } from "../node/admission.ts";
+import { listAnomalies } from "../node/anomalies.ts";
+import { checkPush, REPORT_MAX_BYTES } from "../node/report.ts";
+import { servedUserList } from "../node/service.ts";
 import { transformPassword } from "../user/password.ts";
 import { createUser, findUserById, type UserRow } from "../user/service.ts";
 import { applyNodeReport, type ChargedUser, type ChargeScales, chargeFor, splitCharge } from "./charge.ts";
@@ -235,15 +241,27 @@ describe("applyNodeReport", () => {
         .get(user.id) as { total: number }
     ).total;
 
+  /** The node pulls its user list, as it does every pull interval (it holds the list from then on). */
+  const pullUserList = (now = Date.now()) =>
+    servedUserList(server.context, findAgentRow(server.context, agentId) as AgentRow, now);
+
+  function usageOf(body: Record<string, [number, number]>) {
+    const checked = checkPush(JSON.stringify(body));
+    if (!checked.ok) throw new Error(checked.message);
+    return checked.value;
+  }
+
+  /** A push after the node pulled its list: the report's users are the node's unless a test says otherwise. */
   function report(
     usage: Record<string, [number, number]>,
-    fields: { inbound?: string | null; reportId?: string | null; now?: number } = {},
+    fields: { inbound?: string | null; reportId?: string | null; now?: number; pull?: boolean } = {},
   ) {
+    if (fields.pull !== false) pullUserList();
     return applyNodeReport(server.context, {
       agentId,
       reportId: fields.reportId === undefined ? newId() : fields.reportId,
       inbound: fields.inbound === undefined ? "vmesh_tcp" : fields.inbound,
-      usage,
+      usage: usageOf(usage),
       now: fields.now ?? NOON,
     });
   }
@@ -253,7 +271,7 @@ describe("applyNodeReport", () => {
     const heatBefore = heat(lines.tcp as string);
     const result = report({ [user.node_uid]: [1000, 100 * MB] });
     const charge = Math.round((1000 + 100 * MB) * 2 * 1.5);
-    expect(result).toEqual({ duplicate: false, users: 1, charged: charge });
+    expect(result).toEqual({ duplicate: false, users: 1, charged: charge, anomalies: 0 });
     const after = reload(user);
     expect(after.traffic).toBe(10 * GB - charge);
     expect(after.spend_traffic).toBe(charge);
@@ -328,6 +346,7 @@ describe("applyNodeReport", () => {
       duplicate: true,
       users: 0,
       charged: 0,
+      anomalies: 0,
     });
     expect(reload(user)).toEqual(once);
     expect(spendRecords(user)).toHaveLength(1);
@@ -394,17 +413,157 @@ describe("applyNodeReport", () => {
     expect(usageDay(user)).toMatchObject({ permanent: MB, overdraft: 5 * MB });
   });
 
-  test("unknown users and malformed entries are ignored; the rest of the report is applied", async () => {
+  test("users the node was not given are not charged but kept as anomalies; its own users are charged", async () => {
     const user = await customer({ traffic: GB });
-    const result = applyNodeReport(server.context, {
-      agentId,
+    const disabled = await customer({ traffic: GB });
+    server.context.db.query("UPDATE users SET disabled = 1 WHERE id = ?").run(disabled.id);
+    const result = report({
+      [user.node_uid]: [0, MB],
+      [disabled.node_uid]: [0, MB],
+      99999999: [3, 4],
+      7: [0, 0],
+    });
+    expect(result).toEqual({ duplicate: false, users: 1, charged: 2 * MB, anomalies: 2 });
+    expect(reload(user).traffic).toBe(GB - 2 * MB);
+    expect(reload(disabled)).toMatchObject({ traffic: GB, spend_traffic: 0 });
+    expect(spendRecords(disabled)).toEqual([]);
+    expect(usageDay(disabled)).toBeNull();
+    const anomalies = listAnomalies(server.context, agentId, NOON);
+    expect(anomalies.filter((row) => [disabled.node_uid, 99999999].includes(row.userNo))).toEqual([
+      {
+        day: TODAY,
+        userNo: disabled.node_uid,
+        email: disabled.email,
+        reason: "not_admitted",
+        upload: 0,
+        download: MB,
+        reports: 1,
+        firstTime: NOON,
+        lastTime: NOON,
+      },
+      {
+        day: TODAY,
+        userNo: 99999999,
+        email: "",
+        reason: "unknown_user",
+        upload: 3,
+        download: 4,
+        reports: 1,
+        firstTime: NOON,
+        lastTime: NOON,
+      },
+    ]);
+  });
+
+  test("a user taken off the node's list is charged for the grace after that pull, then not", async () => {
+    const user = await customer({ traffic: GB });
+    const pulledAt = Date.now();
+    pullUserList(pulledAt);
+    server.context.db.query("UPDATE users SET disabled = 1 WHERE id = ?").run(user.id);
+    pullUserList(pulledAt); // the node is given a list without the user
+    const grace = admissionGraceMs(server.context);
+    expect(grace).toBe(2 * (60 + 60) * 1000); // 2 × (push + pull interval), the settings' defaults
+    const late = { pull: false, now: pulledAt + grace };
+    expect(report({ [user.node_uid]: [0, MB] }, late)).toMatchObject({ users: 1, charged: 2 * MB });
+    const after = { pull: false, now: pulledAt + grace + 1 };
+    expect(report({ [user.node_uid]: [0, MB] }, after)).toMatchObject({ users: 0, charged: 0, anomalies: 1 });
+    expect(reload(user).traffic).toBe(GB - 2 * MB);
+  });
+
+  test("a node that never pulled a user list charges nobody", async () => {
+    const ctx = server.context;
+    const user = await customer({ traffic: GB });
+    const silent = saveAgent(
+      ctx,
+      agentInput.parse({
+        name: "从未拉取",
+        type: "v2ray",
+        ip: "203.0.113.8",
+        ctrl_port: 888,
+        zz_port: 20000,
+        port: 10000,
+        public_port: 10000,
+        serverType: "ubuntu_x86",
+      }),
+    );
+    saveLine(
+      ctx,
+      lineInput.parse({ name: "TCP", agentID: silent._id, protocol: "vmesh_tcp", bridge: "none" }),
+    );
+    const result = applyNodeReport(ctx, {
+      agentId: silent._id,
       reportId: newId(),
       inbound: "vmesh_tcp",
-      usage: { [user.node_uid]: [0, MB], 99999999: [0, MB], abc: [1, 1], 7: [1], 8: [-1, 5], 9: ["1", 2] },
+      usage: usageOf({ [user.node_uid]: [0, MB] }),
       now: NOON,
     });
-    expect(result).toEqual({ duplicate: false, users: 1, charged: 2 * MB });
-    expect(reload(user).traffic).toBe(GB - 2 * MB);
+    expect(result).toMatchObject({ users: 0, charged: 0, anomalies: 1 });
+    expect(reload(user)).toEqual(user);
+  });
+
+  test("anomalies are bounded: past 1 000 users a day they sum into one row; after 30 days they go", async () => {
+    const ctx = server.context;
+    const strays = Object.fromEntries(
+      Array.from({ length: 1003 }, (_, i) => [String(900_000_000 + i), [1, 2] as [number, number]]),
+    );
+    const day = NOON + 3 * 86_400_000;
+    report(strays, { now: day, pull: false });
+    const rows = ctx.db
+      .query<
+        { user_no: number; reason: string; upload: number; download: number; reports: number },
+        [string, string]
+      >(
+        "SELECT user_no, reason, upload, download, reports FROM node_anomalies WHERE agent_id = ? AND day = ?",
+      )
+      .all(agentId, businessDay(day, ZONE));
+    expect(rows).toHaveLength(1001);
+    expect(rows.find((row) => row.user_no === 0)).toEqual({
+      user_no: 0,
+      reason: "others",
+      upload: 3,
+      download: 6,
+      reports: 1,
+    });
+    const later = day + 31 * 86_400_000;
+    report({ 123456789: [0, 1] }, { now: later, pull: false });
+    const kept = ctx.db.query("SELECT DISTINCT day FROM node_anomalies WHERE agent_id = ?").all(agentId);
+    expect(kept).toEqual([{ day: businessDay(later, ZONE) }]);
+  });
+
+  test("sums saturate at 2^53 − 1: heat and usage stay integers however many bound-sized reports arrive", async () => {
+    const ctx = server.context;
+    const user = await customer({ traffic: GB });
+    report({ [user.node_uid]: [0, 1] });
+    ctx.db
+      .query("UPDATE agent_lines SET hot = ? WHERE id = ?")
+      .run(Number.MAX_SAFE_INTEGER - 5, lines.tcp as string);
+    ctx.db
+      .query("UPDATE usage_days SET download = ?, overdraft = ? WHERE user_id = ?")
+      .run(Number.MAX_SAFE_INTEGER - 5, Number.MAX_SAFE_INTEGER - 5, user.id);
+    report({ [user.node_uid]: [0, REPORT_MAX_BYTES] });
+    report({ [user.node_uid]: [0, REPORT_MAX_BYTES] });
+    const types = ctx.db
+      .query(
+        `SELECT typeof(l.hot) AS hot, l.hot AS heat, typeof(d.download) AS download, typeof(d.overdraft) AS overdraft,
+           d.overdraft AS overdraftValue
+         FROM agent_lines l, usage_days d WHERE l.id = ? AND d.user_id = ?`,
+      )
+      .get(lines.tcp as string, user.id);
+    expect(types).toEqual({
+      hot: "integer",
+      heat: Number.MAX_SAFE_INTEGER,
+      download: "integer",
+      overdraft: "integer",
+      overdraftValue: Number.MAX_SAFE_INTEGER,
+    });
+    expect(
+      chargeFor(REPORT_MAX_BYTES, REPORT_MAX_BYTES, 100, {
+        line: 100,
+        download: 100,
+        upload: 100,
+        minimum: 0,
+      }),
+    ).toBe(Number.MAX_SAFE_INTEGER);
   });
 
   test("the node's last push and online user count are recorded", async () => {

@@ -3,6 +3,11 @@
  * scaled, taken from today's time-package quota and then from permanent traffic, and written in
  * one transaction to the users, their spend record of the day (the traffic ledger), the per-day
  * usage statistics and the heat of the lines the traffic went through. A report id is applied once.
+ *
+ * Issue 11: the report comes checked whole (node/report.ts: canonical ids, once each, bounded safe
+ * integers). Only users the node was given are charged (node/admission.ts); what it reports for
+ * anyone else is kept as an anomaly (node/anomalies.ts). Sums written here saturate at 2^53 − 1,
+ * so every integer column stays an integer however many reports arrive.
  */
 import type { AppContext } from "../../context.ts";
 import { tx } from "../../db/db.ts";
@@ -10,6 +15,9 @@ import { businessDay, DAY_MS } from "../../lib/time.ts";
 import { DEFAULT_DAILY_LIMIT, MB } from "../../lib/traffic.ts";
 import { INBOUND_TAG } from "../../node/core-config.ts";
 import type { LineProtocol } from "../line/schema.ts";
+import { admittedSince, admittedSql } from "../node/admission.ts";
+import { recordAnomalies } from "../node/anomalies.ts";
+import type { PushUsage } from "../node/report.ts";
 import type { UserRow } from "../user/service.ts";
 
 /** The multipliers one report is charged with. */
@@ -24,11 +32,14 @@ export interface ChargeScales {
   minimum: number;
 }
 
+/** The most any sum written by a report may reach: the largest integer a JS number holds exactly. */
+const SATURATED = Number.MAX_SAFE_INTEGER;
+
 /** Bytes charged for one user's raw upload and download. */
 export function chargeFor(upload: number, download: number, userScale: number, scales: ChargeScales): number {
   if (upload + download <= 0) return 0;
   const scaled = Math.round((upload * scales.upload + download * scales.download) * scales.line * userScale);
-  return Math.max(scaled, scales.minimum);
+  return Math.min(Math.max(scaled, scales.minimum), SATURATED);
 }
 
 /** The balance columns charging reads. */
@@ -70,8 +81,8 @@ export interface NodeReport {
   reportId: string | null;
   /** The inbound the traffic went through (INBOUND_TAG); null charges at the node's lowest line scale. */
   inbound: string | null;
-  /** The push body as received; see cleanUsage. */
-  usage: unknown;
+  /** The push as checked by checkPush (node/report.ts). */
+  usage: PushUsage;
   now: number;
 }
 
@@ -81,31 +92,12 @@ export interface ReportResult {
   users: number;
   /** Bytes charged in total. */
   charged: number;
+  /** Users with traffic the node was not given: not charged, kept as anomalies. */
+  anomalies: number;
 }
 
 /** Reports older than this are forgotten; an agent gives up resending long before. */
 const REPORT_ID_DAYS = 30;
-
-/**
- * The push body `{userNo: [upload, download]}` (keys are users.node_uid). Only 2-element arrays of
- * non-negative integers count, as Xboard does; the rest is ignored.
- */
-function cleanUsage(body: unknown): Map<number, [number, number]> {
-  const usage = new Map<number, [number, number]>();
-  if (!body || typeof body !== "object" || Array.isArray(body)) return usage;
-  for (const [key, value] of Object.entries(body)) {
-    const userNo = Number(key);
-    if (!Number.isSafeInteger(userNo) || userNo <= 0 || !Array.isArray(value) || value.length !== 2) continue;
-    const [up, down] = value as unknown[];
-    if (!isByteCount(up) || !isByteCount(down) || up + down === 0) continue;
-    const previous = usage.get(userNo);
-    usage.set(userNo, previous ? [previous[0] + up, previous[1] + down] : [up, down]);
-  }
-  return usage;
-}
-
-const isByteCount = (value: unknown): value is number =>
-  typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
 
 /** The node's lines served by the inbound (all the node's lines when it is null or unknown). */
 function inboundLines(ctx: AppContext, agentId: string, inbound: string | null) {
@@ -132,14 +124,15 @@ type UserBalance = ChargedUser & Pick<UserRow, "id" | "node_uid" | "scale"> & { 
 
 /** Applies a node report in one transaction; a repeated report id changes nothing. */
 export function applyNodeReport(ctx: AppContext, report: NodeReport): ReportResult {
-  const usage = cleanUsage(report.usage);
-  const { now } = report;
-  const day = businessDay(now, ctx.settings.get("timezone"));
-  const lines = inboundLines(ctx, report.agentId, report.inbound);
+  const { now, agentId } = report;
+  const timeZone = ctx.settings.get("timezone");
+  const day = businessDay(now, timeZone);
+  const lines = inboundLines(ctx, agentId, report.inbound);
   const scales = reportScales(
     ctx,
     lines.map((line) => line.scale),
   );
+  const moved = [...report.usage].filter(([, [upload, download]]) => upload + download > 0);
   const db = ctx.db;
   return tx(db, () => {
     if (report.reportId !== null) {
@@ -147,43 +140,47 @@ export function applyNodeReport(ctx: AppContext, report: NodeReport): ReportResu
         .query(
           "INSERT INTO node_reports (agent_id, report_id, users, create_time) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
         )
-        .run(report.agentId, report.reportId, usage.size, now).changes;
-      if (!fresh) return { duplicate: true, users: 0, charged: 0 };
+        .run(agentId, report.reportId, moved.length, now).changes;
+      if (!fresh) return { duplicate: true, users: 0, charged: 0, anomalies: 0 };
       db.query("DELETE FROM node_reports WHERE agent_id = ? AND create_time < ?").run(
-        report.agentId,
+        agentId,
         now - REPORT_ID_DAYS * DAY_MS,
       );
     }
+    // Only users the node was given are charged; the rest are kept as anomalies.
+    const users = db
+      .query<UserBalance, [string, string, number]>(
+        `SELECT rowid AS rid, id, node_uid, scale, traffic, spend_traffic, vip_expire_time, daily_limit, daily_usage, daily_usage_day
+         FROM users u WHERE node_uid IN (SELECT value FROM json_each(?1)) AND ${admittedSql("u.node_uid", "?2", "?3")}`,
+      )
+      .all(JSON.stringify(moved.map(([userNo]) => userNo)), agentId, admittedSince(ctx, now));
+    const charged = new Set(users.map((user) => user.node_uid));
+    const strays = moved
+      .filter(([userNo]) => !charged.has(userNo))
+      .map(([userNo, [upload, download]]) => ({ userNo, upload, download }));
+    recordAnomalies(db, agentId, strays, now, timeZone);
     db.query("UPDATE agents SET last_push_time = ?, last_seen_time = ?, online_users = ? WHERE id = ?").run(
       now,
       now,
-      usage.size,
-      report.agentId,
+      users.length,
+      agentId,
     );
-    if (usage.size === 0) return { duplicate: false, users: 0, charged: 0 };
-    const users = db
-      .query<UserBalance, [string]>(
-        `SELECT rowid AS rid, id, node_uid, scale, traffic, spend_traffic, vip_expire_time, daily_limit, daily_usage, daily_usage_day
-         FROM users WHERE node_uid IN (SELECT value FROM json_each(?))`,
-      )
-      .all(JSON.stringify([...usage.keys()]));
+    const result = { duplicate: false, users: users.length, charged: 0, anomalies: strays.length };
     const write = chargeWriter(ctx, day, now);
-    let charged = 0;
     let carried = 0;
     for (const user of users) {
-      const [upload, download] = usage.get(user.node_uid) as [number, number];
+      const [upload, download] = report.usage.get(user.node_uid) as [number, number];
       carried += upload + download;
       const charge = chargeFor(upload, download, user.scale, scales);
-      charged += charge;
+      result.charged += charge;
       write(user, upload, download, splitCharge(user, charge, now, day));
     }
     if (users.length > 0 && lines.length > 0) {
-      db.query("UPDATE agent_lines SET hot = hot + ? WHERE id IN (SELECT value FROM json_each(?))").run(
-        carried,
-        JSON.stringify(lines.map((line) => line.id)),
-      );
+      db.query(
+        "UPDATE agent_lines SET hot = MIN(hot + ?, ?) WHERE id IN (SELECT value FROM json_each(?))",
+      ).run(carried, SATURATED, JSON.stringify(lines.map((line) => line.id)));
     }
-    return { duplicate: false, users: users.length, charged };
+    return result;
   });
 }
 
@@ -208,8 +205,8 @@ function chargeWriter(ctx: AppContext, day: string, now: number) {
     `INSERT INTO usage_days (day, user_id, upload, download, quota, permanent, overdraft)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
      ON CONFLICT (day, user_id) DO UPDATE SET
-       upload = upload + ?3, download = download + ?4, quota = quota + ?5,
-       permanent = permanent + ?6, overdraft = overdraft + ?7`,
+       upload = MIN(upload + ?3, ?8), download = MIN(download + ?4, ?8), quota = MIN(quota + ?5, ?8),
+       permanent = MIN(permanent + ?6, ?8), overdraft = MIN(overdraft + ?7, ?8)`,
   );
   return (user: UserBalance, upload: number, download: number, split: ChargeSplit) => {
     const traffic = user.traffic - split.fromPermanent;
@@ -218,6 +215,15 @@ function chargeWriter(ctx: AppContext, day: string, now: number) {
       balances.run(traffic, spend, split.dailyUsage, day, user.rid);
       ledger.run(user.id, -split.fromPermanent, split.fromQuota, traffic, spend, day, now);
     }
-    usage.run(day, user.id, upload, download, split.fromQuota, split.fromPermanent, split.overdraft);
+    usage.run(
+      day,
+      user.id,
+      upload,
+      download,
+      split.fromQuota,
+      split.fromPermanent,
+      split.overdraft,
+      SATURATED,
+    );
   };
 }

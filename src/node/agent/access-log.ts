@@ -5,6 +5,7 @@
  * appends, so it carries on at the new end).
  */
 import { closeSync, existsSync, openSync, readSync, statSync, truncateSync } from "node:fs";
+import { ALIVE_MAX_IPS, ALIVE_MAX_USERS, isUserNo } from "../../modules/node/report.ts";
 
 const LINE = / (?:tcp:|udp:)?(\[[0-9a-fA-F:.]+\]|[0-9.]+):\d+ accepted .* email: (\S+)$/;
 const TRUNCATE_AT_BYTES = 1024 * 1024;
@@ -13,18 +14,25 @@ const MAX_READ_BYTES = 4 * 1024 * 1024;
 /** userNo → distinct source IPs. */
 export type OnlineIps = Record<string, string[]>;
 
+/** Within the panel's alive limits (node/report.ts): ALIVE_MAX_USERS users, ALIVE_MAX_IPS IPs each. */
 export function parseAccessLog(text: string): OnlineIps {
+  let users = 0;
   const online: OnlineIps = {};
   for (const line of text.split("\n")) {
     const match = LINE.exec(line.trimEnd());
     if (!match?.[1] || !match[2]) continue;
     const email = match[2];
     const userNo = email.slice(email.lastIndexOf("|") + 1);
-    if (!/^\d+$/.test(userNo)) continue;
+    if (!isUserNo(userNo)) continue;
     const ip = match[1].replace(/^\[|\]$/g, "");
-    const ips = online[userNo] ?? [];
-    if (!ips.includes(ip)) ips.push(ip);
-    online[userNo] = ips;
+    let ips = online[userNo];
+    if (!ips) {
+      if (users >= ALIVE_MAX_USERS) continue;
+      users += 1;
+      ips = [];
+      online[userNo] = ips;
+    }
+    if (ips.length < ALIVE_MAX_IPS && !ips.includes(ip)) ips.push(ip);
   }
   return online;
 }

@@ -4,7 +4,8 @@
  * reads per-user traffic from the core's stats API and pushes it, and answers the control port.
  *
  * Every `push_interval`: counters are read and zeroed in one step, written to the spool (one
- * report per inbound tag) and then sent in order; a report leaves the spool only on a 200.
+ * report per inbound tag) and then sent in order; a report leaves the spool only on a 200, or
+ * when the panel refuses it as malformed (400/413: it never can be applied; logged whole).
  * Every `pull_interval`: config and users are pulled with If-None-Match and applied when changed.
  * Counters are also read right before anything that would lose them (a core restart, shutdown)
  * and after users are removed. A core left running by a killed agent is read, then stopped.
@@ -23,7 +24,7 @@ import {
 } from "./control.ts";
 import { CoreProcess } from "./core.ts";
 import { CoreApi, GrpcError } from "./grpc.ts";
-import { PanelClient } from "./panel-client.ts";
+import { PanelClient, ReportRefused } from "./panel-client.ts";
 import { Spool } from "./spool.ts";
 import { USER_STATS_PATTERN, usageByInbound } from "./stats.ts";
 import { planCoreChange } from "./users.ts";
@@ -326,6 +327,14 @@ export class NodeAgent implements ControlledAgent {
         this.lastPushTime = Date.now();
         if (answer.duplicate) this.log(`report ${report.id} had been applied already`);
       } catch (error) {
+        if (error instanceof ReportRefused) {
+          // Kept, it would hold back every later report; its content stays in the log.
+          this.log(
+            `report ${report.id} refused by the panel (${error.message}); dropped: ${JSON.stringify(report)}`,
+          );
+          this.spool.acknowledge(report.id);
+          continue;
+        }
         this.panelFailed(error);
         return;
       }

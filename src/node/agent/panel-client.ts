@@ -18,6 +18,9 @@ export interface PushAnswer {
 
 export class PanelError extends Error {}
 
+/** The panel refused a report as malformed (400) or too large (413): resending it cannot help. */
+export class ReportRefused extends PanelError {}
+
 export class PanelClient {
   private readonly userAgent: string;
 
@@ -44,7 +47,7 @@ export class PanelClient {
     return pulled.changed ? { ...pulled, body: pulled.body.users } : pulled;
   }
 
-  /** Sends one report; resolves only on 200 (anything else throws and the report is kept). */
+  /** Sends one report; resolves only on 200 (anything else throws: ReportRefused when it never can be). */
   async push(report: Report): Promise<PushAnswer> {
     const response = await this.send("push", { inbound: report.inbound }, report.usage, {
       "x-request-id": report.id,
@@ -87,5 +90,7 @@ export class PanelClient {
 
 async function failure(action: string, response: Response): Promise<PanelError> {
   const text = (await response.text().catch(() => "")).slice(0, 200);
-  return new PanelError(`${action}: HTTP ${response.status} ${text}`);
+  const message = `${action}: HTTP ${response.status} ${text}`;
+  const refused = action === "push" && (response.status === 400 || response.status === 413);
+  return refused ? new ReportRefused(message) : new PanelError(message);
 }

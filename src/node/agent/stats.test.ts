@@ -28,6 +28,16 @@ describe("usageByInbound", () => {
       "a|b": { "4": [0, 7] },
     });
   });
+
+  test("only ids the panel accepts (the integer's own digits) make it into a report", () => {
+    const usage = usageByInbound([
+      { name: "user>>>vmesh_tcp|08>>>traffic>>>downlink", value: 5 },
+      { name: "user>>>vmesh_tcp|0>>>traffic>>>downlink", value: 5 },
+      { name: "user>>>vmesh_tcp|99999999999999999>>>traffic>>>downlink", value: 5 },
+      { name: "user>>>vmesh_tcp|8>>>traffic>>>downlink", value: 5 },
+    ]);
+    expect(Object.fromEntries(usage)).toEqual({ vmesh_tcp: { "8": [0, 5] } });
+  });
 });
 
 describe("access log", () => {
@@ -43,6 +53,16 @@ describe("access log", () => {
       "2026/11/21 13:03:36 198.51.100.2:999 accepted tcp:example.com:80 [direct] email: vmesh_tcp|2",
     ].join("\n");
     expect(parseAccessLog(text)).toEqual({ "2": ["127.0.0.1", "198.51.100.2"], "5": ["2001:db8::7"] });
+  });
+
+  test("within the panel's alive limits: canonical ids, at most 8 IPs a user", () => {
+    const line = (ip: string, email: string) =>
+      `2026/11/21 13:03:32 ${ip}:1 accepted tcp:example.com:443 [direct] email: ${email}`;
+    const lines = Array.from({ length: 20 }, (_, i) => line(`198.51.100.${i}`, "vmesh_tcp|3"));
+    lines.push(line("198.51.100.1", "vmesh_tcp|03"));
+    expect(parseAccessLog(lines.join("\n"))).toEqual({
+      "3": Array.from({ length: 8 }, (_, i) => `198.51.100.${i}`),
+    });
   });
 
   test("the tail reads only new whole lines and starts at the end of what an earlier run left", () => {

@@ -3,6 +3,7 @@
  * §3) folded into push bodies: one `{userNo: [upload, download]}` per inbound tag, since the panel
  * charges each inbound at its own line scale.
  */
+import { isUserNo } from "../../modules/node/report.ts";
 import type { Stat } from "./grpc.ts";
 
 /** userNo → [upload, download] in bytes: the push body. */
@@ -20,7 +21,8 @@ export function usageByInbound(stats: Stat[]): Map<string, Usage> {
     const bar = email.lastIndexOf("|");
     const tag = email.slice(0, bar);
     const userNo = email.slice(bar + 1);
-    if (bar <= 0 || !/^\d+$/.test(userNo)) continue;
+    // The panel refuses a whole report with an id that is not the integer's own digits (issue 11).
+    if (bar <= 0 || !isUserNo(userNo)) continue;
     if (direction !== "uplink" && direction !== "downlink") continue;
     let usage = byInbound.get(tag);
     if (!usage) {

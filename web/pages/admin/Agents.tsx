@@ -4,12 +4,17 @@
  * secret; the SSH password is write-only (blank keeps the stored one). Copy opens the form
  * without the id, so saving creates a new node. 升级节点 asks the node's agent to update itself,
  * 获取更新命令 shows the one-line install command, 重置更新次数 zeroes every update count.
+ * 异常上报 (issue 11) counts the traffic a node reported for users it was not given (not charged);
+ * the count opens them per user and day.
  */
 import { useEffect, useRef, useState } from "react";
+import { formatTraffic } from "../../../src/lib/traffic.ts";
 import {
   type Agent,
+  type AnomalyReason,
   type Country,
   NODE_TYPES,
+  type NodeAnomaly,
   type NodeType,
   SERVER_TYPES,
   type ServerType,
@@ -18,7 +23,7 @@ import {
   typeDefaults,
 } from "../../../src/modules/agent/schema.ts";
 import { Code } from "../../../src/rpc/codes.ts";
-import { type AgentForm, call } from "../../api.ts";
+import { type AgentForm, call, callRaw } from "../../api.ts";
 import { AdminPage, AdminTable, editDeleteColumn } from "../../components/admin/AdminPage.tsx";
 import { CONFIRM_DELETE_TEXT, useConfirm } from "../../components/admin/ConfirmDialog.tsx";
 import { FormDialog } from "../../components/admin/FormDialog.tsx";
@@ -29,7 +34,8 @@ import { useRemoteList } from "../../components/admin/useRemoteList.ts";
 import { copyToClipboard } from "../../components/clipboard.ts";
 import { Dialog } from "../../components/Dialog.tsx";
 import { Field } from "../../components/Field.tsx";
-import type { Column } from "../../components/Table.tsx";
+import { formatDateTime } from "../../components/format.ts";
+import { type Column, Table } from "../../components/Table.tsx";
 
 /** Seed 001 §8 toasts of this screen. */
 export const AgentMsg = {
@@ -41,6 +47,7 @@ export const AgentMsg = {
   upgradeFailed: "升级失败",
   commandFailed: "获取命令失败",
   commandCopied: "命令已复制到剪贴板",
+  anomaliesFailed: "获取异常上报失败",
 } as const;
 
 /** What the host field means for each node type. */
@@ -371,10 +378,71 @@ function CommandDialog({ agent, command, onClose }: { agent: Agent; command: str
   );
 }
 
+const ANOMALY_REASONS: Record<AnomalyReason, string> = {
+  not_admitted: "不在该节点的用户列表",
+  unknown_user: "用户不存在",
+  others: "当日超出 1000 个用户的其余用户（合计）",
+};
+
+const bytes = (value: number) => <span title={`${value} 字节`}>{formatTraffic(value)}</span>;
+
+const ANOMALY_COLUMNS: Column<NodeAnomaly>[] = [
+  { key: "day", title: "日期", render: (row) => row.day },
+  {
+    key: "user",
+    title: "用户编号",
+    render: (row) => (row.userNo === 0 ? "-" : row.userNo),
+    className: "admin-num",
+  },
+  { key: "email", title: "邮箱", render: (row) => orDash(row.email) },
+  { key: "reason", title: "原因", render: (row) => ANOMALY_REASONS[row.reason] },
+  { key: "upload", title: "上传", render: (row) => bytes(row.upload), className: "admin-num" },
+  { key: "download", title: "下载", render: (row) => bytes(row.download), className: "admin-num" },
+  { key: "reports", title: "上报次数", render: (row) => row.reports, className: "admin-num" },
+  { key: "last", title: "最近上报", render: (row) => formatDateTime(row.lastTime) },
+];
+
+/** 异常上报: traffic the node reported for users it was not given; none of it was charged. */
+function AnomaliesDialog({
+  agent,
+  rows,
+  onClose,
+}: {
+  agent: Agent;
+  rows: NodeAnomaly[];
+  onClose: () => void;
+}) {
+  return (
+    <Dialog
+      open
+      onClose={onClose}
+      title={`异常上报：${agent.name}`}
+      size="lg"
+      footer={
+        <button type="button" className="btn" data-autofocus onClick={onClose}>
+          关闭
+        </button>
+      }
+    >
+      <p className="admin-hint">
+        节点上报了不在其用户列表中的用户流量，这些流量未扣除任何用户的余额。若非刚调整过线路，节点令牌可能已泄露，请考虑重装该节点。保留最近
+        30 天，按用户和日期汇总。
+      </p>
+      <Table
+        columns={ANOMALY_COLUMNS}
+        rows={rows}
+        rowKey={(row) => `${row.day}-${row.userNo}`}
+        caption="异常上报"
+      />
+    </Dialog>
+  );
+}
+
 export function AdminAgentsPage() {
   const list = useRemoteList(() => call("/api/admin/agents/list", {}));
   const [draft, setDraft] = useState<AgentDraft | null>(null);
   const [command, setCommand] = useState<{ agent: Agent; command: string } | null>(null);
+  const [anomalies, setAnomalies] = useState<{ agent: Agent; rows: NodeAnomaly[] } | null>(null);
   const [confirm, confirmDialog] = useConfirm();
   const upgrading = useRef(new Set<string>());
 
@@ -407,6 +475,12 @@ export function AdminAgentsPage() {
     const answer = await call("/api/admin/agents/manual_update_agent", { agentid: agent._id });
     if (answer.code === Code.ok) setCommand({ agent, command: answer.data.cmd });
     else toastFailure(answer, AgentMsg.commandFailed);
+  };
+
+  const showAnomalies = async (agent: Agent) => {
+    const answer = await callRaw<NodeAnomaly[]>("/api/admin/agents/anomalies", { id: agent._id });
+    if (answer.code === Code.ok) setAnomalies({ agent, rows: answer.data });
+    else toastFailure(answer, AgentMsg.anomaliesFailed);
   };
 
   const resetUpdateCounts = async () => {
@@ -443,6 +517,24 @@ export function AdminAgentsPage() {
     { key: "status", title: "状态", render: (row) => <StatusBadge ok={row.status} /> },
     { key: "version", title: "运行版本", render: (row) => orDash(row.agent_version) },
     { key: "updates", title: "更新次数", render: (row) => row.updateConfigTimes, className: "admin-num" },
+    {
+      key: "anomalies",
+      title: "异常上报",
+      className: "admin-num",
+      render: (row) =>
+        row.anomalies > 0 ? (
+          <button
+            type="button"
+            className="btn btn-small"
+            aria-label={`${row.name} 异常上报 ${row.anomalies} 条`}
+            onClick={() => void showAnomalies(row)}
+          >
+            {row.anomalies}
+          </button>
+        ) : (
+          0
+        ),
+    },
     editDeleteColumn((row) => setDraft(agentToDraft(row)), remove, [
       { label: "复制", onClick: (row) => setDraft(copyDraft(row)) },
       { label: "升级节点", onClick: (row) => void upgrade(row) },
@@ -478,6 +570,9 @@ export function AdminAgentsPage() {
       ) : null}
       {command ? (
         <CommandDialog agent={command.agent} command={command.command} onClose={() => setCommand(null)} />
+      ) : null}
+      {anomalies ? (
+        <AnomaliesDialog agent={anomalies.agent} rows={anomalies.rows} onClose={() => setAnomalies(null)} />
       ) : null}
       {confirmDialog}
     </AdminPage>

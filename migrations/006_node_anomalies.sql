@@ -1,0 +1,31 @@
+-- Node reports hardened (issue 11 §4–6): a node charges only the users it was given, and what it
+-- reports for anyone else is kept, summed per node, user and day, for the admin to see.
+
+-- The users each node was served on its user list (GET user). delisted_time is NULL while the user
+-- is on the list the node holds now, else when the node was first served a list without them;
+-- the node may still report them for a grace period after that (src/modules/node/admission.ts).
+CREATE TABLE node_admissions (
+  agent_id TEXT NOT NULL REFERENCES agents (id) ON DELETE CASCADE,
+  user_no INTEGER NOT NULL,
+  delisted_time INTEGER,
+  PRIMARY KEY (agent_id, user_no)
+);
+
+-- The ETag of the list the node holds now: an unchanged list is not compared again.
+ALTER TABLE agents ADD COLUMN served_users_etag TEXT NOT NULL DEFAULT '';
+
+-- Traffic a node reported for users it was not given (not charged). One row per node, business day
+-- and reported user id; past a node's daily cap of distinct users the rest sum into user_no 0.
+-- Rows older than 30 days go when the node next reports one.
+CREATE TABLE node_anomalies (
+  agent_id TEXT NOT NULL REFERENCES agents (id) ON DELETE CASCADE,
+  day TEXT NOT NULL,
+  user_no INTEGER NOT NULL,
+  reason TEXT NOT NULL CHECK (reason IN ('not_admitted', 'unknown_user', 'others')),
+  upload INTEGER NOT NULL,
+  download INTEGER NOT NULL,
+  reports INTEGER NOT NULL,
+  first_time INTEGER NOT NULL,
+  last_time INTEGER NOT NULL,
+  PRIMARY KEY (agent_id, day, user_no)
+);

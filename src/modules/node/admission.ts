@@ -1,0 +1,83 @@
+/**
+ * Which users a node may report (issue 11 §5): one stolen node token must not reach every
+ * customer's balance, so a node charges only users it was given.
+ *
+ * The rule, exactly: a user is admitted to a node's report while they are on the last user list
+ * the node was served (GET user, answered 200 or 304), and for ADMISSION_GRACE_INTERVALS × (push
+ * interval + pull interval) after the node was first served a list without them. The node learns
+ * of a removal at that pull; its last counters for the user follow with the next push (our agent
+ * reads them right after taking the user off the core; XrayR and V2bX with their next push), and
+ * the factor 2 lets one failed push be retried. While a node does not pull (say the panel is
+ * unreachable) its list does not change, so reports it spooled meanwhile are still admitted.
+ *
+ * Lists are kept as rows per node and user, and only a changed list (a new ETag) is compared, so
+ * a poll that changes nothing writes nothing.
+ */
+import type { AppContext } from "../../context.ts";
+import { tx } from "../../db/db.ts";
+import type { AgentRow } from "../agent/service.ts";
+
+const ADMISSION_GRACE_INTERVALS = 2;
+
+export function admissionGraceMs(ctx: AppContext): number {
+  const seconds = ctx.settings.get("trafficStasticDuration") + ctx.settings.get("updateV2rayDuration");
+  return ADMISSION_GRACE_INTERVALS * seconds * 1000;
+}
+
+/** The node now holds the list `userNos` with this ETag (it was served it, or answered 304 for it). */
+export function recordServedList(
+  ctx: AppContext,
+  row: Pick<AgentRow, "id" | "served_users_etag">,
+  userNos: number[],
+  etag: string,
+  now: number,
+): void {
+  if (row.served_users_etag === etag) return;
+  const db = ctx.db;
+  const list = JSON.stringify(userNos);
+  tx(db, () => {
+    db.query(
+      `UPDATE node_admissions SET delisted_time = ?3
+       WHERE agent_id = ?1 AND delisted_time IS NULL AND user_no NOT IN (SELECT value FROM json_each(?2))`,
+    ).run(row.id, list, now);
+    db.query(
+      `INSERT INTO node_admissions (agent_id, user_no, delisted_time)
+       SELECT ?1, value, NULL FROM json_each(?2)
+       WHERE value NOT IN (SELECT user_no FROM node_admissions WHERE agent_id = ?1 AND delisted_time IS NULL)
+       ON CONFLICT (agent_id, user_no) DO UPDATE SET delisted_time = NULL`,
+    ).run(row.id, list);
+    db.query("DELETE FROM node_admissions WHERE agent_id = ? AND delisted_time < ?").run(
+      row.id,
+      admittedSince(ctx, now),
+    );
+    db.query("UPDATE agents SET served_users_etag = ? WHERE id = ?").run(etag, row.id);
+  });
+  row.served_users_etag = etag;
+}
+
+/** Delisted users still count as admitted if they were delisted at or after this instant. */
+export function admittedSince(ctx: AppContext, now: number): number {
+  return now - admissionGraceMs(ctx);
+}
+
+/** SQL: the user numbered `userNo` is admitted to node `agentId` (see admittedSince for `since`). */
+export function admittedSql(userNo: string, agentId: string, since: string): string {
+  return `EXISTS (SELECT 1 FROM node_admissions a WHERE a.agent_id = ${agentId} AND a.user_no = ${userNo}
+    AND (a.delisted_time IS NULL OR a.delisted_time >= ${since}))`;
+}
+
+/** Of `userNos`, those the node may report at `now`. */
+export function admittedUserNos(
+  ctx: AppContext,
+  agentId: string,
+  userNos: number[],
+  now: number,
+): Set<number> {
+  if (userNos.length === 0) return new Set();
+  const rows = ctx.db
+    .query<{ user_no: number }, [string, string, number]>(
+      `SELECT value AS user_no FROM json_each(?2) WHERE ${admittedSql("value", "?1", "?3")}`,
+    )
+    .all(agentId, JSON.stringify(userNos), admittedSince(ctx, now));
+  return new Set(rows.map((row) => row.user_no));
+}
