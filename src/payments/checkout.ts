@@ -5,6 +5,7 @@
  */
 import type { AppContext } from "../context.ts";
 import { tx } from "../db/db.ts";
+import { isPayLink, linkSchemeForLog } from "../lib/links.ts";
 import { fenToYuan, formatUsdt } from "../lib/money.ts";
 import { checkOrderCoupon, findCouponById } from "../modules/coupon/service.ts";
 import { recordError } from "../modules/errors/service.ts";
@@ -17,6 +18,7 @@ import {
   ownOrder,
   payableFen,
 } from "../modules/order/service.ts";
+import { type Settings, siteOrigin } from "../modules/settings/schema.ts";
 import { Code, RpcError } from "../rpc/codes.ts";
 import { settleWithoutGateway } from "./credit.ts";
 import { type Device, newTradeNo, type PaymentAction, type PaymentProvider } from "./provider.ts";
@@ -29,25 +31,63 @@ export interface CheckoutInput {
   isMobile: boolean;
   device: Device;
   clientIp: string;
-  /** Origin the request came to (https://panel.example); callback bases fall back to it. */
-  origin: string;
-  /** The SPA's return URL; only used when it points back at this panel. */
+  /** The SPA's return URL; only used when it points back at the trusted site origin. */
   returnUrl: string;
 }
 
-function baseUrl(setting: string, origin: string): string {
-  return (setting.trim() || origin).replace(/\/+$/, "");
+interface CallbackBases {
+  /** Where the gateway calls back. */
+  notify: string;
+  /** Where the customer's browser comes back. */
+  back: string;
+  /** The trusted site origin, when configured. */
+  site: string | null;
 }
 
-function returnUrlFor(ctx: AppContext, input: CheckoutInput, orderId: string): string {
-  const base = baseUrl(ctx.settings.get("return_url"), input.origin);
+const trimBase = (setting: string) => setting.trim().replace(/\/+$/, "") || null;
+
+/**
+ * The settings notify_url and return_url, else the trusted site origin (siteOrigin), never the
+ * request's Host header, which anyone can forge. Null when one of them cannot be made.
+ */
+function callbackBases(settings: Settings): CallbackBases | null {
+  const site = siteOrigin(settings);
+  const notify = trimBase(settings.notify_url) ?? site;
+  const back = trimBase(settings.return_url) ?? site;
+  return notify && back ? { notify, back, site } : null;
+}
+
+/** The customer's own return URL when it points at the site (or the return base), else ours. */
+function returnUrlFor(bases: CallbackBases, wanted: string, orderId: string): string {
+  const trusted = [new URL(bases.back).origin, bases.site];
   try {
-    const wanted = new URL(input.returnUrl);
-    if (wanted.origin === new URL(base).origin || wanted.origin === input.origin) return wanted.toString();
+    const url = new URL(wanted);
+    if (trusted.includes(url.origin)) return url.toString();
   } catch {
     // not a URL: use ours
   }
-  return `${base}/#/order?payment=success&order=${orderId}`;
+  return `${bases.back}/#/order?payment=success&order=${orderId}`;
+}
+
+/** Thrown when a provider hands back a link with a scheme the panel never shows (javascript:, data:, …). */
+class UnsafePayLinkError extends Error {}
+
+/** Every link of the action must be http(s) or a wallet app's scheme (src/lib/links.ts). */
+function checkPayLinks(providerId: string, action: PaymentAction): void {
+  const links =
+    action.kind === "redirect"
+      ? [action.url]
+      : action.kind === "qrcode"
+        ? [action.content, action.payUrl ?? ""]
+        : action.kind === "url_scheme"
+          ? [action.url, action.fallbackQr ?? ""]
+          : [];
+  for (const link of links) {
+    if (link !== "" && !isPayLink(link))
+      throw new UnsafePayLinkError(
+        `${providerId} returned a pay link with the refused scheme ${linkSchemeForLog(link)}: ${link.slice(0, 200)}`,
+      );
+  }
 }
 
 function paidResult(order: OrderRow, label: string): PayResult {
@@ -99,6 +139,7 @@ function toPayResult(
 }
 
 export async function checkout(ctx: AppContext, input: CheckoutInput, now = Date.now()): Promise<PayResult> {
+  const bases = callbackBases(ctx.settings.all());
   const prepared = tx(ctx.db, () => {
     const order = ownOrder(ctx.db, input.userId, input.orderId);
     if (order.status === "paied") return { order, paid: true as const };
@@ -117,6 +158,8 @@ export async function checkout(ctx: AppContext, input: CheckoutInput, now = Date
     }
     const provider = providerFor(ctx, input.payMode);
     if (!provider) throw new RpcError(Code.badInput, OrderMsg.payModeOff);
+    if (provider.callbacks && !bases)
+      return { order, paid: false as const, provider, refused: true as const };
     const tradeNo = newTradeNo(now);
     // A new attempt supersedes the older ones (EPay refuses a reused number with other parameters).
     closePendingPayments(ctx.db, order.id);
@@ -140,12 +183,22 @@ export async function checkout(ctx: AppContext, input: CheckoutInput, now = Date
     ctx.db
       .query("UPDATE orders SET pay_mode = ?, device = ? WHERE id = ?")
       .run(input.payMode, input.device, order.id);
-    return { order, paid: false as const, provider, tradeNo, amount };
+    return { order, paid: false as const, provider, refused: false as const, tradeNo, amount };
   });
   if (prepared.paid) return paidResult(prepared.order, "钱包");
+  if (prepared.refused) {
+    // The customer learns that the admin must act; the admin learns why from the error log.
+    recordError(
+      ctx.db,
+      `pay ${prepared.provider.id} ${payModeText(input.payMode)}`,
+      new Error(
+        "未设置站点地址（site_url）：支付网关的回调地址无从生成，已拒绝创建支付。请在配置管理中填写站点地址",
+      ),
+    );
+    throw new RpcError(Code.badInput, OrderMsg.noSiteOrigin);
+  }
 
   const { order, provider, tradeNo, amount } = prepared;
-  const notifyBase = baseUrl(ctx.settings.get("notify_url"), input.origin);
   try {
     const action = await provider.createPayment(ctx, {
       tradeNo,
@@ -157,11 +210,12 @@ export async function checkout(ctx: AppContext, input: CheckoutInput, now = Date
       clientIp: input.clientIp,
       device: input.device,
       isMobile: input.isMobile,
-      notifyUrl: `${notifyBase}/api/pay/notify/${provider.id}`,
-      returnUrl: returnUrlFor(ctx, input, order.id),
-      panelOrigin: input.origin,
+      notifyUrl: bases ? `${bases.notify}/api/pay/notify/${provider.id}` : "",
+      returnUrl: bases ? returnUrlFor(bases, input.returnUrl, order.id) : "",
+      panelOrigin: bases?.site ?? "",
       now,
     });
+    checkPayLinks(provider.id, action);
     return toPayResult(order, provider, amount, action);
   } catch (error) {
     ctx.db
@@ -169,6 +223,7 @@ export async function checkout(ctx: AppContext, input: CheckoutInput, now = Date
       .run(tradeNo);
     if (error instanceof RpcError) throw error;
     recordError(ctx.db, `pay ${provider.id} ${payModeText(input.payMode)}`, error);
+    if (error instanceof UnsafePayLinkError) throw new RpcError(Code.badInput, OrderMsg.unsafePayLink);
     throw new RpcError(Code.internal, OrderMsg.buyFailed);
   }
 }

@@ -2,7 +2,7 @@
  * The one way an order becomes paid (payments.md §0, DESIGN §7): check the payment attempt and the
  * amount, flip the attempt and the order with conditional updates, credit the user, and write the
  * ledger and the audit row, all in ONE transaction. Repeats find nothing left to flip and credit
- * nothing; every outcome, refused ones included, leaves a payment_events row.
+ * nothing; every outcome, refused ones included, is logged in payment_events (events.ts).
  */
 import type { AppContext } from "../context.ts";
 import { type Db, tx } from "../db/db.ts";
@@ -17,6 +17,7 @@ import {
   payableFen,
 } from "../modules/order/service.ts";
 import { Code, RpcError } from "../rpc/codes.ts";
+import { logPaymentEvent } from "./events.ts";
 import { newTradeNo, type ProviderId, type VerifiedPayment } from "./provider.ts";
 
 export interface PaymentRow {
@@ -46,31 +47,6 @@ export type MarkPaidResult =
 
 export function findPayment(db: Db, tradeNo: string): PaymentRow | null {
   return db.query<PaymentRow, [string]>("SELECT * FROM payments WHERE trade_no = ?").get(tradeNo);
-}
-
-export function logPaymentEvent(
-  db: Db,
-  event: {
-    provider: string;
-    tradeNo?: string;
-    gatewayTradeNo?: string;
-    result: string;
-    reason?: string;
-    raw?: string;
-  },
-  now = Date.now(),
-) {
-  db.query(
-    "INSERT INTO payment_events (provider, trade_no, gateway_trade_no, result, reason, raw, create_time) VALUES (?, ?, ?, ?, ?, ?, ?)",
-  ).run(
-    event.provider,
-    event.tradeNo ?? "",
-    event.gatewayTradeNo ?? "",
-    event.result,
-    event.reason ?? "",
-    (event.raw ?? "").slice(0, 8000),
-    now,
-  );
 }
 
 /** Credits what the order was sold (DESIGN §7). Runs inside markPaid's transaction. */

@@ -8,17 +8,26 @@ import {
   type EpayOrder,
   type FakeEpayGateway,
   gatewaySign,
+  type MapiMode,
   startFakeEpayGateway,
 } from "../../tests/fakes/epay-gateway.ts";
-import { type ApiClient, loggedInClient, startTestServer, type TestServer } from "../../tests/harness.ts";
+import {
+  type ApiClient,
+  decodeAnswer,
+  loggedInClient,
+  startTestServer,
+  type TestServer,
+} from "../../tests/harness.ts";
 import { tx } from "../db/db.ts";
 import { GB } from "../lib/traffic.ts";
 import type { Combo } from "../modules/combo/schema.ts";
 import { changeWallet } from "../modules/ledger/service.ts";
-import type { Order, PayResult, TradeStatus } from "../modules/order/schema.ts";
+import { type Order, OrderMsg, type PayResult, type TradeStatus } from "../modules/order/schema.ts";
 import type { UserInfo } from "../modules/user/schema.ts";
 import { Code } from "../rpc/codes.ts";
+import { toBase64Json } from "../rpc/envelope.ts";
 import { epaySign } from "./epay.ts";
+import { EVENT_WINDOW_MS, logPaymentEvent, REJECTED_PER_WINDOW } from "./events.ts";
 
 let server: TestServer;
 let gateway: FakeEpayGateway;
@@ -113,8 +122,8 @@ const walletFen = (userId: string) =>
 
 function events(tradeNo: string) {
   return server.context.db
-    .query<{ result: string; reason: string; raw: string }, [string]>(
-      "SELECT result, reason, raw FROM payment_events WHERE trade_no = ? ORDER BY id",
+    .query<{ result: string; reason: string; raw: string; repeat_count: number }, [string]>(
+      "SELECT result, reason, raw, repeat_count FROM payment_events WHERE trade_no = ? ORDER BY id",
     )
     .all(tradeNo);
 }
@@ -239,10 +248,11 @@ describe("EPay notifications", () => {
     expect(deliveries[0]?.url).toContain("money=15&");
     expect(await traffic(client)).toBe(before + COMBO_TRAFFIC);
     expect(await status(client, order._id)).toBe("paied");
-    const results = events(gatewayOrder.outTradeNo).map((e) => e.result);
-    expect(results.filter((r) => r === "credited")).toHaveLength(1);
-    expect(results.filter((r) => r === "duplicate")).toHaveLength(49);
-    expect(results).toHaveLength(50);
+    // One credit, and the 49 repeats counted on one row rather than stored 49 times.
+    expect(events(gatewayOrder.outTradeNo).map((e) => [e.result, e.repeat_count])).toEqual([
+      ["credited", 1],
+      ["duplicate", 49],
+    ]);
     const records = server.context.db
       .query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM traffic_records WHERE order_id = ?")
       .get(order._id);
@@ -303,9 +313,13 @@ describe("EPay notifications", () => {
     expect(walletFen(cancelled.userId)).toBe(300);
 
     const logged = events(trade);
-    expect(logged.map((e) => e.result)).toEqual(["rejected", "rejected", "anomaly"]);
+    // Both forgeries are the same event (bad signature on this trade): one row counting two.
+    expect(logged.map((e) => [e.result, e.repeat_count])).toEqual([
+      ["rejected", 2],
+      ["anomaly", 1],
+    ]);
     expect(logged[0]?.reason).toBe("bad signature");
-    expect(logged[2]?.reason).toContain("amount 1 CNY, expected 1000");
+    expect(logged[1]?.reason).toContain("amount 1 CNY, expected 1000");
     expect(events(unknownTrade).map((e) => [e.result, e.reason])).toEqual([
       ["rejected", "unknown trade number"],
     ]);
@@ -394,5 +408,306 @@ describe("active query", () => {
     expect(
       gateway.queryRequests.filter((q) => q.get("out_trade_no") === gatewayOrder.outTradeNo),
     ).toHaveLength(0);
+  });
+});
+
+/** An envelope call with extra request headers (a forged Host, say). */
+async function callWithHeaders<T>(
+  client: ApiClient,
+  path: string,
+  payload: unknown,
+  headers: Record<string, string>,
+) {
+  return decodeAnswer<T>(await client.raw(path, JSON.stringify({ data: toBase64Json(payload) }), headers));
+}
+
+const FORGED_HOST = {
+  host: "evil.example",
+  "x-forwarded-host": "evil.example",
+  "x-forwarded-proto": "https",
+};
+
+function errorRows(name: string) {
+  return server.context.db
+    .query<{ msg: string; repeat_count: number }, [string]>(
+      "SELECT msg, repeat_count FROM error_logs WHERE name = ? ORDER BY id",
+    )
+    .all(name);
+}
+
+describe("callback URLs (issue 11, finding 7)", () => {
+  test("a forged Host header never reaches the gateway: notify_url and return_url are on the configured origin", async () => {
+    const site = "https://pay-panel.example";
+    server.context.settings.update({ site_url: site });
+    try {
+      const { client } = await newBuyer();
+      const order = await call<Order>(client, "/api/shop/create_order", { combo_id: combo._id });
+      const answer = await callWithHeaders<PayResult>(
+        client,
+        "/api/shop/dobuy",
+        { order_id: order._id, pay_mode: "alipay", return_url: "https://evil.example/#/order" },
+        FORGED_HOST,
+      );
+      expect(answer.code).toBe(0);
+      const request = gateway.mapiRequests.at(-1);
+      expect(request?.signValid).toBe(true);
+      expect(request?.params.notify_url).toBe(`${site}/api/pay/notify/epay`);
+      // The customer's return URL pointed elsewhere: the panel's own is used.
+      expect(request?.params.return_url).toBe(`${site}/#/order?payment=success&order=${order._id}`);
+      expect(JSON.stringify(gateway.mapiRequests.at(-1)?.params)).not.toContain("evil.example");
+
+      // A return URL on the site itself is kept; the notify_url setting wins for callbacks.
+      server.context.settings.update({ notify_url: "https://callback.example/" });
+      const second = await call<Order>(client, "/api/shop/create_order", { combo_id: combo._id });
+      const kept = await callWithHeaders<PayResult>(
+        client,
+        "/api/shop/dobuy",
+        { order_id: second._id, pay_mode: "wxpay", return_url: `${site}/#/order?payment=success` },
+        FORGED_HOST,
+      );
+      expect(kept.code).toBe(0);
+      expect(gateway.mapiRequests.at(-1)?.params).toMatchObject({
+        notify_url: "https://callback.example/api/pay/notify/epay",
+        return_url: `${site}/#/order?payment=success`,
+      });
+    } finally {
+      server.context.settings.update({ site_url: server.url, notify_url: "" });
+    }
+  });
+
+  test("without a site origin a gateway payment is refused, the gateway is not asked, and the error log says why", async () => {
+    server.context.settings.update({ site_url: "", preferDomain: "" });
+    try {
+      const { client } = await newBuyer();
+      const order = await call<Order>(client, "/api/shop/create_order", { combo_id: combo._id });
+      const asked = gateway.mapiRequests.length;
+      const answer = await client.call("/api/shop/dobuy", { order_id: order._id, pay_mode: "alipay" });
+      expect(answer.code).toBe(Code.badInput);
+      expect(answer.msg).toBe(OrderMsg.noSiteOrigin);
+      expect(answer.msg).toContain("站点地址");
+      expect(gateway.mapiRequests.length).toBe(asked);
+      expect(await status(client, order._id)).toBe("topay");
+      const attempts = server.context.db
+        .query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM payments WHERE order_id = ?")
+        .get(order._id);
+      expect(attempts?.n).toBe(0);
+      const logged = errorRows("pay epay 支付宝");
+      expect(logged.at(-1)?.msg).toContain("site_url");
+    } finally {
+      server.context.settings.update({ site_url: server.url });
+    }
+  });
+});
+
+describe("links from the gateway (issue 11, finding 12)", () => {
+  test("javascript:, data:, vbscript: and file: links are refused (1000), the attempt closed and logged", async () => {
+    const unsafe: Record<string, string>[] = [
+      { payurl: "javascript:alert(1)" },
+      { qrcode: "javascript:alert(document.cookie)" },
+      { urlscheme: " java\tscript:alert(1)" },
+      { qrcode: "data:text/html,<script>alert(1)</script>" },
+      { urlscheme: "vbscript:msgbox(1)" },
+      { payurl: "file:///etc/passwd" },
+    ];
+    const { client } = await newBuyer();
+    try {
+      for (const reply of unsafe) {
+        for (const isMobile of [false, true]) {
+          gateway.mode = { code: 1, msg: "", trade_no: "2024050112301599999", ...reply } as MapiMode;
+          const order = await call<Order>(client, "/api/shop/create_order", { combo_id: combo._id });
+          const answer = await client.call("/api/shop/dobuy", {
+            order_id: order._id,
+            pay_mode: "alipay",
+            isMobile,
+          });
+          expect({ reply, isMobile, code: answer.code, msg: answer.msg, data: answer.data }).toEqual({
+            reply,
+            isMobile,
+            code: Code.badInput,
+            msg: OrderMsg.unsafePayLink,
+            data: null,
+          });
+          const attempts = server.context.db
+            .query<{ status: string }, [string]>("SELECT status FROM payments WHERE order_id = ?")
+            .all(order._id);
+          expect(attempts.map((a) => a.status)).toEqual(["closed"]);
+        }
+      }
+    } finally {
+      gateway.mode = "qrcode";
+    }
+    const logged = errorRows("pay epay 支付宝").map((row) => row.msg);
+    for (const scheme of ["javascript:", "data:", "vbscript:", "file:"]) {
+      expect(logged.some((msg) => msg.includes(`refused scheme ${scheme}`))).toBe(true);
+    }
+  });
+
+  test("the wallet apps' schemes and http(s) pass", async () => {
+    const allowed: Record<string, string>[] = [
+      { qrcode: "weixin://wxpay/bizpayurl?pr=abc123" },
+      { urlscheme: "alipays://platformapi/startapp?saId=10000007&qrcode=x" },
+      { qrcode: "wxp://f2f0abc" },
+      { payurl: "http://cashier.example/pay/1" },
+    ];
+    const { client } = await newBuyer();
+    try {
+      for (const reply of allowed) {
+        gateway.mode = { code: 1, msg: "", trade_no: "2024050112301599998", ...reply } as MapiMode;
+        const order = await call<Order>(client, "/api/shop/create_order", { combo_id: combo._id });
+        const pay = await call<PayResult>(client, "/api/shop/dobuy", {
+          order_id: order._id,
+          pay_mode: "wxpay",
+        });
+        expect([pay.qrcode, pay.payurl, pay.urlscheme]).toContain(Object.values(reply)[0] as string);
+      }
+    } finally {
+      gateway.mode = "qrcode";
+    }
+  });
+});
+
+describe("payment_events against strangers (issue 11, finding 13)", () => {
+  test("10 000 forged notifications leave a bounded number of rows that count them; a real credit afterwards is recorded in full", async () => {
+    const { client, order, gatewayOrder } = await buy();
+    gateway.pay(gatewayOrder.outTradeNo);
+    const db = server.context.db;
+    // A window of its own, so rows of the other tests do not count towards its cap.
+    const windowStart = (Math.floor(Date.now() / EVENT_WINDOW_MS) + 1) * EVENT_WINDOW_MS;
+    setSystemTime(windowStart + 60_000);
+    try {
+      const forged = (i: number) => {
+        // Half repeat one forgery, half invent a new trade number each time; all badly signed.
+        const params = gateway.notification(gatewayOrder.outTradeNo, {
+          out_trade_no: i % 2 === 0 ? "P20240101000000FORGED" : `P2024${String(i).padStart(16, "0")}`,
+          money: "0.01",
+          junk: "x".repeat(4000),
+        });
+        return { ...params, sign: "0".repeat(32) };
+      };
+      for (let i = 0; i < 10_000; i += 100) {
+        const batch = Array.from({ length: 100 }, (_, k) => gateway.send(notifyUrl(), forged(i + k)));
+        for (const delivery of await Promise.all(batch)) expect(delivery.body).toBe("fail");
+      }
+      // Made-up provider names share one cap.
+      await Promise.all(
+        Array.from({ length: 200 }, (_, k) => fetch(`${server.url}/api/pay/notify/nope${k}?a=1`)),
+      );
+      const rows = db
+        .query<{ provider: string; n: number; counted: number; widest: number }, [number]>(
+          `SELECT provider, COUNT(*) AS n, SUM(repeat_count) AS counted, MAX(LENGTH(raw)) AS widest
+           FROM payment_events WHERE create_time >= ? GROUP BY provider ORDER BY provider`,
+        )
+        .all(windowStart);
+      expect(rows.map((r) => r.provider)).toEqual(["epay", "unknown"]);
+      const [epay, unknown] = rows;
+      expect(epay?.counted).toBe(10_000);
+      expect(epay?.n).toBeLessThanOrEqual(REJECTED_PER_WINDOW + 1);
+      expect(epay?.widest).toBeLessThanOrEqual(2048);
+      expect(unknown?.counted).toBe(200);
+      expect(unknown?.n).toBeLessThanOrEqual(REJECTED_PER_WINDOW + 1);
+      const repeated = events("P20240101000000FORGED");
+      expect(repeated.map((e) => [e.result, e.reason, e.repeat_count])).toEqual([
+        ["rejected", "bad signature", 5000],
+      ]);
+
+      // The gateway's genuine notification still credits and is stored whole.
+      const before = await traffic(client);
+      const real = await gateway.notify(gatewayOrder.outTradeNo);
+      expect(real.body).toBe("success");
+      expect(await traffic(client)).toBe(before + COMBO_TRAFFIC);
+      expect(await status(client, order._id)).toBe("paied");
+      const credited = events(gatewayOrder.outTradeNo).filter((e) => e.result === "credited");
+      expect(credited).toHaveLength(1);
+      expect(credited[0]?.repeat_count).toBe(1);
+      expect(credited[0]?.raw).toBe(`GET ${new URL(real.url).search} `);
+    } finally {
+      setSystemTime();
+    }
+  }, 120_000);
+
+  test("refused and duplicate events expire after 90 days; credits and anomalies stay", async () => {
+    const db = server.context.db;
+    const now = Date.now() + 10 * EVENT_WINDOW_MS;
+    const old = now - 91 * 86_400_000;
+    const recent = now - 89 * 86_400_000;
+    const insert = db.query(
+      `INSERT INTO payment_events (provider, trade_no, result, reason, create_time, last_time)
+       VALUES ('epay', ?, ?, 'expiry test', ?, ?)`,
+    );
+    for (const result of ["credited", "duplicate", "rejected", "anomaly"]) {
+      insert.run(`OLD-${result}`, result, old, old);
+      insert.run(`RECENT-${result}`, result, recent, recent);
+    }
+    // A rejected event first seen long ago but repeated recently stays.
+    insert.run("OLD-BUT-SEEN", "rejected", old, recent);
+    logPaymentEvent(db, { provider: "epay", result: "rejected", reason: "expiry trigger" }, now);
+    const left = db
+      .query<{ trade_no: string }, []>(
+        "SELECT trade_no FROM payment_events WHERE reason = 'expiry test' ORDER BY trade_no",
+      )
+      .all()
+      .map((r) => r.trade_no);
+    expect(left).toEqual([
+      "OLD-BUT-SEEN",
+      "OLD-anomaly",
+      "OLD-credited",
+      "RECENT-anomaly",
+      "RECENT-credited",
+      "RECENT-duplicate",
+      "RECENT-rejected",
+    ]);
+  });
+});
+
+describe("settings that would break notifications (issue 11, finding 14)", () => {
+  test("an invalid timezone already in the database falls back to the default: a notification still credits", async () => {
+    const { client, order, gatewayOrder } = await buy();
+    gateway.pay(gatewayOrder.outTradeNo);
+    // As an older version could have saved it.
+    server.context.db
+      .query(
+        "INSERT INTO settings (key, value, update_time) VALUES ('timezone', ?, 0) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+      )
+      .run(JSON.stringify("Mars/Olympus"));
+    server.context.settings.update({});
+    try {
+      expect(server.context.settings.get("timezone")).toBe("Asia/Shanghai");
+      const before = await traffic(client);
+      const delivery = await gateway.notify(gatewayOrder.outTradeNo);
+      expect([delivery.status, delivery.body]).toEqual([200, "success"]);
+      expect(await status(client, order._id)).toBe("paied");
+      expect(await traffic(client)).toBe(before + COMBO_TRAFFIC);
+    } finally {
+      server.context.db.query("DELETE FROM settings WHERE key = 'timezone'").run();
+      server.context.settings.update({});
+    }
+  });
+});
+
+describe("notification bodies (issue 11, finding 14)", () => {
+  test("a chunked 1 MB body is refused (the limit is 64 KB) and leaves no event", async () => {
+    const before = server.context.db
+      .query<{ n: number }, []>("SELECT COUNT(*) AS n FROM payment_events")
+      .get()?.n;
+    let pulled = 0;
+    const chunk = new Uint8Array(16 * 1024).fill(0x61);
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (pulled >= 1024 * 1024) return controller.close();
+        pulled += chunk.byteLength;
+        controller.enqueue(chunk);
+      },
+    });
+    const response = await fetch(`${server.url}/api/pay/notify/epay`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body,
+    });
+    expect(response.status).toBe(413);
+    expect(await response.text()).toBe("fail");
+    const after = server.context.db
+      .query<{ n: number }, []>("SELECT COUNT(*) AS n FROM payment_events")
+      .get()?.n;
+    expect(after).toBe(before);
   });
 });

@@ -6,6 +6,7 @@
 import { createHash } from "node:crypto";
 import type { AppContext } from "../context.ts";
 import { formatYuan, parseYuan } from "../lib/money.ts";
+import { cutUtf8 } from "../lib/text.ts";
 import { Code, RpcError } from "../rpc/codes.ts";
 import { sameSecret } from "../rpc/ids.ts";
 import { type PaymentAction, type PaymentProvider, type PaymentRequest, textAck } from "./provider.ts";
@@ -48,15 +49,6 @@ export function epayConfig(ctx: AppContext): EpayConfig | null {
   const key = settings.epay_key.trim();
   if (!apiUrl || !pid || !key) return null;
   return { apiUrl: apiUrl.endsWith("/") ? apiUrl : `${apiUrl}/`, pid, key };
-}
-
-/** Cuts UTF-8 text at a byte limit without splitting a character. */
-export function cutUtf8(text: string, maxBytes: number): string {
-  const bytes = Buffer.from(text, "utf8");
-  if (bytes.length <= maxBytes) return text;
-  let end = maxBytes;
-  while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end -= 1;
-  return bytes.subarray(0, end).toString("utf8");
 }
 
 /** The signed parameters of submit.php / mapi.php (mapi adds clientip and device). */
@@ -150,6 +142,7 @@ const ackFail = textAck("fail");
 export const epayProvider: PaymentProvider = {
   id: "epay",
   label: "易支付",
+  callbacks: true,
   serves: (ctx, method) =>
     (method === "alipay" || method === "wxpay") &&
     ctx.settings.get(method) === "epay" &&

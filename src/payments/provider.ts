@@ -21,11 +21,14 @@ export interface PaymentRequest {
   clientIp: string;
   device: Device;
   isMobile: boolean;
-  /** Absolute URL the gateway calls back: `<base>/api/pay/notify/<provider>`. */
+  /**
+   * Absolute URL the gateway calls back: `<base>/api/pay/notify/<provider>`, the base from the
+   * setting notify_url or the trusted site origin. "" for providers without callbacks.
+   */
   notifyUrl: string;
-  /** Absolute URL the customer's browser returns to (display only). */
+  /** Absolute URL the customer's browser returns to (display only); "" like notifyUrl. */
   returnUrl: string;
-  /** Origin of the panel for links the panel itself serves (sandbox page). */
+  /** The trusted site origin for links the panel itself serves (sandbox page); "" when unset: relative links. */
   panelOrigin: string;
   now: number;
 }
@@ -61,6 +64,8 @@ export interface PaymentProvider {
   id: ProviderId;
   /** Shown as third_pay_platform. */
   label: string;
+  /** The gateway needs absolute notify and return URLs, so the site's own origin must be configured. */
+  callbacks: boolean;
   /** Whether this provider is configured to collect a method right now. */
   serves(ctx: AppContext, method: PayMode): boolean;
   createPayment(ctx: AppContext, request: PaymentRequest): Promise<PaymentAction>;

@@ -5,11 +5,16 @@
  */
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
+import { readBodyText } from "../lib/http.ts";
 import { findOrder } from "../modules/order/service.ts";
-import { findPayment, logPaymentEvent, markPaid } from "./credit.ts";
+import { findPayment, markPaid } from "./credit.ts";
+import { logPaymentEvent } from "./events.ts";
 import { textAck } from "./provider.ts";
 import { providerById } from "./registry.ts";
-import { sandboxPage } from "./sandbox.ts";
+import { SANDBOX_CSS, SANDBOX_CSS_PATH, sandboxPage } from "./sandbox.ts";
+
+/** A gateway notification is a few hundred bytes of form fields; anything near this is not one. */
+export const MAX_NOTIFY_BYTES = 64 * 1024;
 
 /** Query and form fields merged (form wins). */
 function readParams(url: URL, request: Request, rawBody: string): Record<string, string> {
@@ -25,13 +30,20 @@ function readParams(url: URL, request: Request, rawBody: string): Record<string,
 export async function handleNotify(ctx: AppContext, providerId: string, request: Request): Promise<Response> {
   const provider = providerById(providerId);
   const url = new URL(request.url);
-  const rawBody = request.method === "GET" ? "" : await request.text();
+  const body =
+    request.method === "GET"
+      ? { ok: true as const, text: "" }
+      : await readBodyText(request, MAX_NOTIFY_BYTES);
+  // A sender that hung up gets no answer and leaves no row; an oversized body is refused unread.
+  if (!body.ok) return textAck("fail", body.reason === "too_large" ? 413 : 400)();
+  const rawBody = body.text;
   const raw = `${request.method} ${url.search} ${rawBody}`;
   if (!provider?.verifyNotify) {
+    // One source for every unknown name, so made-up names share one cap (events.ts).
     logPaymentEvent(ctx.db, {
-      provider: providerId.slice(0, 40),
+      provider: "unknown",
       result: "rejected",
-      reason: "no such provider",
+      reason: `no such provider ${providerId.slice(0, 40)}`,
       raw,
     });
     return textAck("fail", 404)();
@@ -64,6 +76,13 @@ export function paymentRoutes(ctx: AppContext) {
     .post("/api/pay/notify/:provider", ({ params, request }) => handleNotify(ctx, params.provider, request), {
       parse: "none",
     })
+    .get(
+      SANDBOX_CSS_PATH,
+      () =>
+        new Response(SANDBOX_CSS, {
+          headers: { "content-type": "text/css; charset=utf-8", "cache-control": "no-cache" },
+        }),
+    )
     .get("/pay/sandbox/:tradeNo", ({ params, request }) => {
       const payment = findPayment(ctx.db, params.tradeNo);
       const visible = payment?.provider === "sandbox" ? payment : null;

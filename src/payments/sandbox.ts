@@ -15,6 +15,7 @@ export function sandboxEnabled(ctx: AppContext): boolean {
 export const sandboxProvider: PaymentProvider = {
   id: "sandbox",
   label: "沙箱支付",
+  callbacks: false,
   serves(ctx, method) {
     if (!sandboxEnabled(ctx)) return false;
     const settings = ctx.settings.all();
@@ -48,6 +49,14 @@ export const sandboxProvider: PaymentProvider = {
   },
 };
 
+/** The cashier page's style, a file of its own because the Content-Security-Policy allows no inline style. */
+export const SANDBOX_CSS_PATH = "/pay/sandbox.css";
+export const SANDBOX_CSS = `body{font-family:system-ui,sans-serif;max-width:28rem;margin:2rem auto;padding:0 1rem;color:#1f2937}
+.banner{background:#fef3c7;border:2px dashed #d97706;color:#92400e;padding:.75rem;border-radius:.5rem;font-weight:700}
+button{font-size:1rem;padding:.6rem 1.4rem;background:#2563eb;color:#fff;border:0;border-radius:.4rem;cursor:pointer}
+.ok{color:#047857;font-weight:700}
+`;
+
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** The sandbox cashier page. */
@@ -70,11 +79,8 @@ export function sandboxPage(payment: PaymentRow | null, subject: string, done: b
 </form>`;
   return `<!doctype html>
 <html lang="zh-CN"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>沙箱支付 - 飞渡</title>
-<style>body{font-family:system-ui,sans-serif;max-width:28rem;margin:2rem auto;padding:0 1rem;color:#1f2937}
-.banner{background:#fef3c7;border:2px dashed #d97706;color:#92400e;padding:.75rem;border-radius:.5rem;font-weight:700}
-button{font-size:1rem;padding:.6rem 1.4rem;background:#2563eb;color:#fff;border:0;border-radius:.4rem;cursor:pointer}
-.ok{color:#047857;font-weight:700}</style></head>
+<title>沙箱支付 - 飞渡</title><link rel="icon" href="/logo.svg">
+<link rel="stylesheet" href="${SANDBOX_CSS_PATH}"></head>
 <body><div class="banner" role="alert">沙箱环境：仅用于演示和测试，不会真实扣款</div>
 <h1>沙箱支付</h1>${body}</body></html>`;
 }

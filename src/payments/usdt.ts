@@ -78,6 +78,7 @@ export function usdtAddress(ctx: AppContext): string | null {
 export const usdtProvider: PaymentProvider = {
   id: "usdt_trc20",
   label: "USDT-TRC20",
+  callbacks: false,
   serves: (ctx, method) => method === "usdt" && usdtAddress(ctx) !== null,
   async createPayment(ctx, request) {
     const address = usdtAddress(ctx);

@@ -1,5 +1,6 @@
 import { useEffect, useMemo, useRef, useState } from "react";
 import { Link, useLocation } from "wouter";
+import { isSafeHref } from "../../src/lib/links.ts";
 import type { Notice } from "../../src/modules/notice/schema.ts";
 import { Code } from "../../src/rpc/codes.ts";
 import { call } from "../api.ts";
@@ -94,8 +95,9 @@ function greeting(hour = new Date().getHours()): string {
   return "晚上好";
 }
 
+/** Follows a notice's link: in-app routes, other relative or http(s) links; any other scheme never. */
 function followHref(href: string) {
-  if (!href) return;
+  if (!isSafeHref(href)) return;
   if (href.startsWith("#/")) go(href.slice(1));
   else if (href.startsWith("/#/")) go(href.slice(2));
   else location.assign(href);

@@ -3,6 +3,7 @@
  * 999 without internals, the error log gets a row, and admins read and clear it over the API.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { connect } from "node:net";
 import {
   ApiClient,
   decodeAnswer,
@@ -13,7 +14,13 @@ import {
 } from "../../../tests/harness.ts";
 import { transformPassword } from "../user/password.ts";
 import { createUser } from "../user/service.ts";
-import type { ErrorRecord } from "./service.ts";
+import {
+  ERROR_WINDOW_MS,
+  type ErrorRecord,
+  PER_SOURCE_PER_WINDOW,
+  recordError,
+  TOTAL_PER_WINDOW,
+} from "./service.ts";
 
 let server: TestServer;
 let admin: ApiClient;
@@ -126,15 +133,26 @@ describe("/api/admin/errors/list and clear", () => {
   });
 
   test("list shows createTime, name, msg and stack, newest first, within the asked number of days", async () => {
+    const tenDaysAgo = Date.now() - 10 * 86_400_000;
     server.context.db
-      .query("INSERT INTO error_logs (create_time, name, msg, stack) VALUES (?, ?, ?, ?)")
-      .run(Date.now() - 10 * 86_400_000, "old", "ten days ago", "");
+      .query("INSERT INTO error_logs (create_time, last_time, name, msg, stack) VALUES (?, ?, ?, ?, ?)")
+      .run(tenDaysAgo, tenDaysAgo, "old", "ten days ago", "");
     const answer = await admin.call<ErrorRecord[]>("/api/admin/errors/list");
     expect(answer.code).toBe(0);
     expect(answer.data.length).toBe(3);
     for (const record of answer.data) {
-      expect(Object.keys(record).sort()).toEqual(["_id", "createTime", "msg", "name", "stack"]);
+      expect(Object.keys(record).sort()).toEqual([
+        "_id",
+        "count",
+        "createTime",
+        "lastTime",
+        "msg",
+        "name",
+        "stack",
+      ]);
       expect(typeof record.createTime).toBe("number");
+      expect(record.count).toBe(1);
+      expect(record.lastTime).toBe(record.createTime);
     }
     expect(answer.data.at(-1)?.name).toContain("/api/user_notive/list");
     expect(answer.data[0]?.name).toBe("GET /api/account/signup_confirm");
@@ -154,6 +172,107 @@ describe("/api/admin/errors/list and clear", () => {
     expect(answer.data.deletedCount).toBe(4);
     expect(errorRows()).toEqual([]);
     expect((await admin.call<ErrorRecord[]>("/api/admin/errors/list", { num: 3650 })).data).toEqual([]);
+  });
+});
+
+/** Opens a connection, sends headers and part of a body, then goes away (a closed tab, an aborted upload). */
+function abortMidBody(port: number, head: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, "127.0.0.1", () => {
+      socket.write(head);
+      setTimeout(() => {
+        socket.destroy();
+        resolve();
+      }, 100);
+    });
+    socket.on("error", reject);
+  });
+}
+
+describe("a log strangers cannot fill (issue 11, finding 13)", () => {
+  test("clients that go away mid-body add no error row", async () => {
+    const before = errorRows().length;
+    const cookie = `Cookie: ${user.cookieHeader()}\r\n`;
+    await Promise.all([
+      abortMidBody(
+        server.port,
+        `POST /api/user/userinfo HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n${cookie}Content-Length: 100000\r\n\r\n{"data":"`,
+      ),
+      abortMidBody(
+        server.port,
+        'POST /api/user/login HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"dat\r\n',
+      ),
+      abortMidBody(
+        server.port,
+        "POST /api/pay/notify/epay HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 5000\r\n\r\npid=1",
+      ),
+    ]);
+    // Give the server the time to see the connections close (it logged them within this before).
+    await Bun.sleep(500);
+    expect(errorRows().length).toBe(before);
+    expect((await user.call("/api/user/userinfo")).code).toBe(0);
+  });
+
+  test("10 000 identical errors are one row that counts them", async () => {
+    const db = server.context.db;
+    const start = Date.now();
+    for (let i = 0; i < 10_000; i += 1)
+      recordError(db, "node push", new Error("SQLITE_BUSY: database is locked"));
+    const rows = db
+      .query<{ n: number }, []>("SELECT COUNT(*) AS n FROM error_logs WHERE name = 'node push'")
+      .get();
+    expect(rows?.n).toBe(1);
+    const listed = (await admin.call<ErrorRecord[]>("/api/admin/errors/list")).data.find(
+      (record) => record.name === "node push",
+    );
+    expect(listed?.count).toBe(10_000);
+    expect(listed?.msg).toBe("SQLITE_BUSY: database is locked");
+    expect(listed?.createTime).toBeGreaterThanOrEqual(start);
+    expect(listed?.lastTime).toBeGreaterThanOrEqual(listed?.createTime ?? Infinity);
+  });
+
+  test("ever-new messages from one source, or from ever-new sources, add a bounded number of rows an hour", async () => {
+    const db = server.context.db;
+    // A window of its own (times given explicitly), so earlier rows do not count towards its caps.
+    const window = (Math.floor(Date.now() / ERROR_WINDOW_MS) + 2) * ERROR_WINDOW_MS;
+    for (let i = 0; i < 1000; i += 1)
+      recordError(db, "usdt watcher", new Error(`HTTP 500 #${i}`), window + i);
+    const rowsSince = (name: string | null) =>
+      db
+        .query<{ n: number; counted: number }, [number, string | null]>(
+          "SELECT COUNT(*) AS n, SUM(repeat_count) AS counted FROM error_logs WHERE create_time >= ?1 AND (?2 IS NULL OR name = ?2)",
+        )
+        .get(window, name);
+    expect(rowsSince("usdt watcher")).toEqual({ n: PER_SOURCE_PER_WINDOW + 1, counted: 1000 });
+    for (let i = 0; i < 5000; i += 1)
+      recordError(db, `GET /made-up/${i}`, new Error("boom"), window + 2000 + i);
+    const all = rowsSince(null);
+    expect(all?.n).toBeLessThanOrEqual(TOTAL_PER_WINDOW + 1);
+    expect(all?.counted).toBe(6000);
+    const overflow = db
+      .query<{ msg: string; repeat_count: number }, []>(
+        "SELECT msg, repeat_count FROM error_logs WHERE name = 'error_logs'",
+      )
+      .get();
+    expect(overflow?.msg).toContain("本小时错误过多");
+    db.query("DELETE FROM error_logs WHERE create_time >= ?").run(window);
+  });
+
+  test("rows not seen for 30 days expire", async () => {
+    const db = server.context.db;
+    const now = Date.now() + 10 * ERROR_WINDOW_MS;
+    const insert = db.query(
+      "INSERT INTO error_logs (create_time, last_time, name, msg, stack) VALUES (?, ?, 'expiry test', ?, '')",
+    );
+    insert.run(now - 40 * 86_400_000, now - 31 * 86_400_000, "seen 31 days ago");
+    insert.run(now - 40 * 86_400_000, now - 29 * 86_400_000, "seen 29 days ago");
+    recordError(db, "expiry trigger", new Error("x"), now);
+    const left = db
+      .query<{ msg: string }, []>("SELECT msg FROM error_logs WHERE name = 'expiry test'")
+      .all()
+      .map((r) => r.msg);
+    expect(left).toEqual(["seen 29 days ago"]);
+    db.exec("DELETE FROM error_logs WHERE name IN ('expiry test', 'expiry trigger', 'node push')");
   });
 });
 

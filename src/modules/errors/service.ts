@@ -1,37 +1,125 @@
+/**
+ * The error log (seed 001 §2.12), bounded because strangers can provoke errors (issue 11,
+ * finding 13): the same error again (same name and message) is counted on its row (count,
+ * lastTime); each source (name) adds at most PER_SOURCE_PER_WINDOW new rows an hour and all
+ * sources together TOTAL_PER_WINDOW, beyond which errors are only counted on an overflow row;
+ * texts are cut; rows not seen for ERROR_DAYS expire. A client that went away is no error at all.
+ */
 import type { Db } from "../../db/db.ts";
+import { cutUtf8 } from "../../lib/text.ts";
+import { DAY_MS } from "../../lib/time.ts";
+import { sha256Hex } from "../../rpc/ids.ts";
 
 export interface ErrorRecord {
   _id: number;
+  /** The first time it happened. */
   createTime: number;
   name: string;
   msg: string;
   stack: string;
+  /** How many times it happened. */
+  count: number;
+  /** The latest time it happened. */
+  lastTime: number;
 }
 
-const MAX_TEXT = 8000;
+const MSG_MAX_BYTES = 2048;
+const STACK_MAX_BYTES = 8000;
+const NAME_MAX_BYTES = 200;
+export const ERROR_WINDOW_MS = 3_600_000;
+export const PER_SOURCE_PER_WINDOW = 30;
+export const TOTAL_PER_WINDOW = 300;
+export const ERROR_DAYS = 30;
+
+/** Per database: when expired rows were last deleted (at most once per window). */
+const lastExpiry = new WeakMap<Db, number>();
+
+/**
+ * A request body cut off because the client went away (a closed tab, an aborted upload) rejects
+ * with an AbortError; the server only aborts its own fetches on purpose (the USDT watcher's stop).
+ */
+function isAbort(error: unknown): boolean {
+  return error instanceof DOMException && error.name === "AbortError";
+}
+
+function expireOldErrors(db: Db, now: number): void {
+  const last = lastExpiry.get(db);
+  if (last !== undefined && now - last < ERROR_WINDOW_MS) return;
+  lastExpiry.set(db, now);
+  db.query("DELETE FROM error_logs WHERE last_time < ?").run(now - ERROR_DAYS * DAY_MS);
+}
+
+function countRepeat(db: Db, fingerprint: string, now: number): boolean {
+  return (
+    db
+      .query("UPDATE error_logs SET repeat_count = repeat_count + 1, last_time = ?1 WHERE fingerprint = ?2")
+      .run(now, fingerprint).changes > 0
+  );
+}
+
+function insertError(
+  db: Db,
+  row: { name: string; msg: string; stack: string },
+  fingerprint: string,
+  now: number,
+) {
+  db.query(
+    `INSERT INTO error_logs (create_time, last_time, name, msg, stack, fingerprint, repeat_count)
+     VALUES (?1, ?1, ?2, ?3, ?4, ?5, 1)
+     ON CONFLICT (fingerprint) DO UPDATE SET repeat_count = repeat_count + 1, last_time = excluded.last_time`,
+  ).run(now, row.name, row.msg, row.stack, fingerprint);
+}
+
+/** Where a new error goes over a cap this window: the overflow row's name, or null when it fits. */
+function overflowSource(db: Db, name: string, since: number): string | null {
+  const total = db
+    .query<{ n: number }, [number]>("SELECT COUNT(*) AS n FROM error_logs WHERE create_time >= ?")
+    .get(since);
+  if ((total?.n ?? 0) >= TOTAL_PER_WINDOW) return "error_logs";
+  const fromSource = db
+    .query<{ n: number }, [string, number]>(
+      "SELECT COUNT(*) AS n FROM error_logs WHERE name = ? AND create_time >= ?",
+    )
+    .get(name, since);
+  return (fromSource?.n ?? 0) >= PER_SOURCE_PER_WINDOW ? name : null;
+}
 
 /** Records an unexpected error. Never throws: a failing error log must not hide the first error. */
-export function recordError(db: Db, name: string, error: unknown): void {
+export function recordError(db: Db, name: string, error: unknown, now = Date.now()): void {
+  if (isAbort(error)) return;
   const err = error instanceof Error ? error : new Error(String(error));
   try {
-    db.query("INSERT INTO error_logs (create_time, name, msg, stack) VALUES (?, ?, ?, ?)").run(
-      Date.now(),
-      name.slice(0, 200),
-      (err.message || err.name).slice(0, MAX_TEXT),
-      (err.stack ?? "").slice(0, MAX_TEXT),
-    );
+    expireOldErrors(db, now);
+    const row = {
+      name: cutUtf8(name, NAME_MAX_BYTES),
+      msg: cutUtf8(err.message || err.name, MSG_MAX_BYTES),
+      stack: cutUtf8(err.stack ?? "", STACK_MAX_BYTES),
+    };
+    const fingerprint = sha256Hex(`${row.name}\n${row.msg}`);
+    if (countRepeat(db, fingerprint, now)) return;
+    const windowStart = now - (now % ERROR_WINDOW_MS);
+    const source = overflowSource(db, row.name, windowStart);
+    if (source === null) {
+      insertError(db, row, fingerprint, now);
+      return;
+    }
+    const overflow = sha256Hex(`overflow\n${source}\n${windowStart}`);
+    if (countRepeat(db, overflow, now)) return;
+    const msg = `本小时错误过多，之后的只计数（次数见 count），最先超出的一条：${row.msg}`;
+    insertError(db, { name: source, msg: cutUtf8(msg, MSG_MAX_BYTES), stack: row.stack }, overflow, now);
   } catch (logError) {
     console.error("error log write failed", logError, "while recording", err);
   }
 }
 
-/** Error records of the last `days` days, newest first. */
+/** Error records seen in the last `days` days, latest first. */
 export function listErrors(db: Db, days: number, now = Date.now()): ErrorRecord[] {
   return db
     .query<ErrorRecord, [number]>(
-      "SELECT id AS _id, create_time AS createTime, name, msg, stack FROM error_logs WHERE create_time >= ? ORDER BY id DESC LIMIT 1000",
+      `SELECT id AS _id, create_time AS createTime, name, msg, stack, repeat_count AS count, last_time AS lastTime
+       FROM error_logs WHERE last_time >= ? ORDER BY last_time DESC, id DESC LIMIT 1000`,
     )
-    .all(now - days * 86_400_000);
+    .all(now - days * DAY_MS);
 }
 
 export function clearErrors(db: Db): number {

@@ -1,6 +1,7 @@
 /** The bell notices: /api/user_notive/list and /api/user_notive/clicked. */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ApiClient, loggedInClient, startTestServer, type TestServer } from "../../../tests/harness.ts";
+import { Code, type RpcError } from "../../rpc/codes.ts";
 import type { Notice } from "./schema.ts";
 import { createNotice } from "./service.ts";
 
@@ -84,4 +85,58 @@ test("an unknown notice id is harmless and a malformed one is 1000", async () =>
     expect((await client.call("/api/user_notive/clicked", { noticeId })).code).toBe(1000);
   }
   expect((await client.call("/api/user_notive/clicked", {})).code).toBe(1000);
+});
+
+describe("notice links (issue 11, finding 8)", () => {
+  test("a link of another scheme than http(s) is refused with 1000 and nothing is saved", () => {
+    const count = () =>
+      server.context.db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM notices").get()?.n ?? -1;
+    const before = count();
+    for (const href of [
+      "javascript:alert(document.cookie)",
+      " JavaScript:alert(1)",
+      "java\tscript:alert(1)",
+      "data:text/html,<script>alert(1)</script>",
+      "vbscript:msgbox(1)",
+      "file:///etc/passwd",
+      "alipays://platformapi/startapp",
+    ]) {
+      let refused: unknown = null;
+      try {
+        createNotice(server.context, { userId: null, desc: "点击查看", href });
+      } catch (error) {
+        refused = error;
+      }
+      expect({ href, code: (refused as RpcError | null)?.code }).toEqual({ href, code: Code.badInput });
+      expect((refused as Error).message).toContain("通知链接");
+    }
+    expect(count()).toBe(before);
+  });
+
+  test("relative and http(s) links are saved and listed", async () => {
+    const { client, user } = await loggedInClient(server);
+    const hrefs = [
+      "#/feedback",
+      "/#/order",
+      "/about.html",
+      "https://example.com/news",
+      "http://example.com/",
+    ];
+    for (const href of hrefs) createNotice(server.context, { userId: user.id, desc: href, href });
+    const listed = (await client.call<Notice[]>("/api/user_notive/list")).data
+      .filter((n) => hrefs.includes(n.desc))
+      .map((n) => n.href);
+    expect(listed.sort()).toEqual([...hrefs].sort());
+  });
+
+  test("a notice saved before links were checked is listed without its link", async () => {
+    const { client, user } = await loggedInClient(server);
+    server.context.db
+      .query("INSERT INTO notices (id, user_id, href, desc, create_time) VALUES (?, ?, ?, ?, ?)")
+      .run("f".repeat(24), user.id, "javascript:alert(1)", "旧通知", Date.now());
+    const listed = (await client.call<Notice[]>("/api/user_notive/list")).data;
+    expect(listed.filter((n) => n.desc === "旧通知")).toEqual([
+      { _id: "f".repeat(24), href: "", desc: "旧通知" },
+    ]);
+  });
 });

@@ -2,7 +2,7 @@ import { checkout } from "../../payments/checkout.ts";
 import { deviceFromUserAgent } from "../../payments/provider.ts";
 import { queryOpenPayment } from "../../payments/query.ts";
 import { availablePayModes } from "../../payments/registry.ts";
-import { type CallContext, defineCall, requestOrigin } from "../../rpc/call.ts";
+import { type CallContext, defineCall } from "../../rpc/call.ts";
 import { emptyInput } from "../user/schema.ts";
 import type { UserRow } from "../user/service.ts";
 import {
@@ -72,7 +72,6 @@ export const orderCalls = [
         isMobile: input.isMobile,
         device: deviceFromUserAgent(ctx.request.headers.get("user-agent") ?? "", input.isMobile),
         clientIp: ctx.ip,
-        origin: requestOrigin(ctx),
         returnUrl: input.return_url,
       }),
   }),

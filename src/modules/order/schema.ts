@@ -141,6 +141,8 @@ export const OrderMsg = {
   walletLocked: "订单已使用钱包抵扣，如需更改优惠券请取消订单后重新下单",
   notPayable: "订单状态不允许支付",
   payModeOff: "该支付方式暂未开放",
+  noSiteOrigin: "该支付方式暂不可用：管理员尚未设置站点地址，请联系客服",
+  unsafePayLink: "支付网关返回的支付链接不安全，已拒绝，请更换支付方式或联系客服",
   // shop and order pages (SPA)
   couponApplied: "优惠券使用成功",
   couponCancelled: "已取消使用优惠券",

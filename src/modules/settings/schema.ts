@@ -24,6 +24,36 @@ export function normalizeOrigin(value: string): string | null {
   if (url.username || url.password || url.search || url.hash || url.pathname !== "/") return null;
   return url.origin;
 }
+/** A base URL links are built on: "" or http(s)://host[/path], no query, fragment or credentials. */
+export function isBaseUrl(value: string): boolean {
+  const trimmed = value.trim();
+  if (trimmed === "") return true;
+  try {
+    const url = new URL(trimmed);
+    return (
+      (url.protocol === "https:" || url.protocol === "http:") &&
+      !url.username &&
+      !url.password &&
+      !url.search &&
+      !url.hash
+    );
+  } catch {
+    return false;
+  }
+}
+const baseUrlText = (fallback = "") =>
+  z.string().max(300).refine(isBaseUrl, "须为 http(s):// 开头的地址，不含查询参数").default(fallback);
+
+/** An IANA time zone the runtime knows ("Asia/Shanghai"): anything else breaks every business day. */
+export function isTimeZone(value: string): boolean {
+  try {
+    new Intl.DateTimeFormat("en", { timeZone: value });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 const originText = z
   .string()
   .max(300)
@@ -47,14 +77,14 @@ export const settingsSchema = z.object({
   usdtCheckTime: num(20, 10, 60),
   /** Seconds between polls of the address. */
   usdtCheckInterval: num(15, 3, 3600),
-  /** Base URL the gateways call back (a callback domain outside a CDN challenge); empty = the request's own origin. */
-  notify_url: text(),
-  /** Base URL the customer comes back to after paying; empty = the request's own origin. */
-  return_url: text(),
-  epay_url: text(),
+  /** Base URL the gateways call back (a callback domain outside a CDN challenge); empty = siteOrigin. */
+  notify_url: baseUrlText(),
+  /** Base URL the customer comes back to after paying; empty = siteOrigin. */
+  return_url: baseUrlText(),
+  epay_url: baseUrlText(),
   epay_pid: text(),
   epay_key: text(),
-  trongrid_url: text("https://api.trongrid.io"),
+  trongrid_url: baseUrlText("https://api.trongrid.io"),
   trongrid_api_key: text(),
   /** The sandbox provider for demos and tests (also FERRY_SANDBOX_PAY=1): nothing is really charged. */
   sandbox_pay: flag(false),
@@ -86,7 +116,7 @@ export const settingsSchema = z.object({
   prizeBaseCost: num(1, 0, 1_000_000),
   gameSeat: num(0, 0, 1_000_000),
   /** The panel's address as nodes reach it (install and upgrade URLs); empty = the back office's own origin. */
-  panel_url: text(),
+  panel_url: baseUrlText(),
   // install script addresses per server type (empty = the panel's own script)
   install_apine: text(),
   install_ubuntu_x86: text(),
@@ -105,7 +135,11 @@ export const settingsSchema = z.object({
   contentUrl_guowai: text(),
   describe_host: text(),
   agency_host: text(),
-  timezone: text("Asia/Shanghai"),
+  timezone: z
+    .string()
+    .max(100)
+    .refine(isTimeZone, "时区无效，须为 IANA 时区名，如 Asia/Shanghai")
+    .default("Asia/Shanghai"),
   // announcement
   notice_show: flag(false),
   notice_title: text(),

@@ -135,9 +135,13 @@ describe("admin config: who may call it", () => {
     expect((await client.call("/api/admin/config/get")).code).toBe(1003);
   });
 
-  test("yunying_list and admin_id match e-mails in any letter case", async () => {
+  test("yunying_list and admin_id match confirmed e-mails in any letter case", async () => {
     const email = uniqueEmail("listed");
-    await createUser(server.context, { email, passwordDigest: transformPassword("correct-horse-1") });
+    await createUser(server.context, {
+      email,
+      passwordDigest: transformPassword("correct-horse-1"),
+      emailVerified: true,
+    });
     const client = new ApiClient(server.url);
     expect((await client.login(email, "correct-horse-1")).code).toBe(0);
     expect(
@@ -201,6 +205,47 @@ describe("/api/admin/config/get and set_config", () => {
     expect(config.notice_title).toBe("keep me");
     expect(config.smtp_port).toBe(587);
     expect(config.admin_id).toEqual([]);
+  });
+
+  test("an invalid timezone is refused with 1000 and a clear message, and nothing of the call is saved", async () => {
+    await admin.call("/api/admin/config/set_config", { timezone: "Asia/Shanghai", notice_title: "keep me" });
+    for (const timezone of ["Mars/Olympus", "Asia/Shanghai ", "", "GMT+25", "../../etc/passwd"]) {
+      const answer = await admin.call("/api/admin/config/set_config", { timezone, notice_title: "changed" });
+      expect({ timezone, code: answer.code }).toEqual({ timezone, code: 1000 });
+      expect(answer.msg).toContain("timezone");
+      expect(answer.msg).toContain("时区无效");
+    }
+    expect(storedValue("timezone")).toBe("Asia/Shanghai");
+    expect((await getConfig()).notice_title).toBe("keep me");
+    // Real zones are saved.
+    for (const timezone of ["Europe/Berlin", "UTC", "Asia/Shanghai"]) {
+      expect((await admin.call("/api/admin/config/set_config", { timezone })).code).toBe(0);
+      expect(storedValue("timezone")).toBe(timezone);
+    }
+  });
+
+  test("callback bases and the addresses the panel calls must be http(s) addresses", async () => {
+    for (const patch of [
+      { notify_url: "javascript:alert(1)" },
+      { epay_url: "file:///etc/passwd" },
+      { trongrid_url: "gopher://api.trongrid.io" },
+      { panel_url: "javascript:alert(1)" },
+      { notify_url: "panel.example.com" },
+      { return_url: "https://panel.example.com/?next=evil" },
+      { return_url: "https://user:pw@panel.example.com" },
+    ]) {
+      expect({ patch, code: (await admin.call("/api/admin/config/set_config", patch)).code }).toEqual({
+        patch,
+        code: 1000,
+      });
+    }
+    const saved = await admin.call<Settings>("/api/admin/config/set_config", {
+      notify_url: "https://callback.example.com/",
+      return_url: "",
+    });
+    expect(saved.code).toBe(0);
+    expect(saved.data.notify_url).toBe("https://callback.example.com/");
+    await admin.call("/api/admin/config/set_config", { notify_url: "" });
   });
 
   test("the SMTP password is never shown: masked in get and set answers; saving the mask keeps it", async () => {

@@ -1,5 +1,6 @@
 /** The payment dialogs of the shop (seed 000 §2): QR code, app link, USDT address. */
 import { useEffect, useState } from "react";
+import { isPayLink } from "../../../src/lib/links.ts";
 import { OrderMsg, PAY_MODE_TEXT, type PayMode, type PayResult } from "../../../src/modules/order/schema.ts";
 import { copyToClipboard } from "../clipboard.ts";
 import { Dialog } from "../Dialog.tsx";
@@ -191,7 +192,21 @@ export function UsdtPayDialog({ result, onClose }: PayDialogProps) {
   );
 }
 
+/** Shown instead of a pay dialog whose link has another scheme than http(s) or a wallet app's. */
+function UnsafeLinkDialog({ onClose }: { onClose: () => void }) {
+  return (
+    <Dialog open onClose={onClose} title="无法打开支付" size="sm" footer={closeFooter(onClose)}>
+      <p role="alert">{OrderMsg.unsafePayLink}</p>
+    </Dialog>
+  );
+}
+
+/** The server refuses such links already; the SPA never shows or opens one either (issue 11). */
+const hasUnsafeLink = (result: PayResult) =>
+  [result.payurl, result.qrcode, result.urlscheme].some((link) => link !== "" && !isPayLink(link));
+
 export function PayDialog({ kind, ...props }: PayDialogProps & { kind: PayDialogKind }) {
+  if (kind !== "usdt" && hasUnsafeLink(props.result)) return <UnsafeLinkDialog onClose={props.onClose} />;
   if (kind === "qr") return <QrPayDialog {...props} />;
   if (kind === "applink") return <AppLinkDialog {...props} />;
   if (kind === "usdt") return <UsdtPayDialog {...props} />;
