@@ -14,6 +14,12 @@ CREATE TABLE node_admissions (
 -- The ETag of the list the node holds now: an unchanged list is not compared again.
 ALTER TABLE agents ADD COLUMN served_users_etag TEXT NOT NULL DEFAULT '';
 
+-- Nodes running when this panel was upgraded have never been served a list the panel remembers,
+-- and may push before their next pull: until then, for at most 15 minutes, they charge as before
+-- (any user). New nodes get 0 and always pull first.
+ALTER TABLE agents ADD COLUMN admit_all_until INTEGER NOT NULL DEFAULT 0;
+UPDATE agents SET admit_all_until = (CAST(strftime('%s', 'now') AS INTEGER) + 900) * 1000;
+
 -- Traffic a node reported for users it was not given (not charged). One row per node, business day
 -- and reported user id; past a node's daily cap of distinct users the rest sum into user_no 0.
 -- Rows older than 30 days go when the node next reports one.

@@ -79,6 +79,32 @@ describe("the migrations built into ferry", () => {
     expect(migrationStatus(db, embedded).every((m) => m.appliedTime !== null)).toBe(true);
   });
 
+  test("nodes that exist when 006 runs get a 15-minute window to pull before the node report rules bite; later ones none", () => {
+    const db = freshDb();
+    migrate(db, embedded.slice(0, 5));
+    db.query(
+      `INSERT INTO agents (id, name, type, ip, ctrl_port, zz_port, port, public_port, server_type, ws_path, api_token,
+         reality_private_key, reality_public_key, reality_short_id, hy2_obfs_password, ss_server_key, create_time)
+       VALUES ('old', 'old', 'v2ray', '203.0.113.1', 1, 2, 3, 4, 'ubuntu_x86', '/', 'token-old', '', '', '', '', '', 1)`,
+    ).run();
+    const before = Date.now();
+    migrate(db, embedded);
+    const after = Date.now();
+    const windowOf = (id: string) =>
+      db
+        .query<{ admit_all_until: number }, [string]>("SELECT admit_all_until FROM agents WHERE id = ?")
+        .get(id)?.admit_all_until ?? -1;
+    // strftime('%s') has whole seconds.
+    expect(windowOf("old")).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000 + 900_000);
+    expect(windowOf("old")).toBeLessThanOrEqual(after + 900_000);
+    db.query(
+      `INSERT INTO agents (id, name, type, ip, ctrl_port, zz_port, port, public_port, server_type, ws_path, api_token,
+         reality_private_key, reality_public_key, reality_short_id, hy2_obfs_password, ss_server_key, create_time)
+       VALUES ('new', 'new', 'v2ray', '203.0.113.2', 1, 2, 3, 4, 'ubuntu_x86', '/', 'token-new', '', '', '', '', '', 1)`,
+    ).run();
+    expect(windowOf("new")).toBe(0);
+  });
+
   test("the database uses WAL and enforces foreign keys", () => {
     const db = freshDb();
     migrate(db, embedded);

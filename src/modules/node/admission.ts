@@ -12,6 +12,10 @@
  *
  * Lists are kept as rows per node and user, and only a changed list (a new ETag) is compared, so
  * a poll that changes nothing writes nothing.
+ *
+ * A node that was running when the panel was upgraded to these rules has no remembered list until
+ * its next pull; until then, and for at most 15 minutes after the upgrade (agents.admit_all_until,
+ * migration 006), it charges any user, as it did before, so the upgrade loses no traffic.
  */
 import type { AppContext } from "../../context.ts";
 import { tx } from "../../db/db.ts";
@@ -60,10 +64,14 @@ export function admittedSince(ctx: AppContext, now: number): number {
   return now - admissionGraceMs(ctx);
 }
 
-/** SQL: the user numbered `userNo` is admitted to node `agentId` (see admittedSince for `since`). */
-export function admittedSql(userNo: string, agentId: string, since: string): string {
-  return `EXISTS (SELECT 1 FROM node_admissions a WHERE a.agent_id = ${agentId} AND a.user_no = ${userNo}
-    AND (a.delisted_time IS NULL OR a.delisted_time >= ${since}))`;
+/**
+ * SQL: the user numbered `userNo` is admitted to node `agentId` at `now` (see admittedSince for
+ * `since`), or the node is still in its upgrade window.
+ */
+export function admittedSql(userNo: string, agentId: string, since: string, now: string): string {
+  return `(EXISTS (SELECT 1 FROM node_admissions a WHERE a.agent_id = ${agentId} AND a.user_no = ${userNo}
+    AND (a.delisted_time IS NULL OR a.delisted_time >= ${since}))
+    OR EXISTS (SELECT 1 FROM agents g WHERE g.id = ${agentId} AND g.served_users_etag = '' AND g.admit_all_until > ${now}))`;
 }
 
 /** Of `userNos`, those the node may report at `now`. */
@@ -75,9 +83,9 @@ export function admittedUserNos(
 ): Set<number> {
   if (userNos.length === 0) return new Set();
   const rows = ctx.db
-    .query<{ user_no: number }, [string, string, number]>(
-      `SELECT value AS user_no FROM json_each(?2) WHERE ${admittedSql("value", "?1", "?3")}`,
+    .query<{ user_no: number }, [string, string, number, number]>(
+      `SELECT value AS user_no FROM json_each(?2) WHERE ${admittedSql("value", "?1", "?3", "?4")}`,
     )
-    .all(agentId, JSON.stringify(userNos), admittedSince(ctx, now));
+    .all(agentId, JSON.stringify(userNos), admittedSince(ctx, now), now);
   return new Set(rows.map((row) => row.user_no));
 }

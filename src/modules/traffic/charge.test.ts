@@ -501,6 +501,42 @@ describe("applyNodeReport", () => {
     expect(reload(user)).toEqual(user);
   });
 
+  test("a node running when the panel was upgraded charges as before until its first pull, at most 15 minutes", async () => {
+    const ctx = server.context;
+    const user = await customer({ traffic: GB });
+    const upgraded = saveAgent(
+      ctx,
+      agentInput.parse({
+        name: "升级前的节点",
+        type: "v2ray",
+        ip: "203.0.113.9",
+        ctrl_port: 888,
+        zz_port: 20000,
+        port: 10000,
+        public_port: 10000,
+        serverType: "ubuntu_x86",
+      }),
+    );
+    // What migration 006 gives every node that existed before it.
+    const windowEnd = NOON + 15 * 60_000;
+    ctx.db.query("UPDATE agents SET admit_all_until = ? WHERE id = ?").run(windowEnd, upgraded._id);
+    const push = (now: number) =>
+      applyNodeReport(ctx, {
+        agentId: upgraded._id,
+        reportId: newId(),
+        inbound: null,
+        usage: usageOf({ [user.node_uid]: [0, MB] }),
+        now,
+      });
+    expect(push(NOON)).toMatchObject({ users: 1, charged: MB, anomalies: 0 });
+    expect(push(windowEnd)).toMatchObject({ users: 0, charged: 0, anomalies: 1 });
+    // Its first pull (no line serves the user) ends the window at once.
+    ctx.db.query("UPDATE agents SET admit_all_until = ? WHERE id = ?").run(windowEnd, upgraded._id);
+    servedUserList(ctx, findAgentRow(ctx, upgraded._id) as AgentRow, NOON);
+    expect(push(NOON + 1)).toMatchObject({ users: 0, charged: 0, anomalies: 1 });
+    expect(reload(user).traffic).toBe(GB - MB);
+  });
+
   test("anomalies are bounded: past 1 000 users a day they sum into one row; after 30 days they go", async () => {
     const ctx = server.context;
     const strays = Object.fromEntries(

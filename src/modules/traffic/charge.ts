@@ -149,11 +149,11 @@ export function applyNodeReport(ctx: AppContext, report: NodeReport): ReportResu
     }
     // Only users the node was given are charged; the rest are kept as anomalies.
     const users = db
-      .query<UserBalance, [string, string, number]>(
+      .query<UserBalance, [string, string, number, number]>(
         `SELECT rowid AS rid, id, node_uid, scale, traffic, spend_traffic, vip_expire_time, daily_limit, daily_usage, daily_usage_day
-         FROM users u WHERE node_uid IN (SELECT value FROM json_each(?1)) AND ${admittedSql("u.node_uid", "?2", "?3")}`,
+         FROM users u WHERE node_uid IN (SELECT value FROM json_each(?1)) AND ${admittedSql("u.node_uid", "?2", "?3", "?4")}`,
       )
-      .all(JSON.stringify(moved.map(([userNo]) => userNo)), agentId, admittedSince(ctx, now));
+      .all(JSON.stringify(moved.map(([userNo]) => userNo)), agentId, admittedSince(ctx, now), now);
     const charged = new Set(users.map((user) => user.node_uid));
     const strays = moved
       .filter(([userNo]) => !charged.has(userNo))
