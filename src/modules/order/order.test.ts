@@ -350,6 +350,40 @@ describe("coupons on orders (seed 000 §8)", () => {
     }
   });
 
+  test("accounts made to guess codes share their address's budget of refused tries; a good code costs none", async () => {
+    const strict = await startTestServer({ rateLimitScale: 1 });
+    try {
+      makeCoupon(strict, {
+        type: "cash",
+        code: "REAL5",
+        forMoney: 5,
+        NumberOfAuthorizations: 0,
+        useNumPerUser: 0,
+      });
+      const combo = makeCombo(strict, { name: "strict", price: 15, traffic: GB });
+      const codes: number[] = [];
+      // Each account stays under its own 10 a minute; together they spend the address's 30, and the
+      // three good codes cost nothing (else the fourth account's first guess would be refused).
+      for (let account = 0; account < 3; account++) {
+        const guesser = await loggedInClient(strict);
+        const order = await createOrder(guesser.client, combo._id);
+        expect((await applyCoupon(guesser.client, order._id, "REAL5")).code).toBe(0);
+        const cancel = await guesser.client.call("/api/coupon/orderCancleCoupon", { order_id: order._id });
+        expect(cancel.code).toBe(0);
+        for (let i = 0; i < 9; i++)
+          codes.push((await applyCoupon(guesser.client, order._id, `GUESS${i}`)).code);
+      }
+      expect(codes).toEqual(Array(27).fill(1016));
+      const fourth = await loggedInClient(strict);
+      const order = await createOrder(fourth.client, combo._id);
+      for (let i = 0; i < 3; i++)
+        expect((await applyCoupon(fourth.client, order._id, `MORE${i}`)).code).toBe(1016);
+      expect((await applyCoupon(fourth.client, order._id, "MORE")).code).toBe(1021);
+    } finally {
+      await strict.close();
+    }
+  });
+
   test("cash and discount amounts, rounded to the fen; cash above the price makes the order free", async () => {
     const buyer = await loggedInClient(server);
     makeCoupon(server, {

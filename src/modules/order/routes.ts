@@ -46,7 +46,7 @@ export const orderCalls = [
     path: "/api/coupon/orderUseCoupon",
     access: "user",
     input: useCouponInput,
-    handle: (ctx, input) => useOrderCoupon(ctx.app, me(ctx), input.order_id, input.code),
+    handle: (ctx, input) => useOrderCoupon(ctx.app, me(ctx), input.order_id, input.code, ctx.ip),
   }),
   defineCall({
     path: "/api/coupon/orderCancleCoupon",

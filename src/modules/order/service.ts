@@ -147,18 +147,38 @@ export function closePendingPayments(db: Db, orderId: string) {
 }
 
 const COUPON_TRIES = { name: "order-coupon", max: 10, windowMs: 60_000 };
+/** Refused coupon tries per address: accounts made for guessing codes share their address's budget. */
+export const COUPON_IP_FAILURES = { name: "order-coupon-ip-failures", max: 30, windowMs: 10 * 60_000 };
 
-/** Puts one cash or discount coupon on an unpaid order; the use counts until the order is cancelled. */
+/**
+ * Puts one cash or discount coupon on an unpaid order; the use counts until the order is
+ * cancelled. Tries are limited per account and refused ones per client address (`ip`).
+ */
 export function useOrderCoupon(
   ctx: AppContext,
   userId: string,
   orderId: string,
   code: string,
+  ip: string,
   now = Date.now(),
 ): Order {
   if (code === "") throw new RpcError(Code.badInput, OrderMsg.couponEmpty);
   if (!ctx.limiter.hit(COUPON_TRIES, userId))
     throw new RpcError(Code.couponTooManyTries, OrderMsg.couponTooManyTries);
+  const reservation = ctx.limiter.reserve([{ rule: COUPON_IP_FAILURES, key: ip }]);
+  if (!reservation) throw new RpcError(Code.couponTooManyTries, OrderMsg.couponTooManyTries);
+  const order = applyOrderCoupon(ctx, userId, orderId, code, now);
+  reservation.release(); // only refused tries count against the address
+  return order;
+}
+
+function applyOrderCoupon(
+  ctx: AppContext,
+  userId: string,
+  orderId: string,
+  code: string,
+  now: number,
+): Order {
   return tx(ctx.db, () => {
     const order = ownOrder(ctx.db, userId, orderId);
     if (order.status === "wallet_spend") throw new RpcError(Code.badInput, OrderMsg.walletLocked);
