@@ -49,9 +49,28 @@ const MAX_BODY_BYTES = 8 * 1024 * 1024;
 /** The client's address, behind trusted proxies the one they forwarded (rpc/forwarded.ts). */
 const clientIp = (request: Request): string => requestView(request).ip;
 
-function withSecurityHeaders(response: Response, request: Request): Response {
-  setSecurityHeaders(response.headers, isHttps(request));
-  return response;
+type Handler = (request: Request) => Response | Promise<Response>;
+
+/**
+ * What every request gets outside the router, once: its view (client address, https, host; only
+ * trusted proxies are believed) recorded on arrival, and the security headers on whatever answer
+ * leaves, 404s and 500s included. Done around Elysia's fetch rather than as global hooks, which
+ * cost every call a third more CPU.
+ */
+function guarded(app: AppContext, handle: Handler) {
+  return (request: Request, server: { requestIP(request: Request): { address: string } | null }) => {
+    const { https } = recordRequestView(
+      request,
+      server.requestIP(request)?.address ?? "",
+      app.trustedProxies,
+    );
+    const secure = (response: Response) => {
+      setSecurityHeaders(response.headers, https);
+      return response;
+    };
+    const answer = handle(request);
+    return answer instanceof Promise ? answer.then(secure) : secure(answer);
+  };
 }
 
 const filePolicies = new WeakMap<WebFile, string>();
@@ -137,24 +156,13 @@ export function buildApp(app: AppContext) {
       parse: "none",
     });
   }
-  return new Elysia({ serve: { maxRequestBodySize: MAX_BODY_BYTES } })
-    .onRequest(({ request, server }) => {
-      recordRequestView(request, server?.requestIP(request)?.address ?? "", app.trustedProxies);
-    })
-    .onAfterHandle({ as: "global" }, ({ response, request, set }) => {
-      if (response instanceof Response) return withSecurityHeaders(response, request);
-      // Answers that are not a Response yet get theirs from `set` when Elysia builds it.
-      const headers = new Headers();
-      setSecurityHeaders(headers, isHttps(request));
-      for (const [name, value] of headers) set.headers[name] ??= value;
-    })
+  return new Elysia()
     .onError(({ code, error, request, path }) => {
       if (code === "NOT_FOUND") {
-        const body = path.startsWith("/api/") ? "Not Found" : "页面不存在";
-        return withSecurityHeaders(new Response(body, { status: 404 }), request);
+        return new Response(path.startsWith("/api/") ? "Not Found" : "页面不存在", { status: 404 });
       }
       recordError(app.db, `${request.method} ${path}`, error);
-      return withSecurityHeaders(new Response("服务器内部错误", { status: 500 }), request);
+      return new Response("服务器内部错误", { status: 500 });
     })
     .get("/healthz", () => new Response("ok"))
     .use(accountRoutes(app))
@@ -197,8 +205,14 @@ export function startServer(options: ServeOptions): RunningServer {
     throw error;
   }
   const context = createContext(db, options);
-  const app = buildApp(context).listen({ hostname: options.host ?? "127.0.0.1", port: options.port ?? 3000 });
-  const port = app.server?.port ?? options.port ?? 3000;
+  const router = buildApp(context);
+  const server = Bun.serve({
+    hostname: options.host ?? "127.0.0.1",
+    port: options.port ?? 3000,
+    maxRequestBodySize: MAX_BODY_BYTES,
+    fetch: guarded(context, (request) => router.fetch(request)),
+  });
+  const port = server.port ?? options.port ?? 3000;
   const usdtWatcher = startUsdtWatcher(context);
   const latencyProbe = startLatencyProbe(context);
   const host = options.host && options.host !== "0.0.0.0" ? options.host : "127.0.0.1";
@@ -209,7 +223,7 @@ export function startServer(options: ServeOptions): RunningServer {
     async stop() {
       await usdtWatcher.stop();
       await latencyProbe.stop();
-      await app.stop(true);
+      await server.stop(true);
       context.mailer.close();
       db.close();
     },

@@ -13,6 +13,7 @@ import { fromBase64Json } from "./envelope.ts";
 import type { RateRule } from "./rate-limit.ts";
 import { requestView } from "./request-view.ts";
 import { isJsonRequest, sameSiteRequest } from "./same-site.ts";
+import { SECURITY_HEADERS } from "./security-headers.ts";
 
 /** Who may make a call. `/api/admin/*` must be admin and `/api/yunying/*` at least yunying. */
 export type Access = "public" | "user" | "yunying" | "admin";
@@ -62,7 +63,11 @@ export function defineCall<S extends z.ZodType>(def: CallDef<S>): CallDef<S> {
   return def;
 }
 
-const ENVELOPE_HEADERS = { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" };
+const ENVELOPE_HEADERS = {
+  "content-type": "application/json; charset=utf-8",
+  "cache-control": "no-store",
+  ...SECURITY_HEADERS,
+};
 
 export function envelopeResponse(code: number, data: unknown, msg: string, cookies: string[] = []): Response {
   // base64 needs no JSON escaping, so the outer object is written by hand (hot path).
@@ -97,6 +102,8 @@ export function ownOrigins(app: AppContext, request: Request): (string | null)[]
 /** Why a browser may not have sent this call on the site's behalf, or null (finding 3). */
 function crossSiteRefusal(app: AppContext, request: Request): string | null {
   if (!isJsonRequest(request)) return "请求的 Content-Type 必须是 application/json";
+  // Clients that are not browsers say neither; most calls need no origin worked out.
+  if (!request.headers.has("origin") && !request.headers.has("sec-fetch-site")) return null;
   if (!sameSiteRequest(request, ownOrigins(app, request))) return "跨站请求已拒绝：请在本站页面内操作";
   return null;
 }

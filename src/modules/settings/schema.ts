@@ -164,8 +164,14 @@ export type Settings = z.infer<typeof settingsSchema>;
  * request's Host header; null when neither is set or usable.
  */
 export function siteOrigin(settings: Pick<Settings, "site_url" | "preferDomain">): string | null {
-  return normalizeOrigin(settings.site_url) || normalizeOrigin(settings.preferDomain) || null;
+  // The store hands out one settings object until the next write, so this parses once per write.
+  const known = siteOrigins.get(settings);
+  if (known !== undefined) return known;
+  const origin = normalizeOrigin(settings.site_url) || normalizeOrigin(settings.preferDomain) || null;
+  siteOrigins.set(settings, origin);
+  return origin;
 }
+const siteOrigins = new WeakMap<object, string | null>();
 export type SettingKey = keyof Settings;
 
 /** Settings that never leave the server in clear; `get` shows SECRET_MASK when one is set. */
