@@ -4,6 +4,7 @@
  * sends a notification through the same notify route and markPaid as a real gateway.
  */
 import type { AppContext } from "../context.ts";
+import { escapeHtml } from "../lib/html.ts";
 import { formatYuan, parseYuan } from "../lib/money.ts";
 import type { PaymentRow } from "./credit.ts";
 import { type PaymentProvider, textAck } from "./provider.ts";
@@ -56,8 +57,6 @@ export const SANDBOX_CSS = `body{font-family:system-ui,sans-serif;max-width:28re
 button{font-size:1rem;padding:.6rem 1.4rem;background:#2563eb;color:#fff;border:0;border-radius:.4rem;cursor:pointer}
 .ok{color:#047857;font-weight:700}
 `;
-
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** The sandbox cashier page. */
 export function sandboxPage(payment: PaymentRow | null, subject: string, done: boolean): string {
