@@ -46,6 +46,17 @@ export async function newPage(browser: Browser, width = 1280): Promise<TestPage>
   return { context, page, errors };
 }
 
+/** Adds `csp: <directive> <blocked URI>` to `into` for every Content-Security-Policy violation of the page. */
+export async function recordCspViolations(page: Page, into: string[]): Promise<void> {
+  await page.exposeFunction("reportCspViolation", (text: string) => into.push(`csp: ${text}`));
+  await page.addInitScript(() => {
+    document.addEventListener("securitypolicyviolation", (event) => {
+      const report = (window as unknown as { reportCspViolation(text: string): void }).reportCspViolation;
+      report(`${event.violatedDirective} ${event.blockedURI}`);
+    });
+  });
+}
+
 /** Retries `read` until it deep-equals `expected` (bun:test has no expect.poll). */
 export async function poll<T>(read: () => Promise<T>, expected: T, timeoutMs = 5000): Promise<void> {
   const until = Date.now() + timeoutMs;

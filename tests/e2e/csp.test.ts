@@ -10,7 +10,7 @@ import { GB } from "../../src/lib/traffic.ts";
 import type { Combo } from "../../src/modules/combo/schema.ts";
 import { randomTronAddress } from "../fakes/trongrid.ts";
 import { type ApiClient, loggedInClient, startTestServer, type TestServer, uniqueEmail } from "../harness.ts";
-import { launchChromium, loginInBrowser, newPage, poll } from "./chromium.ts";
+import { launchChromium, loginInBrowser, newPage, poll, recordCspViolations } from "./chromium.ts";
 
 const PASSWORD = "password123";
 const PACK = "流量套餐 100G";
@@ -54,13 +54,7 @@ async function watch(page: Page): Promise<string[]> {
   page.on("response", (response) => {
     if (response.status() >= 400) problems.push(`http ${response.status()}: ${response.url()}`);
   });
-  await page.exposeFunction("reportCspViolation", (text: string) => problems.push(`csp: ${text}`));
-  await page.addInitScript(() => {
-    document.addEventListener("securitypolicyviolation", (event) => {
-      const report = (window as unknown as { reportCspViolation(text: string): void }).reportCspViolation;
-      report(`${event.violatedDirective} ${event.blockedURI}`);
-    });
-  });
+  await recordCspViolations(page, problems);
   return problems;
 }
 

@@ -15,7 +15,7 @@ import { createUser } from "../../src/modules/user/service.ts";
 import { fromBase64Json, toBase64Json } from "../../src/rpc/envelope.ts";
 import { type FakeEpayGateway, type MapiMode, startFakeEpayGateway } from "../fakes/epay-gateway.ts";
 import { loggedInClient, startTestServer, type TestServer, uniqueEmail } from "../harness.ts";
-import { launchChromium, loginInBrowser, poll } from "./chromium.ts";
+import { launchChromium, loginInBrowser, poll, recordCspViolations } from "./chromium.ts";
 
 const PASSWORD = "password123";
 const PACK = "流量套餐 100G";
@@ -78,14 +78,7 @@ async function customerPage(options: { mobile?: boolean } = {}): Promise<Watched
     ran.push(`dialog: ${dialog.message()}`);
     void dialog.dismiss();
   });
-  await page.exposeFunction("reportViolation", (what: string) => ran.push(`csp: ${what}`));
-  await page.addInitScript(() => {
-    document.addEventListener("securitypolicyviolation", (event) => {
-      (window as unknown as { reportViolation(what: string): void }).reportViolation(
-        `${event.violatedDirective} ${event.blockedURI}`,
-      );
-    });
-  });
+  await recordCspViolations(page, ran);
   await loginInBrowser(page, server.url, email, PASSWORD);
   return { page, ran, close: () => context.close() };
 }
