@@ -145,6 +145,22 @@ describe("applyNodeReport", () => {
   let agentId = "";
   const lines: Record<string, string> = {};
 
+  /** A v2ray node with the CLI's default ports and no lines yet. */
+  const addNode = (name: string, ip: string) =>
+    saveAgent(
+      server.context,
+      agentInput.parse({
+        name,
+        type: "v2ray",
+        ip,
+        ctrl_port: 888,
+        zz_port: 20000,
+        port: 10000,
+        public_port: 10000,
+        serverType: "ubuntu_x86",
+      }),
+    );
+
   beforeAll(async () => {
     server = await startTestServer();
     const ctx = server.context;
@@ -154,21 +170,7 @@ describe("applyNodeReport", () => {
       upload_traffic_spend_scale: 1,
       minestTrafficSpend: 0,
     });
-    const agent = saveAgent(
-      ctx,
-      agentInput.parse({
-        name: "香港 01",
-        country: { code: "HK" },
-        type: "v2ray",
-        ip: "203.0.113.7",
-        ctrl_port: 888,
-        zz_port: 20000,
-        port: 10000,
-        public_port: 10000,
-        serverType: "ubuntu_x86",
-      }),
-    );
-    agentId = agent._id;
+    agentId = addNode("香港 01", "203.0.113.7")._id;
     const line = (name: string, protocol: string, scale: number) =>
       saveLine(ctx, lineInput.parse({ name, agentID: agentId, protocol, bridge: "none", scale }))._id;
     lines.tcp = line("TCP", "vmesh_tcp", 2);
@@ -473,19 +475,7 @@ describe("applyNodeReport", () => {
   test("a node that never pulled a user list charges nobody", async () => {
     const ctx = server.context;
     const user = await customer({ traffic: GB });
-    const silent = saveAgent(
-      ctx,
-      agentInput.parse({
-        name: "从未拉取",
-        type: "v2ray",
-        ip: "203.0.113.8",
-        ctrl_port: 888,
-        zz_port: 20000,
-        port: 10000,
-        public_port: 10000,
-        serverType: "ubuntu_x86",
-      }),
-    );
+    const silent = addNode("从未拉取", "203.0.113.8");
     saveLine(
       ctx,
       lineInput.parse({ name: "TCP", agentID: silent._id, protocol: "vmesh_tcp", bridge: "none" }),
@@ -504,19 +494,7 @@ describe("applyNodeReport", () => {
   test("a node running when the panel was upgraded charges as before until its first pull, at most 15 minutes", async () => {
     const ctx = server.context;
     const user = await customer({ traffic: GB });
-    const upgraded = saveAgent(
-      ctx,
-      agentInput.parse({
-        name: "升级前的节点",
-        type: "v2ray",
-        ip: "203.0.113.9",
-        ctrl_port: 888,
-        zz_port: 20000,
-        port: 10000,
-        public_port: 10000,
-        serverType: "ubuntu_x86",
-      }),
-    );
+    const upgraded = addNode("升级前的节点", "203.0.113.9");
     // What migration 006 gives every node that existed before it.
     const windowEnd = NOON + 15 * 60_000;
     ctx.db.query("UPDATE agents SET admit_all_until = ? WHERE id = ?").run(windowEnd, upgraded._id);
