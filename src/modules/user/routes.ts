@@ -3,7 +3,7 @@ import type { AppContext } from "../../context.ts";
 import { readJsonBody } from "../../lib/http.ts";
 import { type CallContext, defineCall, sessionToken } from "../../rpc/call.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
-import { days, isHttps, serializeCookie } from "../../rpc/cookies.ts";
+import { type CookieOptions, days, isHttps, serializeCookie } from "../../rpc/cookies.ts";
 import { requestView } from "../../rpc/request-view.ts";
 import {
   confirmPasswordChange,
@@ -28,9 +28,15 @@ import { createSession, deleteSession, SESSION_DAYS } from "./session.ts";
 
 const MINUTE = 60_000;
 
+/** The `token` cookie of a new session (the server's row decides how long the session lasts). */
+const SESSION_COOKIE: CookieOptions = { httpOnly: true, maxAgeSeconds: days(SESSION_DAYS) };
+
+/** A new session for the account, for the browser that sent `request`; answers its raw token. */
+const openSession = (app: AppContext, userId: string, request: Request, ip: string) =>
+  createSession(app, userId, ip, request.headers.get("user-agent") ?? "");
+
 function startSession(ctx: CallContext, userId: string) {
-  const token = createSession(ctx.app, userId, ctx.ip, ctx.request.headers.get("user-agent") ?? "");
-  ctx.setCookie("token", token, { httpOnly: true, maxAgeSeconds: days(SESSION_DAYS) });
+  ctx.setCookie("token", openSession(ctx.app, userId, ctx.request, ctx.ip), SESSION_COOKIE);
 }
 
 export const userCalls = [
@@ -163,11 +169,9 @@ export function accountRoutes(app: AppContext) {
         const { serial_id, key, password } = parsed.data;
         return accountAnswer(async () => {
           const userId = await confirmPasswordChange(app, serial_id, key, password);
-          const userAgent = request.headers.get("user-agent") ?? "";
-          const token = createSession(app, userId, requestView(request).ip, userAgent);
+          const token = openSession(app, userId, request, requestView(request).ip);
           set.headers["set-cookie"] = serializeCookie("token", token, {
-            httpOnly: true,
-            maxAgeSeconds: days(SESSION_DAYS),
+            ...SESSION_COOKIE,
             secure: isHttps(request),
           });
         });
