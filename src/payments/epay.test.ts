@@ -18,6 +18,7 @@ import {
   startTestServer,
   type TestServer,
 } from "../../tests/harness.ts";
+import { LOG_WINDOW_MS } from "../db/counted-log.ts";
 import { tx } from "../db/db.ts";
 import { GB } from "../lib/traffic.ts";
 import type { Combo } from "../modules/combo/schema.ts";
@@ -27,7 +28,7 @@ import type { UserInfo } from "../modules/user/schema.ts";
 import { Code } from "../rpc/codes.ts";
 import { toBase64Json } from "../rpc/envelope.ts";
 import { epaySign } from "./epay.ts";
-import { EVENT_WINDOW_MS, logPaymentEvent, REJECTED_PER_WINDOW } from "./events.ts";
+import { logPaymentEvent, REJECTED_PER_WINDOW } from "./events.ts";
 
 let server: TestServer;
 let gateway: FakeEpayGateway;
@@ -572,7 +573,7 @@ describe("payment_events against strangers (issue 11, finding 13)", () => {
     gateway.pay(gatewayOrder.outTradeNo);
     const db = server.context.db;
     // A window of its own, so rows of the other tests do not count towards its cap.
-    const windowStart = (Math.floor(Date.now() / EVENT_WINDOW_MS) + 1) * EVENT_WINDOW_MS;
+    const windowStart = (Math.floor(Date.now() / LOG_WINDOW_MS) + 1) * LOG_WINDOW_MS;
     setSystemTime(windowStart + 60_000);
     try {
       const forged = (i: number) => {
@@ -627,7 +628,7 @@ describe("payment_events against strangers (issue 11, finding 13)", () => {
 
   test("refused and duplicate events expire after 90 days; credits and anomalies stay", async () => {
     const db = server.context.db;
-    const now = Date.now() + 10 * EVENT_WINDOW_MS;
+    const now = Date.now() + 10 * LOG_WINDOW_MS;
     const old = now - 91 * 86_400_000;
     const recent = now - 89 * 86_400_000;
     const insert = db.query(

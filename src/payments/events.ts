@@ -11,6 +11,7 @@
  * The cap is per provider, not per sender address: addresses are cheap (IPv6), so a per-address
  * cap would not bound the table.
  */
+import { countRepeat, expireOncePerWindow, logWindowStart } from "../db/counted-log.ts";
 import type { Db } from "../db/db.ts";
 import { cutUtf8 } from "../lib/text.ts";
 import { DAY_MS } from "../lib/time.ts";
@@ -29,31 +30,15 @@ export interface PaymentEvent {
 
 export const RAW_MAX_BYTES = 2048;
 const FIELD_MAX_BYTES = 200;
-export const EVENT_WINDOW_MS = 3_600_000;
 export const REJECTED_PER_WINDOW = 60;
 /** Refused and duplicate events are kept this long after they were last seen. */
 export const EVENT_DAYS = 90;
 
-/** Per database: when expired rows were last deleted (at most once per window). */
-const lastExpiry = new WeakMap<Db, number>();
-
 function expireOldEvents(db: Db, now: number): void {
-  const last = lastExpiry.get(db);
-  if (last !== undefined && now - last < EVENT_WINDOW_MS) return;
-  lastExpiry.set(db, now);
-  db.query("DELETE FROM payment_events WHERE result IN ('rejected', 'duplicate') AND last_time < ?").run(
-    now - EVENT_DAYS * DAY_MS,
-  );
-}
-
-/** Counts the event on the row of its fingerprint; false when there is none yet. */
-function countRepeat(db: Db, fingerprint: string, now: number): boolean {
-  return (
+  expireOncePerWindow(db, "payment_events", now, () =>
     db
-      .query(
-        "UPDATE payment_events SET repeat_count = repeat_count + 1, last_time = ?1 WHERE fingerprint = ?2",
-      )
-      .run(now, fingerprint).changes > 0
+      .query("DELETE FROM payment_events WHERE result IN ('rejected', 'duplicate') AND last_time < ?")
+      .run(now - EVENT_DAYS * DAY_MS),
   );
 }
 
@@ -100,12 +85,12 @@ export function logPaymentEvent(db: Db, event: PaymentEvent, now = Date.now()): 
     row.result === "credited"
       ? null
       : sha256Hex([row.provider, row.result, row.reason, row.tradeNo].join("\n"));
-  if (fingerprint && countRepeat(db, fingerprint, now)) return;
+  if (fingerprint && countRepeat(db, "payment_events", fingerprint, now)) return;
   if (row.result === "rejected") {
-    const windowStart = now - (now % EVENT_WINDOW_MS);
+    const windowStart = logWindowStart(now);
     if (refusedThisWindow(db, row.provider, windowStart) >= REJECTED_PER_WINDOW) {
       const overflow = sha256Hex(`overflow\n${row.provider}\n${windowStart}`);
-      if (countRepeat(db, overflow, now)) return;
+      if (countRepeat(db, "payment_events", overflow, now)) return;
       const reason = `本小时被拒绝的通知超过 ${REJECTED_PER_WINDOW} 条，之后的只计数（repeat_count）`;
       insertEvent(db, { ...row, tradeNo: "", gatewayTradeNo: "", reason }, overflow, now);
       return;

@@ -12,15 +12,10 @@ import {
   type TestServer,
   uniqueEmail,
 } from "../../../tests/harness.ts";
+import { LOG_WINDOW_MS } from "../../db/counted-log.ts";
 import { transformPassword } from "../user/password.ts";
 import { createUser } from "../user/service.ts";
-import {
-  ERROR_WINDOW_MS,
-  type ErrorRecord,
-  PER_SOURCE_PER_WINDOW,
-  recordError,
-  TOTAL_PER_WINDOW,
-} from "./service.ts";
+import { type ErrorRecord, PER_SOURCE_PER_WINDOW, recordError, TOTAL_PER_WINDOW } from "./service.ts";
 
 let server: TestServer;
 let admin: ApiClient;
@@ -234,7 +229,7 @@ describe("a log strangers cannot fill (issue 11, finding 13)", () => {
   test("ever-new messages from one source, or from ever-new sources, add a bounded number of rows an hour", async () => {
     const db = server.context.db;
     // A window of its own (times given explicitly), so earlier rows do not count towards its caps.
-    const window = (Math.floor(Date.now() / ERROR_WINDOW_MS) + 2) * ERROR_WINDOW_MS;
+    const window = (Math.floor(Date.now() / LOG_WINDOW_MS) + 2) * LOG_WINDOW_MS;
     for (let i = 0; i < 1000; i += 1)
       recordError(db, "usdt watcher", new Error(`HTTP 500 #${i}`), window + i);
     const rowsSince = (name: string | null) =>
@@ -260,7 +255,7 @@ describe("a log strangers cannot fill (issue 11, finding 13)", () => {
 
   test("rows not seen for 30 days expire", async () => {
     const db = server.context.db;
-    const now = Date.now() + 10 * ERROR_WINDOW_MS;
+    const now = Date.now() + 10 * LOG_WINDOW_MS;
     const insert = db.query(
       "INSERT INTO error_logs (create_time, last_time, name, msg, stack) VALUES (?, ?, 'expiry test', ?, '')",
     );

@@ -5,6 +5,7 @@
  * sources together TOTAL_PER_WINDOW, beyond which errors are only counted on an overflow row;
  * texts are cut; rows not seen for ERROR_DAYS expire. A client that went away is no error at all.
  */
+import { countRepeat, expireOncePerWindow, logWindowStart } from "../../db/counted-log.ts";
 import type { Db } from "../../db/db.ts";
 import { cutUtf8 } from "../../lib/text.ts";
 import { DAY_MS } from "../../lib/time.ts";
@@ -26,13 +27,9 @@ export interface ErrorRecord {
 const MSG_MAX_BYTES = 2048;
 const STACK_MAX_BYTES = 8000;
 const NAME_MAX_BYTES = 200;
-export const ERROR_WINDOW_MS = 3_600_000;
 export const PER_SOURCE_PER_WINDOW = 30;
 export const TOTAL_PER_WINDOW = 300;
 export const ERROR_DAYS = 30;
-
-/** Per database: when expired rows were last deleted (at most once per window). */
-const lastExpiry = new WeakMap<Db, number>();
 
 /**
  * A request body cut off because the client went away (a closed tab, an aborted upload) rejects
@@ -43,17 +40,8 @@ function isAbort(error: unknown): boolean {
 }
 
 function expireOldErrors(db: Db, now: number): void {
-  const last = lastExpiry.get(db);
-  if (last !== undefined && now - last < ERROR_WINDOW_MS) return;
-  lastExpiry.set(db, now);
-  db.query("DELETE FROM error_logs WHERE last_time < ?").run(now - ERROR_DAYS * DAY_MS);
-}
-
-function countRepeat(db: Db, fingerprint: string, now: number): boolean {
-  return (
-    db
-      .query("UPDATE error_logs SET repeat_count = repeat_count + 1, last_time = ?1 WHERE fingerprint = ?2")
-      .run(now, fingerprint).changes > 0
+  expireOncePerWindow(db, "error_logs", now, () =>
+    db.query("DELETE FROM error_logs WHERE last_time < ?").run(now - ERROR_DAYS * DAY_MS),
   );
 }
 
@@ -96,15 +84,15 @@ export function recordError(db: Db, name: string, error: unknown, now = Date.now
       stack: cutUtf8(err.stack ?? "", STACK_MAX_BYTES),
     };
     const fingerprint = sha256Hex(`${row.name}\n${row.msg}`);
-    if (countRepeat(db, fingerprint, now)) return;
-    const windowStart = now - (now % ERROR_WINDOW_MS);
+    if (countRepeat(db, "error_logs", fingerprint, now)) return;
+    const windowStart = logWindowStart(now);
     const source = overflowSource(db, row.name, windowStart);
     if (source === null) {
       insertError(db, row, fingerprint, now);
       return;
     }
     const overflow = sha256Hex(`overflow\n${source}\n${windowStart}`);
-    if (countRepeat(db, overflow, now)) return;
+    if (countRepeat(db, "error_logs", overflow, now)) return;
     const msg = `本小时错误过多，之后的只计数（次数见 count），最先超出的一条：${row.msg}`;
     insertError(db, { name: source, msg: cutUtf8(msg, MSG_MAX_BYTES), stack: row.stack }, overflow, now);
   } catch (logError) {

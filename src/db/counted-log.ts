@@ -1,0 +1,39 @@
+/**
+ * What the logs strangers can reach share (issue 11, finding 13: `error_logs`, `payment_events`):
+ * a repeat is counted on the row of its fingerprint (`repeat_count`, `last_time`) instead of stored
+ * again, new rows are capped per hourly window, and expired rows are deleted at most once a window.
+ */
+import type { Db } from "./db.ts";
+
+export type CountedLog = "error_logs" | "payment_events";
+
+/** The window new rows are capped in, and how often expired rows are looked for. */
+export const LOG_WINDOW_MS = 3_600_000;
+
+/** The start of the window `now` falls in. */
+export const logWindowStart = (now: number) => now - (now % LOG_WINDOW_MS);
+
+/** Counts the event on the row of its fingerprint; false when there is none yet. */
+export function countRepeat(db: Db, table: CountedLog, fingerprint: string, now: number): boolean {
+  return (
+    db
+      .query(`UPDATE ${table} SET repeat_count = repeat_count + 1, last_time = ?1 WHERE fingerprint = ?2`)
+      .run(now, fingerprint).changes > 0
+  );
+}
+
+/** Per database and table: when expired rows were last deleted. */
+const lastExpiry = new WeakMap<Db, Map<CountedLog, number>>();
+
+/** Runs `deleteExpired` unless it already ran for this table within the last window. */
+export function expireOncePerWindow(db: Db, table: CountedLog, now: number, deleteExpired: () => void): void {
+  let tables = lastExpiry.get(db);
+  if (!tables) {
+    tables = new Map();
+    lastExpiry.set(db, tables);
+  }
+  const last = tables.get(table);
+  if (last !== undefined && now - last < LOG_WINDOW_MS) return;
+  tables.set(table, now);
+  deleteExpired();
+}
