@@ -38,6 +38,9 @@ export function openDatabase(file: string): Db {
   return db;
 }
 
+/** SQL for the smaller of two values: SQLite's two-argument MIN (PostgreSQL spells it LEAST). */
+export const leastSql = (a: string, b: string) => `MIN(${a}, ${b})`;
+
 /**
  * Runs fn inside BEGIN IMMEDIATE … COMMIT so that writers queue instead of failing half-way;
  * any throw rolls everything back. Nested calls join the outer transaction.

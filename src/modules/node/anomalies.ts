@@ -5,7 +5,7 @@
  * older than KEEP_DAYS go when the node next reports an anomaly.
  */
 import type { AppContext } from "../../context.ts";
-import type { Db } from "../../db/db.ts";
+import { type Db, leastSql } from "../../db/db.ts";
 import { businessDay, DAY_MS } from "../../lib/time.ts";
 import type { AnomalyReason, NodeAnomaly } from "../agent/schema.ts";
 
@@ -56,7 +56,8 @@ export function recordAnomalies(
     `INSERT INTO node_anomalies (agent_id, day, user_no, reason, upload, download, reports, first_time, last_time)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?7)
      ON CONFLICT (agent_id, day, user_no) DO UPDATE SET reason = ?4,
-       upload = MIN(upload + ?5, ?8), download = MIN(download + ?6, ?8), reports = reports + 1, last_time = ?7`,
+       upload = ${leastSql("upload + ?5", "?8")}, download = ${leastSql("download + ?6", "?8")},
+       reports = reports + 1, last_time = ?7`,
   );
   const others = { upload: 0, download: 0 };
   for (const { userNo, upload, download } of strays) {

@@ -10,7 +10,7 @@
  * so every integer column stays an integer however many reports arrive.
  */
 import type { AppContext } from "../../context.ts";
-import { tx } from "../../db/db.ts";
+import { leastSql, tx } from "../../db/db.ts";
 import { businessDay, DAY_MS } from "../../lib/time.ts";
 import { DEFAULT_DAILY_LIMIT, MB } from "../../lib/traffic.ts";
 import { INBOUND_TAG } from "../../node/core-config.ts";
@@ -177,7 +177,7 @@ export function applyNodeReport(ctx: AppContext, report: NodeReport): ReportResu
     }
     if (users.length > 0 && lines.length > 0) {
       db.query(
-        "UPDATE agent_lines SET hot = MIN(hot + ?, ?) WHERE id IN (SELECT value FROM json_each(?))",
+        `UPDATE agent_lines SET hot = ${leastSql("hot + ?", "?")} WHERE id IN (SELECT value FROM json_each(?))`,
       ).run(carried, SATURATED, JSON.stringify(lines.map((line) => line.id)));
     }
     return result;
@@ -205,8 +205,9 @@ function chargeWriter(ctx: AppContext, day: string, now: number) {
     `INSERT INTO usage_days (day, user_id, upload, download, quota, permanent, overdraft)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
      ON CONFLICT (day, user_id) DO UPDATE SET
-       upload = MIN(upload + ?3, ?8), download = MIN(download + ?4, ?8), quota = MIN(quota + ?5, ?8),
-       permanent = MIN(permanent + ?6, ?8), overdraft = MIN(overdraft + ?7, ?8)`,
+       upload = ${leastSql("upload + ?3", "?8")}, download = ${leastSql("download + ?4", "?8")},
+       quota = ${leastSql("quota + ?5", "?8")}, permanent = ${leastSql("permanent + ?6", "?8")},
+       overdraft = ${leastSql("overdraft + ?7", "?8")}`,
   );
   return (user: UserBalance, upload: number, download: number, split: ChargeSplit) => {
     const traffic = user.traffic - split.fromPermanent;
