@@ -4,7 +4,7 @@
  * code 1002 (session expired) toasts and sends the visitor to /#/login after 2 s.
  */
 import type { z } from "zod";
-import type { Agent, agentInput, PublicAgent } from "../src/modules/agent/schema.ts";
+import type { Agent, agentInput, NodeAnomaly, PublicAgent } from "../src/modules/agent/schema.ts";
 import type { Combo } from "../src/modules/combo/schema.ts";
 import type { Entry, entryInput } from "../src/modules/entry/schema.ts";
 import type { AgentLine, lineInput } from "../src/modules/line/schema.ts";
@@ -105,6 +105,7 @@ export interface CallMap {
   "/api/admin/agents/upgrade_agentserver": { input: Agent; output: UpgradeResult };
   "/api/admin/agents/manual_update_agent": { input: { agentid: string }; output: { cmd: string } };
   "/api/admin/agents/clear_updatetimes": { input: Empty; output: null };
+  "/api/admin/agents/anomalies": { input: { id: string }; output: NodeAnomaly[] };
 }
 
 /** What the node form sends: the wire fields without the server-made ones; empty password keeps it. */

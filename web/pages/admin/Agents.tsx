@@ -23,7 +23,7 @@ import {
   typeDefaults,
 } from "../../../src/modules/agent/schema.ts";
 import { Code } from "../../../src/rpc/codes.ts";
-import { type AgentForm, call, callRaw } from "../../api.ts";
+import { type AgentForm, call } from "../../api.ts";
 import { AdminPage, AdminTable, editDeleteColumn } from "../../components/admin/AdminPage.tsx";
 import { CONFIRM_DELETE_TEXT, useConfirm } from "../../components/admin/ConfirmDialog.tsx";
 import { FormDialog } from "../../components/admin/FormDialog.tsx";
@@ -478,7 +478,7 @@ export function AdminAgentsPage() {
   };
 
   const showAnomalies = async (agent: Agent) => {
-    const answer = await callRaw<NodeAnomaly[]>("/api/admin/agents/anomalies", { id: agent._id });
+    const answer = await call("/api/admin/agents/anomalies", { id: agent._id });
     if (answer.code === Code.ok) setAnomalies({ agent, rows: answer.data });
     else toastFailure(answer, AgentMsg.anomaliesFailed);
   };
