@@ -89,14 +89,14 @@ function accessError(access: Access, role: Role | null): Response | null {
 }
 
 /** The origin the customer used (scheme and host), honouring a trusted reverse proxy. */
-export function requestOrigin(ctx: Pick<CallContext, "app" | "request">): string {
-  const view = requestView(ctx.request);
+export function requestOrigin(request: Request): string {
+  const view = requestView(request);
   return `${view.https ? "https" : "http"}://${view.host}`;
 }
 
 /** The origins a browser request may come from: the one it came to and the configured site's. */
 export function ownOrigins(app: AppContext, request: Request): (string | null)[] {
-  return [requestOrigin({ app, request }), siteOrigin(app.settings.all())];
+  return [requestOrigin(request), siteOrigin(app.settings.all())];
 }
 
 /** Why a browser may not have sent this call on the site's behalf, or null (finding 3). */

@@ -25,8 +25,8 @@ import {
 const notFound = () => new Response(null, { status: 404 });
 
 /** The file's URL as the client sees it (behind a trusted proxy, the public origin). */
-function publicUrl(app: AppContext, request: Request, url: URL): string {
-  return `${requestOrigin({ app, request })}${url.pathname}${url.search}`;
+function publicUrl(request: Request, url: URL): string {
+  return `${requestOrigin(request)}${url.pathname}${url.search}`;
 }
 
 export function subscriptionRoutes(app: AppContext) {
@@ -37,7 +37,7 @@ export function subscriptionRoutes(app: AppContext) {
       const userId = params.userId.toLowerCase();
       const userkey = params.userkey.toLowerCase();
       const requested = new URL(request.url);
-      const url = publicUrl(app, request, requested);
+      const url = publicUrl(request, requested);
       const query = requested.searchParams;
       const format = formatFor(params.client, request.headers.get("user-agent") ?? "", query.get("flag"));
       // The key holds the userkey, so a hit proves the key as the lookup would; any write clears it.
@@ -45,7 +45,7 @@ export function subscriptionRoutes(app: AppContext) {
         const user = userForSubscription(app, userId, userkey);
         if (!user) return null;
         const file = renderSubscription(app, user, { format, url, title: titleFor(query), query });
-        return { body: file.body, headers: subscriptionHeaders(file, requestOrigin({ app, request })) };
+        return { body: file.body, headers: subscriptionHeaders(file, requestOrigin(request)) };
       });
       if (!served) return notFound();
       return new Response(served.body, { headers: served.headers });
@@ -58,7 +58,7 @@ export function subscriptionRoutes(app: AppContext) {
       const format: Format = type === "ssr" ? "ssr" : "v2ray";
       const file = renderSubscription(app, user, {
         format,
-        url: publicUrl(app, request, requested),
+        url: publicUrl(request, requested),
         title: SITE_TITLE,
         query: new URLSearchParams({ base64: "0" }),
       });
@@ -82,7 +82,7 @@ function ruleFile(body: string): Response {
 /** The subscription host: the describe_host setting when set, else the host the request came to. */
 export function describeHost(app: AppContext, request: Request): string {
   const setting = app.settings.get("describe_host");
-  const origin = setting || requestOrigin({ app, request });
+  const origin = setting || requestOrigin(request);
   try {
     return new URL(origin.includes("://") ? origin : `https://${origin}`).hostname;
   } catch {

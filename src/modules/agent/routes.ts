@@ -11,7 +11,7 @@ import { deleteAgent, findAgentRow, listAgents, listPublicAgents, saveAgent } fr
 
 /** The panel's address for nodes: the setting panel_url, else the origin the admin is using. */
 const panelFor = (ctx: CallContext) =>
-  panelUrl(ctx.app, { fallback: requestOrigin(ctx) }) ?? requestOrigin(ctx);
+  panelUrl(ctx.app, { fallback: requestOrigin(ctx.request) }) ?? requestOrigin(ctx.request);
 
 export const agentCalls = [
   defineCall({
