@@ -115,7 +115,7 @@ export const getEmailInput = z.object({ describUrl });
 export const emptyInput = z.object({}).passthrough();
 export const confirmQuery = z.object({
   serial_id: z.string().regex(/^[0-9a-f]{24}$/, "serial_id 错误"),
-  key: z.string().regex(/^[0-9a-f]{64}$/, "key 错误"),
+  key: z.string().regex(TOKEN_PATTERN, "key 错误"),
 });
 /** `POST /api/account/change_password`: the link's serial_id and key, and the new password typed again. */
 export const confirmPasswordInput = confirmQuery.extend({ password: passwordDigest });
