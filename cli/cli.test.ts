@@ -38,10 +38,15 @@ test("every command has --help", async () => {
   const commands: [string[], string[]][] = [
     [[], ["serve", "user", "migrate", "backup"]],
     [["serve"], ["--host", "--port", "--data"]],
-    [["user"], ["create", "set-role"]],
+    [["user"], ["create", "set-role", "set-password"]],
     [
       ["user", "create"],
-      ["--email", "--password", "--role", "--data", "--json"],
+      // --password is still accepted, with the warning that ps shows it.
+      ["--email", "--password", "(ps)", "stdin", "--role", "--data", "--json"],
+    ],
+    [
+      ["user", "set-password"],
+      ["<email>", "stdin", "--data"],
     ],
     [
       ["user", "set-role"],
@@ -335,4 +340,172 @@ test("serve listens, answers /healthz and stops cleanly on SIGTERM", async () =>
   } finally {
     if (proc.exitCode === null) proc.kill("SIGKILL");
   }
+});
+
+describe("passwords from the terminal or stdin, never from argv (issue 12)", () => {
+  test("user create without --password takes the first line of stdin", async () => {
+    const dataDir = freshDir();
+    const args = ["user", "create", "--email", "piped@example.com", "--data", dataDir];
+    const created = await ferry(args, {}, "piped-password-1\nnot this line\n");
+    expect({ code: created.code, stderr: created.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(created.stdout).toContain("created piped@example.com (normal)");
+
+    // Nothing on stdin, a short password, a bad e-mail before any password is read: one line each.
+    expectOneLineError(
+      await ferry(["user", "create", "--email", "none@example.com", "--data", dataDir]),
+      /stdin/,
+    );
+    expectOneLineError(
+      await ferry(["user", "create", "--email", "empty@example.com", "--data", dataDir], {}, ""),
+      /no password on stdin/,
+    );
+    expectOneLineError(
+      await ferry(["user", "create", "--email", "short@example.com", "--data", dataDir], {}, "short\n"),
+      /at least 8 characters/,
+    );
+    expectOneLineError(
+      await ferry(["user", "create", "--email", "nope"], {}, "piped-password-1\n"),
+      /e-mail/,
+    );
+
+    const server = startServer({ dataDir, port: 0 });
+    try {
+      const client = new ApiClient(server.url);
+      expect((await client.login("piped@example.com", "piped-password-1")).code).toBe(0);
+      const emails = server.context.db.query<{ email: string }, []>("SELECT email FROM users").all();
+      expect(emails).toEqual([{ email: "piped@example.com" }]);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("user set-password: the new password works, the old one and every open session end", async () => {
+    const dataDir = freshDir();
+    const created = await ferry([
+      "user",
+      "create",
+      "--email",
+      "forgot@example.com",
+      "--password",
+      "old-password-1",
+      "--data",
+      dataDir,
+    ]);
+    expect(created.code).toBe(0);
+    const server = startServer({ dataDir, port: 0 });
+    try {
+      const before = new ApiClient(server.url);
+      expect((await before.login("forgot@example.com", "old-password-1")).code).toBe(0);
+      expect((await before.call("/api/user/userinfo")).code).toBe(0);
+
+      const set = await ferry(
+        ["user", "set-password", "Forgot@Example.com", "--data", dataDir],
+        {},
+        "new-password-1\n",
+      );
+      expect({ code: set.code, stderr: set.stderr }).toEqual({ code: 0, stderr: "" });
+      expect(set.stdout).toContain("forgot@example.com");
+      expect(set.stdout).toContain("signed out everywhere");
+
+      // The browser logged in with the old password is signed out, as after a change by mail.
+      expect((await before.call("/api/user/userinfo")).code).toBe(1002);
+      expect((await new ApiClient(server.url).login("forgot@example.com", "old-password-1")).code).not.toBe(
+        0,
+      );
+      expect((await new ApiClient(server.url).login("forgot@example.com", "new-password-1")).code).toBe(0);
+
+      // Refused: an unknown account, a short password, no password, a password in argv. None changes it.
+      expectOneLineError(
+        await ferry(
+          ["user", "set-password", "nobody@example.com", "--data", dataDir],
+          {},
+          "new-password-2\n",
+        ),
+        /no account with the e-mail nobody@example\.com/,
+      );
+      expectOneLineError(
+        await ferry(["user", "set-password", "forgot@example.com", "--data", dataDir], {}, "short\n"),
+        /at least 8 characters/,
+      );
+      expectOneLineError(
+        await ferry(["user", "set-password", "forgot@example.com", "--data", dataDir]),
+        /no password on stdin/,
+      );
+      expectOneLineError(
+        await ferry([
+          "user",
+          "set-password",
+          "forgot@example.com",
+          "--password",
+          "argv-password-1",
+          "--data",
+          dataDir,
+        ]),
+        /--password/,
+      );
+      expect((await new ApiClient(server.url).login("forgot@example.com", "new-password-1")).code).toBe(0);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  test("at a terminal the password is asked twice and not echoed; two different ones are refused", async () => {
+    const dataDir = freshDir();
+    // `script` gives the command a pseudo-terminal; each answer is typed once its prompt shows.
+    const typeAt = async (args: string[], answers: string[]) => {
+      const command = [process.execPath, "src/main.ts", ...args].join(" ");
+      const proc = Bun.spawn(["script", "-qec", command, "/dev/null"], {
+        cwd: ROOT,
+        stdin: "pipe",
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      const guard = setTimeout(() => proc.kill("SIGKILL"), 20_000);
+      const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
+      const decoder = new TextDecoder();
+      let screen = "";
+      for (const [i, answer] of answers.entries()) {
+        while ((screen.match(/new password: |the same again: /g) ?? []).length <= i) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          screen += decoder.decode(value, { stream: true });
+        }
+        proc.stdin.write(`${answer}\r`);
+        proc.stdin.flush();
+      }
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        screen += decoder.decode(value, { stream: true });
+      }
+      const code = await proc.exited;
+      clearTimeout(guard);
+      return { code, screen };
+    };
+
+    const created = await typeAt(
+      ["user", "create", "--email", "typed@example.com", "--data", dataDir],
+      ["typed-password-1", "typed-password-1"],
+    );
+    expect(created.code).toBe(0);
+    expect(created.screen).toContain("new password: ");
+    expect(created.screen).toContain("the same again: ");
+    expect(created.screen).toContain("created typed@example.com");
+    expect(created.screen).not.toContain("typed-password-1");
+
+    const differ = await typeAt(
+      ["user", "set-password", "typed@example.com", "--data", dataDir],
+      ["other-password-1", "other-password-2"],
+    );
+    expect(differ.code).toBe(1);
+    expect(differ.screen).toContain("error: the two passwords differ");
+    expect(differ.screen).not.toContain("other-password");
+
+    const server = startServer({ dataDir, port: 0 });
+    try {
+      expect((await new ApiClient(server.url).login("typed@example.com", "typed-password-1")).code).toBe(0);
+    } finally {
+      await server.stop();
+    }
+  });
 });

@@ -1,11 +1,16 @@
-import { chmodSync, existsSync } from "node:fs";
+import { chmodSync, existsSync, realpathSync } from "node:fs";
+import { resolve } from "node:path";
 import { Command, CommanderError } from "commander";
 import pkg from "../package.json" with { type: "json" };
 import { type Db, openDatabase } from "../src/db/db.ts";
 import { DatabaseTooNewError, migrationStatus } from "../src/db/migrate.ts";
 import { migrations } from "../src/embedded.ts";
+import { shellQuote } from "../src/modules/node/install.ts";
+import { siteOrigin } from "../src/modules/settings/schema.ts";
+import { hasAdmin } from "../src/modules/user/service.ts";
+import { isCompiledExecutable } from "../src/node/agent/upgrade.ts";
 import { LOOPBACK_PROXIES, parseTrustedProxies } from "../src/rpc/forwarded.ts";
-import { startServer } from "../src/server.ts";
+import { type RunningServer, startServer } from "../src/server.ts";
 import { registerCommerceCommands } from "./commerce.ts";
 import { registerNetworkCommands } from "./network.ts";
 import { dataDirOption, die, printJsonOr } from "./shared.ts";
@@ -32,6 +37,35 @@ function trustedProxyList(flag: string | true | undefined): string {
 }
 
 const ALL_ADDRESSES = new Set(["0.0.0.0", "::", "[::]", ""]);
+
+/** A value as one shell word: as it is when it needs no quoting, else single-quoted. */
+const shellWord = (value: string) => (/^[\w@%+=:,./-]+$/.test(value) ? value : shellQuote(value));
+
+/** The command that runs this ferry again from any directory: the executable, or bun and the entry script. */
+function ferryCommand(): string {
+  if (isCompiledExecutable()) return shellWord(process.execPath);
+  const onPath = Bun.which("bun");
+  const bun = onPath && realpathSync(onPath) === realpathSync(process.execPath) ? "bun" : process.execPath;
+  return `${shellWord(bun)} ${shellWord(Bun.main)}`;
+}
+
+/** What `serve` prints on start: where it listens, what to open, and the first step when there is no admin. */
+function startupLines(server: RunningServer, host: string, dataDir: string): string[] {
+  const lines = [`ferry ${pkg.version} listening on ${host}:${server.port}, data in ${dataDir}`];
+  if (ALL_ADDRESSES.has(host)) {
+    lines.push(
+      "listening on all addresses: other machines can reach it; --host 127.0.0.1 keeps it to this one",
+    );
+  }
+  lines.push(`open ${siteOrigin(server.context.settings.all()) ?? server.url}/`);
+  if (!hasAdmin(server.context)) {
+    lines.push(
+      "no admin account yet; create one (it asks for the password, or reads it from stdin):",
+      `  ${ferryCommand()} user create --email admin@example.com --role admin --data ${shellWord(dataDir)}`,
+    );
+  }
+  return lines;
+}
 
 function withDatabase<T>(file: string, use: (db: Db) => T): T {
   const db = openDatabase(file);
@@ -64,24 +98,31 @@ export function buildProgram(): Command {
         "none = loopback (env FERRY_TRUST_PROXY=1 or a list)",
     )
     .action((options: { host: string; port: string; data?: string; trustProxy?: string | true }) => {
-      const dataDir = dataDirOption(options.data);
+      const dataDir = resolve(dataDirOption(options.data));
       const port = parsePort(options.port);
       const trustProxy = trustedProxyList(options.trustProxy);
+      let server: RunningServer;
       try {
-        const server = startServer({ dataDir, host: options.host, port, trustProxy });
-        console.log(`ferry ${pkg.version} listening on ${options.host}:${server.port}, data in ${dataDir}`);
-        if (trustProxy && ALL_ADDRESSES.has(options.host)) {
-          console.warn(
-            `warning: listening on all addresses with --trust-proxy ${trustProxy}: make sure port ${server.port} ` +
-              "is reachable only through those proxies, or listen on 127.0.0.1 (--host)",
-          );
-        }
-        const shutdown = () => void server.stop().then(() => process.exit(0));
-        process.on("SIGINT", shutdown);
-        process.on("SIGTERM", shutdown);
+        server = startServer({ dataDir, host: options.host, port, trustProxy });
       } catch (error) {
         if (error instanceof DatabaseTooNewError) die(error.message);
+        if ((error as { code?: unknown }).code === "EADDRINUSE") {
+          die(
+            `port ${port} on ${options.host} is already in use (another ferry serve?); choose another with --port`,
+          );
+        }
         die(`cannot start: ${(error as Error).message}`);
+      }
+      // Before the first line is printed: a signal right after it must stop the server cleanly.
+      const shutdown = () => void server.stop().then(() => process.exit(0));
+      process.on("SIGINT", shutdown);
+      process.on("SIGTERM", shutdown);
+      console.log(startupLines(server, options.host, dataDir).join("\n"));
+      if (trustProxy && ALL_ADDRESSES.has(options.host)) {
+        console.warn(
+          `warning: listening on all addresses with --trust-proxy ${trustProxy}: make sure port ${server.port} ` +
+            "is reachable only through those proxies, or listen on 127.0.0.1 (--host)",
+        );
       }
     });
 

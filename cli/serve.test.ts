@@ -1,50 +1,37 @@
 /**
  * `ferry serve` as a real process: where it listens by default, the trust-proxy warning and list
- * (issue 11, finding 7).
+ * (issue 11, finding 7); refusing a taken port and what it prints on start (issue 12).
  */
 import { afterAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { expectOneLineError, ferry } from "./test-helpers.ts";
+import { basename, join } from "node:path";
+import pkg from "../package.json" with { type: "json" };
+import { createContext } from "../src/context.ts";
+import { openDatabase } from "../src/db/db.ts";
+import { ApiClient } from "../tests/harness.ts";
+import { expectOneLineError, ferry, runInShell, startServe } from "./test-helpers.ts";
 
-const ROOT = join(import.meta.dir, "..");
-const dataDir = mkdtempSync(join(tmpdir(), "ferry-serve-"));
+const root = mkdtempSync(join(tmpdir(), "ferry-serve-"));
+const dataDir = join(root, "shared");
+let dirs = 0;
 
 afterAll(() => {
-  rmSync(dataDir, { recursive: true, force: true });
+  rmSync(root, { recursive: true, force: true });
 });
 
-/** Starts `ferry serve <args>`, waits for its "listening on" line, stops it; what it printed. */
+/** A new data directory under the test's temp root (absolute). */
+function freshDir(): string {
+  dirs += 1;
+  return join(root, `d${dirs}`);
+}
+
+/** Starts `ferry serve <args>` on a free port, checks /healthz, stops it; what it printed. */
 async function serveOnce(args: string[], env: Record<string, string> = {}) {
-  const cleanEnv = { ...process.env };
-  delete cleanEnv.FERRY_HOST;
-  delete cleanEnv.FERRY_TRUST_PROXY;
-  const proc = Bun.spawn(
-    [process.execPath, "src/main.ts", "serve", "--port", "0", "--data", dataDir, ...args],
-    {
-      cwd: ROOT,
-      env: { ...cleanEnv, ...env },
-      stdout: "pipe",
-      stderr: "pipe",
-    },
-  );
-  const guard = setTimeout(() => proc.kill("SIGKILL"), 20_000);
-  let stdout = "";
-  const decoder = new TextDecoder();
-  for await (const chunk of proc.stdout) {
-    stdout += decoder.decode(chunk);
-    if (stdout.includes("\n")) break;
-  }
-  const listening = /listening on (\S+):(\d+)/.exec(stdout);
-  const health = listening
-    ? (await fetch(`http://127.0.0.1:${listening[2]}/healthz`).catch(() => null))?.status
-    : undefined;
-  proc.kill("SIGTERM");
-  await proc.exited;
-  clearTimeout(guard);
-  const stderr = await new Response(proc.stderr).text();
-  return { host: listening?.[1], health, stderr };
+  const server = await startServe(["--port", "0", "--data", dataDir, ...args], { env });
+  const health = server.port ? (await fetch(`${server.url}/healthz`).catch(() => null))?.status : undefined;
+  const { stderr } = await server.stop();
+  return { host: server.host, health, stderr };
 }
 
 test("serve listens on 127.0.0.1 unless told otherwise, without a warning", async () => {
@@ -67,4 +54,109 @@ test("a trust-proxy entry that is no address or range is refused with one line",
     const run = await ferry(["serve", "--port", "0", "--data", dataDir, "--trust-proxy", list]);
     expectOneLineError(run, /--trust-proxy: not an IP address or CIDR range/);
   }
+});
+
+test("a second serve on a taken port exits non-zero with one line; the first keeps serving its own database", async () => {
+  const firstDir = freshDir();
+  const secondDir = freshDir();
+  const created = await ferry([
+    "user",
+    "create",
+    "--email",
+    "first@example.com",
+    "--password",
+    "long-password-1",
+    "--data",
+    firstDir,
+  ]);
+  expect(created.code).toBe(0);
+  const first = await startServe(["--port", "0", "--data", firstDir]);
+  try {
+    for (const host of ["127.0.0.1", "0.0.0.0"]) {
+      const second = await ferry([
+        "serve",
+        "--host",
+        host,
+        "--port",
+        String(first.port),
+        "--data",
+        secondDir,
+      ]);
+      expectOneLineError(
+        second,
+        `error: port ${first.port} on ${host} is already in use (another ferry serve?); choose another with --port`,
+      );
+      // The port is taken before any database is opened: the refused process created none.
+      expect(existsSync(join(secondDir, "ferry.db"))).toBe(false);
+    }
+    // Every request still reaches the first server's database, where the account exists.
+    for (let i = 0; i < 4; i++) {
+      const client = new ApiClient(first.url);
+      expect((await client.login("first@example.com", "long-password-1")).code).toBe(0);
+      const info = await client.call<{ email: string }>("/api/user/userinfo");
+      expect(info.data.email).toBe("first@example.com");
+    }
+  } finally {
+    expect((await first.stop()).code).toBe(0);
+  }
+});
+
+test("start-up prints the address, the URL to open, the absolute data directory and how to create the first admin", async () => {
+  const dir = freshDir();
+  // A relative --data is printed as the absolute directory it means.
+  const fresh = await startServe(["--port", "0", "--data", basename(dir)], { cwd: root });
+  const out = await fresh.stop();
+  expect({ code: out.code, stderr: out.stderr }).toEqual({ code: 0, stderr: "" });
+  const lines = out.stdout.trimEnd().split("\n");
+  expect(lines[0]).toBe(`ferry ${pkg.version} listening on 127.0.0.1:${fresh.port}, data in ${dir}`);
+  expect(lines).toContain(`open http://127.0.0.1:${fresh.port}/`);
+  const hint = lines.findIndex((line) => line.startsWith("no admin account yet"));
+  expect(hint).toBeGreaterThan(0);
+  const command = lines[hint + 1]?.trim() ?? "";
+  expect(command).toEndWith(` user create --email admin@example.com --role admin --data ${dir}`);
+  expect(command).not.toContain("--password");
+
+  // The printed command works as printed, from anywhere, with the password on stdin.
+  const run = runInShell(command, "admin-password-1\n", tmpdir());
+  expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: "" });
+
+  const again = await startServe(["--port", "0", "--data", dir]);
+  try {
+    const admin = new ApiClient(again.url);
+    expect((await admin.login("admin@example.com", "admin-password-1")).code).toBe(0);
+    expect((await admin.call("/api/admin/config/get")).code).toBe(0);
+  } finally {
+    const next = await again.stop();
+    expect(next.stdout).toContain(`open http://127.0.0.1:${again.port}/`);
+    expect(next.stdout).not.toContain("no admin account yet");
+    expect(next.stdout).not.toContain("user create");
+  }
+});
+
+test("start-up: all addresses said in a line, the site address as the URL, an admin_id account counts as admin", async () => {
+  const dir = freshDir();
+  const everywhere = await startServe(["--host", "0.0.0.0", "--port", "0", "--data", dir]);
+  const out = await everywhere.stop();
+  expect(out.stderr).toBe("");
+  expect(out.stdout).toContain(`listening on 0.0.0.0:${everywhere.port}`);
+  expect(out.stdout).toMatch(/^listening on all addresses/m);
+  expect(out.stdout).toContain(`open http://127.0.0.1:${everywhere.port}/`);
+  expect(out.stdout).toContain("no admin account yet");
+
+  const created = await ferry(
+    ["user", "create", "--email", "boss@example.com", "--password", "long-password-1"],
+    {
+      FERRY_DATA: dir,
+    },
+  );
+  expect(created.code).toBe(0);
+  const ctx = createContext(openDatabase(join(dir, "ferry.db")));
+  ctx.settings.update({ site_url: "https://panel.example.com", admin_id: ["boss@example.com"] });
+  ctx.db.close();
+
+  const configured = await startServe(["--port", "0", "--data", dir]);
+  const after = await configured.stop();
+  expect(after.stdout).toContain("open https://panel.example.com/");
+  expect(after.stdout).not.toContain("no admin account yet");
+  expect(after.stdout).not.toMatch(/all addresses/);
 });

@@ -10,15 +10,20 @@ export interface Run {
   stderr: string;
 }
 
-/** `ferry <args>` with none of the FERRY_* variables of the test process, plus `env`. */
-export async function ferry(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  const cleanEnv = { ...process.env };
-  delete cleanEnv.FERRY_DATA;
-  delete cleanEnv.FERRY_HOST;
-  delete cleanEnv.FERRY_PORT;
+/** The test process's environment without the FERRY_* variables that steer a command, plus `env`. */
+function commandEnv(env: Record<string, string>): Record<string, string | undefined> {
+  const clean = { ...process.env };
+  for (const name of ["FERRY_DATA", "FERRY_HOST", "FERRY_PORT", "FERRY_TRUST_PROXY", "FERRY_SANDBOX_PAY"])
+    delete clean[name];
+  return { ...clean, ...env };
+}
+
+/** `ferry <args>` with none of the FERRY_* variables of the test process, plus `env`; `input` is its stdin. */
+export async function ferry(args: string[], env: Record<string, string> = {}, input?: string): Promise<Run> {
   const proc = Bun.spawn([process.execPath, "src/main.ts", ...args], {
     cwd: ROOT,
-    env: { ...cleanEnv, ...env },
+    env: commandEnv(env),
+    stdin: input === undefined ? "ignore" : Buffer.from(input),
     stdout: "pipe",
     stderr: "pipe",
   });
@@ -31,6 +36,68 @@ export async function ferry(args: string[], env: Record<string, string> = {}): P
   ]);
   clearTimeout(guard);
   return { code, stdout, stderr };
+}
+
+/** A command line as an operator would paste it (`sh -c`), with `input` on stdin and a clean environment. */
+export function runInShell(command: string, input: string, cwd: string): Run {
+  const run = Bun.spawnSync(["sh", "-c", command], {
+    cwd,
+    env: commandEnv({}),
+    stdin: Buffer.from(input),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  return { code: run.exitCode, stdout: run.stdout.toString(), stderr: run.stderr.toString() };
+}
+
+export interface ServeProcess {
+  host: string | undefined;
+  port: number | undefined;
+  /** http://127.0.0.1:<port> */
+  url: string;
+  /** Reads what it prints until `pattern` matches all of it so far; answers all of it. */
+  readUntil(pattern: RegExp): Promise<string>;
+  /** SIGTERM, then everything it printed and its exit code. */
+  stop(): Promise<Run>;
+}
+
+/** Starts `ferry serve <args>` as a real process and waits for its "listening on" line. */
+export async function startServe(
+  args: string[],
+  options: { cwd?: string; env?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<ServeProcess> {
+  const proc = Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), "serve", ...args], {
+    cwd: options.cwd ?? ROOT,
+    env: commandEnv(options.env ?? {}),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const guard = setTimeout(() => proc.kill("SIGKILL"), options.timeoutMs ?? 20_000);
+  const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  let stdout = "";
+  async function readUntil(pattern: RegExp): Promise<string> {
+    while (!pattern.test(stdout)) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      stdout += decoder.decode(value, { stream: true });
+    }
+    return stdout;
+  }
+  const listening = /listening on (\S+):(\d+)/.exec(await readUntil(/\n/));
+  return {
+    host: listening?.[1],
+    port: listening ? Number(listening[2]) : undefined,
+    url: listening ? `http://127.0.0.1:${listening[2]}` : "",
+    readUntil,
+    async stop() {
+      proc.kill("SIGTERM");
+      await readUntil(/$^/);
+      const code = await proc.exited;
+      clearTimeout(guard);
+      return { stdout, stderr: await new Response(proc.stderr).text(), code };
+    },
+  };
 }
 
 /** Non-zero exit and exactly one line on stderr, starting with "error:", no stack trace. */

@@ -1,9 +1,17 @@
 import type { Command } from "commander";
 import { transformPassword } from "../src/modules/user/password.ts";
 import { EMAIL_PATTERN, PASSWORD_MIN, type Role } from "../src/modules/user/schema.ts";
-import { createUser, ROLES, setRole } from "../src/modules/user/service.ts";
+import { createUser, findUserByEmail, ROLES, setPassword, setRole } from "../src/modules/user/service.ts";
 import { RpcError } from "../src/rpc/codes.ts";
-import { dataDirOption, die, openContext, printJsonOr } from "./shared.ts";
+import {
+  checkedPassword,
+  dataDirOption,
+  die,
+  openContext,
+  printJsonOr,
+  readNewPassword,
+  withContextAsync,
+} from "./shared.ts";
 
 function parseRole(value: string): Role {
   if (!ROLES.includes(value as Role)) die(`role must be one of ${ROLES.join(", ")}`);
@@ -17,22 +25,26 @@ export function registerUserCommands(program: Command) {
     .command("create")
     .description("create an account (the e-mail counts as confirmed)")
     .requiredOption("--email <email>", "login e-mail")
-    .requiredOption("--password <password>", `password, at least ${PASSWORD_MIN} characters`)
+    .option(
+      "--password <password>",
+      `at least ${PASSWORD_MIN} characters; visible to other users of this machine (ps), so prefer leaving it ` +
+        "out: then it is asked for at the terminal, or read from the first line of stdin",
+    )
     .option("--role <role>", `one of ${ROLES.join(", ")}`, "normal")
     .option("--data <dir>", "data directory (env FERRY_DATA)")
     .option("--json", "print the account as JSON")
     .action(
-      async (options: { email: string; password: string; role: string; data?: string; json?: boolean }) => {
+      async (options: { email: string; password?: string; role: string; data?: string; json?: boolean }) => {
         const email = options.email.trim().toLowerCase();
         if (!EMAIL_PATTERN.test(email)) die(`not an e-mail address: ${options.email}`);
-        if (options.password.length < PASSWORD_MIN)
-          die(`password must be at least ${PASSWORD_MIN} characters`);
         const role = parseRole(options.role);
+        const password =
+          options.password === undefined ? await readNewPassword() : checkedPassword(options.password);
         const ctx = openContext(dataDirOption(options.data));
         try {
           const created = await createUser(ctx, {
             email,
-            passwordDigest: transformPassword(options.password),
+            passwordDigest: transformPassword(password),
             type: role,
             // The operator vouches for the address, so admin_id / yunying_list may name it.
             emailVerified: true,
@@ -49,6 +61,26 @@ export function registerUserCommands(program: Command) {
         }
       },
     );
+
+  user
+    .command("set-password")
+    .description(
+      "set an account's password (when mail is off, customers cannot reset their own) and sign it out " +
+        "everywhere; the password is asked for at the terminal, or read from the first line of stdin",
+    )
+    .argument("<email>", "the account's e-mail")
+    .option("--data <dir>", "data directory (env FERRY_DATA)")
+    .action(async (emailArg: string, options: { data?: string }) => {
+      const email = emailArg.trim().toLowerCase();
+      await withContextAsync(options.data, async (ctx) => {
+        const account = findUserByEmail(ctx, email);
+        if (!account) throw new Error(`no account with the e-mail ${email}`);
+        await setPassword(ctx, account.id, transformPassword(await readNewPassword()));
+        console.log(
+          `password of ${email} set; signed out everywhere (sessions, trusted browsers, login links)`,
+        );
+      });
+    });
 
   user
     .command("set-role")

@@ -195,27 +195,40 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-/** Opens `<data>/ferry.db`, applies migrations (refusing a newer database) and starts listening. */
+/**
+ * Takes the port, then opens `<data>/ferry.db`, applies migrations (refusing a newer database)
+ * and starts answering. The port comes first so a second `ferry serve` on a taken port fails
+ * before it touches any database (it might be the running server's, and a newer build would
+ * migrate it underneath that server).
+ */
 export function startServer(options: ServeOptions): RunningServer {
-  const db = openDatabase(`${options.dataDir}/ferry.db`);
-  try {
-    migrate(db, migrations);
-  } catch (error) {
-    db.close();
-    throw error;
-  }
-  const context = createContext(db, options);
-  const router = buildApp(context);
   const server = Bun.serve({
     hostname: options.host ?? "127.0.0.1",
     port: options.port ?? 3000,
+    // A taken port must fail (EADDRINUSE), never be shared with another process and its database.
+    reusePort: false,
     maxRequestBodySize: MAX_BODY_BYTES,
-    fetch: guarded(context, (request) => router.fetch(request)),
+    fetch: () => new Response("starting", { status: 503, headers: { "retry-after": "1" } }),
   });
+  let db: ReturnType<typeof openDatabase> | undefined;
+  let context: AppContext;
+  try {
+    db = openDatabase(`${options.dataDir}/ferry.db`);
+    migrate(db, migrations);
+    context = createContext(db, options);
+    const router = buildApp(context);
+    server.reload({ fetch: guarded(context, (request) => router.fetch(request)) });
+  } catch (error) {
+    server.stop(true);
+    db?.close();
+    throw error;
+  }
   const port = server.port ?? options.port ?? 3000;
   const usdtWatcher = startUsdtWatcher(context);
   const latencyProbe = startLatencyProbe(context);
-  const host = options.host && options.host !== "0.0.0.0" ? options.host : "127.0.0.1";
+  // Listening on all addresses, this machine reaches the server over loopback.
+  const loopback = options.host === "::" ? "::1" : "127.0.0.1";
+  const host = !options.host || options.host === "0.0.0.0" || options.host === "::" ? loopback : options.host;
   return {
     url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
     port,
@@ -225,7 +238,7 @@ export function startServer(options: ServeOptions): RunningServer {
       await latencyProbe.stop();
       await server.stop(true);
       context.mailer.close();
-      db.close();
+      context.db.close();
     },
   };
 }

@@ -80,6 +80,16 @@ export function roleOf(
   return user.type;
 }
 
+/** Whether any account's role resolves to admin (stored type, or listed in admin_id as roleOf reads it). */
+export function hasAdmin(ctx: AppContext): boolean {
+  if (ctx.db.query("SELECT 1 FROM users WHERE type = 'admin' LIMIT 1").get()) return true;
+  const settings = ctx.settings.all();
+  return settings.admin_id.some((entry) => {
+    const user = findUserById(ctx, entry) ?? findUserByEmail(ctx, entry.toLowerCase());
+    return user !== null && roleOf(user, settings) === "admin";
+  });
+}
+
 export interface NewUser {
   email: string;
   passwordDigest: string;
