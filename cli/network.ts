@@ -10,12 +10,14 @@ import {
   type Agent,
   type AnomalyReason,
   agentInput,
+  NODE_STATE_LABELS,
   NODE_TYPES,
   type NodeAnomaly,
   type NodeType,
+  newNodeDefaults,
+  nodeState,
   SERVER_TYPES,
   SS_METHODS,
-  typeDefaults,
 } from "../src/modules/agent/schema.ts";
 import { findAgent, findAgentRow, listAgents, saveAgent } from "../src/modules/agent/service.ts";
 import { findEntry } from "../src/modules/entry/service.ts";
@@ -46,10 +48,6 @@ import { renderSubscription, subscriptionHeaders, titleFor } from "../src/subscr
 import { registerNodeRunCommand } from "./node-agent.ts";
 import { die, numberOption, parseOrDie, printJsonOr, withContext, withContextAsync } from "./shared.ts";
 
-/** Ports a new node gets when neither the flag nor typeDefaults(type) names them. */
-const DEFAULT_PORT = 10_000;
-const DEFAULT_ZZ_PORT = 20_000;
-
 const dataOption = () => new Option("--data <dir>", "data directory (env FERRY_DATA)");
 
 function checkId(what: string, value: string): string {
@@ -72,7 +70,7 @@ const nodeLine = (a: Agent) =>
     a.type.padEnd(7),
     a.host ? `${a.ip} (${a.host})` : a.ip,
     `ctrl ${a.ctrl_port} port ${a.port} public ${a.public_port} relay ${a.zz_port}`,
-    a.status ? "online" : "offline",
+    NODE_STATE_LABELS[nodeState(a)],
   ].join("  ");
 
 /** `node show`: the node as the back office sees it, plus the agent's API token. */
@@ -96,7 +94,7 @@ function nodeDetails(details: NodeDetails): string {
     ["ws path", details.ws_path, type === "v2ray"],
     ["reality public key", details.reality_public_key, type === "reality"],
     ["reality short id", details.reality_short_id, type === "reality"],
-    ["status", details.status ? "online" : "offline"],
+    ["status", NODE_STATE_LABELS[nodeState(details)]],
     ["agent version", details.agent_version || "-"],
     ["description", details.desc || "-"],
     ["api token", details.api_token],
@@ -138,10 +136,10 @@ const NODE_FLAGS: Record<string, string> = {
   desc: "--desc",
 };
 
-/** The form a new node is saved from: flags first, then typeDefaults(type), then the defaults above. */
+/** The form a new node is saved from: the flags, else newNodeDefaults(type) as the back office fills it. */
 function nodeForm(options: NodeAddOptions) {
-  const defaults = typeDefaults(options.type);
-  const port = numberOption("--port", options.port) ?? defaults.port ?? DEFAULT_PORT;
+  const defaults = newNodeDefaults(options.type);
+  const port = numberOption("--port", options.port) ?? defaults.port;
   const country = options.country?.trim().toUpperCase() ?? "";
   if (country && !COUNTRIES.some((c) => c.code === country))
     die(`--country: unknown country code ${options.country} (two letters, e.g. HK, JP, US)`);
@@ -152,17 +150,24 @@ function nodeForm(options: NodeAddOptions) {
     host: options.host,
     country: { code: country },
     ctrl_port: numberOption("--ctrl-port", options.ctrlPort) ?? defaults.ctrl_port,
-    zz_port: numberOption("--zz-port", options.zzPort) ?? defaults.zz_port ?? DEFAULT_ZZ_PORT,
+    zz_port: numberOption("--zz-port", options.zzPort) ?? defaults.zz_port,
     port,
     // Clients dial the port the core listens on unless the node sits behind a port mapping.
     public_port:
       numberOption("--public-port", options.publicPort) ??
-      (options.port === undefined ? defaults.public_port : undefined) ??
-      port,
+      (options.port === undefined ? defaults.public_port : port),
     serverType: options.serverType ?? defaults.serverType,
     ss_method: options.ssMethod,
     desc: options.desc,
   };
+}
+
+/** `v2ray ctrl 888 port 10000 public 10000 relay 20000 ubuntu_x86; h2 …` for --help. */
+function nodeDefaultsHelp(): string {
+  return NODE_TYPES.map((type) => {
+    const d = newNodeDefaults(type);
+    return `${type} ctrl ${d.ctrl_port} port ${d.port} public ${d.public_port} relay ${d.zz_port} ${d.serverType}`;
+  }).join("; ");
 }
 
 /** `node status`: how each node's agent is doing. */
@@ -221,7 +226,7 @@ function statusTable(nodes: NodeStatus[]): string {
     ...nodes.map((n) => [
       n.name,
       String(n.nodeNo),
-      n.status ? "正常" : "异常",
+      NODE_STATE_LABELS[nodeState(n)],
       n.agent_version || "-",
       String(n.updateConfigTimes),
       n.lastSeenTime ? new Date(n.lastSeenTime).toISOString() : "never",
@@ -284,21 +289,17 @@ function registerNodeCommands(program: Command) {
     .command("add")
     .description(
       "add a node; its API token, Reality keys, Hysteria2 and Shadowsocks secrets are generated. " +
-        `Unset ports follow the type: v2ray ctrl 888, port ${DEFAULT_PORT}, relay ${DEFAULT_ZZ_PORT}; ` +
-        `h2 ctrl 999, port ${DEFAULT_PORT}, relay 443; reality ctrl 888, port 443, relay 443`,
+        `Unset ports follow the type, as in the back office: ${nodeDefaultsHelp()}`,
     )
     .requiredOption("--name <name>", "name shown to customers")
     .addOption(new Option("--type <type>", "node type").choices(NODE_TYPES).makeOptionMandatory())
     .requiredOption("--ip <address>", "IP or domain clients dial directly")
     .option("--host <domain>", "the node's domain (required for reality: the camouflage SNI)")
     .option("--country <code>", "ISO 3166-1 two-letter code, e.g. HK")
-    .option("--ctrl-port <port>", "port the node agent is reached on (default by type: 888, h2 999)")
-    .option(
-      "--zz-port <port>",
-      `port relay entries forward to (default ${DEFAULT_ZZ_PORT}; h2 and reality 443)`,
-    )
-    .option("--port <port>", `port the proxy core listens on (default ${DEFAULT_PORT}; reality 443)`)
-    .option("--public-port <port>", "port clients dial directly (default: --port)")
+    .option("--ctrl-port <port>", "port the node agent is reached on (default by type)")
+    .option("--zz-port <port>", "port relay entries forward to (default by type)")
+    .option("--port <port>", "port the proxy core listens on (default by type)")
+    .option("--public-port <port>", "port clients dial directly (default: --port, else by type)")
     .addOption(new Option("--server-type <type>", "install flavour (default by type)").choices(SERVER_TYPES))
     .addOption(
       new Option("--ss-method <cipher>", "Shadowsocks cipher (default aes-256-gcm)").choices(SS_METHODS),
@@ -333,7 +334,8 @@ function registerNodeCommands(program: Command) {
   node
     .command("status")
     .description(
-      "each node's agent: 正常 while it calls in, its version, update count, last call, online users, " +
+      "each node's agent: 正常 while it calls in, 异常 once it stopped, 未连接 until its first call; " +
+        "its version, update count, last call, online users, " +
         "anomalies (reports for users it was not given; details: node anomalies <id>)",
     )
     .addOption(dataOption())

@@ -88,7 +88,7 @@ test("the node commands have --help", async () => {
 });
 
 describe("ferry node status", () => {
-  test("异常 until the node calls in; then 正常 with its version, update count and last call", async () => {
+  test("not connected until the node calls in; then 正常 with its version, update count and last call", async () => {
     const node = await addNode();
     const before = (await cli.json<{ _id: string; status: boolean }[]>(["node", "status"])).find(
       (n) => n._id === node.id,

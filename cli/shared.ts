@@ -3,6 +3,9 @@ import { type AppContext, createContext } from "../src/context.ts";
 import { openDatabase } from "../src/db/db.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { migrations } from "../src/embedded.ts";
+// Installs the Chinese validation messages the server gives, for parseOrDie (issue 12).
+import "../src/lib/zod-messages.ts";
+import { PASSWORD_MIN } from "../src/modules/user/schema.ts";
 
 export const DEFAULT_DATA_DIR = "./data";
 
@@ -76,4 +79,70 @@ export function parseOrDie<S extends ZodType>(
   const issue = parsed.error.issues[0];
   const path = issue?.path.join(".") ?? "";
   die(`${flags[path] ?? (path || "input")}: ${issue?.message}`);
+}
+
+/** The password, or the one-line error when it is shorter than every account's minimum. */
+export function checkedPassword(password: string): string {
+  if (password.length < PASSWORD_MIN) die(`password must be at least ${PASSWORD_MIN} characters`);
+  return password;
+}
+
+/**
+ * A new password, never from argv (where `ps` shows it to every user of the machine): typed at the
+ * terminal without echo and asked twice, or, when stdin is not a terminal, its first line.
+ */
+export async function readNewPassword(): Promise<string> {
+  if (!process.stdin.isTTY) return checkedPassword(await firstStdinLine());
+  const password = checkedPassword(await askHidden("new password: "));
+  if ((await askHidden("the same again: ")) !== password) die("the two passwords differ");
+  return password;
+}
+
+async function firstStdinLine(): Promise<string> {
+  const reader = Bun.stdin.stream().getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  while (!text.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value, { stream: true });
+  }
+  await reader.cancel();
+  const line = text.split("\n")[0]?.replace(/\r$/, "") ?? "";
+  if (line === "") die("no password on stdin: type it at a terminal, or pipe it in as the first line");
+  return line;
+}
+
+/** One line typed at the terminal with echo off (raw mode); Ctrl-C or Ctrl-D gives up. */
+function askHidden(prompt: string): Promise<string> {
+  const stdin = process.stdin;
+  // Echo goes off before the prompt shows, so nothing typed after seeing it is echoed.
+  stdin.setRawMode(true);
+  stdin.resume();
+  process.stderr.write(prompt);
+  return new Promise((resolve) => {
+    const typed: string[] = [];
+    const done = () => {
+      stdin.off("data", onData);
+      stdin.setRawMode(false);
+      stdin.pause();
+      process.stderr.write("\n");
+    };
+    const onData = (chunk: Buffer) => {
+      for (const char of chunk.toString("utf8")) {
+        if (char === "\r" || char === "\n") {
+          done();
+          resolve(typed.join(""));
+          return;
+        }
+        if (char === "\u0003" || char === "\u0004") {
+          done();
+          die("cancelled");
+        }
+        if (char === "\u007f" || char === "\b") typed.pop();
+        else typed.push(char);
+      }
+    };
+    stdin.on("data", onData);
+  });
 }

@@ -5,5 +5,7 @@
  * module ahead of everything else in the bundle.
  */
 import { z } from "zod";
+// The server's Chinese validation messages, installed before any page validates a form (issue 12).
+import "../src/lib/zod-messages.ts";
 
 z.config({ jitless: true });

@@ -2,6 +2,8 @@ import type { z } from "zod";
 import type { AppContext } from "../context.ts";
 import { refreshDataVersion } from "../db/read-cache.ts";
 import { readBodyText } from "../lib/http.ts";
+// Installs the Chinese validation messages before any input is parsed (issue 12).
+import "../lib/zod-messages.ts";
 import { recordError } from "../modules/errors/service.ts";
 import { siteOrigin } from "../modules/settings/schema.ts";
 import type { Role } from "../modules/user/schema.ts";

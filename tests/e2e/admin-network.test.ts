@@ -1,7 +1,8 @@
 /**
- * The node back office in Debian's Chromium: an admin adds an entry, a Reality node (the type's
- * defaults fill the ports; warp and logging go away) and a line relayed through the entry (the
- * entry field only for 中转; a fixed name with a count of 2 is refused), and the line then shows
+ * The node back office in Debian's Chromium: while there is no entry the line form's entry field
+ * links to 入口管理; an admin adds an entry, a Reality node (the type's defaults fill the ports;
+ * warp and logging go away) and a line relayed through the entry (the entry field only for 中转; a
+ * fixed name with a count of 2 is refused on the count, before sending), and the line then shows
  * up in a customer's v2ray subscription fetched over HTTP. Then the line form against h2 and
  * v2ray nodes (CDN for VMess WebSocket), the node filter, copy, 复制日志, 重置流量 and deletes.
  * Screenshots of the three screens at 1280 and 390 px land in test-results/. The tests run in
@@ -10,7 +11,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
+import type { Browser, Locator, Page } from "playwright-core";
 import { GB } from "../../src/lib/traffic.ts";
 import type { Agent } from "../../src/modules/agent/schema.ts";
 import type { Entry } from "../../src/modules/entry/schema.ts";
@@ -56,6 +57,12 @@ const toast = (page: Page, text: string, match: "exact" | "prefix" = "exact") =>
 const dialog = (page: Page, title: string) => page.getByRole("dialog", { name: title });
 const rowOf = (page: Page, text: string) => page.getByRole("row").filter({ hasText: text });
 const cellsOf = async (page: Page, text: string) => rowOf(page, text).getByRole("cell").allInnerTexts();
+/** The error line an input is marked invalid with (aria-invalid, aria-describedby). */
+async function errorOf(page: Page, input: Locator): Promise<string | null> {
+  await poll(() => input.getAttribute("aria-invalid"), "true");
+  const id = await input.getAttribute("aria-describedby");
+  return page.locator(`[id="${id}"]`).textContent();
+}
 
 /** The request the next click sends to `path`, decoded. */
 async function sent(page: Page, path: string, click: () => Promise<unknown>) {
@@ -96,8 +103,20 @@ describe("admin nodes, entries and lines", () => {
     const { context, page, errors } = await newPage(browser, 1280);
     await login(page);
 
+    // No entry yet: the line form says so where the entry is chosen and links to 入口管理.
+    await page.goto(`${server.url}/#/admin_agentLines`);
+    await page.getByRole("heading", { name: "线路管理" }).waitFor();
+    await page.getByRole("button", { name: "添加" }).click();
+    const noEntry = dialog(page, "添加线路");
+    expect(await noEntry.getByLabel("入口", { exact: true }).count()).toBe(0);
+    await noEntry.getByText("暂无入口。").waitFor();
+    await page.waitForTimeout(300); // let the dialog's fade-in finish
+    await page.screenshot({ path: join(SHOTS, "admin_agentLines-no-entry-1280.png") });
+    await noEntry.getByRole("link", { name: "入口管理" }).click();
+    await page.waitForURL((url) => url.hash === "#/admin_entrys");
+    await noEntry.waitFor({ state: "detached" });
+
     // The entry: an IP list typed one address a line.
-    await page.goto(`${server.url}/#/admin_entrys`);
     await page.getByRole("heading", { name: "入口管理" }).waitFor();
     await page.getByRole("cell", { name: "暂无记录" }).waitFor();
     await page.getByRole("button", { name: "添加" }).click();
@@ -191,7 +210,7 @@ describe("admin nodes, entries and lines", () => {
       "-",
       "-",
       "",
-      "异常",
+      "未连接",
       "-",
       "0",
     ]);
@@ -229,7 +248,8 @@ describe("admin nodes, entries and lines", () => {
     await lineForm.getByRole("switch", { name: "固定名字" }).check();
     await lineField("数量").fill("2");
     await lineForm.getByRole("button", { name: "保存" }).click();
-    await toast(page, FIX_NAME_REFUSAL).waitFor();
+    expect(await errorOf(page, lineField("数量"))).toBe(FIX_NAME_REFUSAL);
+    await poll(() => lineField("数量").evaluate((input) => input === document.activeElement), true);
     expect(updates).toBe(0);
     expect(await lineForm.isVisible()).toBe(true);
 
@@ -464,14 +484,35 @@ describe("admin nodes, entries and lines", () => {
     await rowOf(page, "e2e 入口 副本").waitFor({ state: "detached" });
     expect(await ok<Entry[]>("/api/admin/entrys/list")).toHaveLength(1);
 
-    // A server refusal keeps the form open and shows the server's message.
+    // What the server's schema refuses is shown on its field before sending, the field focused.
+    let entrySaves = 0;
+    page.on("request", (r) => {
+      if (r.url().endsWith("/api/admin/entrys/update")) entrySaves += 1;
+    });
     await page.getByRole("button", { name: "添加" }).click();
     const empty = dialog(page, "添加入口");
+    const defaultIp = empty.getByLabel("默认IP", { exact: true });
     await empty.getByLabel("名称", { exact: true }).fill("无地址入口");
     await empty.getByRole("button", { name: "保存" }).click();
-    await toast(page, "配置失败:", "prefix").waitFor();
-    expect(await empty.isVisible()).toBe(true);
+    expect(await errorOf(page, defaultIp)).toBe("默认 IP 与 IP 列表不能都为空");
+    await poll(() => defaultIp.evaluate((input) => input === document.activeElement), true);
+    expect(entrySaves).toBe(0);
     await empty.getByRole("button", { name: "取消" }).click();
+
+    // A refusal the form cannot foresee (the entry was deleted meanwhile) keeps the form open
+    // and shows the server's message.
+    const doomed = await ok<Entry>("/api/admin/entrys/update", {
+      name: "将被删除的入口",
+      ip: "198.51.100.40",
+    });
+    await page.reload();
+    await rowOf(page, "将被删除的入口").getByRole("button", { name: "编辑" }).click();
+    const stale = dialog(page, "编辑入口");
+    await ok("/api/admin/entrys/delete", { id: doomed._id });
+    await stale.getByRole("button", { name: "保存" }).click();
+    await toast(page, "配置失败:入口不存在").waitFor();
+    expect(await stale.isVisible()).toBe(true);
+    await stale.getByRole("button", { name: "取消" }).click();
     await context.close();
     expect(errors).toEqual([]);
   });

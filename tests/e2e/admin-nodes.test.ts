@@ -1,5 +1,8 @@
 /**
- * The node actions of /admin_agents in Debian's Chromium: a node turns 正常 with its running
+ * The node form and actions of /admin_agents in Debian's Chromium. A new node saves on the first try
+ * with a name and an IP: its type's defaults fill every port (issue 12); a port left blank is marked
+ * and focused, nothing sent. A node that never called the panel is 未连接 in grey, one that stopped
+ * calling 异常 in red. A node turns 正常 with its running
  * version and update count once it calls the node API with its token; 重置更新次数 (confirmed)
  * zeroes the count; 获取更新命令 shows the one-line command with the node's id and token and
  * copies it; 升级节点 (confirmed) against a node that is not there shows 升级失败:节点无法连接,
@@ -11,12 +14,12 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
-import type { Agent } from "../../src/modules/agent/schema.ts";
+import type { Browser, Locator, Page } from "playwright-core";
+import { type Agent, newNodeDefaults } from "../../src/modules/agent/schema.ts";
 import { type AgentRow, findAgentRow } from "../../src/modules/agent/service.ts";
 import { startControlServer } from "../../src/node/agent/control.ts";
 import { type ApiClient, loggedInClient, startTestServer, type TestServer } from "../harness.ts";
-import { launchChromium, loginInBrowser, newPage, poll, screenshots } from "./chromium.ts";
+import { launchChromium, loginInBrowser, newPage, payloadOf, poll, SHOTS, screenshots } from "./chromium.ts";
 
 const NEW_EXE = "#!/bin/sh\necho 'ferry new'\n";
 
@@ -84,6 +87,96 @@ async function confirmWith(page: Page, title: string, button: string) {
   await confirm.waitFor({ state: "hidden" });
 }
 
+/** The error line an input is marked invalid with (aria-invalid, aria-describedby). */
+async function errorOf(page: Page, input: Locator): Promise<string | null> {
+  await poll(() => input.getAttribute("aria-invalid"), "true");
+  const id = await input.getAttribute("aria-describedby");
+  return page.locator(`[id="${id}"]`).textContent();
+}
+
+/** The 状态 badge of a node's row: its text and whether it is the grey, green or red one. */
+async function statusBadge(page: Page, name: string) {
+  const badge = rowOf(page, name).locator(".badge");
+  const className = (await badge.getAttribute("class")) ?? "";
+  const colour = ["badge-muted", "admin-status-ok", "network-status-error"].find((c) =>
+    className.includes(c),
+  );
+  return { text: await badge.textContent(), colour };
+}
+
+describe("/admin_agents node form", () => {
+  test("a new node saves on the first try with its type's defaults; a blank port is marked and focused", async () => {
+    const { page, context, errors } = await newPage(browser, 1280);
+    await loginInBrowser(page, server.url, adminEmail, adminPassword);
+    await page.goto(`${server.url}/#/admin_agents`);
+    await page.getByRole("heading", { name: "节点管理" }).waitFor();
+    await page.getByRole("button", { name: "添加" }).click();
+    const form = page.getByRole("dialog", { name: "添加节点" });
+    const field = (label: string) => form.getByLabel(label, { exact: true });
+    const defaults = newNodeDefaults("v2ray");
+    expect([
+      await field("控制端口").inputValue(),
+      await field("中转端口").inputValue(),
+      await field("端口").inputValue(),
+      await field("公开端口").inputValue(),
+      await field("服务器类型").inputValue(),
+    ]).toEqual([
+      String(defaults.ctrl_port),
+      String(defaults.zz_port),
+      String(defaults.port),
+      String(defaults.public_port),
+      defaults.serverType,
+    ]);
+    await field("名称").fill("e2e 默认节点");
+    await field("IP").fill("203.0.113.80");
+    await screenshots(page, "admin-node-form");
+
+    // A port emptied by hand: 请输入数字 under it, the focus on it, nothing sent.
+    let sends = 0;
+    page.on("request", (r) => {
+      if (r.url().endsWith("/api/admin/agents/update")) sends += 1;
+    });
+    await field("中转端口").fill("");
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 800 });
+      await field("名称").focus();
+      await form.getByRole("button", { name: "保存" }).click();
+      expect(await errorOf(page, field("中转端口"))).toBe("请输入数字");
+      await poll(() => field("中转端口").evaluate((input) => input === document.activeElement), true);
+      await page.waitForTimeout(300); // let the dialog's scrolling settle
+      await page.screenshot({ path: join(SHOTS, `admin-node-form-error-${width}.png`) });
+    }
+    expect(sends).toBe(0);
+
+    // Back to the default: the first save goes through.
+    await field("中转端口").fill(String(defaults.zz_port));
+    const request = page.waitForRequest((r) => r.url().endsWith("/api/admin/agents/update"));
+    await form.getByRole("button", { name: "保存" }).click();
+    expect(payloadOf((await request).postData())).toMatchObject({
+      name: "e2e 默认节点",
+      ip: "203.0.113.80",
+      type: "v2ray",
+      ...defaults,
+    });
+    await toast(page, "更新成功").waitFor();
+    await form.waitFor({ state: "hidden" });
+    expect(sends).toBe(1);
+
+    // Never called the panel: 未连接 in grey, not the red 异常.
+    expect(await statusBadge(page, "e2e 默认节点")).toEqual({ text: "未连接", colour: "badge-muted" });
+    await screenshots(page, "admin-node-never-connected");
+    // Last heard from long ago (a day after the epoch): it stopped, 异常 in red.
+    server.context.db
+      .query("UPDATE agents SET last_seen_time = ? WHERE name = ?")
+      .run(86_400_000, "e2e 默认节点");
+    await page.reload();
+    await rowOf(page, "e2e 默认节点").waitFor();
+    expect(await statusBadge(page, "e2e 默认节点")).toEqual({ text: "异常", colour: "network-status-error" });
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});
+
 describe("/admin_agents node actions", () => {
   test("status, version and update count; reset; the update command; upgrade failing and succeeding", async () => {
     const port = await closedPort();
@@ -94,7 +187,7 @@ describe("/admin_agents node actions", () => {
     await page.goto(`${server.url}/#/admin_agents`);
     await page.getByRole("heading", { name: "节点管理" }).waitFor();
     await rowOf(page, "e2e 升级节点").waitFor();
-    expect(await statusCells(page, "e2e 升级节点")).toEqual(["异常", "-", "0"]);
+    expect(await statusCells(page, "e2e 升级节点")).toEqual(["未连接", "-", "0"]);
 
     // The node's agent calls the node API with its token: normal, its version, one update.
     const config = await fetch(

@@ -106,15 +106,44 @@ export interface PublicAgent {
   orderID: number;
 }
 
+/**
+ * How a node is doing: 正常 while its agent's calls arrive, 异常 once they stopped, 未连接 while it
+ * has never called the panel (just added, agent not installed yet).
+ */
+export type NodeState = "ok" | "error" | "never";
+export const NODE_STATE_LABELS: Record<NodeState, string> = { ok: "正常", error: "异常", never: "未连接" };
+export const nodeState = (agent: Pick<Agent, "status" | "lastSeenTime">): NodeState =>
+  agent.status ? "ok" : agent.lastSeenTime === 0 ? "never" : "error";
+
+type NodeSetup = Pick<Agent, "ctrl_port" | "zz_port" | "port" | "public_port" | "serverType">;
+
 /** Form defaults when the type changes (seed 001 §2.3.1). Fields a type does not name stay as typed. */
-export function typeDefaults(
-  type: NodeType,
-): Partial<Pick<Agent, "ctrl_port" | "zz_port" | "port" | "public_port" | "serverType">> {
+export function typeDefaults(type: NodeType): Partial<NodeSetup> {
   if (type === "h2") return { ctrl_port: 999, zz_port: 443, serverType: "ubuntu_x86" };
   if (type === "reality") {
     return { ctrl_port: 888, zz_port: 443, port: 443, public_port: 443, serverType: "ubuntu_reality" };
   }
   return { ctrl_port: 888, serverType: "ubuntu_x86" };
+}
+
+/** The ports the seed leaves to the implementation: the core's port and the relay port. */
+const UNNAMED_DEFAULTS: NodeSetup = {
+  ctrl_port: 888,
+  zz_port: 20_000,
+  port: 10_000,
+  public_port: 10_000,
+  serverType: "ubuntu_x86",
+};
+
+/**
+ * Every port and the install flavour of a new node of `type` (the back-office form and
+ * `ferry node add`): the type's seed defaults, the rest from UNNAMED_DEFAULTS; clients dial the
+ * core's port directly unless the type names a public port.
+ */
+export function newNodeDefaults(type: NodeType): NodeSetup {
+  const named = typeDefaults(type);
+  const port = named.port ?? UNNAMED_DEFAULTS.port;
+  return { ...UNNAMED_DEFAULTS, ...named, port, public_port: named.public_port ?? port };
 }
 
 const port = z.number().int().min(1, "端口必须在 1-65535 之间").max(65_535, "端口必须在 1-65535 之间");

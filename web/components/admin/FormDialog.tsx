@@ -1,4 +1,4 @@
-import { type FormEvent, type ReactNode, useId } from "react";
+import { type FormEvent, type ReactNode, type Ref, useId } from "react";
 import { Dialog } from "../Dialog.tsx";
 
 export interface FormDialogProps {
@@ -10,6 +10,8 @@ export interface FormDialogProps {
   busy?: boolean;
   submitText?: string;
   size?: "sm" | "md" | "lg";
+  /** The form element, for useFormErrors to find the first invalid field in. */
+  formRef?: Ref<HTMLFormElement>;
   children: ReactNode;
 }
 
@@ -22,6 +24,7 @@ export function FormDialog({
   busy = false,
   submitText = "保存",
   size = "md",
+  formRef,
   children,
 }: FormDialogProps) {
   const formId = useId();
@@ -47,7 +50,7 @@ export function FormDialog({
         </>
       }
     >
-      <form id={formId} className="admin-form" onSubmit={submit} noValidate>
+      <form ref={formRef} id={formId} className="admin-form" onSubmit={submit} noValidate>
         {children}
       </form>
     </Dialog>

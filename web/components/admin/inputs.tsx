@@ -9,14 +9,26 @@ interface Labelled {
   className?: string;
 }
 
-function FieldFrame({
+/** The id of a control's error line, for its aria-describedby. */
+const errorIdOf = (controlId: string) => `${controlId}-error`;
+
+/** What marks a control invalid and ties it to its error line. */
+export const invalidProps = (controlId: string, error: string | undefined) =>
+  error ? { "aria-invalid": true, "aria-describedby": errorIdOf(controlId) } : {};
+
+/**
+ * Label, control, hint and error line. `htmlFor` labels the control and names its error line;
+ * `describes` names the error line of a control a label cannot point at (a link).
+ */
+export function FieldFrame({
   label,
   hint,
   error,
   className,
   htmlFor,
+  describes = htmlFor,
   children,
-}: Labelled & { htmlFor?: string; children: ReactNode }) {
+}: Labelled & { htmlFor?: string; describes?: string; children: ReactNode }) {
   return (
     <div className={`field${error ? " field-invalid" : ""}${className ? ` ${className}` : ""}`}>
       {htmlFor ? (
@@ -28,7 +40,11 @@ function FieldFrame({
       )}
       {children}
       {hint ? <p className="admin-hint">{hint}</p> : null}
-      {error ? <p className="field-error">{error}</p> : null}
+      {error ? (
+        <p className="field-error" id={describes ? errorIdOf(describes) : undefined}>
+          {error}
+        </p>
+      ) : null}
     </div>
   );
 }
@@ -46,6 +62,7 @@ export function SelectField<V extends string>({ value, options, onChange, ...fra
       <select
         id={id}
         className="input admin-control"
+        {...invalidProps(id, frame.error)}
         value={value}
         onChange={(event) => onChange(event.target.value as V)}
       >
@@ -73,6 +90,7 @@ export function TextAreaField({ value, onChange, rows = 3, placeholder, ...frame
       <textarea
         id={id}
         className="input admin-control admin-textarea"
+        {...invalidProps(id, frame.error)}
         rows={rows}
         value={value}
         placeholder={placeholder}
@@ -84,11 +102,20 @@ export function TextAreaField({ value, onChange, rows = 3, placeholder, ...frame
 
 export interface SwitchFieldProps extends Labelled {
   checked: boolean;
+  disabled?: boolean;
   onChange: (checked: boolean) => void;
 }
 
 /** An on/off setting: a checkbox styled as a switch, labelled by `label`. */
-export function SwitchField({ checked, onChange, label, hint, error, className }: SwitchFieldProps) {
+export function SwitchField({
+  checked,
+  disabled,
+  onChange,
+  label,
+  hint,
+  error,
+  className,
+}: SwitchFieldProps) {
   const id = useId();
   return (
     <FieldFrame label={label} hint={hint} error={error} className={className}>
@@ -97,9 +124,11 @@ export function SwitchField({ checked, onChange, label, hint, error, className }
           id={id}
           type="checkbox"
           role="switch"
+          aria-invalid={error ? true : undefined}
           aria-checked={checked}
           aria-label={label}
           checked={checked}
+          disabled={disabled}
           onChange={(event) => onChange(event.target.checked)}
         />
         <span>{checked ? "开启" : "关闭"}</span>
@@ -132,6 +161,7 @@ export function CheckListField({ selected, options, onChange, empty, ...frame }:
           <label key={option.value} className="admin-check">
             <input
               type="checkbox"
+              aria-invalid={frame.error ? true : undefined}
               checked={selected.includes(option.value)}
               onChange={(event) => toggle(option.value, event.target.checked)}
             />

@@ -1,30 +1,20 @@
 /** Number fields of the back-office forms (typed as text, read on save) and the 开/关 cell. */
 import { Field } from "../Field.tsx";
 
-export const NUMBER_REQUIRED = "请输入数字";
-
 /** 开 / 关 for a boolean column. */
 export const onOff = (on: boolean) => (on ? "开" : "关");
 
-type NumberErrors<K extends string> = Partial<Record<K, string>>;
+/** Typed text as a number; NaN when blank or not a number, which the schema reports (请输入数字). */
+export const numberFrom = (text: string) => (text.trim() === "" ? Number.NaN : Number(text));
 
-/**
- * The numeric fields of a draft (kept as text while typed) as numbers, or the fields that are
- * blank or not numbers. Ranges are the server's to judge; its message reaches the failure toast.
- */
+/** The numeric fields of a draft (kept as text while typed) as numbers for the schema to judge. */
 export function readNumbers<K extends string>(
   draft: Record<K, string>,
   keys: readonly K[],
-): { ok: true; values: Record<K, number> } | { ok: false; errors: NumberErrors<K> } {
+): Record<K, number> {
   const values = {} as Record<K, number>;
-  const errors: NumberErrors<K> = {};
-  for (const key of keys) {
-    const text = draft[key].trim();
-    const value = Number(text);
-    if (text === "" || !Number.isFinite(value)) errors[key] = NUMBER_REQUIRED;
-    else values[key] = value;
-  }
-  return Object.keys(errors).length > 0 ? { ok: false, errors } : { ok: true, values };
+  for (const key of keys) values[key] = numberFrom(draft[key]);
+  return values;
 }
 
 /** A labelled number input whose value stays text until the form is saved. */

@@ -1,10 +1,11 @@
 /**
  * /admin_agentLines (seed 001 §2.9): the lines subscriptions are made of. Choosing a node sets the
  * protocol and bridge it starts on (lineDefaultsForNode); the protocol list is the node type's;
- * the entry field appears only for 中转 and the CDN address only for CDN. A fixed name with a
- * count above 1 is refused before saving (seed 001 §5). 复制日志 copies the line's JSON.
+ * the entry field appears only for 中转 (with a link to 入口管理 while there is no entry) and the CDN
+ * address only for CDN. The form is checked with the server's lineInput before saving, so a fixed
+ * name with a count above 1 is refused on the count (seed 001 §5). 复制日志 copies the line's JSON.
  */
-import { useState } from "react";
+import { useId, useState } from "react";
 import { formatGB } from "../../../src/lib/traffic.ts";
 import type { Agent } from "../../../src/modules/agent/schema.ts";
 import {
@@ -12,9 +13,9 @@ import {
   BRIDGE_LABELS,
   BRIDGES,
   type Bridge,
-  FIX_NAME_REFUSAL,
   type LineProtocol,
   lineDefaultsForNode,
+  lineInput,
   PROTOCOL_LABELS,
   PROTOCOLS_BY_NODE_TYPE,
 } from "../../../src/modules/line/schema.ts";
@@ -23,13 +24,19 @@ import { AdminPage, AdminTable, editDeleteColumn } from "../../components/admin/
 import { CONFIRM_DELETE_TEXT, useConfirm } from "../../components/admin/ConfirmDialog.tsx";
 import { FormDialog } from "../../components/admin/FormDialog.tsx";
 import { toastResult } from "../../components/admin/feedback.ts";
-import { SelectField, SwitchField, TextAreaField } from "../../components/admin/inputs.tsx";
+import { type FieldErrors, schemaErrors, useFormErrors } from "../../components/admin/formErrors.ts";
+import {
+  FieldFrame,
+  invalidProps,
+  SelectField,
+  SwitchField,
+  TextAreaField,
+} from "../../components/admin/inputs.tsx";
 import { NumberField, onOff, readNumbers } from "../../components/admin/numbers.tsx";
 import { useRemoteList } from "../../components/admin/useRemoteList.ts";
 import { copyToClipboard } from "../../components/clipboard.ts";
 import { Field } from "../../components/Field.tsx";
 import type { Column } from "../../components/Table.tsx";
-import { TOAST_SHORT, toast } from "../../components/Toast.tsx";
 
 /** Seed 001 §8 toasts of this screen. */
 export const LineMsg = {
@@ -59,8 +66,6 @@ export interface LineDraft extends Record<NumberKey, string> {
   msg: string;
   bridgeAddr: string;
 }
-
-type DraftErrors = Partial<Record<NumberKey | "agentID" | "entryID", string>>;
 
 /** Bridges a protocol can use: Hysteria2 (UDP) only direct, the CDN only for VMess WebSocket. */
 export function bridgesFor(protocol: LineProtocol): readonly Bridge[] {
@@ -120,37 +125,44 @@ export function lineToDraft(line: AgentLine): LineDraft {
   };
 }
 
-export type DraftCheck = { ok: true; line: LineForm } | { ok: false; errors: DraftErrors; refusal?: string };
-
-/** The payload of agent_line/update, or what is wrong with the draft. */
-export function draftToLine(draft: LineDraft): DraftCheck {
-  const numbers = readNumbers(draft, NUMBER_KEYS);
-  const errors: DraftErrors = numbers.ok ? {} : { ...numbers.errors };
-  if (!draft.agentID) errors.agentID = "请选择节点";
-  if (draft.bridge === "report" && !draft.entryID) errors.entryID = "请选择入口";
-  if (!numbers.ok || Object.keys(errors).length > 0) return { ok: false, errors };
-  const { index, scale, num } = numbers.values;
-  if (draft.fixName && num > 1) return { ok: false, errors: {}, refusal: FIX_NAME_REFUSAL };
+/** The payload of agent_line/update; lineInput judges it. */
+export function draftToLine(draft: LineDraft): LineForm {
   return {
-    ok: true,
-    line: {
-      ...(draft._id ? { _id: draft._id } : {}),
-      index,
-      name: draft.name.trim(),
-      agentID: draft.agentID,
-      protocol: draft.protocol,
-      bridge: draft.bridge,
-      entryID: draft.bridge === "report" ? draft.entryID : "",
-      scale,
-      num,
-      public: draft.public,
-      fixName: draft.fixName,
-      disableForAgency: draft.disableForAgency,
-      permissionRequire: draft.permissionRequire,
-      msg: draft.msg,
-      bridgeAddr: draft.bridge === "cf_cdn" ? draft.bridgeAddr.trim() : "",
-    },
+    ...(draft._id ? { _id: draft._id } : {}),
+    ...readNumbers(draft, NUMBER_KEYS),
+    name: draft.name.trim(),
+    agentID: draft.agentID,
+    protocol: draft.protocol,
+    bridge: draft.bridge,
+    entryID: draft.bridge === "report" ? draft.entryID : "",
+    public: draft.public,
+    fixName: draft.fixName,
+    disableForAgency: draft.disableForAgency,
+    permissionRequire: draft.permissionRequire,
+    msg: draft.msg,
+    bridgeAddr: draft.bridge === "cf_cdn" ? draft.bridgeAddr.trim() : "",
   };
+}
+
+/** What lineInput finds wrong, with a node not chosen yet said as the picker says it. */
+export function lineErrors(line: LineForm): FieldErrors {
+  return { ...schemaErrors(lineInput, line), ...(line.agentID ? {} : { agentID: "请选择节点" }) };
+}
+
+/** The 入口 field while no entry exists: what to do instead of an empty list. */
+function NoEntryField({ error }: { error?: string }) {
+  const id = useId();
+  return (
+    <FieldFrame label="入口" error={error} describes={id}>
+      <p className="admin-empty-choice">
+        暂无入口。中转线路需要先在
+        <a id={id} href="#/admin_entrys" {...invalidProps(id, error)}>
+          入口管理
+        </a>
+        中添加入口，或改用直连。
+      </p>
+    </FieldFrame>
+  );
 }
 
 type Options = { value: string; label: string }[];
@@ -174,20 +186,16 @@ function LineFormDialog({
   onSaved: () => void;
 }) {
   const [form, setForm] = useState(draft);
-  const [errors, setErrors] = useState<DraftErrors>({});
+  const { errors, formRef, check } = useFormErrors(LineMsg.saveFailed);
   const [busy, setBusy] = useState(false);
   const set = <K extends keyof LineDraft>(key: K, value: LineDraft[K]) => setForm({ ...form, [key]: value });
   const agent = agents.find((a) => a._id === form.agentID);
 
   const save = async () => {
-    const checked = draftToLine(form);
-    setErrors(checked.ok ? {} : checked.errors);
-    if (!checked.ok) {
-      if (checked.refusal) toast.error(checked.refusal, TOAST_SHORT);
-      return;
-    }
+    const line = draftToLine(form);
+    if (!check(lineErrors(line))) return;
     setBusy(true);
-    const answer = await call("/api/admin/agent_line/update", checked.line);
+    const answer = await call("/api/admin/agent_line/update", line);
     setBusy(false);
     if (toastResult(answer, LineMsg.saved, LineMsg.saveFailed)) onSaved();
   };
@@ -219,11 +227,13 @@ function LineFormDialog({
       onSubmit={save}
       busy={busy}
       size="lg"
+      formRef={formRef}
     >
       <div className="admin-grid">
         <Field
           label="线路名称"
           value={form.name}
+          error={errors.name}
           data-autofocus
           onChange={(event) => set("name", event.target.value)}
         />
@@ -232,7 +242,13 @@ function LineFormDialog({
           value={form.agentID}
           options={agentOptions}
           error={errors.agentID}
-          hint={agents.length === 0 ? "暂无节点，请先在节点管理中添加" : undefined}
+          hint={
+            agents.length === 0 ? (
+              <>
+                暂无节点，请先在<a href="#/admin_agents">节点管理</a>中添加
+              </>
+            ) : undefined
+          }
           onChange={(id) => {
             const chosen = agents.find((a) => a._id === id);
             if (chosen) setForm(withNode(form, chosen));
@@ -241,19 +257,22 @@ function LineFormDialog({
         <SelectField
           label="协议"
           value={form.protocol}
+          error={errors.protocol}
           options={protocols.map((protocol) => ({ value: protocol, label: PROTOCOL_LABELS[protocol] }))}
           onChange={(protocol) => setForm(withProtocol(form, protocol))}
         />
         <SelectField
           label="桥接方式"
           value={form.bridge}
+          error={errors.bridge}
           options={bridgesFor(form.protocol).map((bridge) => ({
             value: bridge,
             label: BRIDGE_LABELS[bridge],
           }))}
           onChange={(bridge) => set("bridge", bridge)}
         />
-        {form.bridge === "report" ? (
+        {form.bridge === "report" && entries.length === 0 ? <NoEntryField error={errors.entryID} /> : null}
+        {form.bridge === "report" && entries.length > 0 ? (
           <SelectField
             label="入口"
             value={form.entryID}
@@ -266,6 +285,7 @@ function LineFormDialog({
           <Field
             label="CDN 地址（可空，默认节点域名）"
             value={form.bridgeAddr}
+            error={errors.bridgeAddr}
             onChange={(event) => set("bridgeAddr", event.target.value)}
           />
         ) : null}
@@ -274,6 +294,7 @@ function LineFormDialog({
         <SelectField
           label="所需权限"
           value={form.permissionRequire}
+          error={errors.permissionRequire}
           options={[{ value: "", label: "无" }, ...permissions]}
           onChange={(permission) => set("permissionRequire", permission)}
         />
@@ -291,7 +312,7 @@ function LineFormDialog({
           onChange={(on) => set("disableForAgency", on)}
         />
       </div>
-      <TextAreaField label="备注" value={form.msg} onChange={(msg) => set("msg", msg)} />
+      <TextAreaField label="备注" value={form.msg} error={errors.msg} onChange={(msg) => set("msg", msg)} />
     </FormDialog>
   );
 }

@@ -5,17 +5,24 @@
  * without the id, so saving creates a new node. 升级节点 asks the node's agent to update itself,
  * 获取更新命令 shows the one-line install command, 重置更新次数 zeroes every update count.
  * 异常上报 (issue 11) counts the traffic a node reported for users it was not given (not charged);
- * the count opens them per user and day.
+ * the count opens them per user and day. A new node starts from its type's defaults for every port
+ * (newNodeDefaults, as `ferry node add`), so name and IP are enough; the form is checked with the
+ * server's agentInput before saving. A node that never called the panel is 未连接, not 异常.
  */
 import { useEffect, useRef, useState } from "react";
 import { formatTraffic } from "../../../src/lib/traffic.ts";
 import {
   type Agent,
   type AnomalyReason,
+  agentInput,
   type Country,
+  NODE_STATE_LABELS,
   NODE_TYPES,
   type NodeAnomaly,
+  type NodeState,
   type NodeType,
+  newNodeDefaults,
+  nodeState,
   SERVER_TYPES,
   type ServerType,
   SS_METHODS,
@@ -28,6 +35,7 @@ import { AdminPage, AdminTable, editDeleteColumn } from "../../components/admin/
 import { CONFIRM_DELETE_TEXT, useConfirm } from "../../components/admin/ConfirmDialog.tsx";
 import { FormDialog } from "../../components/admin/FormDialog.tsx";
 import { toastFailure, toastResult } from "../../components/admin/feedback.ts";
+import { schemaErrors, useFormErrors } from "../../components/admin/formErrors.ts";
 import { SelectField, SwitchField, TextAreaField } from "../../components/admin/inputs.tsx";
 import { NumberField, onOff, readNumbers } from "../../components/admin/numbers.tsx";
 import { useRemoteList } from "../../components/admin/useRemoteList.ts";
@@ -79,8 +87,6 @@ export interface AgentDraft extends Record<NumberKey, string> {
   stored?: Pick<Agent, "hasSshPassword" | "reality_public_key" | "reality_short_id">;
 }
 
-type DraftErrors = Partial<Record<NumberKey, string>>;
-
 /** The draft after a type change: the type's defaults replace the fields it names. */
 export function withType(draft: AgentDraft, type: NodeType): AgentDraft {
   const defaults = typeDefaults(type);
@@ -93,30 +99,29 @@ export function withType(draft: AgentDraft, type: NodeType): AgentDraft {
   return next;
 }
 
-export function newAgentDraft(): AgentDraft {
-  return withType(
-    {
-      name: "",
-      countryCode: "",
-      type: "v2ray",
-      ip: "",
-      host: "",
-      index: "0",
-      ctrl_port: "",
-      zz_port: "",
-      port: "",
-      public_port: "",
-      warp: false,
-      open_log: false,
-      serverType: "ubuntu_x86",
-      ss_method: SS_METHODS[0],
-      ssh_port: "22",
-      ssh_username: "",
-      ssh_password: "",
-      desc: "",
-    },
-    "v2ray",
-  );
+/** A new node of `type`: every port and the install flavour from newNodeDefaults. */
+export function newAgentDraft(type: NodeType = "v2ray"): AgentDraft {
+  const defaults = newNodeDefaults(type);
+  return {
+    name: "",
+    countryCode: "",
+    type,
+    ip: "",
+    host: "",
+    index: "0",
+    ctrl_port: String(defaults.ctrl_port),
+    zz_port: String(defaults.zz_port),
+    port: String(defaults.port),
+    public_port: String(defaults.public_port),
+    warp: false,
+    open_log: false,
+    serverType: defaults.serverType,
+    ss_method: SS_METHODS[0],
+    ssh_port: "22",
+    ssh_username: "",
+    ssh_password: "",
+    desc: "",
+  };
 }
 
 export function agentToDraft(agent: Agent): AgentDraft {
@@ -154,32 +159,29 @@ export function copyDraft(agent: Agent): AgentDraft {
   return rest;
 }
 
-export function draftToAgent(
-  draft: AgentDraft,
-): { ok: true; agent: AgentForm } | { ok: false; errors: DraftErrors } {
-  const numbers = readNumbers(draft, NUMBER_KEYS);
-  if (!numbers.ok) return numbers;
+/** The payload of agents/update; agentInput judges it (a number left blank is NaN: 请输入数字). */
+export function draftToAgent(draft: AgentDraft): AgentForm {
   const isV2ray = draft.type === "v2ray";
   return {
-    ok: true,
-    agent: {
-      ...(draft._id ? { _id: draft._id } : {}),
-      ...numbers.values,
-      name: draft.name.trim(),
-      country: { code: draft.countryCode },
-      type: draft.type,
-      ip: draft.ip.trim(),
-      host: draft.host.trim(),
-      warp: isV2ray && draft.warp,
-      open_log: isV2ray && draft.open_log,
-      serverType: draft.serverType,
-      ss_method: draft.ss_method,
-      ssh_username: draft.ssh_username.trim(),
-      ssh_password: draft.ssh_password,
-      desc: draft.desc,
-    },
+    ...(draft._id ? { _id: draft._id } : {}),
+    ...readNumbers(draft, NUMBER_KEYS),
+    name: draft.name.trim(),
+    country: { code: draft.countryCode },
+    type: draft.type,
+    ip: draft.ip.trim(),
+    host: draft.host.trim(),
+    warp: isV2ray && draft.warp,
+    open_log: isV2ray && draft.open_log,
+    serverType: draft.serverType,
+    ss_method: draft.ss_method,
+    ssh_username: draft.ssh_username.trim(),
+    ssh_password: draft.ssh_password,
+    desc: draft.desc,
   };
 }
+
+/** The form field of a payload key whose name differs. */
+const FIELD_OF = { country: "countryCode" };
 
 /** The picker's list from the static resource (seed 001 §2.3); empty if it cannot be read. */
 function useCountries(): Country[] {
@@ -211,7 +213,7 @@ function AgentFormDialog({
   onSaved: () => void;
 }) {
   const [form, setForm] = useState(draft);
-  const [errors, setErrors] = useState<DraftErrors>({});
+  const { errors, formRef, check } = useFormErrors(AgentMsg.saveFailed);
   const [busy, setBusy] = useState(false);
   const countries = useCountries();
   const set = <K extends keyof AgentDraft>(key: K, value: AgentDraft[K]) =>
@@ -226,14 +228,10 @@ function AgentFormDialog({
   }
 
   const save = async () => {
-    const parsed = draftToAgent(form);
-    if (!parsed.ok) {
-      setErrors(parsed.errors);
-      return;
-    }
-    setErrors({});
+    const agent = draftToAgent(form);
+    if (!check(schemaErrors(agentInput, agent, FIELD_OF))) return;
     setBusy(true);
-    const answer = await call("/api/admin/agents/update", parsed.agent);
+    const answer = await call("/api/admin/agents/update", agent);
     setBusy(false);
     if (toastResult(answer, AgentMsg.saved, AgentMsg.saveFailed)) onSaved();
   };
@@ -252,11 +250,13 @@ function AgentFormDialog({
       onSubmit={save}
       busy={busy}
       size="lg"
+      formRef={formRef}
     >
       <div className="admin-grid">
         <Field
           label="名称"
           value={form.name}
+          error={errors.name}
           data-autofocus
           onChange={(event) => set("name", event.target.value)}
         />
@@ -264,24 +264,33 @@ function AgentFormDialog({
           label="国家"
           value={form.countryCode}
           options={countryOptions}
+          error={errors.countryCode}
           onChange={(code) => set("countryCode", code)}
         />
         <SelectField
           label="类型"
           value={form.type}
           options={NODE_TYPES.map(option)}
+          error={errors.type}
           onChange={(type) => setForm(withType(form, type))}
         />
         <SelectField
           label="服务器类型"
           value={form.serverType}
           options={SERVER_TYPES.map(option)}
+          error={errors.serverType}
           onChange={(serverType) => set("serverType", serverType)}
         />
-        <Field label="IP" value={form.ip} onChange={(event) => set("ip", event.target.value)} />
+        <Field
+          label="IP"
+          value={form.ip}
+          error={errors.ip}
+          onChange={(event) => set("ip", event.target.value)}
+        />
         <Field
           label={HOST_LABELS[form.type]}
           value={form.host}
+          error={errors.host}
           onChange={(event) => set("host", event.target.value)}
         />
         {number("ctrl_port", "控制端口")}
@@ -294,6 +303,7 @@ function AgentFormDialog({
               label="SS 加密方式"
               value={form.ss_method}
               options={SS_METHODS.map(option)}
+              error={errors.ss_method}
               onChange={(method) => set("ss_method", method)}
             />
             <SwitchField label="Warp 分流" checked={form.warp} onChange={(warp) => set("warp", warp)} />
@@ -304,6 +314,7 @@ function AgentFormDialog({
         <Field
           label="SSH 用户名"
           value={form.ssh_username}
+          error={errors.ssh_username}
           autoComplete="off"
           onChange={(event) => set("ssh_username", event.target.value)}
         />
@@ -312,13 +323,19 @@ function AgentFormDialog({
           type="password"
           autoComplete="new-password"
           value={form.ssh_password}
+          error={errors.ssh_password}
           placeholder={stored?.hasSshPassword ? "已保存" : ""}
           onChange={(event) => set("ssh_password", event.target.value)}
         />
         {number("index", "排序")}
       </div>
       {stored?.hasSshPassword ? <p className="admin-hint">SSH 密码已保存，留空则不修改。</p> : null}
-      <TextAreaField label="描述" value={form.desc} onChange={(desc) => set("desc", desc)} />
+      <TextAreaField
+        label="描述"
+        value={form.desc}
+        error={errors.desc}
+        onChange={(desc) => set("desc", desc)}
+      />
       {stored && form.type === "reality" && stored.reality_public_key ? (
         <dl className="admin-details">
           <dt>Reality 公钥</dt>
@@ -336,10 +353,16 @@ function AgentFormDialog({
   );
 }
 
-function StatusBadge({ ok }: { ok: boolean }) {
-  return (
-    <span className={`badge ${ok ? "admin-status-ok" : "network-status-error"}`}>{ok ? "正常" : "异常"}</span>
-  );
+const STATE_BADGES: Record<NodeState, string> = {
+  ok: "admin-status-ok",
+  error: "network-status-error",
+  never: "badge-muted",
+};
+
+/** 正常 green, 异常 red, 未连接 grey (the node has not called the panel yet). */
+function StatusBadge({ agent }: { agent: Agent }) {
+  const state = nodeState(agent);
+  return <span className={`badge ${STATE_BADGES[state]}`}>{NODE_STATE_LABELS[state]}</span>;
 }
 
 const orDash = (text: string) => text || "-";
@@ -514,7 +537,7 @@ export function AdminAgentsPage() {
     { key: "warp", title: "Warp 分流", render: (row) => v2rayOnly(row, row.warp) },
     { key: "log", title: "日志", render: (row) => v2rayOnly(row, row.open_log) },
     { key: "desc", title: "描述", render: (row) => row.desc, className: "admin-wrap" },
-    { key: "status", title: "状态", render: (row) => <StatusBadge ok={row.status} /> },
+    { key: "status", title: "状态", render: (row) => <StatusBadge agent={row} /> },
     { key: "version", title: "运行版本", render: (row) => orDash(row.agent_version) },
     { key: "updates", title: "更新次数", render: (row) => row.updateConfigTimes, className: "admin-num" },
     {

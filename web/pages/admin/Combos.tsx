@@ -1,16 +1,18 @@
 /**
  * /admin_combos (seed 001 §2.8): the products. Traffic and the daily quota are edited in G and sent
- * in bytes (G × 1024³); a new combo starts from the seed's defaults (NEW_COMBO_DEFAULTS).
+ * in bytes (G × 1024³); a new combo starts from the seed's defaults (NEW_COMBO_DEFAULTS). The form
+ * is checked with the server's comboInput before saving; a bad value is marked on its field.
  */
 
 import { useState } from "react";
 import { DEFAULT_DAILY_LIMIT, formatGB, GB } from "../../../src/lib/traffic.ts";
-import { type Combo, ComboMsg, NEW_COMBO_DEFAULTS } from "../../../src/modules/combo/schema.ts";
+import { type Combo, ComboMsg, comboInput, NEW_COMBO_DEFAULTS } from "../../../src/modules/combo/schema.ts";
 import { type ComboForm, call } from "../../api.ts";
 import { AdminPage, AdminTable, editDeleteColumn } from "../../components/admin/AdminPage.tsx";
 import { CONFIRM_DELETE_TEXT, useConfirm } from "../../components/admin/ConfirmDialog.tsx";
 import { FormDialog } from "../../components/admin/FormDialog.tsx";
 import { toastResult } from "../../components/admin/feedback.ts";
+import { schemaErrors, useFormErrors } from "../../components/admin/formErrors.ts";
 import { CheckListField, TextAreaField } from "../../components/admin/inputs.tsx";
 import { readNumbers } from "../../components/admin/numbers.tsx";
 import { useRemoteList } from "../../components/admin/useRemoteList.ts";
@@ -43,7 +45,6 @@ type NumberKey =
   | "deviceNum"
   | "orderID"
   | "permissionDuration";
-type DraftErrors = Partial<Record<keyof ComboDraft, string>>;
 
 /** G (possibly fractional) to whole bytes. */
 export const gToBytes = (g: number) => Math.round(g * GB);
@@ -99,38 +100,31 @@ const NUMBER_KEYS: readonly NumberKey[] = [
   "permissionDuration",
 ];
 
-/**
- * The payload of update_combo, or the fields that are not numbers. Ranges, decimals and names
- * are the server's to judge (its message is shown in the failure toast).
- */
-export function draftToCombo(
-  draft: ComboDraft,
-): { ok: true; combo: ComboForm } | { ok: false; errors: DraftErrors } {
+/** The payload of update_combo; comboInput judges it (a number left blank is NaN: 请输入数字). */
+export function draftToCombo(draft: ComboDraft): ComboForm {
   // A time pack's daily quota is optional: blank means the server's default.
   const withLimit = isTimePackDraft(draft) && draft.limitG.trim() !== "";
-  const read = readNumbers(draft, withLimit ? [...NUMBER_KEYS, "limitG" as const] : NUMBER_KEYS);
-  if (!read.ok) return { ok: false, errors: read.errors };
-  const numbers = read.values;
+  const numbers = readNumbers(draft, withLimit ? [...NUMBER_KEYS, "limitG" as const] : NUMBER_KEYS);
   const limit = withLimit ? gToBytes(numbers.limitG) : undefined;
   return {
-    ok: true,
-    combo: {
-      ...(draft._id ? { _id: draft._id } : {}),
-      name: draft.name.trim(),
-      price: numbers.price,
-      traffic: gToBytes(numbers.trafficG),
-      vipDuration: numbers.vipDuration,
-      ...(limit === undefined ? {} : { limit }),
-      additionPersend: numbers.additionPersend,
-      deviceNum: numbers.deviceNum,
-      speed: draft.speed.trim(),
-      orderID: numbers.orderID,
-      permissionsGain: draft.permissionsGain,
-      permissionDuration: numbers.permissionDuration,
-      permissionsDesc: draft.permissionsDesc,
-    },
+    ...(draft._id ? { _id: draft._id } : {}),
+    name: draft.name.trim(),
+    price: numbers.price,
+    traffic: gToBytes(numbers.trafficG),
+    vipDuration: numbers.vipDuration,
+    ...(limit === undefined ? {} : { limit }),
+    additionPersend: numbers.additionPersend,
+    deviceNum: numbers.deviceNum,
+    speed: draft.speed.trim(),
+    orderID: numbers.orderID,
+    permissionsGain: draft.permissionsGain,
+    permissionDuration: numbers.permissionDuration,
+    permissionsDesc: draft.permissionsDesc,
   };
 }
+
+/** The form fields that edit payload keys of another name (in G, not bytes). */
+const FIELD_OF = { traffic: "trafficG", limit: "limitG" };
 
 function ComboFormDialog({
   draft,
@@ -144,21 +138,17 @@ function ComboFormDialog({
   onSaved: () => void;
 }) {
   const [form, setForm] = useState(draft);
-  const [errors, setErrors] = useState<DraftErrors>({});
+  const { errors, formRef, check } = useFormErrors(ComboMsg.saveFailed);
   const [busy, setBusy] = useState(false);
   const set = <K extends keyof ComboDraft>(key: K, value: ComboDraft[K]) =>
     setForm({ ...form, [key]: value });
   const isTimePack = isTimePackDraft(form);
 
   const save = async () => {
-    const parsed = draftToCombo(form);
-    if (!parsed.ok) {
-      setErrors(parsed.errors);
-      return;
-    }
-    setErrors({});
+    const combo = draftToCombo(form);
+    if (!check(schemaErrors(comboInput, combo, FIELD_OF))) return;
     setBusy(true);
-    const answer = await call("/api/admin/combo/update_combo", parsed.combo);
+    const answer = await call("/api/admin/combo/update_combo", combo);
     setBusy(false);
     if (toastResult(answer, ComboMsg.saved, ComboMsg.saveFailed)) onSaved();
   };
@@ -184,6 +174,7 @@ function ComboFormDialog({
       onSubmit={save}
       busy={busy}
       size="lg"
+      formRef={formRef}
     >
       <div className="admin-grid">
         <Field
@@ -199,7 +190,12 @@ function ComboFormDialog({
         {isTimePack ? numberField("limitG", "每日额度(G)", "any", { placeholder: "留空为 50" }) : null}
         {numberField("additionPersend", "赠送比例(%)", "any")}
         {numberField("deviceNum", "设备数", "1")}
-        <Field label="速度" value={form.speed} onChange={(event) => set("speed", event.target.value)} />
+        <Field
+          label="速度"
+          value={form.speed}
+          error={errors.speed}
+          onChange={(event) => set("speed", event.target.value)}
+        />
         {numberField("orderID", "排序", "1")}
         {numberField("permissionDuration", "权限时长(天)", "1")}
       </div>
@@ -207,12 +203,14 @@ function ComboFormDialog({
         label="获得权限"
         options={permissions}
         selected={form.permissionsGain}
+        error={errors.permissionsGain}
         empty="暂无权限，请先在权限管理中添加"
         onChange={(selected) => set("permissionsGain", selected)}
       />
       <TextAreaField
         label="权限说明"
         value={form.permissionsDesc}
+        error={errors.permissionsDesc}
         onChange={(value) => set("permissionsDesc", value)}
       />
       <p className="admin-hint">

@@ -1,17 +1,19 @@
 /**
  * /admin_entrys (seed 001 §2.4): the relay fronts lines marked 中转 are published on. The IP list
  * is edited one address a line; an empty list means the default IP alone. Copy opens the form
- * without the id, so saving creates a new entry.
+ * without the id, so saving creates a new entry. The form is checked with the server's entryInput
+ * before saving; a bad value is marked on its field.
  */
 import { useState } from "react";
-import type { Entry } from "../../../src/modules/entry/schema.ts";
+import { type Entry, entryInput } from "../../../src/modules/entry/schema.ts";
 import { call, type EntryForm } from "../../api.ts";
 import { AdminPage, AdminTable, editDeleteColumn } from "../../components/admin/AdminPage.tsx";
 import { CONFIRM_DELETE_TEXT, useConfirm } from "../../components/admin/ConfirmDialog.tsx";
 import { FormDialog } from "../../components/admin/FormDialog.tsx";
 import { toastResult } from "../../components/admin/feedback.ts";
+import { schemaErrors, useFormErrors } from "../../components/admin/formErrors.ts";
 import { SwitchField, TextAreaField } from "../../components/admin/inputs.tsx";
-import { NumberField, readNumbers } from "../../components/admin/numbers.tsx";
+import { NumberField, numberFrom } from "../../components/admin/numbers.tsx";
 import { useRemoteList } from "../../components/admin/useRemoteList.ts";
 import { Field } from "../../components/Field.tsx";
 import type { Column } from "../../components/Table.tsx";
@@ -56,22 +58,16 @@ export const parseIpList = (text: string) =>
     .map((line) => line.trim())
     .filter((line) => line !== "");
 
-export function draftToEntry(
-  draft: EntryDraft,
-): { ok: true; entry: EntryForm } | { ok: false; indexError: string } {
-  const numbers = readNumbers(draft, ["index"]);
-  if (!numbers.ok) return { ok: false, indexError: numbers.errors.index ?? "" };
+/** The payload of entrys/update; entryInput judges it. */
+export function draftToEntry(draft: EntryDraft): EntryForm {
   return {
-    ok: true,
-    entry: {
-      ...(draft._id ? { _id: draft._id } : {}),
-      name: draft.name.trim(),
-      index: numbers.values.index,
-      ip: draft.ip.trim(),
-      ipList: parseIpList(draft.ipList),
-      desc: draft.desc,
-      visible: draft.visible,
-    },
+    ...(draft._id ? { _id: draft._id } : {}),
+    name: draft.name.trim(),
+    index: numberFrom(draft.index),
+    ip: draft.ip.trim(),
+    ipList: parseIpList(draft.ipList),
+    desc: draft.desc,
+    visible: draft.visible,
   };
 }
 
@@ -85,40 +81,49 @@ function EntryFormDialog({
   onSaved: () => void;
 }) {
   const [form, setForm] = useState(draft);
-  const [indexError, setIndexError] = useState<string>();
+  const { errors, formRef, check } = useFormErrors(EntryMsg.saveFailed);
   const [busy, setBusy] = useState(false);
   const set = <K extends keyof EntryDraft>(key: K, value: EntryDraft[K]) =>
     setForm({ ...form, [key]: value });
 
   const save = async () => {
-    const parsed = draftToEntry(form);
-    if (!parsed.ok) {
-      setIndexError(parsed.indexError);
-      return;
-    }
-    setIndexError(undefined);
+    const entry = draftToEntry(form);
+    if (!check(schemaErrors(entryInput, entry))) return;
     setBusy(true);
-    const answer = await call("/api/admin/entrys/update", parsed.entry);
+    const answer = await call("/api/admin/entrys/update", entry);
     setBusy(false);
     if (toastResult(answer, EntryMsg.saved, EntryMsg.saveFailed)) onSaved();
   };
 
   return (
-    <FormDialog open title={form._id ? "编辑入口" : "添加入口"} onClose={onClose} onSubmit={save} busy={busy}>
+    <FormDialog
+      open
+      title={form._id ? "编辑入口" : "添加入口"}
+      onClose={onClose}
+      onSubmit={save}
+      busy={busy}
+      formRef={formRef}
+    >
       <div className="admin-grid">
         <Field
           label="名称"
           value={form.name}
+          error={errors.name}
           data-autofocus
           onChange={(event) => set("name", event.target.value)}
         />
         <NumberField
           label="排序"
           value={form.index}
-          error={indexError}
+          error={errors.index}
           onChange={(value) => set("index", value)}
         />
-        <Field label="默认IP" value={form.ip} onChange={(event) => set("ip", event.target.value)} />
+        <Field
+          label="默认IP"
+          value={form.ip}
+          error={errors.ip}
+          onChange={(event) => set("ip", event.target.value)}
+        />
         <SwitchField label="可用" checked={form.visible} onChange={(visible) => set("visible", visible)} />
       </div>
       <TextAreaField
@@ -127,9 +132,15 @@ function EntryFormDialog({
         rows={5}
         placeholder={"一行一个地址，例如\n198.51.100.10\nrelay.example.com"}
         hint="填写后按列表逐个发布，为空时使用默认IP。"
+        error={errors.ipList}
         onChange={(ipList) => set("ipList", ipList)}
       />
-      <TextAreaField label="描述" value={form.desc} onChange={(desc) => set("desc", desc)} />
+      <TextAreaField
+        label="描述"
+        value={form.desc}
+        error={errors.desc}
+        onChange={(desc) => set("desc", desc)}
+      />
     </FormDialog>
   );
 }

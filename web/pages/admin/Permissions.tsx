@@ -6,6 +6,7 @@ import { AdminPage, AdminTable, editDeleteColumn } from "../../components/admin/
 import { CONFIRM_DELETE_TEXT, useConfirm } from "../../components/admin/ConfirmDialog.tsx";
 import { FormDialog } from "../../components/admin/FormDialog.tsx";
 import { toastResult } from "../../components/admin/feedback.ts";
+import { useFormErrors } from "../../components/admin/formErrors.ts";
 import { TextAreaField } from "../../components/admin/inputs.tsx";
 import { useRemoteList } from "../../components/admin/useRemoteList.ts";
 import { Field } from "../../components/Field.tsx";
@@ -30,21 +31,18 @@ const NEW_PERMISSION: Draft = { name: "", desc: "" };
 export function AdminPermissionsPage() {
   const list = useRemoteList(() => call("/api/admin/permissions/list", {}));
   const [draft, setDraft] = useState<Draft | null>(null);
-  const [nameError, setNameError] = useState<string>();
+  const { errors, formRef, check } = useFormErrors(PermissionMsg.saveFailed);
   const [busy, setBusy] = useState(false);
   const [confirm, confirmDialog] = useConfirm();
 
   const open = (next: Draft) => {
-    setNameError(undefined);
+    check({});
     setDraft(next);
   };
 
   const save = async () => {
     if (!draft) return;
-    if (draft.name.trim() === "") {
-      setNameError("名称不能为空");
-      return;
-    }
+    if (!check(draft.name.trim() === "" ? { name: "名称不能为空" } : {})) return;
     setBusy(true);
     const answer = await call("/api/admin/permissions/update", draft);
     setBusy(false);
@@ -87,13 +85,14 @@ export function AdminPermissionsPage() {
         onClose={() => setDraft(null)}
         onSubmit={save}
         busy={busy}
+        formRef={formRef}
       >
         {draft ? (
           <>
             <Field
               label="名称"
               value={draft.name}
-              error={nameError}
+              error={errors.name}
               data-autofocus
               onChange={(event) => setDraft({ ...draft, name: event.target.value })}
             />
