@@ -8,15 +8,15 @@ import type { Combo } from "../src/modules/combo/schema.ts";
 import type { Order, Trade } from "../src/modules/order/schema.ts";
 import type { UserInfo } from "../src/modules/user/schema.ts";
 import { newId } from "../src/rpc/ids.ts";
-import { createOrder, giveWallet, paymentEvents } from "../tests/commerce.ts";
-import { type ApiClient, loggedInClient, startTestServer, type TestServer } from "../tests/harness.ts";
+import { createOrder, giveWallet, paymentEvents, startShopServer } from "../tests/commerce.ts";
+import { type ApiClient, loggedInClient, type TestServer } from "../tests/harness.ts";
 import { expectHelp, expectRefused, ferry, ferryIn } from "./test-helpers.ts";
 
 let server: TestServer;
 let cli: ReturnType<typeof ferryIn>;
 
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await startShopServer();
   cli = ferryIn(server.dataDir);
 });
 afterAll(async () => {

@@ -17,8 +17,8 @@ import { type ApiClient, startTestServer, type TestServer } from "./harness.ts";
  * A test server whose shop collects alipay and wxpay through the sandbox gateway (a setting of
  * this server only, not the process-wide env).
  */
-export async function startShopServer(): Promise<TestServer> {
-  const server = await startTestServer();
+export async function startShopServer(options: { rateLimitScale?: number } = {}): Promise<TestServer> {
+  const server = await startTestServer(options);
   server.context.settings.update({ sandbox_pay: true, alipay: "sandbox", wxpay: "sandbox" });
   return server;
 }
@@ -44,6 +44,14 @@ export function walletFen(server: TestServer, userId: string): number {
       .query<{ wallet_fen: number }, [string]>("SELECT wallet_fen FROM users WHERE id = ?")
       .get(userId)?.wallet_fen ?? Number.NaN
   );
+}
+
+/** The user's orders' ids, oldest first. */
+export function orderIds(server: TestServer, userId: string): string[] {
+  return server.context.db
+    .query<{ id: string }, [string]>("SELECT id FROM orders WHERE user_id = ? ORDER BY create_time, id")
+    .all(userId)
+    .map((row) => row.id);
 }
 
 /** create_order; throws unless code 0. */

@@ -3,20 +3,22 @@
  * visitors (1002) and normal, channel and yunying users (1003) without changing anything, and
  * works for admins — by account type or by the admin_id setting.
  */
+
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { GB } from "../src/lib/traffic.ts";
 import type { Combo } from "../src/modules/combo/schema.ts";
 import type { Order, OrderDetail, Trade } from "../src/modules/order/schema.ts";
 import type { PermissionItem } from "../src/modules/permission/schema.ts";
 import type { Settings } from "../src/modules/settings/schema.ts";
-import { ApiClient, loggedInClient, startTestServer, type TestServer } from "./harness.ts";
+import { startShopServer } from "./commerce.ts";
+import { ApiClient, loggedInClient, type TestServer } from "./harness.ts";
 
 let server: TestServer;
 let admin: ApiClient;
 let buyer: ApiClient;
 
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await startShopServer();
   admin = (await loggedInClient(server, { role: "admin" })).client;
   buyer = (await loggedInClient(server)).client;
 });
@@ -62,6 +64,7 @@ function adminCalls(f: Fixtures): [path: string, payload: unknown][] {
     ["/api/admin/trades/tradelist", { requestNumber: 100, filterStr: "" }],
     ["/api/admin/trades/get_order_for_trade", { order_id: f.order._id }],
     ["/api/admin/config/get", {}],
+    ["/api/admin/config/pay_status", {}],
     ["/api/admin/config/set_config", { notify_url: INTRUDER_NOTIFY }],
     ["/api/admin/permissions/update", { name: INTRUDER_PERMISSION, desc: "" }],
     ["/api/admin/combo/update_combo", { name: INTRUDER_COMBO, price: 1, traffic: GB, vipDuration: 0 }],

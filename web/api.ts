@@ -22,6 +22,7 @@ import type { PermissionItem } from "../src/modules/permission/schema.ts";
 import type { HostInfo, Settings } from "../src/modules/settings/schema.ts";
 import type { TrafficRecord, trafficRecordsInput } from "../src/modules/traffic/schema.ts";
 import type { PermissionGrant, UserInfo } from "../src/modules/user/schema.ts";
+import type { PaymentsInForce } from "../src/payments/registry.ts";
 import { Code } from "../src/rpc/codes.ts";
 import { type Answer, fromBase64Json, toBase64Json } from "../src/rpc/envelope.ts";
 import { TOAST_SHORT, toast } from "./components/Toast.tsx";
@@ -72,6 +73,7 @@ export interface CallMap {
   // back office (seed 001 §7)
   "/api/admin/config/get": { input: Empty; output: Settings };
   "/api/admin/config/set_config": { input: Partial<Settings>; output: Settings };
+  "/api/admin/config/pay_status": { input: Empty; output: PaymentsInForce };
   "/api/admin/combo/list": { input: Empty; output: Combo[] };
   "/api/admin/combo/update_combo": { input: ComboForm; output: Combo };
   "/api/admin/combo/delete_combo": { input: { id: string }; output: null };

@@ -1,9 +1,9 @@
 /** The providers Ferry ships, and which one collects a pay mode under the current settings. */
 import type { AppContext } from "../context.ts";
-import type { PayMode } from "../modules/order/schema.ts";
+import { PAY_MODES, type PayMode } from "../modules/order/schema.ts";
 import { epayProvider } from "./epay.ts";
 import type { PaymentProvider, ProviderId } from "./provider.ts";
-import { sandboxProvider } from "./sandbox.ts";
+import { SANDBOX_ENV, sandboxByEnvironment, sandboxProvider } from "./sandbox.ts";
 import { usdtProvider } from "./usdt.ts";
 
 export const PROVIDERS: readonly PaymentProvider[] = [sandboxProvider, epayProvider, usdtProvider];
@@ -12,12 +12,55 @@ export function providerById(id: string): PaymentProvider | undefined {
   return PROVIDERS.find((provider) => provider.id === (id as ProviderId));
 }
 
+/** With FERRY_SANDBOX_PAY=1 the sandbox collects alipay / wxpay that no configured gateway collects. */
+function sandboxStandsIn(method: PayMode): boolean {
+  return sandboxByEnvironment() && method !== "usdt";
+}
+
 /** The provider collecting this pay mode now, or undefined when the mode is off. */
 export function providerFor(ctx: AppContext, method: PayMode): PaymentProvider | undefined {
-  return PROVIDERS.find((provider) => provider.serves(ctx, method));
+  const configured = PROVIDERS.find((provider) => provider.serves(ctx, method));
+  if (configured) return configured;
+  return sandboxStandsIn(method) ? sandboxProvider : undefined;
 }
 
 /** Which pay modes the shop can offer (the SPA hides the others). */
 export function availablePayModes(ctx: AppContext): PayMode[] {
-  return (["alipay", "wxpay", "usdt"] as const).filter((mode) => providerFor(ctx, mode));
+  return PAY_MODES.filter((mode) => providerFor(ctx, mode));
+}
+
+/** Why a pay mode is collected the way it is: the settings, or the FERRY_SANDBOX_PAY variable. */
+export type PaySource = "setting" | "env";
+
+/** What the back office shows of a pay mode: who collects it now and why (null: nobody). */
+export interface PayModeInForce {
+  mode: PayMode;
+  provider: { id: ProviderId; label: string; source: PaySource } | null;
+}
+
+export interface PaymentsInForce {
+  modes: PayModeInForce[];
+  /** Whether the sandbox is on, and whether the setting or the variable turned it on. */
+  sandbox: { on: boolean; source: PaySource | null; variable: string };
+}
+
+/** The payment set-up as customers meet it, for /api/admin/config/pay_status. */
+export function paymentsInForce(ctx: AppContext): PaymentsInForce {
+  const modes = PAY_MODES.map((mode): PayModeInForce => {
+    const configured = PROVIDERS.find((provider) => provider.serves(ctx, mode));
+    if (configured)
+      return { mode, provider: { id: configured.id, label: configured.label, source: "setting" } };
+    if (!sandboxStandsIn(mode)) return { mode, provider: null };
+    return { mode, provider: { id: sandboxProvider.id, label: sandboxProvider.label, source: "env" } };
+  });
+  const bySetting = ctx.settings.get("sandbox_pay");
+  const byEnv = sandboxByEnvironment();
+  return {
+    modes,
+    sandbox: {
+      on: bySetting || byEnv,
+      source: byEnv ? "env" : bySetting ? "setting" : null,
+      variable: SANDBOX_ENV,
+    },
+  };
 }

@@ -1,7 +1,9 @@
 /**
  * The sandbox provider for demos and tests: off unless the setting sandbox_pay or FERRY_SANDBOX_PAY=1
  * turns it on. Its "gateway" is a page on the panel itself, visibly marked 沙箱, whose button
- * sends a notification through the same notify route and markPaid as a real gateway.
+ * sends a notification through the same notify route and markPaid as a real gateway. It collects
+ * alipay / wxpay when the setting names it, and, with the variable on, wherever no real gateway
+ * does (registry.ts providerFor), so a fresh demo install can sell without any setting.
  */
 import type { AppContext } from "../context.ts";
 import { escapeHtml } from "../lib/html.ts";
@@ -9,8 +11,13 @@ import { formatYuan, parseYuan } from "../lib/money.ts";
 import type { PaymentRow } from "./credit.ts";
 import { type PaymentProvider, textAck } from "./provider.ts";
 
+/** The variable that turns the sandbox on for the whole process (demos, tests). */
+export const SANDBOX_ENV = "FERRY_SANDBOX_PAY";
+
+export const sandboxByEnvironment = (): boolean => process.env[SANDBOX_ENV] === "1";
+
 export function sandboxEnabled(ctx: AppContext): boolean {
-  return ctx.settings.get("sandbox_pay") || process.env.FERRY_SANDBOX_PAY === "1";
+  return ctx.settings.get("sandbox_pay") || sandboxByEnvironment();
 }
 
 export const sandboxProvider: PaymentProvider = {

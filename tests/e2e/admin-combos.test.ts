@@ -1,12 +1,13 @@
 /**
  * The commerce back office in Debian's Chromium: an admin adds a combo through the form (traffic
- * typed in G, sent in bytes) and a customer then finds it in the shop; the failure toast carries
- * the server's message; delete asks first. Screenshots of the four screens at 1280 and 390 px land
+ * typed in G, sent in bytes) and a customer then finds it in the shop; a value the server's schema
+ * refuses is shown in Chinese on its field, which gets the focus, and nothing is sent (issue 12);
+ * delete asks first. Screenshots of the four screens at 1280 and 390 px land
  * in test-results/. Needs the SPA built first (`bun run build:web`).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import type { Browser, Page } from "playwright-core";
+import type { Browser, Locator, Page } from "playwright-core";
 import { GB } from "../../src/lib/traffic.ts";
 import type { Combo } from "../../src/modules/combo/schema.ts";
 import { transformPassword } from "../../src/modules/user/password.ts";
@@ -24,6 +25,8 @@ let customerEmail: string;
 beforeAll(async () => {
   browser = await launchChromium();
   server = await startTestServer();
+  // Customers' orders need a way to pay: 微信 through the sandbox (支付宝 is left to the settings test).
+  server.context.settings.update({ sandbox_pay: true, wxpay: "sandbox" });
   adminEmail = uniqueEmail("admin");
   customerEmail = uniqueEmail("customer");
   const passwordDigest = transformPassword(PASSWORD);
@@ -39,6 +42,13 @@ afterAll(async () => {
 const login = (page: Page, email: string) => loginInBrowser(page, server.url, email, PASSWORD);
 
 const toast = (page: Page, text: string) => page.locator(".toast", { hasText: text });
+/** The error line an input is marked invalid with (aria-invalid, aria-describedby). */
+async function errorOf(page: Page, input: Locator): Promise<string | null> {
+  await poll(() => input.getAttribute("aria-invalid"), "true");
+  const id = await input.getAttribute("aria-describedby");
+  return page.locator(`[id="${id}"]`).textContent();
+}
+const isFocused = (input: Locator) => input.evaluate((node) => node === document.activeElement);
 const dialog = (page: Page, title: string) => page.getByRole("dialog", { name: title });
 
 describe("admin combos", () => {
@@ -60,12 +70,17 @@ describe("admin combos", () => {
     expect(await form.getByLabel("速度").inputValue()).toBe("150Mbps");
     expect(await form.getByLabel("权限时长(天)").inputValue()).toBe("360");
 
-    // A server refusal keeps the form open and shows the server's message.
+    // What the server's schema refuses is shown on its field, focused, before anything is sent.
+    let saves = 0;
+    page.on("request", (r) => {
+      if (r.url().endsWith("/api/admin/combo/update_combo")) saves += 1;
+    });
     await form.getByLabel("名称").fill("e2e 流量包");
     await form.getByLabel("价格(元)").fill("12.555");
     await form.getByRole("button", { name: "保存" }).click();
-    await toast(page, "商品配置失败:参数错误 price: 金额最多两位小数").waitFor();
-    expect(await form.isVisible()).toBe(true);
+    expect(await errorOf(page, form.getByLabel("价格(元)"))).toBe("金额最多两位小数");
+    await poll(() => isFocused(form.getByLabel("价格(元)")), true);
+    expect(saves).toBe(0);
 
     // A traffic pack: VIP days 0 hides the daily quota; traffic travels in bytes.
     await form.getByLabel("价格(元)").fill("12.5");
@@ -172,10 +187,28 @@ describe("admin combos", () => {
     expect(server.context.settings.get("exchange_rate")).toBe(7.3);
     expect(server.context.settings.get("epay_key")).toBe("epay-secret-1");
 
-    // The server's refusal is shown with its message; nothing is stored.
+    // A bad value is shown in Chinese on its own field, which gets the focus; nothing is sent.
+    let sends = 0;
+    page.on("request", (r) => {
+      if (r.url().endsWith("/api/admin/config/set_config")) sends += 1;
+    });
+    const rate = page.getByLabel("汇率");
+    await rate.fill("0");
     await page.getByLabel("USDT 检查总时长(分钟)").fill("5");
-    await page.getByRole("button", { name: "保存" }).click();
-    await page.locator(".toast-error", { hasText: "配置失败:参数错误 usdtCheckTime" }).waitFor();
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 800 });
+      await page.getByRole("button", { name: "保存" }).click();
+      expect(await errorOf(page, rate)).toBe("不能小于 0.01");
+      expect(await errorOf(page, page.getByLabel("USDT 检查总时长(分钟)"))).toBe("不能小于 10");
+      // The first bad field in the form's order is the one focused.
+      await poll(() => isFocused(rate), true);
+      await page.waitForTimeout(300); // let the scroll settle
+      await page.screenshot({ path: join(SHOTS, `admin-config-error-${width}.png`) });
+    }
+    await page.setViewportSize({ width: 1280, height: 800 });
+    expect(sends).toBe(0);
+    expect(await page.locator(".toast-error").count()).toBe(0);
+    expect(server.context.settings.get("exchange_rate")).toBe(7.3);
     expect(server.context.settings.get("usdtCheckTime")).toBe(20);
 
     // 恢复 throws the edits away.

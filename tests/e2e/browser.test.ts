@@ -6,12 +6,17 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
+import { GB } from "../../src/lib/traffic.ts";
 import { createNotice } from "../../src/modules/notice/service.ts";
+import { OrderMsg } from "../../src/modules/order/schema.ts";
 import { transformPassword } from "../../src/modules/user/password.ts";
+import { ConfirmMsg } from "../../src/modules/user/schema.ts";
 import { createUser } from "../../src/modules/user/service.ts";
 import { mintLoginLink } from "../../src/modules/user/session.ts";
 import { newId, randomHex, sha256Hex } from "../../src/rpc/ids.ts";
+import { makeCombo, orderIds } from "../commerce.ts";
 import { startTestServer, type TestServer, uniqueEmail } from "../harness.ts";
+import { sinkSettings, startMailSink } from "../mail-sink.ts";
 import { launchChromium, loginInBrowser, newPage, payloadOf, poll, SHOTS, screenshots } from "./chromium.ts";
 
 const NORMAL_TABS = [
@@ -314,7 +319,18 @@ describe("confirm and reset pages", () => {
     await context.close();
   }, 60_000);
 
-  test("reset: recover the e-mail from the subscription link, link and e-mail errors", async () => {
+  test("reset: recover the e-mail from the subscription link, link and e-mail errors; without mail it says whom to ask", async () => {
+    const sink = await startMailSink();
+    server.context.settings.update(sinkSettings(sink));
+    try {
+      await resetJourney();
+    } finally {
+      server.context.settings.update({ smtp_host: "", smtp_port: 465, smtp_secure: true, smtp_from: "" });
+      await sink.close();
+    }
+  }, 60_000);
+
+  async function resetJourney() {
     const email = uniqueEmail("reset");
     const user = await createUser(server.context, {
       email,
@@ -343,13 +359,51 @@ describe("confirm and reset pages", () => {
     await page.getByLabel("订阅链接").fill("https://example.com/not-a-subscription");
     await page.getByRole("button", { name: "确认修改" }).click();
     await poll(() => page.locator(".field-error").textContent(), "订阅链接错误");
-    // Without SMTP the server refuses; the form says why and whom to ask.
     await page.getByLabel("订阅链接").fill(link);
     await page.getByRole("button", { name: "确认修改" }).click();
+    await page.getByRole("heading", { name: "确认邮件已发送" }).waitFor();
+
+    // Without SMTP nobody can confirm a reset: the page says so up front, with no password form.
+    server.context.settings.update({ smtp_host: "", contact_info: "客服 QQ 10001" });
+    await page.goto("about:blank");
+    await page.goto(`${server.url}/#/reset`);
+    const note = page.getByRole("note");
     await poll(
-      () => page.locator("form [role=alert]").textContent(),
-      "邮件服务未配置，无法通过邮件确认，请联系管理员修改密码",
+      () => note.textContent(),
+      `${ConfirmMsg.resetNeedsSupport}联系方式：客服 QQ 10001可先用订阅链接找回账号邮箱，告诉客服。`,
     );
+    await expect(page.getByRole("button", { name: "确认修改" }).count()).resolves.toBe(0);
+    await expect(page.getByLabel("新密码", { exact: true }).count()).resolves.toBe(0);
+    // Finding the account's e-mail still works, to tell support which account it is.
+    await page.getByLabel("订阅链接").fill(link);
+    await page.getByRole("button", { name: "找回账号" }).click();
+    await poll(() => page.getByLabel("邮箱").inputValue(), email);
+    await screenshots(page, "reset-no-mail");
+    server.context.settings.update({ contact_info: "" });
+    await context.close();
+  }
+});
+
+describe("shop without a way to pay", () => {
+  test("says 暂无可用的支付方式 before any order: on the page, and on 立即购买, which creates none", async () => {
+    makeCombo(server, { name: "无法支付的套餐", price: 12, traffic: 10 * GB });
+    const email = uniqueEmail("no-pay");
+    const user = await createUser(server.context, {
+      email,
+      passwordDigest: transformPassword("password123"),
+    });
+    const { context, page } = await newPage(browser, 390);
+    await login(page, email, "password123");
+    await page.goto(`${server.url}/#/shop`);
+    await poll(() => page.locator(".page [role=alert]").textContent(), OrderMsg.noPayModes);
+    await page
+      .getByRole("article", { name: "无法支付的套餐" })
+      .getByRole("button", { name: "立即购买" })
+      .click();
+    await page.locator(".toaster [role=alert]").filter({ hasText: OrderMsg.noPayModes }).waitFor();
+    await expect(page.getByRole("dialog", { name: "确认订单" }).count()).resolves.toBe(0);
+    expect(orderIds(server, user.id)).toEqual([]);
+    await screenshots(page, "shop-no-pay-mode");
     await context.close();
   }, 60_000);
 });

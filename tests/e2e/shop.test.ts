@@ -28,11 +28,12 @@ const USDT_ADDRESS = randomTronAddress();
 
 beforeAll(async () => {
   browser = await launchChromium();
-  process.env.FERRY_SANDBOX_PAY = "1";
   server = await startTestServer();
   grid = startFakeTronGrid();
   admin = (await loggedInClient(server, { role: "admin" })).client;
+  // The sandbox by setting, for 支付宝 only (FERRY_SANDBOX_PAY=1 would stand in for 微信 too).
   const config = await admin.call("/api/admin/config/set_config", {
+    sandbox_pay: true,
     alipay: "sandbox",
     usdtpay: USDT_ADDRESS,
     exchange_rate: 7.2,
@@ -69,7 +70,6 @@ afterAll(async () => {
   await browser?.close();
   await server?.close();
   await grid?.close();
-  delete process.env.FERRY_SANDBOX_PAY;
 });
 
 async function newUser(prefix: string): Promise<string> {

@@ -13,6 +13,7 @@ import { call } from "../api.ts";
 import { AuthLayout, RESET_SELLING_POINTS, SELLING_POINTS } from "../components/AuthLayout.tsx";
 import { Field, NewPasswordFields } from "../components/Field.tsx";
 import { TOAST_MEDIUM, toast } from "../components/Toast.tsx";
+import { useSession } from "../session.ts";
 
 export const GET_EMAIL_FAILED = "请检查订阅链接是否正确（若订阅链接被重置过，旧订阅链接无法使用）";
 export const CHECK_EMAIL = "请检查邮箱是否正确";
@@ -24,6 +25,8 @@ const SITE_ERRORS = new Set<string>([ConfirmMsg.noMail, ConfirmMsg.noOrigin]);
 type ResetField = "link" | "email" | "password" | "confirm";
 
 export function ResetPage() {
+  const host = useSession().host;
+  const mailOff = host !== null && !host.resetByMail;
   const [link, setLink] = useState("");
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
@@ -53,7 +56,7 @@ export function ResetPage() {
 
   async function submit(event: FormEvent) {
     event.preventDefault();
-    if (busy) return;
+    if (busy || mailOff) return;
     const form = { link: link.trim(), email: email.trim(), password, confirm };
     const invalid = validateResetForm(form);
     setErrors(invalid);
@@ -109,7 +112,15 @@ export function ResetPage() {
   return (
     <AuthLayout points={points}>
       <h1 className="auth-title">找回密码</h1>
-      <p className="auth-subtitle">用您的订阅链接证明账号归属，确认邮件会发送到注册邮箱</p>
+      {mailOff ? (
+        <div className="pay-none" role="note">
+          <p>{ConfirmMsg.resetNeedsSupport}</p>
+          {host.contact_info ? <p>联系方式：{host.contact_info}</p> : null}
+          <p>可先用订阅链接找回账号邮箱，告诉客服。</p>
+        </div>
+      ) : (
+        <p className="auth-subtitle">用您的订阅链接证明账号归属，确认邮件会发送到注册邮箱</p>
+      )}
       <form className="form" onSubmit={submit} noValidate>
         <Field
           label="订阅链接"
@@ -135,23 +146,27 @@ export function ResetPage() {
           error={errors.email}
           onChange={(event) => setEmail(event.target.value)}
         />
-        <NewPasswordFields
-          labels={["新密码", "确认新密码"]}
-          placeholders={["至少 8 位", "再次输入新密码"]}
-          password={password}
-          confirm={confirm}
-          errors={errors}
-          onPassword={setPassword}
-          onConfirm={setConfirm}
-        />
-        {formError ? (
-          <p className="field-error" role="alert">
-            {formError}
-          </p>
-        ) : null}
-        <button type="submit" className="btn btn-primary btn-block" disabled={busy}>
-          {busy ? "提交中…" : "确认修改"}
-        </button>
+        {mailOff ? null : (
+          <>
+            <NewPasswordFields
+              labels={["新密码", "确认新密码"]}
+              placeholders={["至少 8 位", "再次输入新密码"]}
+              password={password}
+              confirm={confirm}
+              errors={errors}
+              onPassword={setPassword}
+              onConfirm={setConfirm}
+            />
+            {formError ? (
+              <p className="field-error" role="alert">
+                {formError}
+              </p>
+            ) : null}
+            <button type="submit" className="btn btn-primary btn-block" disabled={busy}>
+              {busy ? "提交中…" : "确认修改"}
+            </button>
+          </>
+        )}
       </form>
       <div className="auth-links">
         <a href="#/login">想起密码了？去登录</a>

@@ -129,7 +129,10 @@ export function ShopPage() {
     const answer = await call("/api/shop/create_order", { combo_id: combo._id });
     setCreating(null);
     if (answer.code !== Code.ok) {
-      if (answer.code !== Code.network) toast.error(`${OrderMsg.createFailed}${answer.msg}`, TOAST_SHORT);
+      // Nobody could pay it (no pay mode, and the wallet does not cover it): the server made no order.
+      if (answer.msg === OrderMsg.noPayModes) toast.error(OrderMsg.noPayModes, TOAST_SHORT);
+      else if (answer.code !== Code.network)
+        toast.error(`${OrderMsg.createFailed}${answer.msg}`, TOAST_SHORT);
       return;
     }
     setOrder(answer.data);
@@ -150,6 +153,11 @@ export function ShopPage() {
     <div className="page">
       <h1 className="page-title">商店</h1>
       <p className="page-subtitle">流量套餐按量使用、永不过期；时间套餐在有效期内每天享有流量额度。</p>
+      {payModes?.length === 0 && (combos?.length ?? 0) > 0 ? (
+        <p className="pay-none" role="alert">
+          {OrderMsg.noPayModes}
+        </p>
+      ) : null}
       {combos === null ? (
         <div className="spinner page-spinner" role="status" aria-label="加载中" />
       ) : combos.length === 0 ? (

@@ -2,14 +2,10 @@
  * The catalogue through the API as the back office and the shop use it: combos and permissions
  * created, edited and deleted by an admin, refused bad input, and the channel-code price filter.
  */
+
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import {
-  ApiClient,
-  loggedInClient,
-  startTestServer,
-  type TestServer,
-  uniqueEmail,
-} from "../../../tests/harness.ts";
+import { startShopServer } from "../../../tests/commerce.ts";
+import { ApiClient, loggedInClient, type TestServer, uniqueEmail } from "../../../tests/harness.ts";
 import { DEFAULT_DAILY_LIMIT, GB } from "../../lib/traffic.ts";
 import type { Order } from "../order/schema.ts";
 import type { PermissionItem } from "../permission/schema.ts";
@@ -23,7 +19,7 @@ let admin: ApiClient;
 let adminId: string;
 
 beforeAll(async () => {
-  server = await startTestServer();
+  server = await startShopServer();
   const signedIn = await loggedInClient(server, { role: "admin" });
   admin = signedIn.client;
   adminId = signedIn.user.id;

@@ -17,7 +17,7 @@ import {
   startShopServer,
   walletFen,
 } from "../../../tests/commerce.ts";
-import { loggedInClient, startTestServer, type TestServer } from "../../../tests/harness.ts";
+import { loggedInClient, type TestServer } from "../../../tests/harness.ts";
 import { tx } from "../../db/db.ts";
 import { businessDay, DAY_MS } from "../../lib/time.ts";
 import { DEFAULT_DAILY_LIMIT, GB } from "../../lib/traffic.ts";
@@ -328,7 +328,7 @@ describe("coupons on orders (seed 000 §8)", () => {
   });
 
   test("1021 after ten tries a minute (rate limits at their real size)", async () => {
-    const strict = await startTestServer({ rateLimitScale: 1 });
+    const strict = await startShopServer({ rateLimitScale: 1 });
     try {
       const combo = makeCombo(strict, { name: "strict", price: 15, traffic: GB });
       const buyer = await loggedInClient(strict);
@@ -351,7 +351,7 @@ describe("coupons on orders (seed 000 §8)", () => {
   });
 
   test("accounts made to guess codes share their address's budget of refused tries; a good code costs none", async () => {
-    const strict = await startTestServer({ rateLimitScale: 1 });
+    const strict = await startShopServer({ rateLimitScale: 1 });
     try {
       makeCoupon(strict, {
         type: "cash",

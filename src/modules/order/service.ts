@@ -6,6 +6,7 @@
 import type { AppContext } from "../../context.ts";
 import { type Db, tx } from "../../db/db.ts";
 import { fenToYuan } from "../../lib/money.ts";
+import { availablePayModes } from "../../payments/registry.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { newId } from "../../rpc/ids.ts";
 import { comboCredit } from "../combo/schema.ts";
@@ -113,6 +114,10 @@ export function walletDeductionFen(balanceFen: number, payable: number): number 
 export function createOrder(ctx: AppContext, user: UserRow, comboId: string, now = Date.now()): Order {
   if (user.is_agency) throw new RpcError(Code.forbidden, OrderMsg.agencyRefused);
   const combo = findComboForUser(ctx, comboId, user.channel_code);
+  // An order nobody can pay only leads the customer into a dead end (issue 12): refuse it unless the
+  // wallet covers the price.
+  if (combo.price_fen > user.wallet_fen && availablePayModes(ctx).length === 0)
+    throw new RpcError(Code.badInput, OrderMsg.noPayModes);
   const credit = comboCredit(toCombo(combo));
   const id = newId(now);
   ctx.db

@@ -1,6 +1,7 @@
+import { paymentsInForce } from "../../payments/registry.ts";
 import { defineCall } from "../../rpc/call.ts";
 import { emptyInput } from "../user/schema.ts";
-import { type HostInfo, settingsPatchSchema } from "./schema.ts";
+import { type HostInfo, settingsPatchSchema, siteOrigin } from "./schema.ts";
 
 export const settingsCalls = [
   defineCall({
@@ -15,6 +16,7 @@ export const settingsCalls = [
         agencyMode: s.agency_host !== "" && host === s.agency_host.toLowerCase(),
         contact_info: s.contact_info,
         group_link: s.group_link,
+        resetByMail: ctx.app.mailer.configured() && siteOrigin(s) !== null,
         notice: {
           notice_show: s.notice_show,
           notice_title: s.notice_title,
@@ -39,5 +41,11 @@ export const settingsCalls = [
       ctx.app.settings.update(input);
       return ctx.app.settings.forDisplay();
     },
+  }),
+  defineCall({
+    path: "/api/admin/config/pay_status",
+    access: "admin",
+    input: emptyInput,
+    handle: (ctx) => paymentsInForce(ctx.app),
   }),
 ];

@@ -200,6 +200,8 @@ export const hostInfoSchema = z.object({
   agencyMode: z.boolean(),
   contact_info: z.string(),
   group_link: z.string(),
+  /** Whether 找回密码 can mail a confirmation link (mail and the site address are set up). */
+  resetByMail: z.boolean(),
   notice: z.object({
     notice_show: z.boolean(),
     notice_title: z.string(),

@@ -10,6 +10,7 @@ import {
   type TestServer,
   uniqueEmail,
 } from "../../../tests/harness.ts";
+import { sinkSettings, startMailSink } from "../../../tests/mail-sink.ts";
 import { startServer } from "../../server.ts";
 import { transformPassword } from "../user/password.ts";
 import { createUser } from "../user/service.ts";
@@ -83,6 +84,28 @@ describe("/api/host/get", () => {
     // Nothing beyond the public site information leaks through this call.
     expect(JSON.stringify(after.data)).not.toContain("smtp");
     expect(JSON.stringify(after.data)).not.toContain("alipay");
+  });
+
+  test("says whether 找回密码 can mail a confirmation (mail and the site address both set up)", async () => {
+    const resetByMail = async () =>
+      (await new ApiClient(server.url).call<HostInfo>("/api/host/get")).data.resetByMail;
+    expect(await resetByMail()).toBe(false);
+    const sink = await startMailSink();
+    try {
+      await admin.call("/api/admin/config/set_config", sinkSettings(sink));
+      expect(await resetByMail()).toBe(true);
+      await admin.call("/api/admin/config/set_config", { site_url: "", preferDomain: "" });
+      expect(await resetByMail()).toBe(false);
+    } finally {
+      await admin.call("/api/admin/config/set_config", {
+        smtp_host: "",
+        smtp_port: 465,
+        smtp_secure: true,
+        smtp_from: "",
+        site_url: server.url,
+      });
+      await sink.close();
+    }
   });
 
   test("tells the SPA when the page host is the agency host", async () => {

@@ -25,6 +25,8 @@ export const ConfirmMsg = {
   refused: "该账号不允许这样操作。",
   noMail: "邮件服务未配置，无法通过邮件确认，请联系管理员修改密码",
   noOrigin: "网站地址未设置，无法发送确认邮件，请联系管理员修改密码",
+  /** 找回密码 when no mail can be sent (issue 12): said before any form instead of after it. */
+  resetNeedsSupport: "本站未开通邮件服务，无法自助重置密码。请联系客服，由管理员为您设置新密码。",
   tooManyResets: "修改密码的申请过于频繁，请稍后再试",
   mailFailed: "确认邮件发送失败，请稍后重试",
   invalid: "链接无效",

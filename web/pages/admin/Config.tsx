@@ -10,12 +10,17 @@ import {
   SECRET_SETTINGS,
   type SettingKey,
   type Settings,
+  settingsPatchSchema,
 } from "../../../src/modules/settings/schema.ts";
+import type { PaymentsInForce } from "../../../src/payments/registry.ts";
 import { Code } from "../../../src/rpc/codes.ts";
 import { call } from "../../api.ts";
 import { AdminPage, LoadingSpinner } from "../../components/admin/AdminPage.tsx";
 import { toastResult } from "../../components/admin/feedback.ts";
+import { schemaErrors, useFormErrors } from "../../components/admin/formErrors.ts";
 import { SelectField, SwitchField, TextAreaField } from "../../components/admin/inputs.tsx";
+import { numberFrom } from "../../components/admin/numbers.tsx";
+import { PaymentsInForceNote, sandboxVariableHint } from "../../components/admin/PaymentsInForce.tsx";
 import { Field } from "../../components/Field.tsx";
 import { TOAST_SHORT, toast } from "../../components/Toast.tsx";
 
@@ -23,7 +28,6 @@ export const ConfigMsg = {
   saved: "更新成功",
   saveFailed: "配置失败",
   unchanged: "没有需要保存的修改",
-  notNumber: "请输入数字",
 } as const;
 
 type PayAccount = (typeof PAY_ACCOUNTS)[number];
@@ -76,10 +80,12 @@ interface Section {
   fields: SettingField[];
 }
 
+const PAY_SECTION = "支付";
+
 /** The form's layout. Settings not listed here still appear, under 其他, by their type. */
 const SECTIONS: Section[] = [
   {
-    title: "支付",
+    title: PAY_SECTION,
     fields: [
       { key: "alipay", label: "支付宝收款账户", control: { kind: "payAccount" } },
       { key: "wxpay", label: "微信收款账户", control: { kind: "payAccount" } },
@@ -241,25 +247,18 @@ function toDraft(settings: Settings): Draft {
   return draft;
 }
 
-/** The fields that differ from `loaded`, typed like the settings, or the inputs that are not numbers. */
-export function changedSettings(
-  loaded: Settings,
-  draft: Draft,
-): { ok: true; patch: Partial<Settings> } | { ok: false; errors: Record<string, string> } {
+/**
+ * The fields that differ from `loaded`, typed like the settings; a number field not holding a
+ * number is NaN, which settingsPatchSchema reports on the field (请输入数字).
+ */
+export function changedSettings(loaded: Settings, draft: Draft): Partial<Settings> {
   const patch: Record<string, unknown> = {};
-  const errors: Record<string, string> = {};
   for (const [key, before] of Object.entries(loaded)) {
     const input = draft[key];
     let value: unknown;
     if (typeof before === "boolean") value = input === true;
-    else if (typeof before === "number") {
-      const text = String(input ?? "").trim();
-      value = text === "" ? Number.NaN : Number(text);
-      if (!Number.isFinite(value)) {
-        errors[key] = ConfigMsg.notNumber;
-        continue;
-      }
-    } else if (Array.isArray(before)) {
+    else if (typeof before === "number") value = numberFrom(String(input ?? ""));
+    else if (Array.isArray(before)) {
       value = String(input ?? "")
         .split(/[\n,，]/)
         .map((item) => item.trim())
@@ -267,26 +266,35 @@ export function changedSettings(
     } else value = String(input ?? "");
     if (JSON.stringify(value) !== JSON.stringify(before)) patch[key] = value;
   }
-  return Object.keys(errors).length > 0
-    ? { ok: false, errors }
-    : { ok: true, patch: patch as Partial<Settings> };
+  return patch as Partial<Settings>;
 }
 
 function SettingInput({
   field,
   value,
   error,
+  disabled,
   onChange,
 }: {
   field: SettingField;
   value: string | boolean;
   error?: string;
+  /** Shown but not changeable here (the sandbox turned on by its variable). */
+  disabled?: boolean;
   onChange: (value: string | boolean) => void;
 }) {
   const { control, label, hint } = field;
   switch (control.kind) {
     case "switch":
-      return <SwitchField label={label} hint={hint} checked={value === true} onChange={onChange} />;
+      return (
+        <SwitchField
+          label={label}
+          hint={hint}
+          checked={value === true}
+          disabled={disabled}
+          onChange={onChange}
+        />
+      );
     case "payAccount":
       return (
         <SelectField
@@ -334,12 +342,19 @@ export function AdminConfigPage() {
   const [loaded, setLoaded] = useState<Settings | null>(null);
   const [failed, setFailed] = useState(false);
   const [draft, setDraft] = useState<Draft>({});
-  const [errors, setErrors] = useState<Record<string, string>>({});
+  // Checked with the server's schema before sending: the bad value is marked and focused.
+  const { errors, formRef, check } = useFormErrors(ConfigMsg.saveFailed);
   const [busy, setBusy] = useState(false);
+  const [payState, setPayState] = useState<PaymentsInForce | null>(null);
+
+  const loadPayState = useCallback(async () => {
+    const answer = await call("/api/admin/config/pay_status", {});
+    if (answer.code === Code.ok) setPayState(answer.data);
+  }, []);
 
   const load = useCallback(async () => {
     setBusy(true);
-    const answer = await call("/api/admin/config/get", {});
+    const [answer] = await Promise.all([call("/api/admin/config/get", {}), loadPayState()]);
     setBusy(false);
     if (answer.code !== Code.ok) {
       setFailed(true);
@@ -348,8 +363,8 @@ export function AdminConfigPage() {
     setFailed(false);
     setLoaded(answer.data);
     setDraft(toDraft(answer.data));
-    setErrors({});
-  }, []);
+    check({});
+  }, [loadPayState, check]);
 
   useEffect(() => {
     void load();
@@ -358,25 +373,23 @@ export function AdminConfigPage() {
   const save = async (event: FormEvent) => {
     event.preventDefault();
     if (!loaded || busy) return;
-    const result = changedSettings(loaded, draft);
-    if (!result.ok) {
-      setErrors(result.errors);
-      return;
-    }
-    setErrors({});
-    if (Object.keys(result.patch).length === 0) {
+    const patch = changedSettings(loaded, draft);
+    if (!check(schemaErrors(settingsPatchSchema, patch))) return;
+    if (Object.keys(patch).length === 0) {
       toast.info(ConfigMsg.unchanged, TOAST_SHORT);
       return;
     }
     setBusy(true);
-    const answer = await call("/api/admin/config/set_config", result.patch);
+    const answer = await call("/api/admin/config/set_config", patch);
     setBusy(false);
     if (toastResult(answer, ConfigMsg.saved, ConfigMsg.saveFailed)) {
       setLoaded(answer.data);
       setDraft(toDraft(answer.data));
+      void loadPayState();
     }
   };
 
+  const sandboxHint = sandboxVariableHint(payState);
   if (failed && !loaded) return <AdminPage title="配置管理">{null}</AdminPage>;
   if (!loaded) {
     return (
@@ -387,20 +400,26 @@ export function AdminConfigPage() {
   }
   return (
     <AdminPage title="配置管理">
-      <form className="admin-config" onSubmit={save} noValidate>
+      <form ref={formRef} className="admin-config" onSubmit={save} noValidate>
         {sectionsFor(loaded).map((section) => (
           <fieldset key={section.title} className="card admin-section">
             <legend className="card-title admin-section-title">{section.title}</legend>
             <div className="admin-grid">
-              {section.fields.map((field) => (
-                <SettingInput
-                  key={field.key}
-                  field={field}
-                  value={draft[field.key] ?? ""}
-                  error={errors[field.key]}
-                  onChange={(value) => setDraft((current) => ({ ...current, [field.key]: value }))}
-                />
-              ))}
+              {section.title === PAY_SECTION ? <PaymentsInForceNote state={payState} /> : null}
+              {section.fields.map((field) => {
+                // The variable's sandbox is on whatever the setting says: show that, not the setting.
+                const byVariable = field.key === "sandbox_pay" && sandboxHint !== undefined;
+                return (
+                  <SettingInput
+                    key={field.key}
+                    field={byVariable ? { ...field, hint: sandboxHint } : field}
+                    value={byVariable ? true : (draft[field.key] ?? "")}
+                    error={errors[field.key]}
+                    disabled={byVariable}
+                    onChange={(value) => setDraft((current) => ({ ...current, [field.key]: value }))}
+                  />
+                );
+              })}
             </div>
           </fieldset>
         ))}
