@@ -3,7 +3,7 @@
  * deductions, sandbox payments (correct, repeated, concurrent, wrong amount), manual crediting and
  * cancels over HTTP, every user's traffic, vipExpireTime and wallet equal what their ledger rows add
  * up to, every paid order was credited exactly once, and every coupon's use count matches its
- * unrestored usage records. Rerun a failure with FERRY_INVARIANT_SEED=<the printed seed>.
+ * unrestored usage records. Rerun a failure with FERRY_INVARIANT_SEED=<the seed in the test's name>.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { DAY_MS } from "../src/lib/time.ts";
@@ -55,9 +55,10 @@ interface Trade {
   fen: number;
 }
 
-test("balances equal their ledgers after a random sequence of shop actions", async () => {
-  const seed = Number(process.env.FERRY_INVARIANT_SEED ?? Math.floor(Math.random() * 2 ** 31));
-  console.log(`invariant seed: ${seed} (rerun with FERRY_INVARIANT_SEED=${seed})`);
+// In the test's name, so a failure names the run to repeat and a pass prints nothing.
+const seed = Number(process.env.FERRY_INVARIANT_SEED ?? Math.floor(Math.random() * 2 ** 31));
+
+test(`balances equal their ledgers after a random sequence of shop actions (FERRY_INVARIANT_SEED=${seed})`, async () => {
   const rand = prng(seed);
   const db = server.context.db;
 
@@ -207,9 +208,7 @@ test("balances equal their ledgers after a random sequence of shop actions", asy
       });
     }
   }
-  console.log(
-    `invariant codes seen: ${[...seen].map(([action, c]) => `${action} ${[...c].sort().join("/")}`).join(", ")}`,
-  );
+  const codesSummary = [...seen].map(([action, c]) => `${action} ${[...c].sort().join("/")}`).join(", ");
 
   // Per user: balances are what the ledgers add up to, and what the orders say they should be.
   for (const { id } of users) {
@@ -365,7 +364,13 @@ test("balances equal their ledgers after a random sequence of shop actions", asy
       "SELECT result, COUNT(*) AS n FROM payment_events GROUP BY result",
     )
     .all();
-  console.log(`invariant orders: ${JSON.stringify(statuses)}, payment events: ${JSON.stringify(events)}`);
-  expect(statuses.map((r) => r.status)).toEqual(expect.arrayContaining(["paied", "cancled"]));
-  expect(events.map((r) => r.result)).toEqual(expect.arrayContaining(["credited", "duplicate", "anomaly"]));
+  const run = `codes seen: ${codesSummary}; orders: ${JSON.stringify(statuses)}; payment events: ${JSON.stringify(events)}`;
+  expect(
+    statuses.map((r) => r.status),
+    run,
+  ).toEqual(expect.arrayContaining(["paied", "cancled"]));
+  expect(
+    events.map((r) => r.result),
+    run,
+  ).toEqual(expect.arrayContaining(["credited", "duplicate", "anomaly"]));
 }, 120_000);

@@ -2,7 +2,7 @@
  * Unexpected failures provoked for real (tables dropped, a trigger refusing writes): the caller gets
  * 999 without internals, the error log gets a row, and admins read and clear it over the API.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, spyOn, test } from "bun:test";
 import { connect } from "node:net";
 import {
   ApiClient,
@@ -271,9 +271,20 @@ describe("a log strangers cannot fill (issue 11, finding 13)", () => {
   });
 });
 
-test("when even the error log is broken, the caller still gets 999 and the server keeps serving", async () => {
+test("when even the error log is broken, the caller still gets 999, the operator sees both errors on stderr and the server keeps serving", async () => {
   server.context.db.exec("DROP TABLE error_logs");
-  const answer = await user.call("/api/user_notive/list");
+  // Captured, not printed: the stderr lines are what this test expects.
+  const printed: unknown[][] = [];
+  const stderr = spyOn(console, "error").mockImplementation((...line) => printed.push(line));
+  const answer = await user.call("/api/user_notive/list").finally(() => stderr.mockRestore());
+  expect(printed).toEqual([
+    [
+      "error log write failed",
+      expect.objectContaining({ message: "no such table: error_logs" }),
+      "while recording",
+      expect.objectContaining({ message: "no such table: notice_clicks" }),
+    ],
+  ]);
   expect(answer.code).toBe(999);
   expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
   const host = await decodeAnswer(await new ApiClient(server.url).raw("/api/host/get", ""));

@@ -4,7 +4,7 @@
  * /api/account/signup_confirm, and POST /api/account/change_password with the new password typed
  * again. (The takeover chain of issue 11 is replayed in tests/security-auth.test.ts.)
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, spyOn, test } from "bun:test";
 import { createServer } from "node:net";
 import {
   ApiClient,
@@ -277,14 +277,21 @@ describe("password reset by mail", () => {
   });
 });
 
-test("when the mail server is down, sign-up still succeeds and the account works", async () => {
+test("when the mail server is down, sign-up still succeeds, the account works and the admin finds why in the error log", async () => {
   await setConfig({ smtp_port: await closedPort() });
+  const stderr = spyOn(console, "error");
   try {
     const email = uniqueEmail("nomail");
     const client = await signup(email, "correct-horse-1");
     expect((await client.call("/api/user/userinfo")).code).toBe(0);
     expect((await new ApiClient(server.url).login(email, "correct-horse-1")).code).toBe(0);
+    const logged = server.context.db
+      .query<{ msg: string }, []>("SELECT msg FROM error_logs WHERE name = 'signup_confirm mail'")
+      .get();
+    expect(logged?.msg).toContain("ECONNREFUSED");
+    expect(stderr).not.toHaveBeenCalled();
   } finally {
+    stderr.mockRestore();
     await setConfig({ smtp_port: sink.port });
   }
 });

@@ -93,9 +93,9 @@ export async function sendSignupConfirmation(ctx: AppContext, user: UserRow): Pr
   if (!ctx.mailer.configured()) return;
   const origin = linkOrigin(ctx, "signup_confirm");
   if (!origin) return;
-  // The account exists and works; a mail failure must not undo the sign-up.
+  // The account exists and works; a mail failure must not undo the sign-up, only be logged for the admin.
   await mailLink(ctx, user, "signup_confirm", origin).catch((error) => {
-    console.error("signup confirmation mail failed", error);
+    recordError(ctx.db, "signup_confirm mail", error);
   });
 }
 
