@@ -76,14 +76,16 @@ export async function startServe(
   const reader = (proc.stdout as ReadableStream<Uint8Array>).getReader();
   const decoder = new TextDecoder();
   let stdout = "";
-  async function readUntil(pattern: RegExp): Promise<string> {
-    while (!pattern.test(stdout)) {
+  /** Reads until `enough()` or the end of its output; answers all it printed so far. */
+  async function readWhile(enough: () => boolean): Promise<string> {
+    while (!enough()) {
       const { value, done } = await reader.read();
       if (done) break;
       stdout += decoder.decode(value, { stream: true });
     }
     return stdout;
   }
+  const readUntil = (pattern: RegExp) => readWhile(() => pattern.test(stdout));
   const listening = /listening on (\S+):(\d+)/.exec(await readUntil(/\n/));
   return {
     host: listening?.[1],
@@ -92,7 +94,7 @@ export async function startServe(
     readUntil,
     async stop() {
       proc.kill("SIGTERM");
-      await readUntil(/$^/);
+      await readWhile(() => false);
       const code = await proc.exited;
       clearTimeout(guard);
       return { stdout, stderr: await new Response(proc.stderr).text(), code };

@@ -1,6 +1,6 @@
 import { Elysia } from "elysia";
 import { type AppContext, type ContextOptions, createContext } from "./context.ts";
-import { openDatabase } from "./db/db.ts";
+import { type Db, openDatabase } from "./db/db.ts";
 import { migrate } from "./db/migrate.ts";
 import { loadWebFiles, migrations, type WebFile } from "./embedded.ts";
 import { startLatencyProbe } from "./modules/agent/latency.ts";
@@ -210,7 +210,7 @@ export function startServer(options: ServeOptions): RunningServer {
     maxRequestBodySize: MAX_BODY_BYTES,
     fetch: () => new Response("starting", { status: 503, headers: { "retry-after": "1" } }),
   });
-  let db: ReturnType<typeof openDatabase> | undefined;
+  let db: Db | undefined;
   let context: AppContext;
   try {
     db = openDatabase(`${options.dataDir}/ferry.db`);

@@ -12,25 +12,32 @@ export function providerById(id: string): PaymentProvider | undefined {
   return PROVIDERS.find((provider) => provider.id === (id as ProviderId));
 }
 
-/** With FERRY_SANDBOX_PAY=1 the sandbox collects alipay / wxpay that no configured gateway collects. */
-function sandboxStandsIn(method: PayMode): boolean {
-  return sandboxByEnvironment() && method !== "usdt";
+/** Why a pay mode is collected the way it is: the settings, or the FERRY_SANDBOX_PAY variable. */
+export type PaySource = "setting" | "env";
+
+/**
+ * Who collects this pay mode now and why: the provider the settings configure, else, with
+ * FERRY_SANDBOX_PAY=1, the sandbox for alipay / wxpay; null when the mode is off.
+ */
+function collectorOf(
+  ctx: AppContext,
+  method: PayMode,
+): { provider: PaymentProvider; source: PaySource } | null {
+  const configured = PROVIDERS.find((provider) => provider.serves(ctx, method));
+  if (configured) return { provider: configured, source: "setting" };
+  if (sandboxByEnvironment() && method !== "usdt") return { provider: sandboxProvider, source: "env" };
+  return null;
 }
 
 /** The provider collecting this pay mode now, or undefined when the mode is off. */
 export function providerFor(ctx: AppContext, method: PayMode): PaymentProvider | undefined {
-  const configured = PROVIDERS.find((provider) => provider.serves(ctx, method));
-  if (configured) return configured;
-  return sandboxStandsIn(method) ? sandboxProvider : undefined;
+  return collectorOf(ctx, method)?.provider;
 }
 
 /** Which pay modes the shop can offer (the SPA hides the others). */
 export function availablePayModes(ctx: AppContext): PayMode[] {
   return PAY_MODES.filter((mode) => providerFor(ctx, mode));
 }
-
-/** Why a pay mode is collected the way it is: the settings, or the FERRY_SANDBOX_PAY variable. */
-export type PaySource = "setting" | "env";
 
 /** What the back office shows of a pay mode: who collects it now and why (null: nobody). */
 export interface PayModeInForce {
@@ -47,11 +54,10 @@ export interface PaymentsInForce {
 /** The payment set-up as customers meet it, for /api/admin/config/pay_status. */
 export function paymentsInForce(ctx: AppContext): PaymentsInForce {
   const modes = PAY_MODES.map((mode): PayModeInForce => {
-    const configured = PROVIDERS.find((provider) => provider.serves(ctx, mode));
-    if (configured)
-      return { mode, provider: { id: configured.id, label: configured.label, source: "setting" } };
-    if (!sandboxStandsIn(mode)) return { mode, provider: null };
-    return { mode, provider: { id: sandboxProvider.id, label: sandboxProvider.label, source: "env" } };
+    const collector = collectorOf(ctx, mode);
+    if (!collector) return { mode, provider: null };
+    const { provider, source } = collector;
+    return { mode, provider: { id: provider.id, label: provider.label, source } };
   });
   const bySetting = ctx.settings.get("sandbox_pay");
   const byEnv = sandboxByEnvironment();

@@ -1,7 +1,8 @@
 import { paymentsInForce } from "../../payments/registry.ts";
 import { defineCall } from "../../rpc/call.ts";
+import { canMailLinks } from "../user/confirm.ts";
 import { emptyInput } from "../user/schema.ts";
-import { type HostInfo, settingsPatchSchema, siteOrigin } from "./schema.ts";
+import { type HostInfo, settingsPatchSchema } from "./schema.ts";
 
 export const settingsCalls = [
   defineCall({
@@ -16,7 +17,7 @@ export const settingsCalls = [
         agencyMode: s.agency_host !== "" && host === s.agency_host.toLowerCase(),
         contact_info: s.contact_info,
         group_link: s.group_link,
-        resetByMail: ctx.app.mailer.configured() && siteOrigin(s) !== null,
+        resetByMail: canMailLinks(ctx.app),
         notice: {
           notice_show: s.notice_show,
           notice_title: s.notice_title,

@@ -67,6 +67,11 @@ function linkOrigin(ctx: AppContext, action: ConfirmAction): string | null {
   return origin;
 }
 
+/** Whether confirmation links can be mailed at all: mail is set up and the site's origin is known. */
+export function canMailLinks(ctx: AppContext): boolean {
+  return ctx.mailer.configured() && siteOrigin(ctx.settings.all()) !== null;
+}
+
 /** Stores a one-time link (only the key's hash, and the new password's hash) and mails it. */
 async function mailLink(
   ctx: AppContext,
