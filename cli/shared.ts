@@ -17,7 +17,7 @@ export function dataDirOption(value: string | undefined): string {
 export function openContext(dataDir: string): AppContext {
   const db = openDatabase(`${dataDir}/ferry.db`);
   migrate(db, migrations);
-  return createContext(db);
+  return createContext(db, { dataDir });
 }
 
 /** A one-line error on stderr and exit code 1 (DESIGN §4). */

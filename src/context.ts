@@ -1,3 +1,4 @@
+import { resolve } from "node:path";
 import type { Db } from "./db/db.ts";
 import { ReadCache } from "./db/read-cache.ts";
 import { Mailer } from "./mail/mailer.ts";
@@ -26,9 +27,13 @@ export interface AppContext {
   aliveIps: AliveIps;
   /** The reverse proxies whose X-Forwarded-For / -Proto / -Host are believed (see rpc/forwarded.ts). */
   trustedProxies: TrustedProxies;
+  /** `<data>/uploads`: the only folder uploaded images are written to and served from. */
+  uploadsDir: string;
 }
 
 export interface ContextOptions {
+  /** The data directory (`<data>/ferry.db`, `<data>/uploads/`); "./data" when not given. */
+  dataDir?: string;
   /** Proxies to trust: true = loopback, or a comma-separated list of addresses and CIDR ranges. */
   trustProxy?: boolean | string;
   /** Multiplies every rate limit; tests that are not about rate limits raise it. */
@@ -51,5 +56,6 @@ export function createContext(db: Db, options: ContextOptions = {}): AppContext 
     trustedProxies: parseTrustedProxies(
       options.trustProxy === true ? LOOPBACK_PROXIES : options.trustProxy || "",
     ),
+    uploadsDir: resolve(options.dataDir ?? "./data", "uploads"),
   };
 }

@@ -29,25 +29,61 @@ export async function readBodyText(request: Request, maxBytes: number): Promise<
       return { ok: false, reason: "aborted" };
     }
   }
-  if (!request.body) return { ok: true, text: "" };
-  const reader = request.body.getReader();
+  const read = await readStreamCapped(request.body, maxBytes);
+  return read.ok ? { ok: true, text: read.bytes.toString("utf8") } : read;
+}
+
+export type BodyBytes =
+  | { ok: true; bytes: Buffer<ArrayBuffer> }
+  | { ok: false; reason: "too_large" | "aborted" };
+
+/** The request's body as bytes, read no further than `maxBytes` (as readBodyText: uploads). */
+export async function readBodyBytes(request: Request, maxBytes: number): Promise<BodyBytes> {
+  const declared = request.headers.get("content-length");
+  if (declared !== null) {
+    if (Number(declared) > maxBytes) return { ok: false, reason: "too_large" };
+    try {
+      return { ok: true, bytes: Buffer.from(await request.arrayBuffer()) };
+    } catch {
+      return { ok: false, reason: "aborted" };
+    }
+  }
+  return readStreamCapped(request.body, maxBytes);
+}
+
+/**
+ * A body stream (a request's without a declared length, or a fetched response's), chunk by chunk,
+ * given up as soon as it passes `maxBytes`; `signal` aborting stops the read.
+ */
+export async function readStreamCapped(
+  body: ReadableStream<Uint8Array> | null,
+  maxBytes: number,
+  signal?: AbortSignal,
+): Promise<BodyBytes> {
+  if (!body) return { ok: true, bytes: Buffer.alloc(0) };
+  const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
+  const cancel = () => void reader.cancel().catch(() => {});
+  signal?.addEventListener("abort", cancel, { once: true });
   try {
     for (;;) {
       const { done, value } = await reader.read();
+      if (signal?.aborted) return { ok: false, reason: "aborted" };
       if (done) break;
       size += value.byteLength;
       if (size > maxBytes) {
-        void reader.cancel().catch(() => {});
+        cancel();
         return { ok: false, reason: "too_large" };
       }
       chunks.push(value);
     }
   } catch {
     return { ok: false, reason: "aborted" };
+  } finally {
+    signal?.removeEventListener("abort", cancel);
   }
-  return { ok: true, text: Buffer.concat(chunks, size).toString("utf8") };
+  return { ok: true, bytes: Buffer.concat(chunks, size) };
 }
 
 /** The request's JSON body, or undefined when it is missing, not JSON or larger than `maxBytes`. */

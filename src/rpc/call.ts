@@ -82,9 +82,12 @@ export function envelopeResponse(code: number, data: unknown, msg: string, cooki
 
 const fail = (code: number, msg: string) => envelopeResponse(code, null, msg);
 
+export const NOT_LOGGED_IN_MSG = "登录过期，请登录";
+export const CROSS_SITE_MSG = "跨站请求已拒绝：请在本站页面内操作";
+
 function accessError(access: Access, role: Role | null): Response | null {
   if (access === "public") return null;
-  if (!role) return fail(Code.notLoggedIn, "登录过期，请登录");
+  if (!role) return fail(Code.notLoggedIn, NOT_LOGGED_IN_MSG);
   if (access === "admin" && RANK[role] < RANK.admin) return fail(Code.forbidden, "没有权限");
   if (access === "yunying" && RANK[role] < RANK.yunying) return fail(Code.forbidden, "没有权限");
   return null;
@@ -106,7 +109,7 @@ function crossSiteRefusal(app: AppContext, request: Request): string | null {
   if (!isJsonRequest(request)) return "请求的 Content-Type 必须是 application/json";
   // Clients that are not browsers say neither; most calls need no origin worked out.
   if (!request.headers.has("origin") && !request.headers.has("sec-fetch-site")) return null;
-  if (!sameSiteRequest(request, ownOrigins(app, request))) return "跨站请求已拒绝：请在本站页面内操作";
+  if (!sameSiteRequest(request, ownOrigins(app, request))) return CROSS_SITE_MSG;
   return null;
 }
 
