@@ -28,7 +28,8 @@ afterAll(async () => {
 });
 
 /** Latin words schemas write on purpose in their own messages: product names, format examples. */
-const WRITTEN_WORDS = /\b(Reality|host|VMess|WebSocket|Hysteria2|UDP|CDN|http\(s\)|IANA|Asia\/Shanghai)/g;
+const WRITTEN_WORDS =
+  /\b(Reality|BotFather|host|VMess|WebSocket|Hysteria2|UDP|CDN|http\(s\)|IANA|Asia\/Shanghai)/g;
 /** A Latin word of three letters or more left in a message once those are removed. */
 const latinWord = (message: string) => /[A-Za-z]{3,}/.exec(message.replace(WRITTEN_WORDS, ""))?.[0];
 

@@ -16,6 +16,7 @@ import {
   type OrderRow,
   payableFen,
 } from "../modules/order/service.ts";
+import { tellOrderPaid } from "../modules/telegram/alerts.ts";
 import { Code, RpcError } from "../rpc/codes.ts";
 import { logPaymentEvent } from "./events.ts";
 import { newTradeNo, type ProviderId, type VerifiedPayment } from "./provider.ts";
@@ -176,6 +177,7 @@ export function markPaid(ctx: AppContext, notice: PaidNotice, now = Date.now()):
     // Other pending attempts of this order can no longer be paid for it.
     closePendingPayments(db, order.id);
     creditOrder(ctx, order, now);
+    tellOrderPaid(ctx, order, payment.method);
     logPaymentEvent(db, { ...notice, result: "credited", reason: notice.source }, now);
     return { result: "credited", orderId: order.id };
   });

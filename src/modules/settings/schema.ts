@@ -155,6 +155,20 @@ export const settingsSchema = z.object({
   smtp_user: text(),
   smtp_password: text(),
   smtp_from: text(),
+  // the Telegram bot (issue 13 §5): on while a token is set
+  /** The token @BotFather gives ("123456:ABC…"); empty turns the bot off. */
+  telegram_bot_token: z
+    .string()
+    .max(200)
+    .refine(
+      (value) => value === "" || value === SECRET_MASK || /^\d{1,20}:[\w-]{20,100}$/.test(value),
+      "机器人令牌格式不对，须为 @BotFather 给出的完整令牌（数字、冒号和一串字符）",
+    )
+    .default(""),
+  /** The Bot API's base URL: the public one, or a self-hosted Bot API server. */
+  telegram_api_base: baseUrlText("https://api.telegram.org"),
+  /** Updates come by webhook to site_url (https, port 443/80/88/8443) instead of long polling. */
+  telegram_webhook: flag(false),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;
@@ -175,7 +189,12 @@ const siteOrigins = new WeakMap<object, string | null>();
 export type SettingKey = keyof Settings;
 
 /** Settings that never leave the server in clear; `get` shows SECRET_MASK when one is set. */
-export const SECRET_SETTINGS: readonly SettingKey[] = ["smtp_password", "epay_key", "trongrid_api_key"];
+export const SECRET_SETTINGS: readonly SettingKey[] = [
+  "smtp_password",
+  "epay_key",
+  "trongrid_api_key",
+  "telegram_bot_token",
+];
 export const SECRET_MASK = "********";
 
 type SettingsShape = typeof settingsSchema.shape;

@@ -215,6 +215,26 @@ const SECTIONS: Section[] = [
       text("smtp_from", "发件人"),
     ],
   },
+  {
+    title: "Telegram 机器人",
+    fields: [
+      {
+        ...secret("telegram_bot_token", "机器人令牌"),
+        hint: `@BotFather 创建机器人后给出的令牌；留空关闭机器人。已设置时显示 ${SECRET_MASK}，不修改则保留原值`,
+      },
+      text(
+        "telegram_api_base",
+        "Bot API 地址",
+        "默认 https://api.telegram.org；自建 Bot API 服务器时填它的地址",
+        "https://api.telegram.org",
+      ),
+      toggle(
+        "telegram_webhook",
+        "使用 Webhook 接收消息",
+        "关闭时用长轮询，无需公网地址；开启需站点地址为 https，端口 443/80/88/8443",
+      ),
+    ],
+  },
 ];
 
 /** A setting not laid out above gets a control from its value's type. */

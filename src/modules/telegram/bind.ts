@@ -1,0 +1,169 @@
+/**
+ * Binding a Telegram chat to an account (seed 000 §2 Profile, issue 13 §5). The profile shows
+ * "/bind <userId> <code>": the user id names the account, the code proves the sender saw that
+ * account's own profile page. A code is 8 random digits, lives 10 minutes, is stored hashed, works
+ * once, and dies after 5 wrong tries; a chat also has its own try limit. A wrong code gets the
+ * same answer whether or not the id exists.
+ */
+import { randomInt } from "node:crypto";
+import type { AppContext } from "../../context.ts";
+import { tx } from "../../db/db.ts";
+import { Code, RpcError } from "../../rpc/codes.ts";
+import { ID_PATTERN, sameSecret, sha256Hex } from "../../rpc/ids.ts";
+import type { RateRule } from "../../rpc/rate-limit.ts";
+import type { UserRow } from "../user/service.ts";
+import type { TgUser } from "./api.ts";
+import { knownBotUsername } from "./bot-state.ts";
+import { boundChatOf, queueChatMessage } from "./outbox.ts";
+import {
+  BIND_CODE_DIGITS,
+  BIND_CODE_MAX_FAILURES,
+  BIND_CODE_TTL_MS,
+  BIND_KEYWORD,
+  type BindInfo,
+  BindMsg,
+} from "./schema.ts";
+
+/** Wrong bind commands one chat may send in a window, whatever account they name. */
+export const BIND_CHAT_RULE: RateRule = { name: "telegram-bind-chat", max: 10, windowMs: 15 * 60_000 };
+
+export const BotBindMsg = {
+  refused: "绑定码错误或已过期。请在网站「个人信息」页复制最新的绑定命令，10 分钟内发给我。",
+  tooManyTries: "尝试次数过多，请 15 分钟后再试。",
+  usage: `绑定命令的格式是 ${BIND_KEYWORD} <用户ID> <绑定码>，请在网站「个人信息」页复制。`,
+} as const;
+
+const codeHash = (userId: string, code: string) => sha256Hex(`ferry-telegram-bind:${userId}:${code}`);
+
+export function isBotEnabled(ctx: AppContext): boolean {
+  return ctx.settings.get("telegram_bot_token") !== "";
+}
+
+/**
+ * `/api/user/bind_info`: for an unbound account a fresh code (replacing any earlier one) in the
+ * command its owner sends the bot; agency accounts have no bind section (1003).
+ */
+export function bindInfo(ctx: AppContext, user: UserRow, now = Date.now()): BindInfo {
+  if (user.is_agency === 1) throw new RpcError(Code.forbidden, BindMsg.agencyRefused);
+  const botUsername = knownBotUsername(ctx);
+  const none = { bound: false, command: "", link: "", expireTime: 0, botUsername };
+  if (!isBotEnabled(ctx)) return { enabled: false, ...none };
+  if (boundChatOf(ctx, user.id) !== null) return { enabled: true, ...none, bound: true };
+  const code = String(randomInt(0, 10 ** BIND_CODE_DIGITS)).padStart(BIND_CODE_DIGITS, "0");
+  const expireTime = now + BIND_CODE_TTL_MS;
+  ctx.db
+    .query(
+      `INSERT INTO telegram_bind_codes (user_id, code_hash, failed_attempts, create_time, expire_time)
+       VALUES (?1, ?2, 0, ?3, ?4)
+       ON CONFLICT (user_id) DO UPDATE SET code_hash = ?2, failed_attempts = 0, create_time = ?3, expire_time = ?4`,
+    )
+    .run(user.id, codeHash(user.id, code), now, expireTime);
+  return {
+    enabled: true,
+    bound: false,
+    botUsername,
+    command: `${BIND_KEYWORD} ${user.id} ${code}`,
+    link: botUsername ? `https://t.me/${botUsername}?start=${user.id}_${code}` : "",
+    expireTime,
+  };
+}
+
+/** `/api/user/unbind`: removes the account's binding and tells the chat; nothing bound is fine too. */
+export function unbindAccount(ctx: AppContext, userId: string): void {
+  tx(ctx.db, () => {
+    const chatId = deleteBinding(ctx, userId);
+    if (chatId !== null) queueChatMessage(ctx, chatId, UNBOUND_TEXT);
+  });
+}
+
+export const UNBOUND_TEXT = "已解除与网站账号的绑定，此 Telegram 不再能操作该账号。";
+
+/** Removes the account's binding; the chat it had, or null. */
+export function deleteBinding(ctx: AppContext, userId: string): number | null {
+  const chatId = boundChatOf(ctx, userId);
+  if (chatId !== null) ctx.db.query("DELETE FROM telegram_bindings WHERE user_id = ?").run(userId);
+  return chatId;
+}
+
+export type BindOutcome =
+  | { ok: true; email: string; replacedAccount: boolean }
+  | { ok: false; reason: "refused" | "tooManyTries" };
+
+/**
+ * A `/bind <userId> <code>` from a private chat. Right code: the chat and the account are bound
+ * to each other only (an earlier chat of the account, or account of the chat, is let go), and the
+ * code is used up. Runs in one transaction; the caller answers the chat.
+ */
+export function bindChat(
+  ctx: AppContext,
+  chatId: number,
+  from: TgUser | undefined,
+  userId: string,
+  code: string,
+  now = Date.now(),
+): BindOutcome {
+  const tries = ctx.limiter.reserve([{ rule: BIND_CHAT_RULE, key: String(chatId) }], now);
+  if (!tries) return { ok: false, reason: "tooManyTries" };
+  const outcome = tx(ctx.db, () => checkCodeAndBind(ctx, chatId, from, userId, code, now));
+  if (outcome.ok) tries.release();
+  return outcome;
+}
+
+function checkCodeAndBind(
+  ctx: AppContext,
+  chatId: number,
+  from: TgUser | undefined,
+  userId: string,
+  code: string,
+  now: number,
+): BindOutcome {
+  const refused = { ok: false, reason: "refused" } as const;
+  if (!ID_PATTERN.test(userId) || !new RegExp(`^\\d{${BIND_CODE_DIGITS}}$`).test(code)) return refused;
+  const live = ctx.db
+    .query<{ code_hash: string; failed_attempts: number; expire_time: number }, [string]>(
+      "SELECT code_hash, failed_attempts, expire_time FROM telegram_bind_codes WHERE user_id = ?",
+    )
+    .get(userId);
+  if (!live || live.expire_time <= now || live.failed_attempts >= BIND_CODE_MAX_FAILURES) return refused;
+  if (!sameSecret(codeHash(userId, code), live.code_hash)) {
+    ctx.db
+      .query("UPDATE telegram_bind_codes SET failed_attempts = failed_attempts + 1 WHERE user_id = ?")
+      .run(userId);
+    return refused;
+  }
+  const user = ctx.db
+    .query<{ email: string; disabled: number; is_agency: number }, [string]>(
+      "SELECT email, disabled, is_agency FROM users WHERE id = ?",
+    )
+    .get(userId);
+  if (!user || user.disabled === 1 || user.is_agency === 1) return refused;
+  ctx.db.query("DELETE FROM telegram_bind_codes WHERE user_id = ?").run(userId);
+  const previousChat = boundChatOf(ctx, userId);
+  if (previousChat !== null && previousChat !== chatId) {
+    queueChatMessage(ctx, previousChat, "你的网站账号已绑定到另一个 Telegram，此处不再能操作该账号。");
+  }
+  const replacedAccount =
+    ctx.db.query("DELETE FROM telegram_bindings WHERE chat_id = ? AND user_id != ?").run(chatId, userId)
+      .changes > 0;
+  ctx.db.query("DELETE FROM telegram_bindings WHERE user_id = ?").run(userId);
+  ctx.db
+    .query(
+      "INSERT INTO telegram_bindings (user_id, chat_id, username, name, bind_time) VALUES (?, ?, ?, ?, ?)",
+    )
+    .run(userId, chatId, (from?.username ?? "").slice(0, 64), displayName(from), now);
+  return { ok: true, email: user.email, replacedAccount };
+}
+
+function displayName(from: TgUser | undefined): string {
+  if (!from) return "";
+  return [from.first_name, from.last_name].filter(Boolean).join(" ").slice(0, 128);
+}
+
+/** The account bound to a chat, or null. */
+export function accountOfChat(ctx: AppContext, chatId: number): UserRow | null {
+  return ctx.db
+    .query<UserRow, [number]>(
+      "SELECT u.* FROM telegram_bindings b JOIN users u ON u.id = b.user_id WHERE b.chat_id = ?",
+    )
+    .get(chatId);
+}

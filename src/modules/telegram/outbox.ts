@@ -1,0 +1,74 @@
+/**
+ * Bot messages waiting to be sent (issue 13 §5). Callers queue inside the transaction of the event
+ * they report, so a message exists exactly when the event does; the sender (sender.ts) sends and
+ * retries later, off every request's path. Queueing is plain INSERTs: it joins the caller's `tx`.
+ */
+import type { AppContext } from "../../context.ts";
+import { newId } from "../../rpc/ids.ts";
+import { roleOf, type UserRow } from "../user/service.ts";
+
+/** The Bot API refuses longer texts (sendMessage `text`: 1–4096 characters after entity parsing). */
+export const MAX_MESSAGE_CHARS = 4096;
+
+/** Queues one message for a chat; a dedupe key already queued (or sent) makes it a no-op. */
+export function queueChatMessage(ctx: AppContext, chatId: number, text: string, dedupeKey?: string): void {
+  const now = Date.now();
+  ctx.db
+    .query(
+      `INSERT INTO telegram_outbox (id, chat_id, text, dedupe_key, create_time, next_try_time)
+       VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (dedupe_key) DO NOTHING`,
+    )
+    .run(newId(now), chatId, clampMessage(text), dedupeKey ?? null, now, now);
+}
+
+/** Cuts a text to what one Bot API message can carry. */
+export function clampMessage(text: string): string {
+  const chars = Array.from(text);
+  return chars.length <= MAX_MESSAGE_CHARS ? text : `${chars.slice(0, MAX_MESSAGE_CHARS - 1).join("")}…`;
+}
+
+/** The chat bound to an account, or null. */
+export function boundChatOf(ctx: AppContext, userId: string): number | null {
+  return (
+    ctx.db
+      .query<{ chat_id: number }, [string]>("SELECT chat_id FROM telegram_bindings WHERE user_id = ?")
+      .get(userId)?.chat_id ?? null
+  );
+}
+
+/**
+ * Queues `text` for the customer's bound chat; nothing when the account has not bound the bot.
+ * `dedupeKey`, when given, makes a second queueing with the same key a no-op (one alert per event).
+ */
+export function queueUserMessage(ctx: AppContext, userId: string, text: string, dedupeKey?: string): void {
+  const chatId = boundChatOf(ctx, userId);
+  if (chatId === null) return;
+  queueChatMessage(ctx, chatId, text, dedupeKey === undefined ? undefined : `user:${dedupeKey}`);
+}
+
+/** Queues `text` for every bound admin account (same dedupe rule, per admin chat). */
+export function queueAdminMessage(ctx: AppContext, text: string, dedupeKey?: string): void {
+  for (const chatId of adminChats(ctx)) {
+    queueChatMessage(ctx, chatId, text, dedupeKey === undefined ? undefined : `admin:${dedupeKey}:${chatId}`);
+  }
+}
+
+/**
+ * The chats of bound accounts whose role is admin: stored type admin, or listed in the admin_id
+ * setting by id or e-mail; roleOf has the last word (a listed e-mail counts only once confirmed).
+ */
+function adminChats(ctx: AppContext): number[] {
+  const settings = ctx.settings.all();
+  const listed = settings.admin_id.map((entry) => entry.toLowerCase());
+  const marks = listed.map(() => "?").join(", ");
+  const byList = listed.length > 0 ? ` OR u.id IN (${marks}) OR u.email IN (${marks})` : "";
+  return ctx.db
+    .query<Pick<UserRow, "id" | "email" | "type" | "email_verified"> & { chat_id: number }, string[]>(
+      `SELECT u.id, u.email, u.type, u.email_verified, b.chat_id
+       FROM telegram_bindings b JOIN users u ON u.id = b.user_id
+       WHERE u.disabled = 0 AND (u.type = 'admin'${byList})`,
+    )
+    .all(...listed, ...listed)
+    .filter((row) => roleOf(row, settings) === "admin")
+    .map((row) => row.chat_id);
+}
