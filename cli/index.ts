@@ -14,6 +14,7 @@ import { type RunningServer, startServer } from "../src/server.ts";
 import { registerCommerceCommands } from "./commerce.ts";
 import { registerNetworkCommands } from "./network.ts";
 import { dataDirOption, die, printJsonOr } from "./shared.ts";
+import { registerTicketCommands } from "./ticket.ts";
 import { registerTrafficCommands } from "./traffic.ts";
 import { registerUserCommands } from "./user.ts";
 
@@ -130,6 +131,7 @@ export function buildProgram(): Command {
   registerCommerceCommands(program);
   registerNetworkCommands(program);
   registerTrafficCommands(program);
+  registerTicketCommands(program);
 
   const migrate = program.command("migrate").description("database schema migrations");
   migrate

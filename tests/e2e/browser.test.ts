@@ -435,8 +435,8 @@ describe("header dropdowns", () => {
     const clicked = page.waitForRequest((request) => request.url().endsWith("/api/user_notive/clicked"));
     await page.getByRole("button", { name: "您的工单有新回复" }).click();
     expect(payloadOf((await clicked).postData())).toEqual({ noticeId });
-    // /feedback is not built yet, so the not-found view sends the logged-in user home.
-    await page.waitForURL((url) => url.hash === "#/");
+    await page.waitForURL((url) => url.hash === "#/feedback");
+    await page.getByRole("heading", { name: "问题反馈" }).waitFor();
     await poll(() => page.locator(".notice-list").count(), 0);
     await poll(() => bell.count(), 0);
     await context.close();

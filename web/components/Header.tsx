@@ -1,7 +1,7 @@
 import { useEffect, useMemo, useRef, useState } from "react";
 import { Link, useLocation } from "wouter";
 import { isSafeHref } from "../../src/lib/links.ts";
-import type { Notice } from "../../src/modules/notice/schema.ts";
+import { NOTICE_POLL_MS, type Notice } from "../../src/modules/notice/schema.ts";
 import { Code } from "../../src/rpc/codes.ts";
 import { call } from "../api.ts";
 import { go } from "../lib/nav.ts";
@@ -139,11 +139,16 @@ export function Header() {
     setNotices([]);
     if (!userId) return;
     let live = true;
-    void call("/api/user_notive/list", {}, { quiet: true }).then((answer) => {
-      if (live && answer.code === Code.ok && Array.isArray(answer.data)) setNotices(answer.data);
-    });
+    const load = () =>
+      void call("/api/user_notive/list", {}, { quiet: true }).then((answer) => {
+        if (live && answer.code === Code.ok && Array.isArray(answer.data)) setNotices(answer.data);
+      });
+    load();
+    // A ticket answered while the page is open shows on the bell by the next poll, as the reply does.
+    const timer = setInterval(load, NOTICE_POLL_MS);
     return () => {
       live = false;
+      clearInterval(timer);
     };
   }, [userId]);
 

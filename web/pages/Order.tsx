@@ -5,6 +5,7 @@ import { Code } from "../../src/rpc/codes.ts";
 import { call } from "../api.ts";
 import { formatDateTime } from "../components/format.ts";
 import { Pager, usePaged } from "../components/Pager.tsx";
+import { Segmented } from "../components/Segmented.tsx";
 import {
   canCancel,
   canFeedback,
@@ -167,20 +168,7 @@ export function OrderPage() {
   return (
     <div className="page">
       <h1 className="page-title">订单记录</h1>
-      <fieldset className="segmented">
-        <legend className="visually-hidden">订单状态</legend>
-        {ORDER_FILTERS.map((item) => (
-          <button
-            key={item.key}
-            type="button"
-            className={`segment${filter === item.key ? " segment-on" : ""}`}
-            aria-pressed={filter === item.key}
-            onClick={() => setFilter(item.key)}
-          >
-            {item.label}
-          </button>
-        ))}
-      </fieldset>
+      <Segmented legend="订单状态" items={ORDER_FILTERS} value={filter} onChange={setFilter} />
       <OrderTable key={filter} orders={shown} onOpen={(kind, order) => setDialog({ kind, order })} />
       {dialog?.kind === "detail" ? (
         <OrderDetailDialog

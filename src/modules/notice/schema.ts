@@ -7,6 +7,9 @@ export interface Notice {
   desc: string;
 }
 
+/** How often the header's bell asks for new notices (as often as an open ticket is refreshed). */
+export const NOTICE_POLL_MS = 30_000;
+
 export const noticeClickedInput = z.object({ noticeId: z.string().regex(/^[0-9a-f]{24}$/, "noticeId 错误") });
 
 /** A new bell notice; its link is followed by the SPA, so only relative or http(s) links (issue 11). */

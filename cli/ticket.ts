@@ -1,0 +1,145 @@
+/**
+ * Operator commands for support tickets: `ferry ticket list|show|reply|close`. They call the
+ * services the /feedback page calls, as an admin: a reply is an ADMIN comment (no account behind
+ * it) that gives the customer the same bell notice and bot message as an answer from the web.
+ */
+import { type Command, Option } from "commander";
+import type { AppContext } from "../src/context.ts";
+import {
+  replyTicketInput,
+  TICKET_STATUSES,
+  type Ticket,
+  type TicketStatus,
+} from "../src/modules/feedback/schema.ts";
+import {
+  closeTicket,
+  findTicket,
+  listTickets,
+  replyTicket,
+  type TicketActor,
+} from "../src/modules/feedback/service.ts";
+import { Code, RpcError } from "../src/rpc/codes.ts";
+import { ID_PATTERN } from "../src/rpc/ids.ts";
+import { die, parseOrDie, printJsonOr, withContext } from "./shared.ts";
+
+/** The operator at the server's shell, trusted as an admin like every other CLI command. */
+const OPERATOR: TicketActor = { userId: null, admin: true };
+
+const STATUS_MEANING: Record<TicketStatus, string> = {
+  open: "waiting for support",
+  responsed: "answered, waiting for the customer",
+  close: "closed",
+};
+
+const iso = (ms: number) => new Date(ms).toISOString();
+const dataOption = () => new Option("--data <dir>", "data directory (env FERRY_DATA)");
+
+function checkId(id: string): string {
+  if (!ID_PATTERN.test(id)) die(`not a ticket id: ${id}`);
+  return id;
+}
+
+/** Runs a ticket service call; its expected refusals become English one-line errors. */
+function ticketCall<T>(dataDir: string | undefined, id: string, run: (ctx: AppContext) => T): T {
+  return withContext(dataDir, (ctx) => {
+    try {
+      return run(ctx);
+    } catch (error) {
+      if (error instanceof RpcError && error.code === Code.notFound) die(`no ticket ${id}`);
+      if (error instanceof RpcError && error.code === Code.ticketClosed) die(`ticket ${id} is closed`);
+      throw error;
+    }
+  });
+}
+
+const ticketLine = (t: Ticket) =>
+  [
+    t._id,
+    t.status.padEnd(9),
+    iso(t.updateTime),
+    t.email,
+    `${t.comments.length} repl${t.comments.length === 1 ? "y" : "ies"}`,
+    t.title,
+  ].join("  ");
+
+function ticketText(t: Ticket): string {
+  const message = (when: number, who: string, text: string, imageUrl: string) =>
+    [`${iso(when)}  ${who}`, text, ...(imageUrl ? [`[image ${imageUrl}]`] : [])].join("\n");
+  return [
+    `id       ${t._id}`,
+    `title    ${t.title}`,
+    `status   ${t.status} (${STATUS_MEANING[t.status]})`,
+    `from     ${t.email}`,
+    `created  ${iso(t.createTime)}`,
+    `updated  ${iso(t.updateTime)}`,
+    "",
+    message(t.createTime, `USER ${t.email}`, t.desc, t.imageUrl),
+    ...t.comments.map((c) => `\n${message(c.updateTime, c.type, c.text, c.imageUrl)}`),
+  ].join("\n");
+}
+
+export function registerTicketCommands(program: Command) {
+  const ticket = program.command("ticket").description("support tickets (问题反馈)");
+
+  ticket
+    .command("list")
+    .description("list tickets, latest activity first (at most 200)")
+    .addOption(
+      new Option("--status <status>", "only tickets in this status (open = waiting for support)").choices(
+        TICKET_STATUSES,
+      ),
+    )
+    .addOption(dataOption())
+    .option("--json", "print as JSON")
+    .action((options: { status?: TicketStatus; data?: string; json?: boolean }) => {
+      const tickets = withContext(options.data, (ctx) => listTickets(ctx, { status: options.status }));
+      printJsonOr(options.json ?? false, tickets, (list) =>
+        list.length ? list.map(ticketLine).join("\n") : "no tickets",
+      );
+    });
+
+  ticket
+    .command("show")
+    .description("one ticket with its whole conversation")
+    .argument("<id>", "the ticket's id")
+    .addOption(dataOption())
+    .option("--json", "print as JSON")
+    .action((id: string, options: { data?: string; json?: boolean }) => {
+      checkId(id);
+      const found = ticketCall(options.data, id, (ctx) => findTicket(ctx, OPERATOR, id));
+      printJsonOr(options.json ?? false, found, ticketText);
+    });
+
+  ticket
+    .command("reply")
+    .description("answer as support: the customer gets a bell notice and a bot message")
+    .argument("<id>", "the ticket's id")
+    .argument("<text>", "the answer")
+    .addOption(dataOption())
+    .option("--json", "print the ticket as JSON")
+    .action((id: string, text: string, options: { data?: string; json?: boolean }) => {
+      const input = parseOrDie(
+        replyTicketInput,
+        { id: checkId(id), desc: text, imageUrl: "" },
+        { id: "<id>", desc: "<text>" },
+      );
+      const answered = ticketCall(options.data, id, (ctx) => replyTicket(ctx, OPERATOR, input));
+      printJsonOr(
+        options.json ?? false,
+        answered,
+        (t) => `replied to ticket ${t._id} (${t.title}) of ${t.email}`,
+      );
+    });
+
+  ticket
+    .command("close")
+    .description("close a ticket: nobody can reply to it any more")
+    .argument("<id>", "the ticket's id")
+    .addOption(dataOption())
+    .option("--json", "print the ticket as JSON")
+    .action((id: string, options: { data?: string; json?: boolean }) => {
+      checkId(id);
+      const closed = ticketCall(options.data, id, (ctx) => closeTicket(ctx, OPERATOR, id));
+      printJsonOr(options.json ?? false, closed, (t) => `closed ticket ${t._id} (${t.title})`);
+    });
+}
