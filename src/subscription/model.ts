@@ -73,6 +73,21 @@ export function usageText({ upload, download, total, expire }: UsageInfo): strin
   return `upload=${upload}; download=${download}; total=${total}; expire=${expire}`;
 }
 
+/**
+ * The customer's profile toggles (seed 000 §2 Profile) that change what a subscription holds;
+ * docs/decisions.md "Profile toggles (issue 13)" says what each does per format.
+ */
+export interface ProfileToggles {
+  /** inXinjiang, 释放DNS控制: the customer's network blocks or poisons DNS. */
+  releaseDns: boolean;
+  /** in_foreign: the customer is outside mainland China, so China is not direct. */
+  abroad: boolean;
+  /** use_english_node: node and group names in English. */
+  english: boolean;
+}
+
+export const NO_TOGGLES: ProfileToggles = Object.freeze({ releaseDns: false, abroad: false, english: false });
+
 export interface RenderInput {
   /** Non-empty. When `notice` is set it holds one placeholder entry whose name is the notice. */
   proxies: ProxyEntry[];
@@ -86,6 +101,8 @@ export interface RenderInput {
   host: string;
   /** The request's query parameters (format options such as streisands' `base64=0`). */
   query: URLSearchParams;
+  /** The customer's toggles; names are already English in `proxies` when `english` is on. */
+  toggles: ProfileToggles;
 }
 
 export interface Rendered {

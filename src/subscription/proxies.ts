@@ -9,6 +9,7 @@ import type { Entry } from "../modules/entry/schema.ts";
 import { entryAddresses } from "../modules/entry/schema.ts";
 import { PORT_OFFSET, PROTOCOLS_BY_NODE_TYPE } from "../modules/line/schema.ts";
 import type { LineRow } from "../modules/line/service.ts";
+import { englishName } from "./english-names.ts";
 import type { ProxyEntry, ShadowsocksProxy } from "./model.ts";
 
 /** The node columns a proxy is made from (no API token, no private key). */
@@ -32,6 +33,13 @@ export interface LineSource {
   agent: ProxyAgent;
   /** The relay entry for bridge report; null otherwise (or when it was deleted). */
   entry: Entry | null;
+  /** The node's ISO country code ("" or absent when unset): English names start from it. */
+  country?: string;
+}
+
+export interface NameOptions {
+  /** use_english_node: the line name in English (english-names.ts). */
+  english?: boolean;
 }
 
 /** A user's proxy credential: the UUID that changes with the userkey (DESIGN §7). */
@@ -68,9 +76,16 @@ function endpoints(source: LineSource): { server: string; port: number }[] {
 }
 
 /** "香港 02-3 [1.5x]": copy number unless the name is fixed, address number when relayed to several. */
-function proxyName(source: LineSource, copy: number, address: number, addressCount: number): string {
+function proxyName(
+  source: LineSource,
+  copy: number,
+  address: number,
+  addressCount: number,
+  options: NameOptions,
+): string {
   const { line } = source;
-  let name = line.name.replace(/[,=]/g, " ").trim();
+  const base = options.english ? englishName(line.name, source.country ?? "") : line.name;
+  let name = base.replace(/[,=]/g, " ").trim();
   if (line.num > 1 && !line.fix_name) name += ` ${String(copy).padStart(2, "0")}`;
   if (addressCount > 1) name += `-${address}`;
   return `${name} [${Number(line.scale.toFixed(2))}x]`;
@@ -143,14 +158,18 @@ function proxyFor(
   }
 }
 
-export function lineProxies(source: LineSource, credentials: Credentials): ProxyEntry[] {
+export function lineProxies(
+  source: LineSource,
+  credentials: Credentials,
+  options: NameOptions = {},
+): ProxyEntry[] {
   // A node whose type changed after the line was made cannot serve it.
   if (!PROTOCOLS_BY_NODE_TYPE[source.agent.type].includes(source.line.protocol)) return [];
   const targets = endpoints(source);
   const proxies: ProxyEntry[] = [];
   for (let copy = 1; copy <= source.line.num; copy++) {
     targets.forEach((target, index) => {
-      const name = proxyName(source, copy, index + 1, targets.length);
+      const name = proxyName(source, copy, index + 1, targets.length, options);
       proxies.push(proxyFor(source, credentials, name, target.server, target.port));
     });
   }

@@ -4,6 +4,7 @@
  * seed 000 §7). Mainland sites and private networks go direct; everything else through the proxy.
  */
 import { isIP } from "node:net";
+import { NO_TOGGLES, type ProfileToggles } from "./model.ts";
 
 const DIRECT_DOMAINS = [
   "cn",
@@ -81,8 +82,12 @@ export const TEST_URL = "http://www.gstatic.com/generate_204";
 /**
  * The DIRECT rules Clash and Surge profiles start with: the subscription server (so updates never
  * ride a dead proxy), private networks, then China. The caller adds its final rule.
+ * - abroad (in_foreign): China is not direct; only the server and private networks are.
+ * - releaseDns (inXinjiang): nothing is resolved locally to pick a rule: mainland sites go direct
+ *   by name, and the GeoIP rule only sees connections made to an IP (`no-resolve`), so every other
+ *   name reaches the proxy unresolved and the proxy server resolves it.
  */
-export function directRules(host: string): string[] {
+export function directRules(host: string, toggles: ProfileToggles = NO_TOGGLES): string[] {
   const cidr = hostCidr(host);
   const server = cidr
     ? `IP-CIDR${cidr.includes(":") ? "6" : ""},${cidr},DIRECT,no-resolve`
@@ -90,6 +95,23 @@ export function directRules(host: string): string[] {
   return [
     server,
     ...PRIVATE_NETWORKS.map((network) => `IP-CIDR,${network},DIRECT,no-resolve`),
-    "GEOIP,CN,DIRECT",
+    ...chinaRules(toggles),
   ];
 }
+
+function chinaRules(toggles: ProfileToggles): string[] {
+  if (toggles.abroad) return [];
+  if (!toggles.releaseDns) return ["GEOIP,CN,DIRECT"];
+  return [...DIRECT_DOMAINS.map((domain) => `DOMAIN-SUFFIX,${domain},DIRECT`), "GEOIP,CN,DIRECT,no-resolve"];
+}
+
+/**
+ * Resolvers written into a profile when DNS is released: plain IPv4 addresses over UDP, so there
+ * is no DoH/DoT host name to resolve first. Mainland public resolvers in China, and resolvers
+ * outside China for a customer abroad.
+ */
+export const MAINLAND_DNS = ["223.5.5.5", "119.29.29.29"] as const;
+export const FOREIGN_DNS = ["1.1.1.1", "8.8.8.8"] as const;
+
+export const releasedDnsServers = (toggles: ProfileToggles): readonly string[] =>
+  toggles.abroad ? FOREIGN_DNS : MAINLAND_DNS;

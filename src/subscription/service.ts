@@ -10,7 +10,14 @@ import { type LineRow, lineVisibleSql } from "../modules/line/service.ts";
 import { findUserById, todayUsage, type UserRow } from "../modules/user/service.ts";
 import { sameSecret } from "../rpc/ids.ts";
 import { RENDERERS } from "./formats/index.ts";
-import { type Format, type ProxyEntry, type Rendered, type UsageInfo, usageText } from "./model.ts";
+import {
+  type Format,
+  type ProfileToggles,
+  type ProxyEntry,
+  type Rendered,
+  type UsageInfo,
+  usageText,
+} from "./model.ts";
 import { lineProxies, noticeProxy, PROXY_AGENT_COLUMNS, type ProxyAgent, uniqueNames } from "./proxies.ts";
 import { supports } from "./support.ts";
 
@@ -53,8 +60,8 @@ export function usageInfo(user: UserRow, left: TrafficLeft, now = Date.now()): U
   };
 }
 
-/** A line with its node's proxy columns and its entry, each as one JSON column. */
-type SourceRow = LineRow & { agent_json: string; entry_json: string | null };
+/** A line with its node's proxy columns and its entry, each as one JSON column, and the node's country. */
+type SourceRow = LineRow & { agent_json: string; entry_json: string | null; agent_country: string };
 
 const jsonObject = (alias: string, columns: readonly string[]) =>
   `json_object(${columns.map((column) => `'${column}', ${alias}.${column}`).join(", ")})`;
@@ -77,7 +84,7 @@ const ENTRY_JSON = jsonObject("e", [
 export function visibleLineProxies(ctx: AppContext, user: UserRow, now = Date.now()): ProxyEntry[] {
   const rows = ctx.db
     .query<SourceRow, [string, number, number]>(
-      `SELECT l.*, ${AGENT_JSON} AS agent_json,
+      `SELECT l.*, ${AGENT_JSON} AS agent_json, a.country_code AS agent_country,
          CASE WHEN e.id IS NULL THEN NULL ELSE ${ENTRY_JSON} END AS entry_json
        FROM agent_lines l
        JOIN agents a ON a.id = l.agent_id
@@ -87,13 +94,25 @@ export function visibleLineProxies(ctx: AppContext, user: UserRow, now = Date.no
     )
     .all(user.id, now, user.is_agency);
   const credentials = { uuid: user.proxy_secret };
+  const naming = { english: user.use_english_node === 1 };
   return uniqueNames(
     rows.flatMap((row) => {
       const entry = row.entry_json ? toEntry(JSON.parse(row.entry_json) as EntryRow) : null;
       const agent = JSON.parse(row.agent_json) as ProxyAgent;
-      return lineProxies({ line: row, agent, entry }, credentials);
+      return lineProxies({ line: row, agent, entry, country: row.agent_country }, credentials, naming);
     }),
   );
+}
+
+/** The profile toggles stored on the account (`/api/user/change_use_info`). */
+export function profileToggles(
+  user: Pick<UserRow, "in_xinjiang" | "in_foreign" | "use_english_node">,
+): ProfileToggles {
+  return {
+    releaseDns: user.in_xinjiang === 1,
+    abroad: user.in_foreign === 1,
+    english: user.use_english_node === 1,
+  };
 }
 
 /** The proxies for a format, or the one notice entry that says why there are none. */
@@ -151,6 +170,7 @@ export function renderSubscription(
     url: request.url,
     host: new URL(request.url).hostname,
     query: request.query,
+    toggles: profileToggles(user),
   });
   return { ...rendered, usage, title: request.title };
 }

@@ -5,7 +5,7 @@
 import type { SsMethod } from "../modules/agent/schema.ts";
 import type { Entry } from "../modules/entry/schema.ts";
 import type { Bridge, LineProtocol } from "../modules/line/schema.ts";
-import type { Format, ProxyEntry, RenderInput } from "./model.ts";
+import { type Format, NO_TOGGLES, type ProfileToggles, type ProxyEntry, type RenderInput } from "./model.ts";
 import { type LineSource, lineProxies, noticeProxy, type ProxyAgent, uniqueNames } from "./proxies.ts";
 import { supports } from "./support.ts";
 
@@ -68,41 +68,45 @@ function line(
 }
 
 const SOURCES: LineSource[] = [
-  { line: line("香港 TCP", "vmesh_tcp", "none", { num: 2 }), agent: HK, entry: null },
-  { line: line("香港 WS", "vmesh_ws", "none"), agent: HK, entry: null },
+  { line: line("香港 TCP", "vmesh_tcp", "none", { num: 2 }), agent: HK, entry: null, country: "HK" },
+  { line: line("香港 WS", "vmesh_ws", "none"), agent: HK, entry: null, country: "HK" },
   {
     line: line("香港 CDN", "vmesh_ws", "cf_cdn", { scale: 0.5, bridgeAddr: "cdn.example.net" }),
     agent: HK,
     entry: null,
+    country: "HK",
   },
-  { line: line("香港中转", "vmesh_ws", "report", { scale: 1.5 }), agent: HK, entry: RELAY },
-  { line: line("香港 SS", "ss", "none"), agent: HK, entry: null },
-  { line: line("香港 SSR", "compat", "report", { fixName: true }), agent: HK, entry: RELAY },
-  { line: line("日本 SS2022", "ss", "none", { scale: 2 }), agent: JP_SS2022, entry: null },
-  { line: line("美国 Reality", "reality", "none"), agent: US_REALITY, entry: null },
-  { line: line("美国 Reality 中转", "reality", "report"), agent: US_REALITY, entry: RELAY },
-  { line: line("新加坡 Hy2", "h2", "none"), agent: SG_H2, entry: null },
-  { line: line("韩国 Hy2", "h2", "none"), agent: KR_H2_NO_DOMAIN, entry: null },
+  { line: line("香港中转", "vmesh_ws", "report", { scale: 1.5 }), agent: HK, entry: RELAY, country: "HK" },
+  { line: line("香港 SS", "ss", "none"), agent: HK, entry: null, country: "HK" },
+  { line: line("香港 SSR", "compat", "report", { fixName: true }), agent: HK, entry: RELAY, country: "HK" },
+  { line: line("日本 SS2022", "ss", "none", { scale: 2 }), agent: JP_SS2022, entry: null, country: "JP" },
+  { line: line("美国 Reality", "reality", "none"), agent: US_REALITY, entry: null, country: "US" },
+  { line: line("美国 Reality 中转", "reality", "report"), agent: US_REALITY, entry: RELAY, country: "US" },
+  { line: line("新加坡 Hy2", "h2", "none"), agent: SG_H2, entry: null, country: "SG" },
+  { line: line("韩国 Hy2", "h2", "none"), agent: KR_H2_NO_DOMAIN, entry: null, country: "KR" },
 ];
 
-/** Every fixture proxy, in subscription order, names unique. */
-export const FIXTURE_PROXIES: ProxyEntry[] = uniqueNames(
-  SOURCES.flatMap((source) => lineProxies(source, { uuid: FIXTURE_UUID })),
-);
+/** Every fixture proxy, in subscription order, names unique (in English for use_english_node). */
+export function fixtureProxies(english = false): ProxyEntry[] {
+  return uniqueNames(SOURCES.flatMap((source) => lineProxies(source, { uuid: FIXTURE_UUID }, { english })));
+}
+
+export const FIXTURE_PROXIES: ProxyEntry[] = fixtureProxies();
 
 export const FIXTURE_URL =
   "https://sub.example.com/api/subscript/auto/0123456789abcdef01234567/0123456789abcdef0123456789abcdef";
 
 /** What the service hands a renderer for the fixture: only the proxies the format supports. */
-export function fixtureInput(format: Format, query = ""): RenderInput {
+export function fixtureInput(format: Format, query = "", toggles: ProfileToggles = NO_TOGGLES): RenderInput {
   return {
-    proxies: FIXTURE_PROXIES.filter((proxy) => supports(format, proxy)),
+    proxies: fixtureProxies(toggles.english).filter((proxy) => supports(format, proxy)),
     notice: null,
     usage: { upload: 0, download: 5 * 1024 ** 3, total: 105 * 1024 ** 3, expire: 1_798_732_800 },
     title: "飞渡",
     url: FIXTURE_URL,
     host: "sub.example.com",
     query: new URLSearchParams(query),
+    toggles,
   };
 }
 

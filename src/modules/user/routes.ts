@@ -12,10 +12,13 @@ import {
   sendSignupConfirmation,
 } from "./confirm.ts";
 import { deviceCookieName, logIn, TRUSTED_DEVICE_DAYS } from "./login.ts";
+import { changeUseInfo } from "./profile.ts";
 import {
   ConfirmMsg,
+  changeUseInfoInput,
   confirmPasswordInput,
   confirmQuery,
+  DEFAULT_ICON,
   emptyInput,
   getEmailInput,
   loginInput,
@@ -51,7 +54,8 @@ export const userCalls = [
         email: input.email,
         passwordDigest: input.password,
         channelCode: cookieCode === NO_CHANNEL_CODE ? "" : cookieCode.slice(0, 64),
-        icon: input.icon_url,
+        // The seed's client sends the default logo; a link from elsewhere is never stored.
+        icon: DEFAULT_ICON,
         firstUrl: ctx.request.headers.get("referer")?.slice(0, 500) ?? "",
       });
       startSession(ctx, user.id);
@@ -126,6 +130,18 @@ export const userCalls = [
       },
     ],
     handle: (ctx) => resetUserkey(ctx.app, ctx.user?.id ?? ""),
+  }),
+  defineCall({
+    path: "/api/user/change_use_info",
+    access: "user",
+    input: changeUseInfoInput,
+    limits: [
+      {
+        rule: { name: "change-use-info", max: 30, windowMs: 10 * MINUTE },
+        key: (_input, ctx) => ctx.user?.id ?? ctx.ip,
+      },
+    ],
+    handle: (ctx, input) => changeUseInfo(ctx.app, ctx.user?.id ?? "", input),
   }),
 ];
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { imageRef } from "../file/schema.ts";
 
 /** Form rules and messages of seed 000 §5, shared by the SPA forms and the server. */
 export const PASSWORD_MIN = 8;
@@ -160,3 +161,46 @@ export interface UserInfo {
 
 /** The channel_code cookie value for visitors who came without `?c=` (seed 000 §4). */
 export const NO_CHANNEL_CODE = "nocode";
+
+// ---- profile (/user_info, issue 13) ----
+
+/** The fixed default logo sent as icon_url on sign-up, and the avatar fallback. */
+export const DEFAULT_ICON = "/logo.svg";
+
+/**
+ * The icon an account shows: its uploaded avatar or the default logo, never a link to elsewhere
+ * (an older sign-up stored whatever icon_url the client sent).
+ */
+export function shownIcon(stored: string): string {
+  return stored !== "" && imageRef.safeParse(stored).success ? stored : DEFAULT_ICON;
+}
+
+/** The profile page's save answers (seed 000 §8) and the server's refusals. */
+export const ProfileMsg = {
+  saved: "修改资料成功",
+  saveFailed: "修改失败",
+  emailLocked: "邮箱暂不支持修改，请联系客服",
+} as const;
+
+/**
+ * `icon`: the default logo, or "" / the download path of an upload (file/schema.ts imageRef);
+ * answers "" for the default, else the bare filename (the service checks the upload is the caller's).
+ */
+const profileIcon = z
+  .literal(DEFAULT_ICON)
+  .transform(() => "")
+  .or(imageRef);
+
+/**
+ * `/api/user/change_use_info` (seed 000 §7). A field left out keeps its value; fields not listed
+ * here (`_id`, `type`, `traffic`, …) are dropped by the parse. The e-mail cannot be changed here:
+ * only the current address (any case) is accepted.
+ */
+export const changeUseInfoInput = z.object({
+  email: z.string().trim().max(254).optional(),
+  icon: profileIcon.optional(),
+  inXinjiang: z.boolean().optional(),
+  in_foreign: z.boolean().optional(),
+  use_english_node: z.boolean().optional(),
+});
+export type ChangeUseInfoInput = z.input<typeof changeUseInfoInput>;

@@ -6,7 +6,7 @@ import { Code, RpcError } from "../../rpc/codes.ts";
 import { newId, randomHex } from "../../rpc/ids.ts";
 import { listMyPermissions } from "../permission/service.ts";
 import type { Settings } from "../settings/schema.ts";
-import { Msg, type Role, type UserInfo } from "./schema.ts";
+import { Msg, type Role, shownIcon, type UserInfo } from "./schema.ts";
 import { revokeAccountAccess } from "./session.ts";
 
 export interface UserRow {
@@ -173,7 +173,7 @@ export function userInfo(ctx: AppContext, user: UserRow): UserInfo {
   return {
     _id: user.id,
     email: user.email,
-    icon: user.icon,
+    icon: shownIcon(user.icon),
     type: roleOf(user, settings),
     is_agency_user: user.is_agency === 1,
     userkey: user.userkey,

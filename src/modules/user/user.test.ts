@@ -13,7 +13,7 @@ import {
 import { toBase64Json } from "../../rpc/envelope.ts";
 import { sha256Hex } from "../../rpc/ids.ts";
 import { transformPassword } from "./password.ts";
-import type { Role, UserInfo } from "./schema.ts";
+import { DEFAULT_ICON, type Role, type UserInfo } from "./schema.ts";
 import { createUser, type UserRow } from "./service.ts";
 
 /** Every decoded answer any client in this file received, to look for leaked secrets at the end. */
@@ -111,6 +111,8 @@ describe("/api/user/signup", () => {
     const info = await client.call<UserInfo>("/api/user/userinfo");
     expect(info.code).toBe(0);
     expect(info.data._id).toBe(answer.data._id);
+    // The icon is the default logo, whatever icon_url the client sent.
+    expect(info.data.icon).toBe(DEFAULT_ICON);
 
     // The session is stored hashed: the raw token is nowhere in the database.
     const sessions = server.context.db
@@ -178,6 +180,17 @@ describe("/api/user/signup", () => {
     }
     expect(countUsers(email)).toBe(0);
   });
+});
+
+test("an icon stored from elsewhere (older sign-ups kept icon_url) is shown as the default logo", async () => {
+  const client = new RecordingClient(server.url);
+  const email = uniqueEmail("icon");
+  const answer = await decodeAnswer<UserInfo>(await signupRaw(client, email, transformPassword(PASSWORD)));
+  server.context.db
+    .query("UPDATE users SET icon = ? WHERE id = ?")
+    .run("https://tracker.example/pixel.gif", answer.data._id);
+  const info = await client.call<UserInfo>("/api/user/userinfo");
+  expect(info.data.icon).toBe(DEFAULT_ICON);
 });
 
 describe("/api/user/login", () => {

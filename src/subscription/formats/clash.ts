@@ -7,6 +7,7 @@
 import { stringify } from "yaml";
 import {
   type Hysteria2Proxy,
+  type ProfileToggles,
   type ProxyEntry,
   type Rendered,
   type Renderer,
@@ -16,7 +17,7 @@ import {
   type VlessRealityProxy,
   type VmessProxy,
 } from "../model.ts";
-import { directRules, TEST_URL } from "../rules.ts";
+import { directRules, releasedDnsServers, TEST_URL } from "../rules.ts";
 import { supports } from "../support.ts";
 
 type ClashFormat = "clash" | "mihomo" | "stash";
@@ -24,6 +25,15 @@ type ClashProxy = Record<string, unknown>;
 
 export const SELECT_GROUP = "节点选择";
 export const AUTO_GROUP = "自动选择";
+/** The same groups for a customer with English node names (Clash and Surge profiles). */
+export const ENGLISH_SELECT_GROUP = "Proxy";
+export const ENGLISH_AUTO_GROUP = "Auto";
+
+export function groupNames(toggles: ProfileToggles): { select: string; auto: string } {
+  return toggles.english
+    ? { select: ENGLISH_SELECT_GROUP, auto: ENGLISH_AUTO_GROUP }
+    : { select: SELECT_GROUP, auto: AUTO_GROUP };
+}
 
 function endpoint(proxy: ProxyEntry) {
   return { name: proxy.name, type: proxy.type, server: proxy.server, port: proxy.port };
@@ -88,15 +98,39 @@ function clashProxy(proxy: ProxyEntry, format: ClashFormat): ClashProxy {
 }
 
 /** The shared DIRECT rules, then everything else through the select group. */
-const rules = (host: string): string[] => [...directRules(host), `MATCH,${SELECT_GROUP}`];
+const rules = (input: RenderInput): string[] => [
+  ...directRules(input.host, input.toggles),
+  `MATCH,${groupNames(input.toggles).select}`,
+];
 
-function proxyGroups(names: string[]) {
+function proxyGroups(names: string[], toggles: ProfileToggles) {
+  const group = groupNames(toggles);
   // A group with no members fails to load; with nothing to test, the select group offers DIRECT.
-  if (names.length === 0) return [{ name: SELECT_GROUP, type: "select", proxies: ["DIRECT"] }];
+  if (names.length === 0) return [{ name: group.select, type: "select", proxies: ["DIRECT"] }];
   return [
-    { name: SELECT_GROUP, type: "select", proxies: [AUTO_GROUP, ...names] },
-    { name: AUTO_GROUP, type: "url-test", proxies: names, url: TEST_URL, interval: 300 },
+    { name: group.select, type: "select", proxies: [group.auto, ...names] },
+    { name: group.auto, type: "url-test", proxies: names, url: TEST_URL, interval: 300 },
   ];
+}
+
+/**
+ * Released DNS (inXinjiang): the core answers apps with fake IPs, so a name meant for the proxy is
+ * never looked up on the customer's network, and what it does resolve (direct mainland names)
+ * goes to resolvers given as plain IPs: nothing needs bootstrapping. Without the toggle the
+ * profile has no `dns` section and the client keeps its own settings.
+ */
+function releasedDns(toggles: ProfileToggles) {
+  const servers = releasedDnsServers(toggles);
+  return {
+    enable: true,
+    ipv6: false,
+    "enhanced-mode": "fake-ip",
+    "fake-ip-range": "198.18.0.1/16",
+    "fake-ip-filter": ["*.lan", "*.local", "*.msftconnecttest.com", "*.msftncsi.com"],
+    // Two arrays, not one shared: the YAML writer would turn a shared one into an anchor and alias.
+    "default-nameserver": [...servers],
+    nameserver: [...servers],
+  };
 }
 
 function renderClashFamily(format: ClashFormat, input: RenderInput): Rendered {
@@ -107,9 +141,13 @@ function renderClashFamily(format: ClashFormat, input: RenderInput): Rendered {
     "allow-lan": false,
     mode: "rule",
     "log-level": "info",
+    ...(input.toggles.releaseDns && { dns: releasedDns(input.toggles) }),
     proxies: usable.map((proxy) => clashProxy(proxy, format)),
-    "proxy-groups": proxyGroups(usable.map((proxy) => proxy.name)),
-    rules: rules(input.host),
+    "proxy-groups": proxyGroups(
+      usable.map((proxy) => proxy.name),
+      input.toggles,
+    ),
+    rules: rules(input),
   };
   // Clash for Windows reads usage from this first line (§3.1).
   const usageLine = `# ${usageText(input.usage)};`;

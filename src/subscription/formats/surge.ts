@@ -5,9 +5,9 @@
  * which proxies each gets is decided by support.ts.
  */
 import type { ProxyEntry, Renderer, RenderInput, VlessRealityProxy } from "../model.ts";
-import { directRules, PRIVATE_NETWORKS, TEST_URL } from "../rules.ts";
+import { directRules, PRIVATE_NETWORKS, releasedDnsServers, TEST_URL } from "../rules.ts";
 import { supports } from "../support.ts";
-import { AUTO_GROUP, SELECT_GROUP } from "./clash.ts";
+import { groupNames } from "./clash.ts";
 
 /** Seconds between profile updates (Xboard's value). */
 const UPDATE_INTERVAL_SECONDS = 43200;
@@ -48,24 +48,27 @@ export function surgeProfile(format: "surge" | "surfboard", input: RenderInput):
     (proxy): proxy is SurgeProxy => proxy.type !== "vless" && supports(format, proxy),
   );
   const names = proxies.map((proxy) => proxy.name).join(", ");
+  const group = groupNames(input.toggles);
+  // Released DNS (inXinjiang): resolvers given as plain IPs instead of whatever the system has.
+  const dnsServers = input.toggles.releaseDns ? releasedDnsServers(input.toggles).join(", ") : "system";
   return [
     `#!MANAGED-CONFIG ${input.url} interval=${UPDATE_INTERVAL_SECONDS} strict=false`,
     "",
     "[General]",
     "loglevel = notify",
     `skip-proxy = ${SKIP_PROXY.join(", ")}`,
-    "dns-server = system",
+    `dns-server = ${dnsServers}`,
     "",
     "[Proxy]",
     ...proxies.map(surgeProxyLine),
     "",
     "[Proxy Group]",
-    `${SELECT_GROUP} = select, ${AUTO_GROUP}, ${names}`,
-    `${AUTO_GROUP} = url-test, ${names}, url=${TEST_URL}, interval=600`,
+    `${group.select} = select, ${group.auto}, ${names}`,
+    `${group.auto} = url-test, ${names}, url=${TEST_URL}, interval=600`,
     "",
     "[Rule]",
-    ...directRules(input.host),
-    `FINAL,${SELECT_GROUP}`,
+    ...directRules(input.host, input.toggles),
+    `FINAL,${group.select}`,
     "",
   ].join("\n");
 }
