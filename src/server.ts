@@ -9,12 +9,16 @@ import { comboCalls } from "./modules/combo/routes.ts";
 import { entryCalls } from "./modules/entry/routes.ts";
 import { errorCalls } from "./modules/errors/routes.ts";
 import { recordError } from "./modules/errors/service.ts";
+import { feedbackCalls } from "./modules/feedback/routes.ts";
+import { fileRoutes } from "./modules/file/routes.ts";
 import { lineCalls } from "./modules/line/routes.ts";
 import { nodeInstallRoutes, nodeRoutes } from "./modules/node/routes.ts";
 import { noticeCalls } from "./modules/notice/routes.ts";
 import { orderCalls } from "./modules/order/routes.ts";
 import { permissionCalls } from "./modules/permission/routes.ts";
 import { settingsCalls } from "./modules/settings/routes.ts";
+import { type BotTimings, startTelegramBot } from "./modules/telegram/bot.ts";
+import { telegramCalls, telegramRoutes } from "./modules/telegram/routes.ts";
 import { trafficCalls } from "./modules/traffic/routes.ts";
 import { accountRoutes, userCalls } from "./modules/user/routes.ts";
 import { NO_CHANNEL_CODE } from "./modules/user/schema.ts";
@@ -41,6 +45,8 @@ const calls: CallDef[] = [
   ...entryCalls,
   ...lineCalls,
   ...trafficCalls,
+  ...telegramCalls,
+  ...feedbackCalls,
 ];
 
 /** Bun answers 413 above this; envelope calls have their own smaller limit (1000). */
@@ -170,6 +176,8 @@ export function buildApp(app: AppContext) {
     .use(subscriptionRoutes(app))
     .use(nodeRoutes(app))
     .use(nodeInstallRoutes(app))
+    .use(telegramRoutes(app))
+    .use(fileRoutes(app))
     .use(callRouter)
     .post("/api/*", ({ request, path }) => unknownCall(app, request, path), { parse: "none" })
     .get("/", ({ request }) =>
@@ -186,6 +194,8 @@ export interface ServeOptions extends ContextOptions {
   dataDir: string;
   host?: string;
   port?: number;
+  /** The Telegram bot's loop intervals; tests make them short. */
+  telegram?: Partial<BotTimings>;
 }
 
 export interface RunningServer {
@@ -226,6 +236,7 @@ export function startServer(options: ServeOptions): RunningServer {
   const port = server.port ?? options.port ?? 3000;
   const usdtWatcher = startUsdtWatcher(context);
   const latencyProbe = startLatencyProbe(context);
+  const telegramBot = startTelegramBot(context, options.telegram);
   // Listening on all addresses, this machine reaches the server over loopback.
   const loopback = options.host === "::" ? "::1" : "127.0.0.1";
   const host = !options.host || options.host === "0.0.0.0" || options.host === "::" ? loopback : options.host;
@@ -236,6 +247,7 @@ export function startServer(options: ServeOptions): RunningServer {
     async stop() {
       await usdtWatcher.stop();
       await latencyProbe.stop();
+      await telegramBot.stop();
       await server.stop(true);
       context.mailer.close();
       context.db.close();

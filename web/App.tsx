@@ -15,6 +15,7 @@ import { AdminPermissionsPage } from "./pages/admin/Permissions.tsx";
 import { AdminTradeListPage } from "./pages/admin/TradeList.tsx";
 import { CheckoutPage } from "./pages/Checkout.tsx";
 import { ConfirmPage } from "./pages/Confirm.tsx";
+import { FeedbackPage } from "./pages/Feedback.tsx";
 import { HomePage } from "./pages/Home.tsx";
 import { LoginPage } from "./pages/Login.tsx";
 import { NotFoundPage } from "./pages/NotFound.tsx";
@@ -24,6 +25,7 @@ import { RegisterPage } from "./pages/Register.tsx";
 import { ResetPage } from "./pages/Reset.tsx";
 import { ShopPage } from "./pages/Shop.tsx";
 import { TrafficRecordsPage } from "./pages/TrafficRecords.tsx";
+import { UserInfoPage } from "./pages/UserInfo.tsx";
 import { DEFAULT_DESCRIPTION, ROUTES, type RouteInfo, SITE_NAME } from "./routes.ts";
 import { useSession } from "./session.ts";
 
@@ -48,6 +50,8 @@ const PAGES: Record<string, ComponentType> = {
   "/admin_entrys": AdminEntrysPage,
   "/admin_agentLines": AdminAgentLinesPage,
   "/traffic_records": TrafficRecordsPage,
+  "/user_info": UserInfoPage,
+  "/feedback": FeedbackPage,
 };
 
 /** The hash path without its query (`#/login?c=1` → `/login`), trailing slash dropped. */

@@ -7,6 +7,7 @@ import type { z } from "zod";
 import type { Agent, agentInput, NodeAnomaly, PublicAgent } from "../src/modules/agent/schema.ts";
 import type { Combo } from "../src/modules/combo/schema.ts";
 import type { Entry, entryInput } from "../src/modules/entry/schema.ts";
+import type { Ticket } from "../src/modules/feedback/schema.ts";
 import type { AgentLine, lineInput } from "../src/modules/line/schema.ts";
 import type { UpgradeResult } from "../src/modules/node/upgrade.ts";
 import type { Notice } from "../src/modules/notice/schema.ts";
@@ -20,8 +21,9 @@ import type {
 } from "../src/modules/order/schema.ts";
 import type { PermissionItem } from "../src/modules/permission/schema.ts";
 import type { HostInfo, Settings } from "../src/modules/settings/schema.ts";
+import type { BindInfo } from "../src/modules/telegram/schema.ts";
 import type { TrafficRecord, trafficRecordsInput } from "../src/modules/traffic/schema.ts";
-import type { PermissionGrant, UserInfo } from "../src/modules/user/schema.ts";
+import type { ChangeUseInfoInput, PermissionGrant, UserInfo } from "../src/modules/user/schema.ts";
 import type { PaymentsInForce } from "../src/payments/registry.ts";
 import { Code } from "../src/rpc/codes.ts";
 import { type Answer, fromBase64Json, toBase64Json } from "../src/rpc/envelope.ts";
@@ -88,6 +90,7 @@ export interface CallMap {
   // nodes, entries, lines and subscriptions (issue 4)
   "/api/agent/agent_list": { input: Empty; output: PublicAgent[] };
   "/api/user/reset_userkey": { input: Empty; output: { userkey: string } };
+  "/api/user/change_use_info": { input: ChangeUseInfoInput; output: UserInfo };
   "/api/admin/agents/list": { input: Empty; output: Agent[] };
   "/api/admin/agents/update": { input: AgentForm; output: Agent };
   "/api/admin/agents/delete": { input: { id: string }; output: null };
@@ -108,6 +111,15 @@ export interface CallMap {
   "/api/admin/agents/manual_update_agent": { input: { agentid: string }; output: { cmd: string } };
   "/api/admin/agents/clear_updatetimes": { input: Empty; output: null };
   "/api/admin/agents/anomalies": { input: { id: string }; output: NodeAnomaly[] };
+  // profile: the Telegram bind section (issue 13)
+  "/api/user/bind_info": { input: Empty; output: BindInfo };
+  "/api/user/unbind": { input: Empty; output: null };
+  // tickets (issue 13)
+  "/api/feedback/my_list": { input: Empty; output: Ticket[] };
+  "/api/feedback/create": { input: { title: string; desc: string; imageUrl: string }; output: Ticket };
+  "/api/feedback/response": { input: { id: string; desc: string; imageUrl: string }; output: Ticket };
+  "/api/feedback/close": { input: { id: string }; output: Ticket };
+  "/api/feedback/refresh": { input: { id: string }; output: Ticket };
 }
 
 /** What the node form sends: the wire fields without the server-made ones; empty password keeps it. */
@@ -130,7 +142,8 @@ export const SESSION_EXPIRED_EVENT = "ferry:session-expired";
 
 let expiryPending = false;
 
-function onSessionExpired() {
+/** Code 1002 from any call or upload: the session store forgets the user, a toast, /login after 2 s. */
+export function onSessionExpired() {
   window.dispatchEvent(new Event(SESSION_EXPIRED_EVENT));
   if (expiryPending) return;
   expiryPending = true;
