@@ -97,7 +97,7 @@ test("list and show what customers opened, filtered by status; reply and close l
   expect(messages.map((m) => m.text)).toEqual([
     `您的工单「节点连不上」有新回复：\n已修复，请更新订阅\n${server.url}/#/feedback?id=${first._id}`,
   ]);
-  expect(await cli.ok(["ticket", "show", first._id])).toContain("ADMIN\n已修复，请更新订阅");
+  expect(await cli.ok(["ticket", "show", first._id])).toContain("ADMIN (command line)\n已修复，请更新订阅");
 
   expect((await cli.json<Ticket[]>(["ticket", "list", "--status", "responsed"])).map((t) => t._id)).toEqual([
     first._id,
@@ -108,6 +108,7 @@ test("list and show what customers opened, filtered by status; reply and close l
 
   // Closed: listed as such; neither the CLI nor the customer can reply any more.
   expect(await cli.ok(["ticket", "close", first._id])).toBe(`closed ticket ${first._id} (节点连不上)\n`);
+  expect(await cli.ok(["ticket", "show", first._id])).toMatch(/\nclosed {3}\d{4}-\d\d-\d\d/);
   expect((await cli.json<Ticket[]>(["ticket", "list", "--status", "close"])).map((t) => t._id)).toEqual([
     first._id,
   ]);

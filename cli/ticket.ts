@@ -9,6 +9,7 @@ import {
   replyTicketInput,
   TICKET_STATUSES,
   type Ticket,
+  type TicketComment,
   type TicketStatus,
 } from "../src/modules/feedback/schema.ts";
 import {
@@ -62,6 +63,10 @@ const ticketLine = (t: Ticket) =>
     t.title,
   ].join("  ");
 
+/** USER, or ADMIN with the admin who answered (`ADMIN (command line)` for `ferry ticket reply`). */
+const commentAuthor = (c: TicketComment) =>
+  c.type === "USER" ? "USER" : `ADMIN ${c.staff ? c.staff : "(command line)"}`;
+
 function ticketText(t: Ticket): string {
   const message = (when: number, who: string, text: string, imageUrl: string) =>
     [`${iso(when)}  ${who}`, text, ...(imageUrl ? [`[image ${imageUrl}]`] : [])].join("\n");
@@ -72,9 +77,10 @@ function ticketText(t: Ticket): string {
     `from     ${t.email}`,
     `created  ${iso(t.createTime)}`,
     `updated  ${iso(t.updateTime)}`,
+    ...(t.closeTime ? [`closed   ${iso(t.closeTime)}`] : []),
     "",
     message(t.createTime, `USER ${t.email}`, t.desc, t.imageUrl),
-    ...t.comments.map((c) => `\n${message(c.updateTime, c.type, c.text, c.imageUrl)}`),
+    ...t.comments.map((c) => `\n${message(c.updateTime, commentAuthor(c), c.text, c.imageUrl)}`),
   ].join("\n");
 }
 

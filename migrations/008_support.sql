@@ -6,7 +6,6 @@ CREATE TABLE uploads (
   filename TEXT PRIMARY KEY,
   user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
   content_type TEXT NOT NULL,
-  size INTEGER NOT NULL CHECK (size > 0),
   create_time INTEGER NOT NULL
 );
 -- The per-account daily quota counts an account's rows since the start of the day.

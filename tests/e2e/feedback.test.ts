@@ -122,6 +122,8 @@ test("a ticket with an image, answered by an admin: bell notice and the answer w
   await boss.page.getByRole("button", { name: "发送回复" }).click();
   await poll(() => badgeOf(boss.page), "处理中");
   await expect(thread(boss.page).textContent()).resolves.toContain(ANSWER);
+  // The admin sees which admin answered; the customer sees only 客服.
+  await expect(thread(boss.page).textContent()).resolves.toContain(`客服 · ${admin.email}`);
   await screenshots(boss.page, "feedback-admin");
 
   // ---- the customer's open ticket shows the answer after one poll, without reloading ----
@@ -131,6 +133,7 @@ test("a ticket with an image, answered by an admin: bell notice and the answer w
   await me.page.clock.fastForward(TICKET_POLL_MS);
   await poll(async () => (await thread(me.page).textContent())?.includes(ANSWER), true);
   await poll(() => badgeOf(me.page), "已回复");
+  expect(await thread(me.page).textContent()).not.toContain(admin.email);
   expect(listCalls()).toBe(listsBefore + 1);
   expect(refreshCalls()).toBe(refreshesBefore + 1);
   await screenshots(me.page, "feedback-answered");

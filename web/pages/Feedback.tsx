@@ -108,6 +108,7 @@ function TicketDetail({
       {closed ? (
         <p className="ticket-closed" role="status">
           {TicketMsg.closed}
+          {ticket.closeTime ? `，关闭时间 ${formatDateTime(ticket.closeTime)}` : null}
         </p>
       ) : (
         <ReplyForm key={ticket._id} ticketId={ticket._id} viewer={viewer} busy={busy} onSubmit={onReply} />

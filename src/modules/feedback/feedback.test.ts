@@ -99,6 +99,7 @@ describe("create", () => {
       status: "open",
       createTime: expect.any(Number),
       updateTime: ticket.createTime,
+      closeTime: 0,
       email: alice.email,
       comments: [],
     });
@@ -244,9 +245,21 @@ describe("conversation, notices and bot messages", () => {
     const answered = await reply(admin, ticket._id, "  已为您补发  ");
     expect(answered.code).toBe(0);
     expect(answered.data.status).toBe("responsed");
+    // The admin learns which admin answered; the customer never sees staff accounts.
     expect(answered.data.comments).toEqual([
+      {
+        type: "ADMIN",
+        text: "已为您补发",
+        imageUrl: "",
+        updateTime: answered.data.updateTime,
+        staff: admin.email,
+      },
+    ]);
+    const seenByAlice = (await refresh(alice, ticket._id)).data.comments;
+    expect(seenByAlice).toEqual([
       { type: "ADMIN", text: "已为您补发", imageUrl: "", updateTime: answered.data.updateTime },
     ]);
+    expect(JSON.stringify(await alice.client.call("/api/feedback/my_list"))).not.toContain(admin.email);
     expect(viewerStatus(answered.data, "user")).toBe("responsed");
     expect(viewerStatus(answered.data, "admin")).toBe("open");
 
@@ -279,8 +292,14 @@ describe("conversation, notices and bot messages", () => {
     );
     expect(outbox(7001).length).toBe(1);
 
-    // Both see the same conversation.
-    expect((await refresh(admin, ticket._id)).data).toEqual((await refresh(alice, ticket._id)).data);
+    // Both see the same conversation; only the admin's copy names the answering admin.
+    const adminView = (await refresh(admin, ticket._id)).data;
+    const aliceView = (await refresh(alice, ticket._id)).data;
+    expect(adminView.comments[0]?.staff).toBe(admin.email);
+    expect({
+      ...adminView,
+      comments: adminView.comments.map(({ staff: _staff, ...comment }) => comment),
+    }).toEqual(aliceView);
   });
 
   test("描述不能为空 on a reply; an image not the replier's own is refused; nothing stored", async () => {
@@ -332,8 +351,12 @@ describe("close", () => {
     const closed = await close(admin, ticket._id);
     expect(closed.code).toBe(0);
     expect(closed.data.status).toBe("close");
+    expect(closed.data.closeTime).toBeGreaterThanOrEqual(ticket.createTime);
     expect(viewerStatus(closed.data, "user")).toBe("close");
-    expect((await refresh(alice, ticket._id)).data.status).toBe("close");
+    expect((await refresh(alice, ticket._id)).data).toMatchObject({
+      status: "close",
+      closeTime: closed.data.closeTime,
+    });
 
     const comments = commentCount();
     const noticesBefore = (await notices(alice)).length;

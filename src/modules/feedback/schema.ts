@@ -52,6 +52,8 @@ export interface TicketComment {
   /** The image's download path, or "". */
   imageUrl: string;
   updateTime: number;
+  /** Admins only, on an ADMIN comment: who answered (the admin's e-mail; "" from the command line). */
+  staff?: string;
 }
 
 /** A ticket on the wire (seed 000 §3 Feedback ticket); `updateTime` (last activity) is added. */
@@ -64,6 +66,8 @@ export interface Ticket {
   status: TicketStatus;
   createTime: number;
   updateTime: number;
+  /** When an admin closed it; 0 while open. */
+  closeTime: number;
   /** The creator's e-mail (an admin's list shows it; a customer sees only their own). */
   email: string;
   comments: TicketComment[];

@@ -48,6 +48,7 @@ interface TicketRow {
   status: TicketStatus;
   create_time: number;
   update_time: number;
+  close_time: number | null;
 }
 
 interface CommentRow {
@@ -56,6 +57,8 @@ interface CommentRow {
   text: string;
   image: string;
   create_time: number;
+  /** The answering admin's e-mail; null from the command line (or a deleted account). */
+  staff_email: string | null;
 }
 
 const DAY_MS = 86_400_000;
@@ -77,22 +80,26 @@ function quote(text: string): string {
   return chars.length <= QUOTE_CHARS ? text : `${chars.slice(0, QUOTE_CHARS).join("")}…`;
 }
 
-const TICKET_COLUMNS = `t.id, t.user_id, u.email, t.title, t.desc, t.image, t.status, t.create_time, t.update_time
-  FROM tickets t JOIN users u ON u.id = t.user_id`;
+const TICKET_COLUMNS = `t.id, t.user_id, u.email, t.title, t.desc, t.image, t.status, t.create_time, t.update_time,
+  t.close_time FROM tickets t JOIN users u ON u.id = t.user_id`;
 
 function ticketRow(ctx: AppContext, id: string): TicketRow | null {
   return ctx.db.query<TicketRow, [string]>(`SELECT ${TICKET_COLUMNS} WHERE t.id = ?`).get(id);
 }
 
-/** Tickets with their comments, oldest comment first. */
-function withComments(ctx: AppContext, rows: TicketRow[]): Ticket[] {
+/**
+ * Tickets with their comments, oldest comment first. `forStaff`: an admin is looking, who also
+ * learns which admin wrote each answer (customers never see staff accounts).
+ */
+function withComments(ctx: AppContext, rows: TicketRow[], forStaff: boolean): Ticket[] {
   if (rows.length === 0) return [];
   const comments = new Map<string, TicketComment[]>(rows.map((row) => [row.id, []]));
   const ids = rows.map((row) => row.id);
   const commentRows = ctx.db
     .query<CommentRow, string[]>(
-      `SELECT ticket_id, author, text, image, create_time FROM ticket_comments
-       WHERE ticket_id IN (${ids.map(() => "?").join(", ")}) ORDER BY create_time, id`,
+      `SELECT c.ticket_id, c.author, c.text, c.image, c.create_time, s.email AS staff_email
+       FROM ticket_comments c LEFT JOIN users s ON s.id = c.author_id
+       WHERE c.ticket_id IN (${ids.map(() => "?").join(", ")}) ORDER BY c.create_time, c.id`,
     )
     .all(...ids);
   for (const comment of commentRows) {
@@ -101,6 +108,7 @@ function withComments(ctx: AppContext, rows: TicketRow[]): Ticket[] {
       text: comment.text,
       imageUrl: imageUrlOf(comment.image),
       updateTime: comment.create_time,
+      ...(forStaff && comment.author === "ADMIN" ? { staff: comment.staff_email ?? "" } : {}),
     });
   }
   return rows.map((row) => ({
@@ -111,12 +119,14 @@ function withComments(ctx: AppContext, rows: TicketRow[]): Ticket[] {
     status: row.status,
     createTime: row.create_time,
     updateTime: row.update_time,
+    closeTime: row.close_time ?? 0,
     email: row.email,
     comments: comments.get(row.id) ?? [],
   }));
 }
 
-const toTicket = (ctx: AppContext, row: TicketRow) => withComments(ctx, [row])[0] as Ticket;
+const toTicket = (ctx: AppContext, row: TicketRow, forStaff: boolean) =>
+  withComments(ctx, [row], forStaff)[0] as Ticket;
 
 /** A ticket the actor may see; someone else's is "not found", exactly like one that does not exist. */
 function visibleTicketRow(ctx: AppContext, actor: TicketActor, id: string): TicketRow {
@@ -133,7 +143,7 @@ export interface TicketFilter {
   status?: TicketStatus;
 }
 
-/** Tickets with the latest activity first, at most TICKET_LIST_LIMIT. */
+/** Tickets with the latest activity first, at most TICKET_LIST_LIMIT; every ticket is a staff view. */
 export function listTickets(ctx: AppContext, filter: TicketFilter = {}): Ticket[] {
   const where: string[] = [];
   const params: string[] = [];
@@ -151,7 +161,7 @@ export function listTickets(ctx: AppContext, filter: TicketFilter = {}): Ticket[
        ORDER BY t.update_time DESC, t.id DESC LIMIT ?`,
     )
     .all(...params, TICKET_LIST_LIMIT);
-  return withComments(ctx, rows);
+  return withComments(ctx, rows, filter.userId === undefined);
 }
 
 /** my_list: an admin sees every ticket, anyone else their own. */
@@ -161,7 +171,7 @@ export function listVisibleTickets(ctx: AppContext, actor: TicketActor): Ticket[
 
 /** One ticket the actor may see (refresh, `ferry ticket show`); else 1004. */
 export function findTicket(ctx: AppContext, actor: TicketActor, id: string): Ticket {
-  return toTicket(ctx, visibleTicketRow(ctx, actor, id));
+  return toTicket(ctx, visibleTicketRow(ctx, actor, id), actor.admin);
 }
 
 /** Opens a ticket; 1005 past TICKETS_PER_DAY in 24 h; the image must be the customer's own upload. */
@@ -183,7 +193,7 @@ export function createTicket(ctx: AppContext, userId: string, input: NewTicket):
          VALUES (?, ?, ?, ?, ?, 'open', ?, ?)`,
       )
       .run(id, userId, input.title, input.desc, input.imageUrl, now, now);
-    const ticket = toTicket(ctx, ticketRow(ctx, id) as TicketRow);
+    const ticket = toTicket(ctx, ticketRow(ctx, id) as TicketRow, false);
     queueAdminMessage(
       ctx,
       `新工单「${ticket.title}」（${ticket.email}）\n${quote(ticket.desc)}${ticketLink(ctx, id)}`,
@@ -237,7 +247,7 @@ export function replyTicket(ctx: AppContext, actor: TicketActor, input: TicketRe
         `ticket-reply:${commentId}`,
       );
     }
-    return toTicket(ctx, ticketRow(ctx, ticket.id) as TicketRow);
+    return toTicket(ctx, ticketRow(ctx, ticket.id) as TicketRow, actor.admin);
   });
 }
 
@@ -252,6 +262,6 @@ export function closeTicket(ctx: AppContext, actor: TicketActor, id: string): Ti
         .query("UPDATE tickets SET status = 'close', close_time = ?, update_time = ? WHERE id = ?")
         .run(now, now, id);
     }
-    return toTicket(ctx, ticketRow(ctx, id) as TicketRow);
+    return toTicket(ctx, ticketRow(ctx, id) as TicketRow, true);
   });
 }

@@ -93,10 +93,8 @@ export async function saveUpload(
     tx(ctx.db, () => {
       requireUploadQuota(ctx, userId, quota, now);
       ctx.db
-        .query(
-          "INSERT INTO uploads (filename, user_id, content_type, size, create_time) VALUES (?, ?, ?, ?, ?)",
-        )
-        .run(filename, userId, image.type, bytes.length, now);
+        .query("INSERT INTO uploads (filename, user_id, content_type, create_time) VALUES (?, ?, ?, ?)")
+        .run(filename, userId, image.type, now);
       renameSync(temporary, final);
     });
   } finally {

@@ -7,6 +7,7 @@ import {
   TICKET_STATUS_TEXT,
   TICKET_TITLE_MAX,
   type Ticket,
+  type TicketComment,
   type TicketStatus,
   type TicketViewer,
   viewerStatus,
@@ -104,6 +105,10 @@ export interface ThreadMessage {
   imageUrl: string;
 }
 
+/** 客服; an admin also sees who answered (「客服 · 命令行」 for `ferry ticket reply`). */
+const supportLabel = (comment: TicketComment, viewer: TicketViewer) =>
+  viewer === "admin" ? `客服 · ${comment.staff || "命令行"}` : "客服";
+
 /** The opening message and the comments, oldest first, labelled for the viewer. */
 export function threadOf(ticket: Ticket, viewer: TicketViewer): ThreadMessage[] {
   const customer = viewer === "user" ? "我" : ticket.email;
@@ -122,7 +127,7 @@ export function threadOf(ticket: Ticket, viewer: TicketViewer): ThreadMessage[] 
       const fromSupport = comment.type === "ADMIN";
       return {
         key: String(index),
-        author: fromSupport ? "客服" : customer,
+        author: fromSupport ? supportLabel(comment, viewer) : customer,
         mine: fromSupport === (viewer === "admin"),
         fromSupport,
         time: comment.updateTime,
