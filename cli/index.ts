@@ -14,6 +14,7 @@ import { type RunningServer, startServer } from "../src/server.ts";
 import { registerCommerceCommands } from "./commerce.ts";
 import { registerNetworkCommands } from "./network.ts";
 import { dataDirOption, die, printJsonOr } from "./shared.ts";
+import { registerTelegramCommands } from "./telegram.ts";
 import { registerTicketCommands } from "./ticket.ts";
 import { registerTrafficCommands } from "./traffic.ts";
 import { registerUserCommands } from "./user.ts";
@@ -132,6 +133,7 @@ export function buildProgram(): Command {
   registerNetworkCommands(program);
   registerTrafficCommands(program);
   registerTicketCommands(program);
+  registerTelegramCommands(program);
 
   const migrate = program.command("migrate").description("database schema migrations");
   migrate

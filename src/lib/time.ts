@@ -17,6 +17,27 @@ export function businessDay(now: number, timeZone: string): string {
   return format.format(now);
 }
 
+const dateTimeFormats = new Map<string, Intl.DateTimeFormat>();
+
+/** "2025-03-01 08:00" in the business timezone (setting `timezone`): what the bot and the CLI print. */
+export function businessDateTime(instant: number, timeZone: string): string {
+  let format = dateTimeFormats.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat("en-CA", {
+      timeZone,
+      hourCycle: "h23",
+      year: "numeric",
+      month: "2-digit",
+      day: "2-digit",
+      hour: "2-digit",
+      minute: "2-digit",
+    });
+    dateTimeFormats.set(timeZone, format);
+  }
+  const part = (type: string) => format.formatToParts(instant).find((p) => p.type === type)?.value ?? "";
+  return `${part("year")}-${part("month")}-${part("day")} ${part("hour")}:${part("minute")}`;
+}
+
 const offsetFormats = new Map<string, Intl.DateTimeFormat>();
 
 /** How far the timezone's wall clock is ahead of UTC at an instant (ms; +8 h for Asia/Shanghai). */

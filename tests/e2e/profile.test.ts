@@ -15,6 +15,7 @@ import type { PermissionItem } from "../../src/modules/permission/schema.ts";
 import { bindChat } from "../../src/modules/telegram/bind.ts";
 import { knownBotUsername } from "../../src/modules/telegram/bot-state.ts";
 import { DEFAULT_ICON, type UserInfo } from "../../src/modules/user/schema.ts";
+import { formatDate } from "../../web/components/format.ts";
 import { createOrder, makeCombo, payWithSandbox, startShopServer } from "../commerce.ts";
 import { type ApiClient, loggedInClient, type TestServer } from "../harness.ts";
 import { launchChromium, loginInBrowser, newPage, poll, screenshots } from "./chromium.ts";
@@ -325,10 +326,18 @@ describe("profile", () => {
       ).resolves.toBe(`https://t.me/${BOT_USERNAME}?start=${userId}_${code}`);
       await screenshots(page, "profile");
 
-      // The customer sends the command to the bot; the profile then says 已绑定.
-      expect(bindChat(server.context, 777001, undefined, userId as string, code as string).ok).toBe(true);
+      // The customer sends the command to the bot from their Telegram account (@ferry_fan); the
+      // profile then says 已绑定 with that account and the day it was bound (a fixed instant, so
+      // the shown day is known).
+      const from = { id: 777001, is_bot: false, first_name: "小明", username: "ferry_fan" };
+      const bindTime = Date.UTC(2024, 4, 6, 12, 0, 0);
+      const bound = bindChat(server.context, 777001, from, userId as string, code as string, bindTime);
+      expect(bound.ok).toBe(true);
       await section.getByRole("button", { name: "刷新绑定状态" }).click();
       await section.getByText("已绑定").waitFor();
+      await expect(section.locator(".profile-bind-bound").textContent()).resolves.toContain(
+        `已绑定@ferry_fan（${formatDate(bindTime)} 起）`,
+      );
 
       await section.getByRole("button", { name: "解除绑定" }).click();
       const dialog = page.getByRole("dialog", { name: "确认解除绑定?" });

@@ -8,12 +8,11 @@
 import type { AppContext } from "../../context.ts";
 import { tx } from "../../db/db.ts";
 import { formatYuan } from "../../lib/money.ts";
-import { DAY_MS } from "../../lib/time.ts";
+import { businessDateTime, DAY_MS } from "../../lib/time.ts";
 import { formatTraffic } from "../../lib/traffic.ts";
 import { type AgentRow, agentStatus } from "../agent/service.ts";
 import type { OrderRow } from "../order/service.ts";
 import { queueAdminMessage, queueUserMessage } from "./outbox.ts";
-import { formatDateTime } from "./texts.ts";
 
 /** Permanent traffic below this share of what the last top-up left is "running low". */
 export const LOW_TRAFFIC_SHARE = 0.1;
@@ -122,7 +121,7 @@ function scanEndingPackages(ctx: AppContext, now: number): number {
     queueUserMessage(
       ctx,
       row.id,
-      `你的时间套餐将于 ${formatDateTime(row.vip_expire_time, timeZone)} 到期，如需继续使用请及时续费。`,
+      `你的时间套餐将于 ${businessDateTime(row.vip_expire_time, timeZone)} 到期，如需继续使用请及时续费。`,
     );
     queued += 1;
   }
@@ -146,7 +145,7 @@ function scanNodes(ctx: AppContext, now: number): number {
     if (!markTold(ctx, "node-error", row.id, outage, now)) continue;
     queueAdminMessage(
       ctx,
-      `节点异常：${row.name}（${row.ip}）自 ${formatDateTime(row.last_seen_time, timeZone)} 起没有上报。`,
+      `节点异常：${row.name}（${row.ip}）自 ${businessDateTime(row.last_seen_time, timeZone)} 起没有上报。`,
       `node-error:${row.id}:${outage}`,
     );
     queued += 1;

@@ -46,9 +46,13 @@ export function isBotEnabled(ctx: AppContext): boolean {
 export function bindInfo(ctx: AppContext, user: UserRow, now = Date.now()): BindInfo {
   if (user.is_agency === 1) throw new RpcError(Code.forbidden, BindMsg.agencyRefused);
   const botUsername = knownBotUsername(ctx);
-  const none = { bound: false, command: "", link: "", expireTime: 0, botUsername };
+  const none = { bound: false, command: "", link: "", expireTime: 0, botUsername, chatName: "", bindTime: 0 };
   if (!isBotEnabled(ctx)) return { enabled: false, ...none };
-  if (boundChatOf(ctx, user.id) !== null) return { enabled: true, ...none, bound: true };
+  const binding = bindingOf(ctx, user.id);
+  if (binding) {
+    const chatName = binding.username ? `@${binding.username}` : binding.name;
+    return { enabled: true, ...none, bound: true, chatName, bindTime: binding.bind_time };
+  }
   const code = String(randomInt(0, 10 ** BIND_CODE_DIGITS)).padStart(BIND_CODE_DIGITS, "0");
   const expireTime = now + BIND_CODE_TTL_MS;
   ctx.db
@@ -65,7 +69,22 @@ export function bindInfo(ctx: AppContext, user: UserRow, now = Date.now()): Bind
     command: `${BIND_KEYWORD} ${user.id} ${code}`,
     link: botUsername ? `https://t.me/${botUsername}?start=${user.id}_${code}` : "",
     expireTime,
+    chatName: "",
+    bindTime: 0,
   };
+}
+
+interface BindingRow {
+  username: string;
+  name: string;
+  bind_time: number;
+}
+
+/** The account's binding: the chat's @username and name as they were when it bound, and when. */
+function bindingOf(ctx: AppContext, userId: string): BindingRow | null {
+  return ctx.db
+    .query<BindingRow, [string]>("SELECT username, name, bind_time FROM telegram_bindings WHERE user_id = ?")
+    .get(userId);
 }
 
 /** `/api/user/unbind`: removes the account's binding and tells the chat; nothing bound is fine too. */

@@ -16,6 +16,10 @@ export interface BindInfo {
   link: string;
   /** When the code in `command` stops working (ms); 0 when bound. */
   expireTime: number;
+  /** The bound chat as its owner knows it: "@username", else the name it had when bound; "" when not bound. */
+  chatName: string;
+  /** When the chat was bound (ms); 0 when not bound. */
+  bindTime: number;
 }
 
 export const BindMsg = {

@@ -136,7 +136,13 @@ describe("binding", () => {
       const answer = await bindInfoOf(client);
       return answer.botUsername ? answer : undefined;
     });
-    expect(info).toMatchObject({ enabled: true, bound: false, botUsername: FAKE_BOT_USERNAME });
+    expect(info).toMatchObject({
+      enabled: true,
+      bound: false,
+      botUsername: FAKE_BOT_USERNAME,
+      chatName: "",
+      bindTime: 0,
+    });
     expect(info.command).toMatch(new RegExp(`^/bind ${user.id} \\d{8}$`));
     expect(info.link).toBe(
       `https://t.me/${FAKE_BOT_USERNAME}?start=${user.id}_${info.command.split(" ")[2]}`,
@@ -164,24 +170,38 @@ describe("binding", () => {
     expect((await bindInfoOf(client)).bound).toBe(false);
   });
 
-  test("the right code binds the chat (绑定成功), once; the profile then shows it bound", async () => {
+  test("the right code binds the chat (绑定成功), once; the profile then shows it bound, to which chat and since when", async () => {
     const { client, user, email } = await loggedInClient(server);
     const info = await bindInfoOf(client);
     const chat = newChat();
+    const sentAfter = Date.now();
     const answer = await ask(chat, info.command);
     expect(answer).toContain("绑定成功");
     expect(answer).toContain(email);
     expect(bindingOf(user.id)).toEqual({ chat_id: chat.id, username: chat.username as string });
-    expect(await bindInfoOf(client)).toMatchObject({
+    const bound = await bindInfoOf(client);
+    expect(bound).toMatchObject({
       enabled: true,
       bound: true,
       command: "",
       expireTime: 0,
+      chatName: `@${chat.username}`,
     });
+    // Bound when the bot handled the command: after it was sent, before the profile asked.
+    expect(bound.bindTime).toBeGreaterThanOrEqual(sentAfter);
+    expect(bound.bindTime).toBeLessThanOrEqual(Date.now());
     // Single use: the same command from another chat does not take the account.
     const thief = newChat("别人");
     expect(await ask(thief, info.command)).toContain("绑定码错误或已过期");
     expect(bindingOf(user.id)?.chat_id).toBe(chat.id);
+  });
+
+  test("a chat without a @username is shown by its name", async () => {
+    const { client } = await loggedInClient(server);
+    chatCounter += 1;
+    const chat: FakeChat = { id: chatCounter, first_name: "王小明" };
+    expect(await ask(chat, (await bindInfoOf(client)).command)).toContain("绑定成功");
+    expect(await bindInfoOf(client)).toMatchObject({ bound: true, chatName: "王小明" });
   });
 
   test("the deep link's /start <userId>_<code> binds like /bind", async () => {
@@ -272,7 +292,7 @@ describe("binding", () => {
     expect((await nextMessages(chat, before))[0]).toContain("已解除与网站账号的绑定");
     expect(await ask(chat, "/traffic")).toContain("绑定账号");
     expect((await client.call("/api/user/unbind")).code).toBe(0);
-    expect((await bindInfoOf(client)).bound).toBe(false);
+    expect(await bindInfoOf(client)).toMatchObject({ bound: false, chatName: "", bindTime: 0 });
   });
 
   test("unbind needs a session (1002)", async () => {

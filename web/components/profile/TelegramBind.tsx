@@ -1,7 +1,7 @@
 /**
  * The messaging-service bind section of the profile (seed 000 §2, issue 13 §5): the bind command
- * to send the Telegram bot, or 已绑定 with 解除绑定. Rendered only for non-agency accounts and
- * only while the bot is on (BindInfo.enabled).
+ * to send the Telegram bot, or 已绑定 with the bound chat and since when, and 解除绑定. Rendered
+ * only for non-agency accounts and only while the bot is on (BindInfo.enabled).
  */
 import { useCallback, useEffect, useState } from "react";
 import { type BindInfo, BindMsg } from "../../../src/modules/telegram/schema.ts";
@@ -9,7 +9,7 @@ import { Code } from "../../../src/rpc/codes.ts";
 import { call } from "../../api.ts";
 import { useConfirm } from "../admin/ConfirmDialog.tsx";
 import { copyToClipboard } from "../clipboard.ts";
-import { formatDateTime } from "../format.ts";
+import { formatDate, formatDateTime } from "../format.ts";
 import { toast } from "../Toast.tsx";
 
 /** Seed 000 §8 Profile: the profile's copy says 剪切板. */
@@ -82,7 +82,7 @@ function BindCommand({ info, reload }: { info: BindInfo; reload: () => Promise<v
   );
 }
 
-function Bound({ reload }: { reload: () => Promise<void> }) {
+function Bound({ info, reload }: { info: BindInfo; reload: () => Promise<void> }) {
   const [confirm, dialog] = useConfirm();
   const [busy, setBusy] = useState(false);
 
@@ -107,6 +107,9 @@ function Bound({ reload }: { reload: () => Promise<void> }) {
   return (
     <div className="profile-bind profile-bind-bound">
       <span className="badge profile-bound">已绑定</span>
+      <span className="profile-bound-chat">
+        {info.chatName}（{formatDate(info.bindTime)} 起）
+      </span>
       <span className="card-note">可在 Telegram 中向机器人发送 /help 查看可用命令。</span>
       <button
         type="button"
@@ -129,7 +132,7 @@ export function TelegramBind() {
       <h2 id="profile-telegram" className="card-title">
         Telegram 绑定
       </h2>
-      {info.bound ? <Bound reload={reload} /> : <BindCommand info={info} reload={reload} />}
+      {info.bound ? <Bound info={info} reload={reload} /> : <BindCommand info={info} reload={reload} />}
     </section>
   );
 }
