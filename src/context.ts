@@ -29,10 +29,12 @@ export interface AppContext {
   trustedProxies: TrustedProxies;
   /** `<data>/uploads`: the only folder uploaded images are written to and served from. */
   uploadsDir: string;
+  /** `<data>/guide`: the operator's client installers and guide images, served at `/guide/...`. */
+  guideDir: string;
 }
 
 export interface ContextOptions {
-  /** The data directory (`<data>/ferry.db`, `<data>/uploads/`); "./data" when not given. */
+  /** The data directory (`<data>/ferry.db`, `<data>/uploads/`, `<data>/guide/`); "./data" when not given. */
   dataDir?: string;
   /** Proxies to trust: true = loopback, or a comma-separated list of addresses and CIDR ranges. */
   trustProxy?: boolean | string;
@@ -57,5 +59,6 @@ export function createContext(db: Db, options: ContextOptions = {}): AppContext 
       options.trustProxy === true ? LOOPBACK_PROXIES : options.trustProxy || "",
     ),
     uploadsDir: resolve(options.dataDir ?? "./data", "uploads"),
+    guideDir: resolve(options.dataDir ?? "./data", "guide"),
   };
 }

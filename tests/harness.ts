@@ -122,3 +122,24 @@ export async function loggedInClient(
   if (answer.code !== 0) throw new Error(`login failed: ${answer.msg}`);
   return { client, user, email, password };
 }
+
+/** A GET with the path sent exactly as written (fetch would resolve `..` and `%2e%2e` first). */
+export async function rawGet(
+  server: { port: number },
+  path: string,
+): Promise<{ status: number; text: string }> {
+  const chunks: Buffer[] = [];
+  const { promise, resolve } = Promise.withResolvers<void>();
+  const socket = await Bun.connect({
+    hostname: "127.0.0.1",
+    port: server.port,
+    socket: {
+      data: (_socket, data) => void chunks.push(Buffer.from(data)),
+      close: () => resolve(),
+    },
+  });
+  socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nConnection: close\r\n\r\n`);
+  await promise;
+  const text = Buffer.concat(chunks).toString("latin1");
+  return { status: Number(text.split(" ")[1]), text };
+}

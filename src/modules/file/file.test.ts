@@ -2,7 +2,13 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
-import { type ApiClient, loggedInClient, startTestServer, type TestServer } from "../../../tests/harness.ts";
+import {
+  type ApiClient,
+  loggedInClient,
+  rawGet,
+  startTestServer,
+  type TestServer,
+} from "../../../tests/harness.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { randomHex } from "../../rpc/ids.ts";
 import { DOWNLOAD_PREFIX, FileMsg, MAX_IMAGE_BYTES, UPLOAD_NAME_PATTERN } from "./schema.ts";
@@ -45,24 +51,6 @@ function dataFiles(): string[] {
     .map((path) => relative(server.dataDir, join(server.dataDir, path)))
     .filter((path) => !path.startsWith("ferry.db"))
     .sort();
-}
-
-/** A GET with the path sent exactly as written (fetch would resolve `..` and `%2e%2e` first). */
-async function rawGet(path: string): Promise<{ status: number; text: string }> {
-  const chunks: Buffer[] = [];
-  const { promise, resolve } = Promise.withResolvers<void>();
-  const socket = await Bun.connect({
-    hostname: "127.0.0.1",
-    port: server.port,
-    socket: {
-      data: (_socket, data) => void chunks.push(Buffer.from(data)),
-      close: () => resolve(),
-    },
-  });
-  socket.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${server.port}\r\nConnection: close\r\n\r\n`);
-  await promise;
-  const text = Buffer.concat(chunks).toString("latin1");
-  return { status: Number(text.split(" ")[1]), text };
 }
 
 const expectStoredName = (result: UploadResult, ext: string) => {
@@ -269,7 +257,7 @@ describe("GET /api/file/downloads/:filename", () => {
       `${filename}%00.html`,
       `.${filename}`,
     ]) {
-      const response = await rawGet(`${DOWNLOAD_PREFIX}${name}`);
+      const response = await rawGet(server, `${DOWNLOAD_PREFIX}${name}`);
       expect({ name, status: response.status }).toEqual({ name, status: 404 });
       expect(response.text).not.toContain("SQLite format 3");
       expect(response.text).not.toContain("root:");
