@@ -15,7 +15,7 @@ import {
   watch as watchPath,
   writeFileSync,
 } from "node:fs";
-import { extname, join, relative } from "node:path";
+import { extname, join, relative, resolve } from "node:path";
 import * as esbuild from "esbuild";
 
 const root = join(import.meta.dir, "..");
@@ -78,6 +78,14 @@ function writeEmbed() {
   renameSync(temporary, embedFile);
 }
 
+/** Chunks of earlier watch rebuilds (their names carry a content hash) are not embedded. */
+function removeStaleChunks(metafile: esbuild.Metafile | undefined) {
+  if (!metafile) return;
+  // Output paths are relative to esbuild's working directory, the process's.
+  const current = new Set(Object.keys(metafile.outputs).map((path) => resolve(path)));
+  for (const path of walk(join(out, "chunks"))) if (!current.has(path)) rmSync(path);
+}
+
 function copyStatic() {
   for (const path of walk(join(root, "web/public"))) {
     const target = join(out, relative(join(root, "web/public"), path));
@@ -88,11 +96,17 @@ function copyStatic() {
 }
 
 const options: esbuild.BuildOptions = {
-  entryPoints: { app: join(root, "web/main.tsx") },
-  // Runs before any other module of the bundle: no code compiled from strings (see the file).
-  inject: [join(root, "web/no-eval.ts")],
+  // no-eval.js is loaded by index.html before app.js, so it configures zod before any module
+  // builds a schema: no code compiled from strings (see the file). As an entry of the same split
+  // build it shares app.js's zod (in a chunk), which `inject` would also do but only by wrapping
+  // every module of the bundle in a lazy initializer that first calls it (~2 kB gzip more).
+  entryPoints: { "no-eval": join(root, "web/no-eval.ts"), app: join(root, "web/main.tsx") },
   outdir: out,
   bundle: true,
+  // Pages loaded with import() (the client guides) become chunks fetched when first visited, so
+  // the first download does not carry them; code they share with app.js goes to shared chunks.
+  splitting: true,
+  chunkNames: "chunks/[name]-[hash]",
   minify: !watch,
   sourcemap: false,
   format: "esm",
@@ -102,12 +116,14 @@ const options: esbuild.BuildOptions = {
   define: { "process.env.NODE_ENV": watch ? '"development"' : '"production"' },
   legalComments: "none",
   logLevel: "warning",
+  metafile: true,
   plugins: [
     {
       name: "embed",
       setup(build) {
         build.onEnd((result) => {
           if (result.errors.length) return;
+          removeStaleChunks(result.metafile);
           copyStatic();
           writeEmbed();
           if (watch) console.log(`[web] rebuilt ${new Date().toLocaleTimeString()}`);

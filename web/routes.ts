@@ -14,9 +14,12 @@ export interface RouteInfo {
   description?: string;
   /** Needs a logged-in user; visitors are sent to /login. */
   auth?: boolean;
+  /** A client guide: rendered by the lazily loaded guide page over src/modules/guide/catalog.ts. */
+  guide?: boolean;
 }
 
 const guide = (client: string, platform: string): RouteInfo => ({
+  guide: true,
   title: `${client} ${platform} 使用教程`,
   description: `${client} ${platform} 客户端下载、一键导入订阅、手动导入与使用说明`,
 });

@@ -76,8 +76,7 @@ export function hostCidr(host: string): string | null {
   return `${address}/${version === 4 ? 32 : 128}`;
 }
 
-/** The connectivity check url-test groups probe (the guides' standard 204 URL). */
-export const TEST_URL = "http://www.gstatic.com/generate_204";
+export { TEST_URL } from "./test-url.ts";
 
 /**
  * The DIRECT rules Clash and Surge profiles start with: the subscription server (so updates never
