@@ -18,6 +18,9 @@ export const settingsCalls = [
         contact_info: s.contact_info,
         group_link: s.group_link,
         resetByMail: canMailLinks(ctx.app),
+        appleIdShareOpen: s.apple_id_share_url.trim() !== "",
+        qx_filter_url: s.qx_filter_url,
+        qx_rewrite_url: s.qx_rewrite_url,
         notice: {
           notice_show: s.notice_show,
           notice_title: s.notice_title,

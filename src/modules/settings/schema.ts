@@ -135,6 +135,11 @@ export const settingsSchema = z.object({
   contentUrl_guowai: text(),
   describe_host: text(),
   agency_host: text(),
+  /** The shared Apple ID page (/apple_id_share) opens for paying customers; empty = not open. */
+  apple_id_share_url: baseUrlText(),
+  /** Quantumult X one-click import: the filter (rule) list and rewrite list; empty = not imported. */
+  qx_filter_url: baseUrlText(),
+  qx_rewrite_url: baseUrlText(),
   timezone: z
     .string()
     .max(100)
@@ -221,6 +226,11 @@ export const hostInfoSchema = z.object({
   group_link: z.string(),
   /** Whether 找回密码 can mail a confirmation link (mail and the site address are set up). */
   resetByMail: z.boolean(),
+  /** Whether a shared Apple ID link is set; the link itself goes only to paying customers. */
+  appleIdShareOpen: z.boolean(),
+  /** The Quantumult X import's rule lists (settings of the same names; "" = left out). */
+  qx_filter_url: z.string(),
+  qx_rewrite_url: z.string(),
   notice: z.object({
     notice_show: z.boolean(),
     notice_title: z.string(),

@@ -31,7 +31,7 @@ export function qrDescription(name: string, mobile: boolean): string {
 }
 
 export function SubscribeMenu({ client, withQr, trigger, triggerClassName }: SubscribeMenuProps) {
-  const { user } = useSession();
+  const { user, host } = useSession();
   const [open, setOpen] = useState(false);
   const [qrOpen, setQrOpen] = useState(false);
   const [reset, resetDialog] = useResetSubscription();
@@ -76,7 +76,7 @@ export function SubscribeMenu({ client, withQr, trigger, triggerClassName }: Sub
           {client.deepLink ? (
             <a
               className="subscribe-item"
-              href={url ? importLink(client.deepLink, url, SITE_NAME) : "#/"}
+              href={url ? importLink(client.deepLink, url, SITE_NAME, host ?? undefined) : "#/"}
               onClick={onImport}
             >
               一键导入

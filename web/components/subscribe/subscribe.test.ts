@@ -114,13 +114,42 @@ describe("one-click import links (subscription-formats.md §5)", () => {
     expect(Buffer.from(encoded, "base64url").toString()).toBe(URL_);
   });
 
-  test("Quantumult X: a remote-resource JSON naming the server list", () => {
-    const link = importLink("quantumultx", URL_, "飞渡");
-    const prefix = "quantumult-x:///update-configuration?remote-resource=";
-    expect(link.startsWith(prefix)).toBe(true);
-    expect(JSON.parse(decodeURIComponent(link.slice(prefix.length)))).toEqual({
-      server_remote: [`${URL_}, tag=飞渡`],
+  const QX_PREFIX = "quantumult-x:///update-configuration?remote-resource=";
+  const qxResource = (link: string) => {
+    expect(link.startsWith(QX_PREFIX)).toBe(true);
+    return JSON.parse(decodeURIComponent(link.slice(QX_PREFIX.length)));
+  };
+
+  test("Quantumult X without list settings: only the server list, updated every 172800 s (seed 000 §9)", () => {
+    const resource = qxResource(importLink("quantumultx", URL_, "飞渡"));
+    expect(resource).toEqual({ server_remote: [`${URL_}, tag=飞渡, update-interval=172800, enabled=true`] });
+    const noLists = { qx_filter_url: "", qx_rewrite_url: " " };
+    expect(importLink("quantumultx", URL_, "飞渡", noLists)).toBe(importLink("quantumultx", URL_, "飞渡"));
+  });
+
+  test("Quantumult X with the operator's lists: filter and rewrite lists updated every 2592000 s", () => {
+    const lists = {
+      qx_filter_url: "https://rules.example.net/qx/filter.list",
+      qx_rewrite_url: "https://rules.example.net/qx/rewrite.conf",
+    };
+    expect(qxResource(importLink("quantumultx", URL_, "飞渡", lists))).toEqual({
+      server_remote: [`${URL_}, tag=飞渡, update-interval=172800, enabled=true`],
+      filter_remote: [`${lists.qx_filter_url}, tag=飞渡分流, update-interval=2592000, enabled=true`],
+      rewrite_remote: [`${lists.qx_rewrite_url}, tag=飞渡重写, update-interval=2592000, enabled=true`],
     });
+    // Each list is imported only when its own setting is filled.
+    expect(qxResource(importLink("quantumultx", URL_, "飞渡", { ...lists, qx_rewrite_url: "" }))).toEqual({
+      server_remote: [`${URL_}, tag=飞渡, update-interval=172800, enabled=true`],
+      filter_remote: [`${lists.qx_filter_url}, tag=飞渡分流, update-interval=2592000, enabled=true`],
+    });
+  });
+
+  test("the list settings do not change the other clients' links", () => {
+    const lists = {
+      qx_filter_url: "https://rules.example.net/f",
+      qx_rewrite_url: "https://rules.example.net/r",
+    };
+    expect(importLink("clash", URL_, "飞渡", lists)).toBe(importLink("clash", URL_, "飞渡"));
   });
 
   test("the URL-parameter schemes encode the URL; Streisand and V2Box take it as is", () => {

@@ -1,0 +1,14 @@
+import { defineCall } from "../../rpc/call.ts";
+import { emptyInput } from "../user/schema.ts";
+import type { UserRow } from "../user/service.ts";
+import { APPLE_ID_SHARE_CALL } from "./schema.ts";
+import { appleIdShareLink } from "./service.ts";
+
+export const appleIdCalls = [
+  defineCall({
+    path: APPLE_ID_SHARE_CALL,
+    access: "user",
+    input: emptyInput,
+    handle: (ctx) => appleIdShareLink(ctx.app.settings.all(), ctx.user as UserRow),
+  }),
+];
