@@ -12,6 +12,7 @@ import { isCompiledExecutable } from "../src/node/agent/upgrade.ts";
 import { LOOPBACK_PROXIES, parseTrustedProxies } from "../src/rpc/forwarded.ts";
 import { type RunningServer, startServer } from "../src/server.ts";
 import { registerCommerceCommands } from "./commerce.ts";
+import { registerGuideCommands } from "./guide.ts";
 import { registerNetworkCommands } from "./network.ts";
 import { dataDirOption, die, printJsonOr } from "./shared.ts";
 import { registerTelegramCommands } from "./telegram.ts";
@@ -134,6 +135,7 @@ export function buildProgram(): Command {
   registerTrafficCommands(program);
   registerTicketCommands(program);
   registerTelegramCommands(program);
+  registerGuideCommands(program);
 
   const migrate = program.command("migrate").description("database schema migrations");
   migrate

@@ -5,12 +5,14 @@ import { migrate } from "./db/migrate.ts";
 import { loadWebFiles, migrations, type WebFile } from "./embedded.ts";
 import { startLatencyProbe } from "./modules/agent/latency.ts";
 import { agentCalls } from "./modules/agent/routes.ts";
+import { appleIdCalls } from "./modules/appleid/routes.ts";
 import { comboCalls } from "./modules/combo/routes.ts";
 import { entryCalls } from "./modules/entry/routes.ts";
 import { errorCalls } from "./modules/errors/routes.ts";
 import { recordError } from "./modules/errors/service.ts";
 import { feedbackCalls } from "./modules/feedback/routes.ts";
 import { fileRoutes } from "./modules/file/routes.ts";
+import { guideCalls, guideRoutes } from "./modules/guide/routes.ts";
 import { lineCalls } from "./modules/line/routes.ts";
 import { nodeInstallRoutes, nodeRoutes } from "./modules/node/routes.ts";
 import { noticeCalls } from "./modules/notice/routes.ts";
@@ -47,6 +49,8 @@ const calls: CallDef[] = [
   ...trafficCalls,
   ...telegramCalls,
   ...feedbackCalls,
+  ...appleIdCalls,
+  ...guideCalls,
 ];
 
 /** Bun answers 413 above this; envelope calls have their own smaller limit (1000). */
@@ -178,6 +182,7 @@ export function buildApp(app: AppContext) {
     .use(nodeInstallRoutes(app))
     .use(telegramRoutes(app))
     .use(fileRoutes(app))
+    .use(guideRoutes(app))
     .use(callRouter)
     .post("/api/*", ({ request, path }) => unknownCall(app, request, path), { parse: "none" })
     .get("/", ({ request }) =>

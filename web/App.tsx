@@ -1,4 +1,4 @@
-import { type ComponentType, useEffect } from "react";
+import { type ComponentType, lazy, Suspense, useEffect } from "react";
 import { Router, useLocation } from "wouter";
 import { useHashLocation } from "wouter/use-hash-location";
 import { Announcement } from "./components/Announcement.tsx";
@@ -6,6 +6,8 @@ import { Footer, Header } from "./components/Header.tsx";
 import { Toaster } from "./components/Toast.tsx";
 import { go } from "./lib/nav.ts";
 import { AgentsPage } from "./pages/Agents.tsx";
+import { AppleIdSharePage } from "./pages/AppleIdShare.tsx";
+import { AppleIdSignupGuidePage } from "./pages/AppleIdSignupGuide.tsx";
 import { AdminAgentLinesPage } from "./pages/admin/AgentLines.tsx";
 import { AdminAgentsPage } from "./pages/admin/Agents.tsx";
 import { AdminCombosPage } from "./pages/admin/Combos.tsx";
@@ -26,6 +28,7 @@ import { ResetPage } from "./pages/Reset.tsx";
 import { ShopPage } from "./pages/Shop.tsx";
 import { TrafficRecordsPage } from "./pages/TrafficRecords.tsx";
 import { UserInfoPage } from "./pages/UserInfo.tsx";
+import { WindowsErrorsPage } from "./pages/WindowsErrors.tsx";
 import { DEFAULT_DESCRIPTION, ROUTES, type RouteInfo, SITE_NAME } from "./routes.ts";
 import { useSession } from "./session.ts";
 
@@ -52,7 +55,32 @@ const PAGES: Record<string, ComponentType> = {
   "/traffic_records": TrafficRecordsPage,
   "/user_info": UserInfoPage,
   "/feedback": FeedbackPage,
+  "/windows_errors": WindowsErrorsPage,
+  "/apple_id_share": AppleIdSharePage,
+  "/apple_id_signup_guide": AppleIdSignupGuidePage,
 };
+
+// Fetched on the first visit to a guide (its own chunk), so the first download does not grow by them.
+const GuidePage = lazy(() =>
+  import("./guides/GuidePage.tsx").then((module) => ({ default: module.GuidePage })),
+);
+
+function PageSpinner() {
+  return (
+    <div className="page">
+      <div className="spinner page-spinner" role="status" aria-label="加载中" />
+    </div>
+  );
+}
+
+/** The 17 client guides of web/routes.ts: one component over per-client data. */
+function GuideRoute() {
+  return (
+    <Suspense fallback={<PageSpinner />}>
+      <GuidePage />
+    </Suspense>
+  );
+}
 
 /** The hash path without its query (`#/login?c=1` → `/login`), trailing slash dropped. */
 function useAppLocation(): [string, (to: string, options?: { replace?: boolean }) => void] {
@@ -99,14 +127,8 @@ function Page() {
     if (path) window.scrollTo(0, 0);
   }, [path]);
 
-  if (info?.auth && !session.user) {
-    return (
-      <div className="page">
-        <div className="spinner page-spinner" role="status" aria-label="加载中" />
-      </div>
-    );
-  }
-  const Component = info ? PAGES[path] : undefined;
+  if (info?.auth && !session.user) return <PageSpinner />;
+  const Component = info ? (PAGES[path] ?? (info.guide ? GuideRoute : undefined)) : undefined;
   return Component ? <Component /> : <NotFoundPage />;
 }
 

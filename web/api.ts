@@ -5,6 +5,7 @@
  */
 import type { z } from "zod";
 import type { Agent, agentInput, NodeAnomaly, PublicAgent } from "../src/modules/agent/schema.ts";
+import type { AppleIdShareLink } from "../src/modules/appleid/schema.ts";
 import type { Combo } from "../src/modules/combo/schema.ts";
 import type { Entry, entryInput } from "../src/modules/entry/schema.ts";
 import type { Ticket } from "../src/modules/feedback/schema.ts";
@@ -120,6 +121,10 @@ export interface CallMap {
   "/api/feedback/response": { input: { id: string; desc: string; imageUrl: string }; output: Ticket };
   "/api/feedback/close": { input: { id: string }; output: Ticket };
   "/api/feedback/refresh": { input: { id: string }; output: Ticket };
+  // shared Apple ID (issue 17): the link, for paying customers only
+  "/api/apple_id/share_link": { input: Empty; output: AppleIdShareLink };
+  // client guides (issue 17): the catalog paths present in <data>/guide/
+  "/api/guide/files": { input: Empty; output: string[] };
 }
 
 /** What the node form sends: the wire fields without the server-made ones; empty password keeps it. */
