@@ -90,6 +90,22 @@ export async function loginInBrowser(page: Page, baseUrl: string, email: string,
   await page.waitForURL((url) => url.hash === "#/");
 }
 
+/**
+ * Reloads the page and waits for the new document. Not `page.reload()`: its answer carries the
+ * document's Response object, which playwright-core under Bun now and then fails to bind
+ * ("Object with guid response@… was not bound in the connection"), failing a passing test.
+ */
+export async function reloadPage(page: Page) {
+  await page.evaluate(() => {
+    (window as { ferryBeforeReload?: boolean }).ferryBeforeReload = true;
+    location.reload();
+  });
+  await page.waitForFunction(
+    () =>
+      !(window as { ferryBeforeReload?: boolean }).ferryBeforeReload && document.readyState === "complete",
+  );
+}
+
 /** Full-page screenshots `<name>-1280.png` and `<name>-390.png`; leaves the page 1280 px wide. */
 export async function screenshots(page: Page, name: string) {
   await page.waitForTimeout(300); // let transitions settle

@@ -10,7 +10,7 @@ import type { Browser, Page } from "playwright-core";
 import { TICKET_POLL_MS, TicketMsg } from "../../src/modules/feedback/schema.ts";
 import { quadrantPng } from "../../src/modules/file/test-images.ts";
 import { loggedInClient, startTestServer, type TestServer } from "../harness.ts";
-import { launchChromium, loginInBrowser, newPage, poll, screenshots } from "./chromium.ts";
+import { launchChromium, loginInBrowser, newPage, poll, reloadPage, screenshots } from "./chromium.ts";
 
 let server: TestServer;
 let browser: Browser;
@@ -157,7 +157,7 @@ test("a ticket with an image, answered by an admin: bell notice and the answer w
   await poll(() => badgeOf(me.page), "处理中");
 
   // ---- the admin closes it, after confirming ----
-  await boss.page.reload();
+  await reloadPage(boss.page);
   await poll(() => badgeOf(boss.page), "已回复");
   await boss.page.getByRole("button", { name: "关闭工单" }).click();
   const confirm = boss.page.getByRole("dialog", { name: "关闭工单" });

@@ -18,7 +18,7 @@ import { DEFAULT_ICON, type UserInfo } from "../../src/modules/user/schema.ts";
 import { formatDate } from "../../web/components/format.ts";
 import { createOrder, makeCombo, payWithSandbox, startShopServer } from "../commerce.ts";
 import { type ApiClient, loggedInClient, type TestServer } from "../harness.ts";
-import { launchChromium, loginInBrowser, newPage, poll, screenshots } from "./chromium.ts";
+import { launchChromium, loginInBrowser, newPage, poll, reloadPage, screenshots } from "./chromium.ts";
 
 let server: TestServer;
 let browser: Browser;
@@ -121,7 +121,7 @@ describe("profile", () => {
     expect(image.headers.get("content-type")).toBe("image/png");
     expect(Buffer.from(await image.arrayBuffer()).equals(png)).toBe(true);
 
-    await page.reload();
+    await reloadPage(page);
     await page.getByRole("heading", { name: "我的账户" }).waitFor();
     await poll(() => checkedStates(page), [true, false, true]);
     await expect(previewSrc(page)).resolves.toBe(icon);
