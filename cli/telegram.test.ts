@@ -6,9 +6,6 @@
  * the alert scan tells a time package ending.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { tx } from "../src/db/db.ts";
 import { businessDateTime, DAY_MS } from "../src/lib/time.ts";
 import { changeTraffic } from "../src/modules/ledger/service.ts";
@@ -16,14 +13,14 @@ import { scanAlerts } from "../src/modules/telegram/alerts.ts";
 import { queueUserMessage } from "../src/modules/telegram/outbox.ts";
 import type { BindInfo } from "../src/modules/telegram/schema.ts";
 import type { TelegramStatus } from "../src/modules/telegram/status.ts";
-import { startServer } from "../src/server.ts";
 import {
   FAKE_BOT_TOKEN,
+  FAST_BOT_TIMINGS,
   type FakeChat,
   type FakeTelegram,
   startFakeTelegram,
 } from "../tests/fakes/telegram.ts";
-import { loggedInClient, type TestServer } from "../tests/harness.ts";
+import { loggedInClient, startTestServer, type TestServer } from "../tests/harness.ts";
 import { expectHelp, ferryIn } from "./test-helpers.ts";
 
 let fake: FakeTelegram;
@@ -33,32 +30,12 @@ let cli: ReturnType<typeof ferryIn>;
 /** Not the panel's default (Asia/Shanghai), so the output shows the setting is used. */
 const TIME_ZONE = "America/New_York";
 
-beforeAll(() => {
+beforeAll(async () => {
   fake = startFakeTelegram();
-  const dataDir = mkdtempSync(join(tmpdir(), "ferry-cli-telegram-"));
   // The alert scan runs once when the token is set and then hourly: the test's own scan is the one that tells.
-  const running = startServer({
-    dataDir,
-    host: "127.0.0.1",
-    port: 0,
-    telegram: {
-      tickMs: 20,
-      pollTimeoutSeconds: 1,
-      requestTimeoutMs: 1_000,
-      retryDelaysMs: [100, 200],
-      scanIntervalMs: 3_600_000,
-    },
-  });
-  server = {
-    ...running,
-    dataDir,
-    async close() {
-      await running.stop();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
+  server = await startTestServer({ rateLimitScale: 1, telegram: FAST_BOT_TIMINGS });
   server.context.settings.update({ site_url: server.url, timezone: TIME_ZONE });
-  cli = ferryIn(dataDir);
+  cli = ferryIn(server.dataDir);
 });
 
 afterAll(async () => {

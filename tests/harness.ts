@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { BotTimings } from "../src/modules/telegram/bot.ts";
 import { transformPassword } from "../src/modules/user/password.ts";
 import type { Role } from "../src/modules/user/schema.ts";
 import { createUser, type UserRow } from "../src/modules/user/service.ts";
@@ -17,13 +18,16 @@ export interface TestServer extends RunningServer {
   close(): Promise<void>;
 }
 
-export async function startTestServer(options: { rateLimitScale?: number } = {}): Promise<TestServer> {
+export async function startTestServer(
+  options: { rateLimitScale?: number; telegram?: Partial<BotTimings> } = {},
+): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "ferry-test-"));
   const server = startServer({
     dataDir,
     host: "127.0.0.1",
     port: 0,
     rateLimitScale: options.rateLimitScale ?? 1000,
+    telegram: options.telegram,
   });
   // A deployed panel knows its own origin (site_url); tests about an unset one clear it.
   server.context.settings.update({ site_url: server.url });

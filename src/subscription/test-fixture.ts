@@ -114,3 +114,17 @@ export function fixtureInput(format: Format, query = "", toggles: ProfileToggles
 export function noticeInput(message: string): RenderInput {
   return { ...fixtureInput("v2ray"), proxies: [noticeProxy(message)], notice: message };
 }
+
+/** A Surge-style profile (Surge, Surfboard): `[Section]` → its non-empty lines. */
+export function sections(profile: string): Record<string, string[]> {
+  const result: Record<string, string[]> = {};
+  let current = "";
+  for (const line of profile.split("\n")) {
+    const header = /^\[(.+)\]$/.exec(line);
+    if (header) {
+      current = header[1] as string;
+      result[current] = [];
+    } else if (current && line.trim() !== "") result[current]?.push(line);
+  }
+  return result;
+}

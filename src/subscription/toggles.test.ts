@@ -15,7 +15,7 @@ import { RENDERERS } from "./formats/index.ts";
 import { FORMATS, type Format, NO_TOGGLES, type ProfileToggles } from "./model.ts";
 import { lineProxies, uniqueNames } from "./proxies.ts";
 import { FOREIGN_DNS, MAINLAND_DNS } from "./rules.ts";
-import { FIXTURE_UUID, fixtureInput } from "./test-fixture.ts";
+import { FIXTURE_UUID, fixtureInput, sections } from "./test-fixture.ts";
 
 const RELEASE_DNS: ProfileToggles = { ...NO_TOGGLES, releaseDns: true };
 const ABROAD: ProfileToggles = { ...NO_TOGGLES, abroad: true };
@@ -51,19 +51,6 @@ interface SingboxConfig {
 const clashConfig = (body: string) => parse(body) as ClashConfig;
 const singboxConfig = (body: string) => JSON.parse(body) as SingboxConfig;
 
-/** `[Section]` → its non-empty lines (Surge and Surfboard profiles). */
-function sections(profile: string): Record<string, string[]> {
-  const result: Record<string, string[]> = {};
-  let current = "";
-  for (const line of profile.split("\n")) {
-    const header = /^\[(.+)\]$/.exec(line);
-    if (header) {
-      current = header[1] as string;
-      result[current] = [];
-    } else if (current && line.trim() !== "") result[current]?.push(line);
-  }
-  return result;
-}
 const nameBeforeEquals = (line: string) => line.slice(0, line.indexOf(" = "));
 
 /** Each proxy's name as the client shows it, in file order. */

@@ -11,6 +11,15 @@
 export const FAKE_BOT_TOKEN = "7000000001:AAFakeTokenForFerryTests_abcdefghij";
 export const FAKE_BOT_USERNAME = "ferry_test_bot";
 
+/** The bot's loops fast enough for tests; the alert scan runs when the token is set, then hourly. */
+export const FAST_BOT_TIMINGS = {
+  tickMs: 20,
+  pollTimeoutSeconds: 1,
+  requestTimeoutMs: 1_000,
+  retryDelaysMs: [100, 200],
+  scanIntervalMs: 3_600_000,
+};
+
 export interface FakeChat {
   id: number;
   first_name: string;

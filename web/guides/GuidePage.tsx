@@ -7,6 +7,7 @@
 import { type MouseEvent, type ReactNode, useEffect, useState } from "react";
 import { useLocation } from "wouter";
 import { type GuideFile, type GuideInfo, guideAt } from "../../src/modules/guide/catalog.ts";
+import { Code } from "../../src/rpc/codes.ts";
 import { subscriptionOrigin } from "../../src/subscription/clients.ts";
 import { call } from "../api.ts";
 import { isMobile } from "../components/platform.ts";
@@ -28,7 +29,7 @@ function usePresentFiles(): Set<string> {
   useEffect(() => {
     let live = true;
     void call("/api/guide/files", {}).then((answer) => {
-      if (live && answer.code === 0 && Array.isArray(answer.data)) setPresent(new Set(answer.data));
+      if (live && answer.code === Code.ok && Array.isArray(answer.data)) setPresent(new Set(answer.data));
     });
     return () => {
       live = false;

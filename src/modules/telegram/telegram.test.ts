@@ -5,22 +5,19 @@
  * while the panel keeps answering. Nothing here measures time: conditions are polled for.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { createOrder, makeCombo, payWithSandbox } from "../../../tests/commerce.ts";
 import {
   FAKE_BOT_TOKEN,
   FAKE_BOT_USERNAME,
+  FAST_BOT_TIMINGS,
   type FakeChat,
   type FakeTelegram,
   startFakeTelegram,
 } from "../../../tests/fakes/telegram.ts";
-import { type ApiClient, loggedInClient, type TestServer } from "../../../tests/harness.ts";
+import { type ApiClient, loggedInClient, startTestServer, type TestServer } from "../../../tests/harness.ts";
 import { tx } from "../../db/db.ts";
 import { DAY_MS } from "../../lib/time.ts";
 import { GB } from "../../lib/traffic.ts";
-import { startServer } from "../../server.ts";
 import { changeTraffic } from "../ledger/service.ts";
 import type { UserRow } from "../user/service.ts";
 import { scanAlerts } from "./alerts.ts";
@@ -91,28 +88,7 @@ const bindingOf = (userId: string) =>
 
 beforeAll(async () => {
   fake = startFakeTelegram();
-  const dataDir = mkdtempSync(join(tmpdir(), "ferry-telegram-"));
-  const running = startServer({
-    dataDir,
-    host: "127.0.0.1",
-    port: 0,
-    rateLimitScale: 1,
-    telegram: {
-      tickMs: 20,
-      pollTimeoutSeconds: 1,
-      requestTimeoutMs: 1_000,
-      retryDelaysMs: [100, 200],
-      scanIntervalMs: 3_600_000,
-    },
-  });
-  server = {
-    ...running,
-    dataDir,
-    async close() {
-      await running.stop();
-      rmSync(dataDir, { recursive: true, force: true });
-    },
-  };
+  server = await startTestServer({ rateLimitScale: 1, telegram: FAST_BOT_TIMINGS });
   server.context.settings.update({
     site_url: server.url,
     sandbox_pay: true,

@@ -11,7 +11,14 @@
 import { describe, expect, test } from "bun:test";
 import type { ProxyEntry, RenderInput } from "../model.ts";
 import { Notice } from "../service.ts";
-import { FIXTURE_PROXIES, FIXTURE_URL, FIXTURE_UUID, fixtureInput, noticeInput } from "../test-fixture.ts";
+import {
+  FIXTURE_PROXIES,
+  FIXTURE_URL,
+  FIXTURE_UUID,
+  fixtureInput,
+  noticeInput,
+  sections,
+} from "../test-fixture.ts";
 import { expectGolden } from "./expect-golden.ts";
 import { renderLoon } from "./loon.ts";
 import { renderQx } from "./qx.ts";
@@ -36,20 +43,6 @@ function parseNamedLine(line: string) {
   const at = line.indexOf(" = ");
   expect(at).toBeGreaterThan(0);
   return { name: line.slice(0, at), ...splitFields(line.slice(at + 3)) };
-}
-
-/** A Surge-style profile: `[Section]` headers, lines until the next blank line or header. */
-function sections(profile: string): Record<string, string[]> {
-  const result: Record<string, string[]> = {};
-  let current = "";
-  for (const line of profile.split("\n")) {
-    const header = /^\[(.+)\]$/.exec(line);
-    if (header) {
-      current = header[1] as string;
-      result[current] = [];
-    } else if (current && line.trim() !== "") result[current]?.push(line);
-  }
-  return result;
 }
 
 // ---- Surge and Surfboard -------------------------------------------------------------------
