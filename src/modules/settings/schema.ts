@@ -113,8 +113,13 @@ export const settingsSchema = z.object({
   continueSignUseDay: num(30, 1, 3650),
   continueSignReward: num(1024, 0, 1_048_576),
   vip_traffic_thred_rate_limit: num(0),
+  /** G of permanent traffic one lucky draw costs. */
   prizeBaseCost: num(1, 0, 1_000_000),
-  gameSeat: num(0, 0, 1_000_000),
+  /** Seats on the lucky-draw board; 0 = one seat per prize. */
+  gameSeat: num(8, 0, 24),
+  // traffic transfers (seed 000 §9: minimum 20 G, cost rate 0.2)
+  minPushNum: num(20, 1, 1_000_000),
+  pushCostRate: num(0.2, 0, 0.9),
   /** The panel's address as nodes reach it (install and upgrade URLs); empty = the back office's own origin. */
   panel_url: baseUrlText(),
   // install script addresses per server type (empty = the panel's own script)

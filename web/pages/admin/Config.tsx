@@ -154,8 +154,15 @@ const SECTIONS: Section[] = [
       number("signUseRewardTraffic", "签到奖励流量(MB)", undefined, "1"),
       number("continueSignUseDay", "连续签到天数", undefined, "1"),
       number("continueSignReward", "连续签到奖励(MB)", undefined, "1"),
-      number("prizeBaseCost", "抽奖基础消耗"),
-      number("gameSeat", "游戏座位"),
+      number("prizeBaseCost", "抽奖基础消耗(G)", "每次抽奖扣除的永久流量；0 表示关闭抽奖"),
+      number("gameSeat", "游戏座位", "抽奖转盘的格子数；0 表示每个奖品一格", "1"),
+    ],
+  },
+  {
+    title: "流量转赠",
+    fields: [
+      number("minPushNum", "最低转赠(G)", undefined, "1"),
+      number("pushCostRate", "转赠手续费比例", "0 到 0.9；接收方得到 转赠量 ×（1 − 比例）", "0.01"),
     ],
   },
   {
