@@ -6,7 +6,7 @@ import { businessDay, DAY_MS, endOfBusinessDay } from "../../lib/time.ts";
 import { GB } from "../../lib/traffic.ts";
 import { RpcError } from "../../rpc/codes.ts";
 import type { Order } from "../order/schema.ts";
-import { couponInput } from "./schema.ts";
+import { couponEffectText, couponInput } from "./schema.ts";
 import {
   type CouponRow,
   couponDiscountFen,
@@ -296,5 +296,21 @@ describe("couponDiscountFen", () => {
     expect(c.expireTime).toBe(endOfBusinessDay(today, timeZone));
     expect(c.expireTime).toBeGreaterThanOrEqual(Date.now());
     expect(c.expireTime - Date.now()).toBeLessThan(DAY_MS);
+  });
+});
+
+describe("couponEffectText", () => {
+  test("G and yuan with 2 decimals, days, the discount as 折 (one helper for the manager, the records and the CLI)", () => {
+    const effect = (fields: Partial<Parameters<typeof couponEffectText>[0]>) =>
+      couponEffectText({ type: "freeUse", traffic: 0, days: 0, money: 0, discount: 1, ...fields });
+    expect(effect({ traffic: 8 * GB })).toBe("8.00 G");
+    expect(effect({ traffic: 1.5 * GB + 1 })).toBe("1.50 G");
+    expect(effect({ type: "freeTime", days: 7 })).toBe("7 天");
+    expect(effect({ type: "cash", money: 2.5 })).toBe("2.50 元");
+    expect(effect({ type: "cash", money: 0.1 })).toBe("0.10 元");
+    expect(effect({ type: "discount", discount: 0.85 })).toBe("8.5折");
+    expect(effect({ type: "discount", discount: 0.9 })).toBe("9折");
+    expect(effect({ type: "discount", discount: 0.1 })).toBe("1折");
+    expect(effect({ type: "discount", discount: 1 })).toBe("不打折");
   });
 });

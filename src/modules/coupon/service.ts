@@ -12,6 +12,7 @@ import { newId } from "../../rpc/ids.ts";
 import { OrderMsg } from "../order/schema.ts";
 import {
   type Coupon,
+  type CouponBatchInput,
   type CouponInput,
   CouponMsg,
   type CouponType,
@@ -36,6 +37,8 @@ export interface CouponRow {
   auth_times: number;
   expire_time: number;
   create_time: number;
+  /** A coupon given to one customer (a lucky-draw prize); null = anyone with the code. */
+  owner_user_id: string | null;
 }
 
 export function findCouponByCode(db: Db, code: string): CouponRow | null {
@@ -57,6 +60,10 @@ export function activeUsesByUser(db: Db, couponId: string, userId: string): numb
   );
 }
 
+/** Another customer's own coupon is treated as unknown, so its code tells nothing. */
+export const usableBy = (coupon: CouponRow, userId: string) =>
+  coupon.owner_user_id === null || coupon.owner_user_id === userId;
+
 export const isExpired = (coupon: CouponRow, now: number) =>
   coupon.expire_time > 0 && now > coupon.expire_time;
 
@@ -72,7 +79,7 @@ export function checkOrderCoupon(
   now: number,
   alreadyHeld = 0,
 ): CouponRow {
-  if (!coupon) throw new RpcError(Code.couponNotFound, OrderMsg.couponError);
+  if (!coupon || !usableBy(coupon, userId)) throw new RpcError(Code.couponNotFound, OrderMsg.couponError);
   if (isExpired(coupon, now)) throw new RpcError(Code.couponExpired, OrderMsg.couponExpired);
   if (TRIAL_COUPON_TYPES.includes(coupon.type))
     throw new RpcError(Code.couponTrialNotAllowed, OrderMsg.couponTrial);
@@ -143,7 +150,13 @@ export function restoreCouponUse(db: Db, useId: string, now: number): void {
   db.query("UPDATE coupons SET auth_times = MAX(auth_times - 1, 0) WHERE id = ?").run(use.coupon_id);
 }
 
-export function toCoupon(row: CouponRow): Coupon {
+/** A coupon row with its owner's e-mail (null when anyone may use it, or the owner is gone). */
+type ListedCouponRow = CouponRow & { owner_email?: string | null };
+
+const LISTED_COUPON_SQL =
+  "SELECT c.*, u.email AS owner_email FROM coupons c LEFT JOIN users u ON u.id = c.owner_user_id";
+
+export function toCoupon(row: ListedCouponRow): Coupon {
   return {
     _id: row.id,
     name: row.name,
@@ -161,7 +174,14 @@ export function toCoupon(row: CouponRow): Coupon {
     authTimes: row.auth_times,
     expireTime: row.expire_time,
     createTime: row.create_time,
+    ownerEmail: row.owner_email ?? "",
   };
+}
+
+function couponById(db: Db, id: string): Coupon {
+  const row = db.query<ListedCouponRow, [string]>(`${LISTED_COUPON_SQL} WHERE c.id = ?`).get(id);
+  if (!row) throw new RpcError(Code.notFound, CouponMsg.notFound);
+  return toCoupon(row);
 }
 
 const CODE_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
@@ -179,7 +199,8 @@ function codeTaken(db: Db, code: string, exceptId: string | undefined): boolean 
   return holder !== null && holder.id !== exceptId;
 }
 
-function unusedRandomCode(db: Db): string {
+/** A random code no coupon has yet (in the caller's transaction, the unique index backing it). */
+export function unusedRandomCode(db: Db): string {
   for (;;) {
     const code = randomCouponCode();
     if (!codeTaken(db, code, undefined)) return code;
@@ -192,30 +213,58 @@ function expireTimeMs(ctx: AppContext, expireTime: string | number): number {
   return expireTime === "" ? 0 : endOfBusinessDay(expireTime, ctx.settings.get("timezone"));
 }
 
+type CouponFields = Omit<CouponInput, "_id" | "code">;
+
+/** The stored columns of a coupon's fields, in the order of COUPON_COLUMNS. */
+function couponValues(ctx: AppContext, input: CouponFields, code: string) {
+  return [
+    input.name,
+    input.type,
+    code,
+    input.taobao ? 1 : 0,
+    input.traffic,
+    input.traffixHaveLimitTime ? 1 : 0,
+    input.traffixLimitTime,
+    input.vipDay,
+    input.forMoney,
+    input.discount,
+    input.useNumPerUser,
+    input.NumberOfAuthorizations,
+    expireTimeMs(ctx, input.expireTime),
+  ] as const;
+}
+
+const COUPON_COLUMNS = `name, type, code, taobao, traffic, traffic_has_limit_time, traffic_limit_hours, vip_day,
+  for_money_fen, discount, use_num_per_user, number_of_authorizations, expire_time`;
+
+/** Inserts a coupon (in the caller's transaction); an `ownerUserId` makes it that customer's own. */
+export function insertCoupon(
+  ctx: AppContext,
+  input: CouponFields,
+  code: string,
+  now: number,
+  ownerUserId: string | null = null,
+): string {
+  const id = newId(now);
+  ctx.db
+    .query(
+      `INSERT INTO coupons (${COUPON_COLUMNS}, id, create_time, owner_user_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .run(...couponValues(ctx, input, code), id, now, ownerUserId);
+  return id;
+}
+
 /**
- * Creates (no `_id`) or replaces a coupon. Uses already made stay counted (authTimes is kept);
- * lowered limits apply to the next use and to orders not yet paid (checked again at dobuy).
+ * Creates (no `_id`) or replaces a coupon. Uses already made stay counted (authTimes is kept), and
+ * so does the owner of a lucky-draw coupon; lowered limits apply to the next use and to orders not
+ * yet paid (checked again at dobuy).
  */
 export function saveCoupon(ctx: AppContext, input: CouponInput, now = Date.now()): Coupon {
   return tx(ctx.db, () => {
     const code = input.code || unusedRandomCode(ctx.db);
     if (codeTaken(ctx.db, code, input._id))
       throw new RpcError(Code.badInput, `${CouponMsg.codeTaken}: ${code}`);
-    const values = [
-      input.name,
-      input.type,
-      code,
-      input.taobao ? 1 : 0,
-      input.traffic,
-      input.traffixHaveLimitTime ? 1 : 0,
-      input.traffixLimitTime,
-      input.vipDay,
-      input.forMoney,
-      input.discount,
-      input.useNumPerUser,
-      input.NumberOfAuthorizations,
-      expireTimeMs(ctx, input.expireTime),
-    ] as const;
     let id = input._id;
     if (id) {
       const changed = ctx.db
@@ -225,19 +274,24 @@ export function saveCoupon(ctx: AppContext, input: CouponInput, now = Date.now()
              number_of_authorizations = ?, expire_time = ?
            WHERE id = ?`,
         )
-        .run(...values, id).changes;
+        .run(...couponValues(ctx, input, code), id).changes;
       if (!changed) throw new RpcError(Code.notFound, CouponMsg.notFound);
     } else {
-      id = newId(now);
-      ctx.db
-        .query(
-          `INSERT INTO coupons (name, type, code, taobao, traffic, traffic_has_limit_time, traffic_limit_hours, vip_day,
-             for_money_fen, discount, use_num_per_user, number_of_authorizations, expire_time, id, create_time)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(...values, id, now);
+      id = insertCoupon(ctx, input, code, now);
     }
-    return toCoupon(findCouponById(ctx.db, id) as CouponRow);
+    return couponById(ctx.db, id);
+  });
+}
+
+/**
+ * The Taobao flow (seed 001 §4): `count` coupons of the same fields in one transaction, each with
+ * its own random code that no coupon has (the unique index backs the check). All or none.
+ */
+export function createCouponBatch(ctx: AppContext, input: CouponBatchInput, now = Date.now()): Coupon[] {
+  const { count, ...fields } = input;
+  return tx(ctx.db, () => {
+    const ids = Array.from({ length: count }, () => insertCoupon(ctx, fields, unusedRandomCode(ctx.db), now));
+    return ids.map((id) => couponById(ctx.db, id));
   });
 }
 
@@ -254,10 +308,13 @@ export function deleteCoupons(ctx: AppContext, ids: readonly string[]): number {
   });
 }
 
-/** Every coupon, newest first (the manager filters by type and Taobao flag on the client). */
+/**
+ * Every coupon, newest first (the manager filters by type and Taobao flag on the client), the
+ * customers' own lucky-draw coupons too, with their owner's e-mail.
+ */
 export function listCoupons(ctx: AppContext): Coupon[] {
   return ctx.db
-    .query<CouponRow, []>("SELECT * FROM coupons ORDER BY create_time DESC, rowid DESC")
+    .query<ListedCouponRow, []>(`${LISTED_COUPON_SQL} ORDER BY c.create_time DESC, c.rowid DESC`)
     .all()
     .map(toCoupon);
 }

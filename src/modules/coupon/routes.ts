@@ -1,0 +1,38 @@
+import { defineCall } from "../../rpc/call.ts";
+import { emptyInput } from "../user/schema.ts";
+import { couponBatchInput, couponIdsInput, couponInput, couponRecordsInput } from "./schema.ts";
+import { createCouponBatch, deleteCoupons, listCoupons, listCouponUses, saveCoupon } from "./service.ts";
+
+/** The coupon manager and usage records of the back office (seed 001 §2.13, §2.14, §7), for yunying and admin. */
+export const couponCalls = [
+  defineCall({
+    path: "/api/yunying/coupon/coupon_list",
+    access: "yunying",
+    input: emptyInput,
+    handle: (ctx) => listCoupons(ctx.app),
+  }),
+  defineCall({
+    path: "/api/yunying/coupon/update_coupon",
+    access: "yunying",
+    input: couponInput,
+    handle: (ctx, input) => saveCoupon(ctx.app, input),
+  }),
+  defineCall({
+    path: "/api/yunying/coupon/batch_create",
+    access: "yunying",
+    input: couponBatchInput,
+    handle: (ctx, input) => createCouponBatch(ctx.app, input),
+  }),
+  defineCall({
+    path: "/api/yunying/coupon/delete_coupon",
+    access: "yunying",
+    input: couponIdsInput,
+    handle: (ctx, input) => ({ deleted: deleteCoupons(ctx.app, input.id_list) }),
+  }),
+  defineCall({
+    path: "/api/yunying/coupon/coupon_record_list",
+    access: "yunying",
+    input: couponRecordsInput,
+    handle: (ctx, input) => listCouponUses(ctx.app, input.limit),
+  }),
+];
