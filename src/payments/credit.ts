@@ -50,6 +50,23 @@ export function findPayment(db: Db, tradeNo: string): PaymentRow | null {
   return db.query<PaymentRow, [string]>("SELECT * FROM payments WHERE trade_no = ?").get(tradeNo);
 }
 
+/**
+ * A time package `days` longer, counted from its current expiry or from now when none runs. Days
+ * added on top of a running package keep its larger daily quota (docs/decisions.md); null = 50 GB.
+ */
+export function extendedTimePackage(
+  user: { vip_expire_time: number; daily_limit: number | null },
+  days: number,
+  dailyLimit: number | null,
+  now: number,
+): { vipExpireTime: number; dailyLimit: number } {
+  const runningLimit = user.vip_expire_time > now ? (user.daily_limit ?? DEFAULT_DAILY_LIMIT) : 0;
+  return {
+    vipExpireTime: Math.max(now, user.vip_expire_time) + days * DAY_MS,
+    dailyLimit: Math.max(dailyLimit ?? DEFAULT_DAILY_LIMIT, runningLimit),
+  };
+}
+
 /** Credits what the order was sold (DESIGN §7). Runs inside markPaid's transaction. */
 export function creditOrder(ctx: AppContext, order: OrderRow, now: number): void {
   const db = ctx.db;
@@ -59,19 +76,16 @@ export function creditOrder(ctx: AppContext, order: OrderRow, now: number): void
     )
     .get(order.user_id);
   if (!user) throw new Error(`order ${order.id} has no user`);
-  const extendsTime = order.add_vip_duration > 0;
-  // Days bought on top of a running package keep its larger daily quota (docs/decisions.md).
-  const runningLimit = user.vip_expire_time > now ? (user.daily_limit ?? DEFAULT_DAILY_LIMIT) : 0;
-  const dailyLimit = Math.max(order.daily_limit ?? DEFAULT_DAILY_LIMIT, runningLimit);
+  const extension =
+    order.add_vip_duration > 0
+      ? extendedTimePackage(user, order.add_vip_duration, order.daily_limit, now)
+      : { vipExpireTime: undefined, dailyLimit: undefined };
   changeTraffic(db, {
     userId: order.user_id,
     type: "buy",
     desc: `购买 ${order.desc}`,
     traffic: order.add_traffic,
-    vipExpireTime: extendsTime
-      ? Math.max(now, user.vip_expire_time) + order.add_vip_duration * DAY_MS
-      : undefined,
-    dailyLimit: extendsTime ? dailyLimit : undefined,
+    ...extension,
     orderId: order.id,
     now,
     timeZone: ctx.settings.get("timezone"),

@@ -10,6 +10,7 @@ import { sameSecret } from "../../rpc/ids.ts";
 import type { AgentRow } from "../agent/service.ts";
 import { type LineProtocol, PORT_OFFSET } from "../line/schema.ts";
 import { lineVisibleSql } from "../line/service.ts";
+import { expireDueTrials } from "../trial/service.ts";
 import { admittedUserNos, recordServedList } from "./admission.ts";
 import type { AliveReport } from "./report.ts";
 
@@ -235,12 +236,16 @@ export function bodyEtag(body: string): string {
   return new Bun.CryptoHasher("sha1").update(body).digest("hex");
 }
 
-/** The `user` answer for a node; the node holds this list from now on (admission.ts). */
+/**
+ * The `user` answer for a node; the node holds this list from now on (admission.ts). Trial traffic
+ * due by now is expired first, so a customer whose only traffic it was is not on the list.
+ */
 export function servedUserList(
   ctx: AppContext,
   row: AgentRow,
   now = Date.now(),
 ): { body: string; etag: string } {
+  expireDueTrials(ctx, now);
   const users = nodeUsers(ctx, row.id, now);
   const body = JSON.stringify({ users });
   const etag = bodyEtag(body);

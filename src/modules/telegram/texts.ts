@@ -3,9 +3,10 @@ import type { AppContext } from "../../context.ts";
 import { businessDateTime } from "../../lib/time.ts";
 import { formatTraffic } from "../../lib/traffic.ts";
 import { trafficLeft } from "../../subscription/service.ts";
+import { trialBalance } from "../trial/service.ts";
 import type { UserRow } from "../user/service.ts";
 
-/** The account's traffic as /traffic tells it: the time package today and the permanent traffic. */
+/** The account's traffic as /traffic tells it: the time package today, permanent traffic and trial traffic. */
 export function trafficText(ctx: AppContext, user: UserRow, now = Date.now()): string {
   const timeZone = ctx.settings.get("timezone");
   const left = trafficLeft(ctx, user, now);
@@ -15,5 +16,12 @@ export function trafficText(ctx: AppContext, user: UserRow, now = Date.now()): s
       : user.vip_expire_time > 0
         ? `时间套餐：已于 ${businessDateTime(user.vip_expire_time, timeZone)} 到期`
         : "时间套餐：无";
-  return [`账号：${user.email}`, timePackage, `永久流量：剩余 ${formatTraffic(left.permanent)}`].join("\n");
+  const trial = trialBalance(ctx.db, user.id, now);
+  const lines = [`账号：${user.email}`, timePackage];
+  lines.push(`永久流量：剩余 ${formatTraffic(Math.max(0, left.permanent - trial.trialTraffic))}`);
+  if (trial.trialTraffic > 0)
+    lines.push(
+      `体验流量：剩余 ${formatTraffic(trial.trialTraffic)}，最早于 ${businessDateTime(trial.trialExpireTime, timeZone)} 到期`,
+    );
+  return lines.join("\n");
 }

@@ -75,6 +75,7 @@ describe("splitCharge", () => {
     const split = splitCharge(balance({ ...running, traffic: 5 * GB }), 3 * GB, NOON, TODAY);
     expect(split).toEqual({
       fromQuota: 3 * GB,
+      fromTrial: 0,
       fromPermanent: 0,
       overdraft: 0,
       dailyUsage: 3 * GB,
@@ -117,6 +118,47 @@ describe("splitCharge", () => {
     const user = balance({ traffic: GB, vip_expire_time: NOON, daily_limit: 10 * GB });
     expect(splitCharge(user, 100, NOON - 1, TODAY)).toMatchObject({ fromQuota: 100, fromPermanent: 0 });
     expect(splitCharge(user, 100, NOON, TODAY)).toMatchObject({ fromQuota: 0, fromPermanent: 100 });
+  });
+
+  test("issue 14: trial traffic pays after the quota and before permanent traffic, each only when the one before is used up", () => {
+    // 5 GB of users.traffic of which 2 GB are running trial traffic; 1 GB of today's quota left.
+    const user = balance({ ...running, traffic: 5 * GB, daily_usage: 9 * GB, daily_usage_day: TODAY });
+    expect(splitCharge(user, GB, NOON, TODAY, 2 * GB)).toMatchObject({
+      fromQuota: GB,
+      fromTrial: 0,
+      fromPermanent: 0,
+    });
+    expect(splitCharge(user, 3 * GB, NOON, TODAY, 2 * GB)).toMatchObject({
+      fromQuota: GB,
+      fromTrial: 2 * GB,
+      fromPermanent: 0,
+    });
+    expect(splitCharge(user, 4 * GB, NOON, TODAY, 2 * GB)).toEqual({
+      fromQuota: GB,
+      fromTrial: 2 * GB,
+      fromPermanent: GB,
+      overdraft: 0,
+      dailyUsage: 10 * GB,
+    });
+    expect(splitCharge(user, 7 * GB, NOON, TODAY, 2 * GB)).toMatchObject({
+      fromTrial: 2 * GB,
+      fromPermanent: 3 * GB,
+      overdraft: GB,
+    });
+  });
+
+  test("issue 14: without a time package trial pays first; trial beyond the balance is capped by it", () => {
+    expect(splitCharge(balance({ traffic: 3 * GB }), GB, NOON, TODAY, 2 * GB)).toMatchObject({
+      fromQuota: 0,
+      fromTrial: GB,
+      fromPermanent: 0,
+    });
+    // users.traffic below the trial remaining (an operator's adjustment): never below 0, no permanent.
+    expect(splitCharge(balance({ traffic: GB }), 3 * GB, NOON, TODAY, 2 * GB)).toMatchObject({
+      fromTrial: GB,
+      fromPermanent: 0,
+      overdraft: 2 * GB,
+    });
   });
 
   test("the quota restarts at the business day's start", () => {

@@ -1,8 +1,9 @@
 /**
  * Charging node traffic (DESIGN §7, issue 5). A node report `{user: [upload, download]}` is
- * scaled, taken from today's time-package quota and then from permanent traffic, and written in
- * one transaction to the users, their spend record of the day (the traffic ledger), the per-day
- * usage statistics and the heat of the lines the traffic went through. A report id is applied once.
+ * scaled, taken from today's time-package quota, then from running trial traffic (issue 14, soonest
+ * expiry first) and then from permanent traffic, and written in one transaction to the users, their
+ * trial grants, their spend record of the day (the traffic ledger), the per-day usage statistics and
+ * the heat of the lines the traffic went through. A report id is applied once.
  *
  * Issue 11: the report comes checked whole (node/report.ts: canonical ids, once each, bounded safe
  * integers). Only users the node was given are charged (node/admission.ts); what it reports for
@@ -18,6 +19,7 @@ import type { LineProtocol } from "../line/schema.ts";
 import { admittedSince, admittedSql } from "../node/admission.ts";
 import { recordAnomalies } from "../node/anomalies.ts";
 import type { PushUsage } from "../node/report.ts";
+import { expireDueTrials } from "../trial/service.ts";
 import type { UserRow } from "../user/service.ts";
 
 /** The multipliers one report is charged with. */
@@ -50,8 +52,10 @@ export type ChargedUser = Pick<
 
 export interface ChargeSplit {
   fromQuota: number;
+  /** Taken from running trial traffic (part of users.traffic). */
+  fromTrial: number;
   fromPermanent: number;
-  /** What found neither quota nor permanent traffic left. */
+  /** What found neither quota, trial nor permanent traffic left. */
   overdraft: number;
   /** Today's time-package usage after the charge. */
   dailyUsage: number;
@@ -59,18 +63,29 @@ export interface ChargeSplit {
 
 /**
  * Takes a charge from the quota of `day` (the business day of `now`; the quota restarts at each
- * day's start) while the time package runs, to the millisecond, and then from permanent traffic.
+ * day's start) while the time package runs, to the millisecond, then from the running trial
+ * traffic `trial` (the part of users.traffic its grants still hold), then from permanent traffic
+ * (the rest of users.traffic). Neither pays while the one before it has anything left.
  */
-export function splitCharge(user: ChargedUser, charge: number, now: number, day: string): ChargeSplit {
+export function splitCharge(
+  user: ChargedUser,
+  charge: number,
+  now: number,
+  day: string,
+  trial = 0,
+): ChargeSplit {
   const usedToday = user.daily_usage_day === day ? user.daily_usage : 0;
   const quotaLeft =
     user.vip_expire_time > now ? Math.max(0, (user.daily_limit ?? DEFAULT_DAILY_LIMIT) - usedToday) : 0;
   const fromQuota = Math.min(charge, quotaLeft);
-  const fromPermanent = Math.min(charge - fromQuota, Math.max(0, user.traffic));
+  const balance = Math.max(0, user.traffic);
+  const fromTrial = Math.min(charge - fromQuota, trial, balance);
+  const fromPermanent = Math.min(charge - fromQuota - fromTrial, Math.max(0, balance - trial));
   return {
     fromQuota,
+    fromTrial,
     fromPermanent,
-    overdraft: charge - fromQuota - fromPermanent,
+    overdraft: charge - fromQuota - fromTrial - fromPermanent,
     dailyUsage: usedToday + fromQuota,
   };
 }
@@ -120,7 +135,8 @@ function reportScales(ctx: AppContext, lineScales: number[]): ChargeScales {
   };
 }
 
-type UserBalance = ChargedUser & Pick<UserRow, "id" | "node_uid" | "scale"> & { rid: number };
+/** `trial`: Σ remaining of the user's running grants (due ones are expired before charging). */
+type UserBalance = ChargedUser & Pick<UserRow, "id" | "node_uid" | "scale"> & { rid: number; trial: number };
 
 /** Applies a node report in one transaction; a repeated report id changes nothing. */
 export function applyNodeReport(ctx: AppContext, report: NodeReport): ReportResult {
@@ -147,10 +163,13 @@ export function applyNodeReport(ctx: AppContext, report: NodeReport): ReportResu
         now - REPORT_ID_DAYS * DAY_MS,
       );
     }
+    // Trial traffic due by now must not pay for this report: it goes first, with its own record.
+    expireDueTrials(ctx, now);
     // Only users the node was given are charged; the rest are kept as anomalies.
     const users = db
       .query<UserBalance, [string, string, number, number]>(
-        `SELECT rowid AS rid, id, node_uid, scale, traffic, spend_traffic, vip_expire_time, daily_limit, daily_usage, daily_usage_day
+        `SELECT rowid AS rid, id, node_uid, scale, traffic, spend_traffic, vip_expire_time, daily_limit, daily_usage, daily_usage_day,
+           (SELECT COALESCE(SUM(remaining), 0) FROM trial_grants g WHERE g.user_id = u.id AND g.remaining > 0) AS trial
          FROM users u WHERE node_uid IN (SELECT value FROM json_each(?1)) AND ${admittedSql("u.node_uid", "?2", "?3", "?4")}`,
       )
       .all(JSON.stringify(moved.map(([userNo]) => userNo)), agentId, admittedSince(ctx, now), now);
@@ -173,7 +192,7 @@ export function applyNodeReport(ctx: AppContext, report: NodeReport): ReportResu
       carried += upload + download;
       const charge = chargeFor(upload, download, user.scale, scales);
       result.charged += charge;
-      write(user, upload, download, splitCharge(user, charge, now, day));
+      write(user, upload, download, splitCharge(user, charge, now, day, user.trial));
     }
     if (users.length > 0 && lines.length > 0) {
       db.query(
@@ -185,9 +204,10 @@ export function applyNodeReport(ctx: AppContext, report: NodeReport): ReportResu
 }
 
 /**
- * Per user: the balances, the day's spend record in the traffic ledger (one per user and day,
- * kept up to date: traffic_change is what left permanent traffic, exemption_traffic what the time
- * package covered) and usage_days. Cached statements by rowid / unique key, one row at a time.
+ * Per user: the balances, the trial grants, the day's spend record in the traffic ledger (one per
+ * user and day, kept up to date: traffic_change is what left users.traffic — trial and permanent —,
+ * exemption_traffic what the time package covered) and usage_days (its `permanent` column is also
+ * what left users.traffic, trial included). Cached statements by rowid / unique key, one row at a time.
  */
 function chargeWriter(ctx: AppContext, day: string, now: number) {
   const db = ctx.db;
@@ -209,22 +229,35 @@ function chargeWriter(ctx: AppContext, day: string, now: number) {
        quota = ${leastSql("quota + ?5", "?8")}, permanent = ${leastSql("permanent + ?6", "?8")},
        overdraft = ${leastSql("overdraft + ?7", "?8")}`,
   );
+  const spendTrial = trialSpender(ctx);
   return (user: UserBalance, upload: number, download: number, split: ChargeSplit) => {
-    const traffic = user.traffic - split.fromPermanent;
-    const spend = user.spend_traffic + split.fromQuota + split.fromPermanent;
-    if (split.fromQuota + split.fromPermanent > 0) {
+    const fromTraffic = split.fromTrial + split.fromPermanent;
+    const traffic = user.traffic - fromTraffic;
+    const spend = user.spend_traffic + split.fromQuota + fromTraffic;
+    if (split.fromQuota + fromTraffic > 0) {
       balances.run(traffic, spend, split.dailyUsage, day, user.rid);
-      ledger.run(user.id, -split.fromPermanent, split.fromQuota, traffic, spend, day, now);
+      ledger.run(user.id, -fromTraffic, split.fromQuota, traffic, spend, day, now);
     }
-    usage.run(
-      day,
-      user.id,
-      upload,
-      download,
-      split.fromQuota,
-      split.fromPermanent,
-      split.overdraft,
-      SATURATED,
-    );
+    if (split.fromTrial > 0) spendTrial(user.id, split.fromTrial);
+    usage.run(day, user.id, upload, download, split.fromQuota, fromTraffic, split.overdraft, SATURATED);
+  };
+}
+
+/** Takes `amount` from a user's running grants, soonest expiry first. Only users who spend trial get here. */
+function trialSpender(ctx: AppContext) {
+  const db = ctx.db;
+  const running = db.query<{ id: number; remaining: number }, [string]>(
+    "SELECT id, remaining FROM trial_grants WHERE user_id = ? AND remaining > 0 ORDER BY expire_time, id",
+  );
+  const take = db.query("UPDATE trial_grants SET remaining = remaining - ? WHERE id = ?");
+  return (userId: string, amount: number) => {
+    let left = amount;
+    for (const grant of running.all(userId)) {
+      if (left === 0) break;
+      const taken = Math.min(left, grant.remaining);
+      take.run(taken, grant.id);
+      left -= taken;
+    }
+    if (left !== 0) throw new Error(`trial grants of ${userId} hold ${amount - left} bytes, not ${amount}`);
   };
 }

@@ -1,0 +1,97 @@
+/**
+ * Redeeming a trial voucher (seed 000 §5 trial coupon, §7 redeem_coupon, §8; issue 14 §2): a
+ * freeUse coupon adds traffic — with `traffixHaveLimitTime`, trial traffic that expires after
+ * `traffixLimitTime` hours (trial/service.ts) —, a freeTime coupon adds days of time package. The
+ * checks, the usage record, the coupon's count and the credit are one transaction, so a coupon
+ * with N uses left is used N times however many customers redeem it at once.
+ */
+import type { AppContext } from "../../context.ts";
+import { tx } from "../../db/db.ts";
+import { extendedTimePackage } from "../../payments/credit.ts";
+import { Code, RpcError } from "../../rpc/codes.ts";
+import { changeTraffic } from "../ledger/service.ts";
+import { COUPON_IP_FAILURES } from "../order/service.ts";
+import { addTrialGrant } from "../trial/service.ts";
+import { RedeemMsg, type RedeemResult } from "./redeem-schema.ts";
+import { TRIAL_COUPON_TYPES } from "./schema.ts";
+import {
+  activeUsesByUser,
+  type CouponRow,
+  findCouponByCode,
+  isExpired,
+  recordCouponUse,
+  usableBy,
+} from "./service.ts";
+
+const HOUR_MS = 3_600_000;
+/** Redemption tries per account; refused tries per address share the order coupon's budget. */
+const REDEEM_TRIES = { name: "redeem-coupon", max: 10, windowMs: 60_000 };
+
+/**
+ * Redeems a trial voucher for a user. Tries are limited per account, and refused ones per client
+ * address together with order-coupon tries, so guessing codes is slow from any number of accounts.
+ */
+export function redeemCoupon(
+  ctx: AppContext,
+  userId: string,
+  code: string,
+  ip: string,
+  now = Date.now(),
+): RedeemResult {
+  if (!ctx.limiter.hit(REDEEM_TRIES, userId))
+    throw new RpcError(Code.couponTooManyTries, RedeemMsg.tooManyTries);
+  const reservation = ctx.limiter.reserve([{ rule: COUPON_IP_FAILURES, key: ip }]);
+  if (!reservation) throw new RpcError(Code.couponTooManyTries, RedeemMsg.tooManyTries);
+  const result = tx(ctx.db, () => {
+    const coupon = checkTrialCoupon(ctx, findCouponByCode(ctx.db, code), userId, now);
+    return credit(ctx, coupon, userId, now);
+  });
+  reservation.release(); // only refused tries count against the address
+  return result;
+}
+
+/** The seed's checks, in its order: unknown 1016, expired 1029, not a trial coupon 1020, used up 1017 / 1027. */
+function checkTrialCoupon(ctx: AppContext, coupon: CouponRow | null, userId: string, now: number): CouponRow {
+  if (!coupon || !usableBy(coupon, userId)) throw new RpcError(Code.couponNotFound, RedeemMsg.notFound);
+  if (isExpired(coupon, now)) throw new RpcError(Code.couponExpired, RedeemMsg.expired);
+  if (!TRIAL_COUPON_TYPES.includes(coupon.type))
+    throw new RpcError(Code.couponWrongType, RedeemMsg.wrongType);
+  const perUser = coupon.use_num_per_user;
+  if (perUser > 0 && activeUsesByUser(ctx.db, coupon.id, userId) >= perUser)
+    throw new RpcError(Code.couponUsedUp, RedeemMsg.alreadyRedeemed);
+  const total = coupon.number_of_authorizations;
+  if (total > 0 && coupon.auth_times >= total) throw new RpcError(Code.couponExhausted, RedeemMsg.exhausted);
+  return coupon;
+}
+
+/** Records the use and credits it, with its traffic record; inside redeemCoupon's transaction. */
+function credit(ctx: AppContext, coupon: CouponRow, userId: string, now: number): RedeemResult {
+  const db = ctx.db;
+  const timeZone = ctx.settings.get("timezone");
+  const desc = `兑换体验券 ${coupon.name || coupon.code}`;
+  if (coupon.type === "freeTime") {
+    const user = db
+      .query<{ vip_expire_time: number; daily_limit: number | null }, [string]>(
+        "SELECT vip_expire_time, daily_limit FROM users WHERE id = ?",
+      )
+      .get(userId);
+    if (!user) throw new Error(`no user ${userId}`);
+    recordCouponUse(db, { coupon, userId, addDay: coupon.vip_day, now });
+    const extension = extendedTimePackage(user, coupon.vip_day, null, now);
+    changeTraffic(db, { userId, type: "coupon", desc, ...extension, now, timeZone });
+    return { name: coupon.name, traffic: 0, day: coupon.vip_day, type: coupon.type };
+  }
+  const useId = recordCouponUse(db, { coupon, userId, addTraffic: coupon.traffic, now });
+  changeTraffic(db, { userId, type: "coupon", desc, traffic: coupon.traffic, now, timeZone });
+  // A time limit of 0 hours is no limit: the traffic would be gone the moment it arrived.
+  if (coupon.traffic_has_limit_time === 1 && coupon.traffic_limit_hours > 0 && coupon.traffic > 0) {
+    addTrialGrant(db, {
+      userId,
+      couponUseId: useId,
+      amount: coupon.traffic,
+      expireTime: now + coupon.traffic_limit_hours * HOUR_MS,
+      now,
+    });
+  }
+  return { name: coupon.name, traffic: coupon.traffic, day: 0, type: coupon.type };
+}

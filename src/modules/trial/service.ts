@@ -1,0 +1,157 @@
+/**
+ * Trial traffic that expires (issue 14 §2, migration 010 trial_grants). A grant is part of
+ * users.traffic while its `remaining` is above 0, so users.traffic = Σ traffic_change still holds:
+ * node charging takes it after today's time-package quota and before permanent traffic (charge.ts),
+ * and at expiry what is left of it goes with a tiyan_expire record.
+ */
+import type { AppContext } from "../../context.ts";
+import { type Db, tx } from "../../db/db.ts";
+import { businessDateTime } from "../../lib/time.ts";
+import { formatGB } from "../../lib/traffic.ts";
+import { changeTraffic } from "../ledger/service.ts";
+import { createNotice } from "../notice/service.ts";
+import { queueUserMessage } from "../telegram/outbox.ts";
+
+export interface TrialBalance {
+  /** Bytes of users.traffic that are trial traffic still running (remaining of unexpired grants). */
+  trialTraffic: number;
+  /** The soonest expiry among those grants, ms; 0 when there is none. */
+  trialExpireTime: number;
+}
+
+const HOUR_MS = 3_600_000;
+/** How long before its expiry a customer is told about trial traffic still left. */
+export const TRIAL_WARN_MS = 24 * HOUR_MS;
+export const TRIAL_EXPIRE_DESC = "体验流量到期";
+
+/** What of a user's traffic is trial traffic, at `now`. A grant past its expiry no longer counts, swept or not. */
+export function trialBalance(db: Db, userId: string, now: number): TrialBalance {
+  const row = db
+    .query<{ trial: number; soonest: number | null }, [string, number]>(
+      `SELECT COALESCE(SUM(remaining), 0) AS trial, MIN(expire_time) AS soonest
+       FROM trial_grants WHERE user_id = ? AND remaining > 0 AND expire_time > ?`,
+    )
+    .get(userId, now);
+  return { trialTraffic: row?.trial ?? 0, trialExpireTime: row?.soonest ?? 0 };
+}
+
+/** Σ remaining of every grant not yet swept, due ones included: all of it is in users.traffic. */
+function unsweptTrial(db: Db, userId: string): number {
+  return (
+    db
+      .query<{ trial: number }, [string]>(
+        "SELECT COALESCE(SUM(remaining), 0) AS trial FROM trial_grants WHERE user_id = ? AND remaining > 0",
+      )
+      .get(userId)?.trial ?? 0
+  );
+}
+
+/**
+ * Permanent traffic: users.traffic minus running trial traffic. Only this may be transferred or
+ * spent on a draw. Call inside the transaction that spends it. A grant past its expiry that the
+ * sweeper has not reached yet is subtracted too: it is in users.traffic, but it is not permanent.
+ */
+export function permanentTraffic(db: Db, userId: string, _now: number): number {
+  const row = db.query<{ traffic: number }, [string]>("SELECT traffic FROM users WHERE id = ?").get(userId);
+  return Math.max(0, (row?.traffic ?? 0) - unsweptTrial(db, userId));
+}
+
+export interface NewTrialGrant {
+  userId: string;
+  couponUseId: string;
+  amount: number;
+  expireTime: number;
+  now: number;
+}
+
+/** Marks `amount` of the traffic just credited as trial traffic until `expireTime`. Inside the crediting tx. */
+export function addTrialGrant(db: Db, grant: NewTrialGrant): void {
+  db.query(
+    `INSERT INTO trial_grants (user_id, coupon_use_id, amount, remaining, expire_time, create_time)
+     VALUES (?, ?, ?, ?, ?, ?)`,
+  ).run(grant.userId, grant.couponUseId, grant.amount, grant.amount, grant.expireTime, grant.now);
+}
+
+interface DueGrant {
+  id: number;
+  user_id: string;
+  remaining: number;
+}
+
+/**
+ * Removes what is left of every grant due at `now` (expire_time ≤ now) with a tiyan_expire record
+ * and sets its remaining to 0. A grant used up needs nothing (remaining is already 0, no record).
+ * The removal is clamped to users.traffic: traffic can only have gone below the trial remaining by
+ * a change outside the trial accounting (an operator's adjustment), and what is gone is gone —
+ * users.traffic never goes negative. Returns how many grants were swept.
+ */
+export function expireDueTrials(ctx: AppContext, now: number): number {
+  const db = ctx.db;
+  return tx(db, () => {
+    const due = db
+      .query<DueGrant, [number]>(
+        "SELECT id, user_id, remaining FROM trial_grants WHERE remaining > 0 AND expire_time <= ? ORDER BY expire_time, id",
+      )
+      .all(now);
+    if (due.length === 0) return 0;
+    const timeZone = ctx.settings.get("timezone");
+    const balance = db.query<{ traffic: number }, [string]>("SELECT traffic FROM users WHERE id = ?");
+    const close = db.query("UPDATE trial_grants SET remaining = 0, expired_time = ? WHERE id = ?");
+    for (const grant of due) {
+      const removed = Math.min(grant.remaining, Math.max(0, balance.get(grant.user_id)?.traffic ?? 0));
+      if (removed > 0) {
+        changeTraffic(db, {
+          userId: grant.user_id,
+          type: "tiyan_expire",
+          desc: TRIAL_EXPIRE_DESC,
+          traffic: -removed,
+          now,
+          timeZone,
+        });
+      }
+      close.run(now, grant.id);
+    }
+    return due.length;
+  });
+}
+
+interface ExpiringGrant extends DueGrant {
+  expire_time: number;
+}
+
+/** The text of the "about to expire" notice and bot message. */
+export function trialExpiringText(remaining: number, expireTime: number, timeZone: string): string {
+  return `您有 ${formatGB(remaining)} G 体验流量将于 ${businessDateTime(expireTime, timeZone)} 到期，到期后未用完的部分将被清除`;
+}
+
+/**
+ * Tells each customer once (warned_time) about trial traffic left that expires within 24 hours:
+ * a bell notice and a bot message. Returns how many grants were announced.
+ */
+export function warnExpiringTrials(ctx: AppContext, now: number): number {
+  const db = ctx.db;
+  return tx(db, () => {
+    const expiring = db
+      .query<ExpiringGrant, [number, number]>(
+        `SELECT id, user_id, remaining, expire_time FROM trial_grants
+         WHERE remaining > 0 AND expire_time > ?1 AND expire_time <= ?2 AND warned_time IS NULL
+         ORDER BY expire_time, id`,
+      )
+      .all(now, now + TRIAL_WARN_MS);
+    const timeZone = ctx.settings.get("timezone");
+    const mark = db.query("UPDATE trial_grants SET warned_time = ? WHERE id = ? AND warned_time IS NULL");
+    for (const grant of expiring) {
+      if (mark.run(now, grant.id).changes === 0) continue;
+      const text = trialExpiringText(grant.remaining, grant.expire_time, timeZone);
+      createNotice(ctx, { userId: grant.user_id, desc: text, href: "/#/" });
+      queueUserMessage(ctx, grant.user_id, text, `trial-expiring:${grant.id}`);
+    }
+    return expiring.length;
+  });
+}
+
+/** What the server's sweeper does each round: expire what is due, then warn about what soon will be. */
+export function sweepTrials(ctx: AppContext, now = Date.now()): void {
+  expireDueTrials(ctx, now);
+  warnExpiringTrials(ctx, now);
+}
