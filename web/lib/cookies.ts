@@ -49,4 +49,6 @@ export const Cookies = {
   lastRegister: "lastRegister",
   platform: "platform",
   noticeDismissed: "noticeDismissed",
+  /** The business day this browser last checked an account in (seed 000 §5 "another account"). */
+  lastSignUse: "lastSignUse",
 } as const;

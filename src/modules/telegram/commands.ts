@@ -9,6 +9,7 @@ import type { RateRule } from "../../rpc/rate-limit.ts";
 import { subscriptionOrigin, subscriptionUrl } from "../../subscription/clients.ts";
 import { listNotices } from "../notice/service.ts";
 import { siteOrigin } from "../settings/schema.ts";
+import { signUseReply } from "../signuse/service.ts";
 import type { UserRow } from "../user/service.ts";
 import type { TgMessage, TgUpdate } from "./api.ts";
 import { accountOfChat, BotBindMsg, bindChat, deleteBinding, UNBOUND_TEXT } from "./bind.ts";
@@ -37,6 +38,7 @@ export const BOUND_COMMANDS: readonly BoundCommand[] = [
   { name: "traffic", help: "剩余流量与时间套餐", run: (ctx, user, now) => trafficText(ctx, user, now) },
   { name: "sub", help: "订阅链接", run: (ctx, user) => subscriptionText(ctx, user) },
   { name: "notices", help: "最新通知", run: (ctx, user) => noticesText(ctx, user) },
+  { name: "checkin", help: "每日签到", run: (ctx, user, now) => signUseReply(ctx, user.id, now) },
   {
     name: "unbind",
     help: "解除绑定",
