@@ -1,0 +1,46 @@
+import { type CallContext, defineCall } from "../../rpc/call.ts";
+import { emptyInput } from "../user/schema.ts";
+import type { UserRow } from "../user/service.ts";
+import { prizeIdInput, prizeInput } from "./schema.ts";
+import { deletePrize, drawBoard, drawPrize, listPrizes, myDraws, savePrize } from "./service.ts";
+
+const userIdOf = (ctx: CallContext) => (ctx.user as UserRow).id;
+
+export const prizeCalls = [
+  defineCall({
+    path: "/api/yunying/prize/list",
+    access: "yunying",
+    input: emptyInput,
+    handle: (ctx) => listPrizes(ctx.app),
+  }),
+  defineCall({
+    path: "/api/yunying/prize/update",
+    access: "yunying",
+    input: prizeInput,
+    handle: (ctx, input) => savePrize(ctx.app, userIdOf(ctx), input),
+  }),
+  defineCall({
+    path: "/api/yunying/prize/delete",
+    access: "yunying",
+    input: prizeIdInput,
+    handle: (ctx, input) => deletePrize(ctx.app, input.id),
+  }),
+  defineCall({
+    path: "/api/prize/board",
+    access: "user",
+    input: emptyInput,
+    handle: (ctx) => drawBoard(ctx.app, userIdOf(ctx)),
+  }),
+  defineCall({
+    path: "/api/prize/draw",
+    access: "user",
+    input: emptyInput,
+    handle: (ctx) => drawPrize(ctx.app, userIdOf(ctx)),
+  }),
+  defineCall({
+    path: "/api/prize/my_draws",
+    access: "user",
+    input: emptyInput,
+    handle: (ctx) => myDraws(ctx.app, userIdOf(ctx)),
+  }),
+];

@@ -1,0 +1,316 @@
+/**
+ * The lucky draw (issue 14 §4): the prize table the back office edits, and the customer's draw,
+ * which spends permanent traffic, picks a prize by weight and pays it in one transaction.
+ */
+import type { AppContext } from "../../context.ts";
+import { tx } from "../../db/db.ts";
+import { businessDay, DAY_MS } from "../../lib/time.ts";
+import { GB } from "../../lib/traffic.ts";
+import { extendedTimePackage } from "../../payments/credit.ts";
+import { Code, RpcError } from "../../rpc/codes.ts";
+import { newId } from "../../rpc/ids.ts";
+import { findCouponByCode, randomCouponCode } from "../coupon/service.ts";
+import { downloadPath } from "../file/schema.ts";
+import { requireOwnUpload } from "../file/service.ts";
+import { changeTraffic } from "../ledger/service.ts";
+import { createNotice } from "../notice/service.ts";
+import { queueUserMessage } from "../telegram/outbox.ts";
+import { permanentTraffic } from "../trial/service.ts";
+import { boardLayout, pickWeighted, seatFor } from "./pick.ts";
+import {
+  type BoardPrize,
+  type DrawBoard,
+  type DrawResult,
+  MY_DRAWS_LIMIT,
+  type MyDraw,
+  type Prize,
+  type PrizeInput,
+  type PrizeList,
+  PrizeMsg,
+  prizeGainText,
+  prizeStats,
+} from "./schema.ts";
+
+export interface PrizeRow {
+  id: string;
+  name: string;
+  gain_traffic: number;
+  gain_vip_days: number;
+  weight: number;
+  desc: string;
+  has_discount_coupon: number;
+  discount_value: number;
+  discount_duration: number;
+  photo: string;
+  create_time: number;
+}
+
+/** Bytes to G without float noise (1.5 G stays 1.5). */
+const bytesToG = (bytes: number) => Number((bytes / GB).toFixed(6));
+
+export function toPrize(row: PrizeRow): Prize {
+  return {
+    _id: row.id,
+    name: row.name,
+    gainTraffic: bytesToG(row.gain_traffic),
+    gainVipTime: row.gain_vip_days,
+    weight: row.weight,
+    desc: row.desc,
+    hasDiscountCoupon: row.has_discount_coupon === 1,
+    discountValue: row.discount_value,
+    discountDuration: row.discount_duration,
+    photoUrl: row.photo === "" ? "" : downloadPath(row.photo),
+    createTime: row.create_time,
+  };
+}
+
+function toBoardPrize(row: PrizeRow): BoardPrize {
+  const { weight: _weight, createTime: _createTime, ...shown } = toPrize(row);
+  return shown;
+}
+
+function prizeRows(ctx: AppContext): PrizeRow[] {
+  return ctx.db.query<PrizeRow, []>("SELECT * FROM prizes ORDER BY create_time, rowid").all();
+}
+
+function findPrize(ctx: AppContext, id: string): PrizeRow | null {
+  return ctx.db.query<PrizeRow, [string]>("SELECT * FROM prizes WHERE id = ?").get(id);
+}
+
+/** The prizes in the order they were added, with the seed 001 §2.15 statistics. */
+export function listPrizes(ctx: AppContext): PrizeList {
+  const prizes = prizeRows(ctx).map(toPrize);
+  return { prizes, stats: prizeStats(prizes) };
+}
+
+/**
+ * Creates (no `_id`) or replaces a prize. A new image must be an upload of the editor; the image
+ * a prize already has is kept whoever uploaded it (another operator may have).
+ */
+export function savePrize(ctx: AppContext, editorId: string, input: PrizeInput, now = Date.now()): Prize {
+  return tx(ctx.db, () => {
+    const existing = input._id ? findPrize(ctx, input._id) : null;
+    if (input._id && !existing) throw new RpcError(Code.notFound, PrizeMsg.notFound);
+    if (input.photoUrl !== existing?.photo) requireOwnUpload(ctx, editorId, input.photoUrl);
+    const values = [
+      input.name,
+      Math.round(input.gainTraffic * GB),
+      input.gainVipTime,
+      input.weight,
+      input.desc,
+      input.hasDiscountCoupon ? 1 : 0,
+      input.discountValue,
+      input.discountDuration,
+      input.photoUrl,
+    ] as const;
+    let id = input._id;
+    if (id) {
+      ctx.db
+        .query(
+          `UPDATE prizes SET name = ?, gain_traffic = ?, gain_vip_days = ?, weight = ?, desc = ?,
+             has_discount_coupon = ?, discount_value = ?, discount_duration = ?, photo = ?
+           WHERE id = ?`,
+        )
+        .run(...values, id);
+    } else {
+      id = newId(now);
+      ctx.db
+        .query(
+          `INSERT INTO prizes (name, gain_traffic, gain_vip_days, weight, desc, has_discount_coupon, discount_value,
+             discount_duration, photo, id, create_time)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(...values, id, now);
+    }
+    return toPrize(findPrize(ctx, id) as PrizeRow);
+  });
+}
+
+/** Deletes a prize; draws already made keep its name and what they paid. */
+export function deletePrize(ctx: AppContext, id: string): void {
+  const changed = ctx.db.query("DELETE FROM prizes WHERE id = ?").run(id).changes;
+  if (!changed) throw new RpcError(Code.notFound, PrizeMsg.notFound);
+}
+
+/** Prizes that can be won (weight above 0), in table order: the board shows only these. */
+function drawablePrizes(ctx: AppContext): PrizeRow[] {
+  return prizeRows(ctx).filter((row) => row.weight > 0);
+}
+
+/** Bytes of permanent traffic one draw costs (setting prizeBaseCost, in G). */
+const drawCost = (ctx: AppContext) => Math.round(ctx.settings.get("prizeBaseCost") * GB);
+
+/** `/api/prize/board`: seats in order (prizes repeated to fill gameSeat), the cost, the balance. */
+export function drawBoard(ctx: AppContext, userId: string, now = Date.now()): DrawBoard {
+  const prizes = drawablePrizes(ctx);
+  const layout = boardLayout(prizes.length, ctx.settings.get("gameSeat"));
+  return {
+    seats: layout.map((index) => toBoardPrize(prizes[index] as PrizeRow)),
+    cost: ctx.settings.get("prizeBaseCost"),
+    permanentTraffic: permanentTraffic(ctx.db, userId, now),
+  };
+}
+
+/** A code no coupon has yet (6 random letters, as every generated coupon code). */
+function freshCouponCode(ctx: AppContext): string {
+  for (;;) {
+    const code = randomCouponCode();
+    if (!findCouponByCode(ctx.db, code)) return code;
+  }
+}
+
+/** The prize's discount coupon, given to the winner alone: one use, valid discountDuration days. */
+function giveDiscountCoupon(
+  ctx: AppContext,
+  userId: string,
+  prize: PrizeRow,
+  now: number,
+): { id: string; code: string } {
+  const id = newId(now);
+  const code = freshCouponCode(ctx);
+  ctx.db
+    .query(
+      `INSERT INTO coupons (id, name, type, code, discount, use_num_per_user, number_of_authorizations, expire_time,
+         owner_user_id, create_time)
+       VALUES (?, ?, 'discount', ?, ?, 1, 1, ?, ?, ?)`,
+    )
+    .run(
+      id,
+      `抽奖奖品：${prize.name}`,
+      code,
+      prize.discount_value,
+      now + prize.discount_duration * DAY_MS,
+      userId,
+      now,
+    );
+  return { id, code };
+}
+
+/** Pays a prize: its traffic and time package in one prize_reward record, then its coupon. */
+function payPrize(
+  ctx: AppContext,
+  userId: string,
+  prize: PrizeRow,
+  now: number,
+): { couponId: string | null; code: string } {
+  if (prize.gain_traffic > 0 || prize.gain_vip_days > 0) {
+    const user = ctx.db
+      .query<{ vip_expire_time: number; daily_limit: number | null }, [string]>(
+        "SELECT vip_expire_time, daily_limit FROM users WHERE id = ?",
+      )
+      .get(userId);
+    if (!user) throw new Error(`no user ${userId}`);
+    changeTraffic(ctx.db, {
+      userId,
+      type: "prize_reward",
+      desc: `抽奖奖励：${prize.name}`,
+      traffic: prize.gain_traffic,
+      ...(prize.gain_vip_days > 0 ? extendedTimePackage(user, prize.gain_vip_days, null, now) : {}),
+      now,
+      timeZone: ctx.settings.get("timezone"),
+    });
+  }
+  if (prize.has_discount_coupon !== 1) return { couponId: null, code: "" };
+  const coupon = giveDiscountCoupon(ctx, userId, prize, now);
+  return { couponId: coupon.id, code: coupon.code };
+}
+
+/** Tells the winner (bell and bot) what the prize gave; a prize that gives nothing tells nothing. */
+function tellPrizeWon(
+  ctx: AppContext,
+  userId: string,
+  drawId: string,
+  prize: Prize,
+  couponCode: string,
+): void {
+  const gains = prizeGainText(prize);
+  if (gains === "") return;
+  const coupon = couponCode ? `，优惠券码 ${couponCode}（${prize.discountDuration} 天内下单可用）` : "";
+  const text = `恭喜您在幸运抽奖中抽中「${prize.name}」：${gains}${coupon}`;
+  createNotice(ctx, { userId, desc: text, href: "/#/lucky_draw" });
+  queueUserMessage(ctx, userId, text, `prize-won:${drawId}`);
+}
+
+/**
+ * One draw, all or nothing: the cost comes off permanent traffic (prize_spend), a prize is picked
+ * by weight with a cryptographic source, paid (prize_reward, days, coupon), recorded and told.
+ */
+export function drawPrize(ctx: AppContext, userId: string, now = Date.now()): DrawResult {
+  return tx(ctx.db, () => {
+    const prizes = drawablePrizes(ctx);
+    const picked = pickWeighted(prizes.map((row) => row.weight));
+    if (picked === null) throw new RpcError(Code.badInput, PrizeMsg.noPrizes);
+    const cost = drawCost(ctx);
+    // A free draw would hand out traffic without end: a cost of 0 closes the draw instead.
+    if (cost <= 0) throw new RpcError(Code.badInput, PrizeMsg.closed);
+    // The same refusal as a transfer short of permanent traffic (1038): trial traffic never pays.
+    if (permanentTraffic(ctx.db, userId, now) < cost)
+      throw new RpcError(Code.pushNotEnoughTraffic, PrizeMsg.notEnoughTraffic);
+    const timeZone = ctx.settings.get("timezone");
+    changeTraffic(ctx.db, { userId, type: "prize_spend", desc: "幸运抽奖", traffic: -cost, now, timeZone });
+    const row = prizes[picked] as PrizeRow;
+    const seat = seatFor(boardLayout(prizes.length, ctx.settings.get("gameSeat")), picked);
+    const paid = payPrize(ctx, userId, row, now);
+    const drawId = newId(now);
+    ctx.db
+      .query(
+        `INSERT INTO prize_draws (id, user_id, prize_id, prize_name, cost, gain_traffic, gain_vip_days, coupon_id, seat,
+           day, create_time)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        drawId,
+        userId,
+        row.id,
+        row.name,
+        cost,
+        row.gain_traffic,
+        row.gain_vip_days,
+        paid.couponId,
+        seat,
+        businessDay(now, timeZone),
+        now,
+      );
+    const prize = toBoardPrize(row);
+    tellPrizeWon(ctx, userId, drawId, toPrize(row), paid.code);
+    return {
+      drawId,
+      prize,
+      seat,
+      couponCode: paid.code,
+      permanentTraffic: permanentTraffic(ctx.db, userId, now),
+    };
+  });
+}
+
+interface MyDrawRow {
+  id: string;
+  prize_name: string;
+  cost: number;
+  gain_traffic: number;
+  gain_vip_days: number;
+  code: string | null;
+  expire_time: number | null;
+  create_time: number;
+}
+
+/** The customer's most recent draws, newest first, with the coupon each gave. */
+export function myDraws(ctx: AppContext, userId: string, limit = MY_DRAWS_LIMIT): MyDraw[] {
+  return ctx.db
+    .query<MyDrawRow, [string, number]>(
+      `SELECT d.id, d.prize_name, d.cost, d.gain_traffic, d.gain_vip_days, c.code, c.expire_time, d.create_time
+       FROM prize_draws d LEFT JOIN coupons c ON c.id = d.coupon_id
+       WHERE d.user_id = ? ORDER BY d.create_time DESC, d.rowid DESC LIMIT ?`,
+    )
+    .all(userId, limit)
+    .map((row) => ({
+      _id: row.id,
+      prizeName: row.prize_name,
+      cost: row.cost,
+      gainTraffic: row.gain_traffic,
+      gainVipTime: row.gain_vip_days,
+      couponCode: row.code ?? "",
+      couponExpireTime: row.expire_time ?? 0,
+      createTime: row.create_time,
+    }));
+}
