@@ -12,8 +12,10 @@ import { isCompiledExecutable } from "../src/node/agent/upgrade.ts";
 import { LOOPBACK_PROXIES, parseTrustedProxies } from "../src/rpc/forwarded.ts";
 import { type RunningServer, startServer } from "../src/server.ts";
 import { registerCommerceCommands } from "./commerce.ts";
+import { registerCouponCommands } from "./coupon.ts";
 import { registerGuideCommands } from "./guide.ts";
 import { registerNetworkCommands } from "./network.ts";
+import { registerPrizeCommands } from "./prize.ts";
 import { dataDirOption, die, printJsonOr } from "./shared.ts";
 import { registerTelegramCommands } from "./telegram.ts";
 import { registerTicketCommands } from "./ticket.ts";
@@ -131,11 +133,13 @@ export function buildProgram(): Command {
 
   registerUserCommands(program);
   registerCommerceCommands(program);
+  registerCouponCommands(program);
   registerNetworkCommands(program);
   registerTrafficCommands(program);
   registerTicketCommands(program);
   registerTelegramCommands(program);
   registerGuideCommands(program);
+  registerPrizeCommands(program);
 
   const migrate = program.command("migrate").description("database schema migrations");
   migrate

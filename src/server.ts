@@ -7,6 +7,8 @@ import { startLatencyProbe } from "./modules/agent/latency.ts";
 import { agentCalls } from "./modules/agent/routes.ts";
 import { appleIdCalls } from "./modules/appleid/routes.ts";
 import { comboCalls } from "./modules/combo/routes.ts";
+import { redeemCalls } from "./modules/coupon/redeem-routes.ts";
+import { couponCalls } from "./modules/coupon/routes.ts";
 import { entryCalls } from "./modules/entry/routes.ts";
 import { errorCalls } from "./modules/errors/routes.ts";
 import { recordError } from "./modules/errors/service.ts";
@@ -18,10 +20,15 @@ import { nodeInstallRoutes, nodeRoutes } from "./modules/node/routes.ts";
 import { noticeCalls } from "./modules/notice/routes.ts";
 import { orderCalls } from "./modules/order/routes.ts";
 import { permissionCalls } from "./modules/permission/routes.ts";
+import { prizeCalls } from "./modules/prize/routes.ts";
+import { pushCalls } from "./modules/push/routes.ts";
+import { startPushSweeper } from "./modules/push/service.ts";
 import { settingsCalls } from "./modules/settings/routes.ts";
+import { signUseCalls } from "./modules/signuse/routes.ts";
 import { type BotTimings, startTelegramBot } from "./modules/telegram/bot.ts";
 import { telegramCalls, telegramRoutes } from "./modules/telegram/routes.ts";
 import { trafficCalls } from "./modules/traffic/routes.ts";
+import { startTrialSweeper } from "./modules/trial/sweeper.ts";
 import { accountRoutes, userCalls } from "./modules/user/routes.ts";
 import { NO_CHANNEL_CODE } from "./modules/user/schema.ts";
 import { exchangeLoginToken } from "./modules/user/session.ts";
@@ -42,6 +49,8 @@ const calls: CallDef[] = [
   ...noticeCalls,
   ...errorCalls,
   ...comboCalls,
+  ...couponCalls,
+  ...redeemCalls,
   ...orderCalls,
   ...agentCalls,
   ...entryCalls,
@@ -51,6 +60,9 @@ const calls: CallDef[] = [
   ...feedbackCalls,
   ...appleIdCalls,
   ...guideCalls,
+  ...pushCalls,
+  ...prizeCalls,
+  ...signUseCalls,
 ];
 
 /** Bun answers 413 above this; envelope calls have their own smaller limit (1000). */
@@ -241,6 +253,8 @@ export function startServer(options: ServeOptions): RunningServer {
   const port = server.port ?? options.port ?? 3000;
   const usdtWatcher = startUsdtWatcher(context);
   const latencyProbe = startLatencyProbe(context);
+  const trialSweeper = startTrialSweeper(context);
+  const pushSweeper = startPushSweeper(context);
   const telegramBot = startTelegramBot(context, options.telegram);
   // Listening on all addresses, this machine reaches the server over loopback.
   const loopback = options.host === "::" ? "::1" : "127.0.0.1";
@@ -252,6 +266,8 @@ export function startServer(options: ServeOptions): RunningServer {
     async stop() {
       await usdtWatcher.stop();
       await latencyProbe.stop();
+      await trialSweeper.stop();
+      await pushSweeper.stop();
       await telegramBot.stop();
       await server.stop(true);
       context.mailer.close();

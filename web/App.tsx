@@ -12,17 +12,22 @@ import { AdminAgentLinesPage } from "./pages/admin/AgentLines.tsx";
 import { AdminAgentsPage } from "./pages/admin/Agents.tsx";
 import { AdminCombosPage } from "./pages/admin/Combos.tsx";
 import { AdminConfigPage } from "./pages/admin/Config.tsx";
+import { AdminCouponRecordsPage } from "./pages/admin/CouponRecords.tsx";
+import { AdminCouponsPage } from "./pages/admin/Coupons.tsx";
 import { AdminEntrysPage } from "./pages/admin/Entrys.tsx";
 import { AdminPermissionsPage } from "./pages/admin/Permissions.tsx";
+import { AdminPrizesPage } from "./pages/admin/Prizes.tsx";
 import { AdminTradeListPage } from "./pages/admin/TradeList.tsx";
 import { CheckoutPage } from "./pages/Checkout.tsx";
 import { ConfirmPage } from "./pages/Confirm.tsx";
 import { FeedbackPage } from "./pages/Feedback.tsx";
 import { HomePage } from "./pages/Home.tsx";
 import { LoginPage } from "./pages/Login.tsx";
+import { LuckyDrawPage } from "./pages/LuckyDraw.tsx";
 import { NotFoundPage } from "./pages/NotFound.tsx";
 import { OrderPage } from "./pages/Order.tsx";
 import { OrderInfoPage } from "./pages/OrderInfo.tsx";
+import { PushPage } from "./pages/Push.tsx";
 import { RegisterPage } from "./pages/Register.tsx";
 import { ResetPage } from "./pages/Reset.tsx";
 import { ShopPage } from "./pages/Shop.tsx";
@@ -48,13 +53,18 @@ const PAGES: Record<string, ComponentType> = {
   "/admin_permissions": AdminPermissionsPage,
   "/admin_tradeList": AdminTradeListPage,
   "/admin_config": AdminConfigPage,
+  "/admin_coupon": AdminCouponsPage,
+  "/coupon_records": AdminCouponRecordsPage,
   "/agents": AgentsPage,
   "/admin_agents": AdminAgentsPage,
   "/admin_entrys": AdminEntrysPage,
   "/admin_agentLines": AdminAgentLinesPage,
   "/traffic_records": TrafficRecordsPage,
   "/user_info": UserInfoPage,
+  "/admin_prize": AdminPrizesPage,
+  "/lucky_draw": LuckyDrawPage,
   "/feedback": FeedbackPage,
+  "/push": PushPage,
   "/windows_errors": WindowsErrorsPage,
   "/apple_id_share": AppleIdSharePage,
   "/apple_id_signup_guide": AppleIdSignupGuidePage,

@@ -7,6 +7,8 @@ import type { z } from "zod";
 import type { Agent, agentInput, NodeAnomaly, PublicAgent } from "../src/modules/agent/schema.ts";
 import type { AppleIdShareLink } from "../src/modules/appleid/schema.ts";
 import type { Combo } from "../src/modules/combo/schema.ts";
+import type { RedeemResult } from "../src/modules/coupon/redeem-schema.ts";
+import type { Coupon, CouponUseRecord, couponBatchInput, couponInput } from "../src/modules/coupon/schema.ts";
 import type { Entry, entryInput } from "../src/modules/entry/schema.ts";
 import type { Ticket } from "../src/modules/feedback/schema.ts";
 import type { AgentLine, lineInput } from "../src/modules/line/schema.ts";
@@ -21,7 +23,17 @@ import type {
   TradeStatus,
 } from "../src/modules/order/schema.ts";
 import type { PermissionItem } from "../src/modules/permission/schema.ts";
+import type {
+  DrawBoard,
+  DrawResult,
+  MyDraw,
+  Prize,
+  PrizeList,
+  prizeInput,
+} from "../src/modules/prize/schema.ts";
+import type { Push, PushList } from "../src/modules/push/schema.ts";
 import type { HostInfo, Settings } from "../src/modules/settings/schema.ts";
+import type { SignUseInfo, SignUseResult } from "../src/modules/signuse/schema.ts";
 import type { BindInfo } from "../src/modules/telegram/schema.ts";
 import type { TrafficRecord, trafficRecordsInput } from "../src/modules/traffic/schema.ts";
 import type { ChangeUseInfoInput, PermissionGrant, UserInfo } from "../src/modules/user/schema.ts";
@@ -64,6 +76,7 @@ export interface CallMap {
   "/api/shop/create_order": { input: { combo_id: string }; output: Order };
   "/api/coupon/orderUseCoupon": { input: { order_id: string; code: string }; output: Order };
   "/api/coupon/orderCancleCoupon": { input: { order_id: string }; output: Order };
+  "/api/coupon/redeem_coupon": { input: { code: string }; output: RedeemResult };
   "/api/shop/wallet_check": { input: { order_id: string }; output: Order };
   "/api/shop/dobuy": {
     input: { order_id: string; pay_mode: PayMode; isMobile: boolean; return_url: string };
@@ -125,12 +138,37 @@ export interface CallMap {
   "/api/apple_id/share_link": { input: Empty; output: AppleIdShareLink };
   // client guides (issue 17): the catalog paths present in <data>/guide/
   "/api/guide/files": { input: Empty; output: string[] };
+  // traffic transfers (issue 14 §5): amounts in G
+  "/api/push/list": { input: Empty; output: PushList };
+  "/api/push/create": { input: { pushNumber: number }; output: Push };
+  "/api/push/receive": { input: { code: string }; output: Push };
+  "/api/push/cancel": { input: { code: string }; output: Push };
+  // coupon manager and records (issue 14)
+  "/api/yunying/coupon/coupon_list": { input: Empty; output: Coupon[] };
+  "/api/yunying/coupon/update_coupon": { input: CouponForm; output: Coupon };
+  "/api/yunying/coupon/batch_create": { input: CouponBatchForm; output: Coupon[] };
+  "/api/yunying/coupon/delete_coupon": { input: { id_list: string[] }; output: { deleted: number } };
+  "/api/yunying/coupon/coupon_record_list": { input: { limit: number }; output: CouponUseRecord[] };
+  // lucky draw (issue 14 §4)
+  "/api/yunying/prize/list": { input: Empty; output: PrizeList };
+  "/api/yunying/prize/update": { input: z.input<typeof prizeInput>; output: Prize };
+  "/api/yunying/prize/delete": { input: { id: string }; output: null };
+  "/api/prize/board": { input: Empty; output: DrawBoard };
+  "/api/prize/draw": { input: Empty; output: DrawResult };
+  "/api/prize/my_draws": { input: Empty; output: MyDraw[] };
+  // daily check-in (issue 14)
+  "/api/user/sign_use": { input: Empty; output: SignUseResult };
+  "/api/user/sign_use_info": { input: Empty; output: SignUseInfo };
 }
 
 /** What the node form sends: the wire fields without the server-made ones; empty password keeps it. */
 export type AgentForm = z.input<typeof agentInput>;
 export type EntryForm = z.input<typeof entryInput>;
 export type LineForm = z.input<typeof lineInput>;
+
+/** What the coupon form sends: wire fields (traffic as trafficG), no id when new. */
+export type CouponForm = z.input<typeof couponInput>;
+export type CouponBatchForm = z.input<typeof couponBatchInput>;
 
 /** What the combo form sends: a combo without its id when new. */
 export type ComboForm = Omit<Combo, "_id" | "limit"> & { _id?: string; limit?: number };

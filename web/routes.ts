@@ -62,6 +62,7 @@ export const ROUTES: Record<string, RouteInfo> = {
   "/quantumultx_for_ios": guide("QuantumultX", "iOS"),
   "/clash_for_macos": guide("Clash", "macOS"),
   "/user_info": { title: "我的账户", auth: true },
+  "/lucky_draw": { title: "幸运抽奖", auth: true },
   // back office (seed 001 §2)
   "/admin_stastic": { title: "统计", auth: true },
   "/admin_coupon": { title: "优惠券管理", auth: true },

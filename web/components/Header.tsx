@@ -8,6 +8,7 @@ import { go } from "../lib/nav.ts";
 import { activeTabPath, DEFAULT_ICON, type Tab, visibleTabs } from "../routes.ts";
 import { isAgency, logout, useSession } from "../session.ts";
 import { Dropdown } from "./Dropdown.tsx";
+import { TrialVoucherButton } from "./TrialVoucher.tsx";
 
 /** The swipe hint shows until the strip is within this many pixels of its end. */
 const HINT_THRESHOLD_PX = 20;
@@ -180,6 +181,7 @@ export function Header() {
         </Link>
         <TabStrip tabs={tabs} path={path} />
         <div className="header-actions">
+          {session.ready ? <TrialVoucherButton /> : null}
           {user && notices.length > 0 ? (
             <Dropdown
               open={open === "bell"}

@@ -1,10 +1,13 @@
 import { formatGB } from "../../src/lib/traffic.ts";
 import type { UserInfo } from "../../src/modules/user/schema.ts";
 import { formatDateTime } from "../components/format.ts";
+import { SignUseCard } from "../components/SignUseCard.tsx";
 import { AdvancedImport } from "../components/subscribe/AdvancedImport.tsx";
 import { ClientPicker } from "../components/subscribe/ClientPicker.tsx";
+import { TrialTrafficNote } from "../components/TrialVoucher.tsx";
 import { timePackage } from "../lib/timePackage.ts";
 import { isAgency, useSession } from "../session.ts";
+import { LuckyDrawEntry } from "./LuckyDraw.tsx";
 
 function TimePackageCard({ user }: { user: UserInfo }) {
   const pkg = timePackage(user);
@@ -56,6 +59,7 @@ function TrafficCard({ user, agency }: { user: UserInfo; agency: boolean }) {
       </p>
       <p className="stat-label">剩余流量</p>
       <p className="card-note">累计已用 {formatGB(user.spendTraffic)} GB</p>
+      <TrialTrafficNote user={user} />
       {agency ? null : (
         <a className="btn btn-primary card-action" href="/#/shop">
           充值流量
@@ -81,24 +85,29 @@ export function HomePage() {
       <h1 className="page-title">使用教程</h1>
       {user ? <p className="page-subtitle">欢迎回来，{user.email}</p> : null}
       {user ? (
-        <div className="card-grid">
+        <div className="card-grid home-cards">
           <TimePackageCard user={user} />
           <TrafficCard user={user} agency={agency} />
+          <SignUseCard user={user} />
         </div>
       ) : (
-        <section className="card login-prompt">
-          <h2 className="card-title">登录后开始使用</h2>
-          <p className="card-note">登录后可查看剩余流量、套餐与订阅链接，并按教程导入客户端。</p>
-          <div className="result-actions">
-            <a className="btn btn-primary" href="#/login">
-              登录
-            </a>
-            <a className="btn" href="#/register">
-              注册账号
-            </a>
-          </div>
-        </section>
+        <div className="card-grid home-cards">
+          <section className="card login-prompt">
+            <h2 className="card-title">登录后开始使用</h2>
+            <p className="card-note">登录后可查看剩余流量、套餐与订阅链接，并按教程导入客户端。</p>
+            <div className="result-actions">
+              <a className="btn btn-primary" href="#/login">
+                登录
+              </a>
+              <a className="btn" href="#/register">
+                注册账号
+              </a>
+            </div>
+          </section>
+          <SignUseCard user={null} />
+        </div>
       )}
+      {user && !agency ? <LuckyDrawEntry /> : null}
       <ClientPicker agency={agency} />
       <AdvancedImport />
     </div>

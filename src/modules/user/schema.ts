@@ -149,6 +149,10 @@ export interface UserInfo {
   limit: number;
   haveContinueSignUseData: boolean;
   signUseToday: boolean;
+  /** Part of `traffic` that is trial traffic with a time limit (bytes); 0 when none is running. */
+  trialTraffic: number;
+  /** When the soonest of that trial traffic expires (ms); 0 when none is running. */
+  trialExpireTime: number;
   preferDomain: string;
   permissions: PermissionGrant[];
   signUseRewardInfo: { continueSignReward: number };

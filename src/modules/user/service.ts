@@ -6,6 +6,8 @@ import { Code, RpcError } from "../../rpc/codes.ts";
 import { newId, randomHex } from "../../rpc/ids.ts";
 import { listMyPermissions } from "../permission/service.ts";
 import type { Settings } from "../settings/schema.ts";
+import { signUseFlags } from "../signuse/service.ts";
+import { trialBalance } from "../trial/service.ts";
 import { Msg, type Role, shownIcon, type UserInfo } from "./schema.ts";
 import { revokeAccountAccess } from "./session.ts";
 
@@ -168,7 +170,7 @@ export function todayUsage(user: UserRow, settings: Settings, now = Date.now()):
   return user.daily_usage_day === businessDay(now, settings.timezone) ? user.daily_usage : 0;
 }
 
-export function userInfo(ctx: AppContext, user: UserRow): UserInfo {
+export function userInfo(ctx: AppContext, user: UserRow, now = Date.now()): UserInfo {
   const settings = ctx.settings.all();
   return {
     _id: user.id,
@@ -183,8 +185,8 @@ export function userInfo(ctx: AppContext, user: UserRow): UserInfo {
     vipExpireTime: user.vip_expire_time,
     dailyTimePackageUsage: todayUsage(user, settings),
     limit: user.daily_limit ?? DEFAULT_DAILY_LIMIT,
-    haveContinueSignUseData: false,
-    signUseToday: false,
+    ...signUseFlags(ctx, user.id, now),
+    ...trialBalance(ctx.db, user.id, now),
     preferDomain: settings.preferDomain,
     permissions: listMyPermissions(ctx, user.id),
     signUseRewardInfo: { continueSignReward: settings.continueSignReward },
