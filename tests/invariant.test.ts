@@ -9,7 +9,11 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { DAY_MS } from "../src/lib/time.ts";
 import { GB } from "../src/lib/traffic.ts";
 import type { Order, PayResult } from "../src/modules/order/schema.ts";
+import { returnExpiredPushes } from "../src/modules/push/service.ts";
+import { signUse } from "../src/modules/signuse/service.ts";
+import { expireDueTrials } from "../src/modules/trial/service.ts";
 import { settleWithoutGateway } from "../src/payments/credit.ts";
+import type { RpcError } from "../src/rpc/codes.ts";
 import { newId } from "../src/rpc/ids.ts";
 import {
   createOrder,
@@ -22,6 +26,7 @@ import {
   startShopServer,
 } from "./commerce.ts";
 import { type ApiClient, loggedInClient, type TestServer } from "./harness.ts";
+import { chargeNode, makeChargingNode } from "./traffic.ts";
 
 const STEPS = 400;
 const USERS = 5;
@@ -373,4 +378,246 @@ test(`balances equal their ledgers after a random sequence of shop actions (FERR
     events.map((r) => r.result),
     run,
   ).toEqual(expect.arrayContaining(["credited", "duplicate", "anomaly"]));
+}, 120_000);
+
+/**
+ * Issue 14: the same invariant over the ways engagement moves traffic — check-ins over simulated
+ * days, trial and permanent vouchers, time-package vouchers, lucky draws, transfers (created,
+ * received by racing customers, taken back, returned after 7 days), trial expiries and node reports
+ * that cross from quota to trial to permanent traffic.
+ */
+test(`traffic equals its ledger after a random sequence of engagement actions (FERRY_INVARIANT_SEED=${seed})`, async () => {
+  const rand = prng(seed ^ 0x5eed_14);
+  const ctx = server.context;
+  const db = ctx.db;
+  const timeZone = ctx.settings.get("timezone");
+  const agentId = makeChargingNode(server, timeZone);
+  ctx.settings.update({ minPushNum: 2, pushCostRate: 0.25, prizeBaseCost: 1 });
+
+  const { client: admin } = await loggedInClient(server, { role: "admin" });
+  const prizes = [
+    { name: "五G", gainTraffic: 5, gainVipTime: 0, weight: 3 },
+    { name: "谢谢参与", gainTraffic: 0, gainVipTime: 0, weight: 5 },
+    { name: "两天", gainTraffic: 0, gainVipTime: 2, weight: 1 },
+    {
+      name: "折扣",
+      gainTraffic: 1,
+      gainVipTime: 0,
+      weight: 1,
+      hasDiscountCoupon: true,
+      discountValue: 0.8,
+      discountDuration: 3,
+    },
+  ];
+  for (const prize of prizes) {
+    const answer = await admin.call("/api/yunying/prize/update", prize);
+    expect({ prize: prize.name, code: answer.code, msg: answer.msg }).toEqual({
+      prize: prize.name,
+      code: 0,
+      msg: answer.msg,
+    });
+  }
+  makeCoupon(server, {
+    type: "freeUse",
+    code: "GIFT3",
+    trafficG: 3,
+    useNumPerUser: 0,
+    NumberOfAuthorizations: 0,
+  });
+  makeCoupon(server, {
+    type: "freeUse",
+    code: "TRY2H",
+    trafficG: 2,
+    traffixHaveLimitTime: true,
+    traffixLimitTime: 2,
+    useNumPerUser: 0,
+    NumberOfAuthorizations: 0,
+  });
+  makeCoupon(server, {
+    type: "freeTime",
+    code: "DAYS1",
+    vipDay: 1,
+    useNumPerUser: 2,
+    NumberOfAuthorizations: 6,
+  });
+  makeCoupon(server, {
+    type: "freeUse",
+    code: "FEW",
+    trafficG: 1,
+    useNumPerUser: 1,
+    NumberOfAuthorizations: 3,
+  });
+  makeCoupon(server, {
+    type: "freeUse",
+    code: "WELCOME",
+    trafficG: 12,
+    useNumPerUser: 1,
+    NumberOfAuthorizations: 0,
+  });
+  const voucherCodes = ["GIFT3", "TRY2H", "TRY2H", "DAYS1", "FEW", "C3", "NOPE"];
+
+  const users: { id: string; nodeUid: number; client: ApiClient; day: number }[] = [];
+  for (let i = 0; i < USERS + 1; i++) {
+    const { user, client } = await loggedInClient(server);
+    db.query("UPDATE users SET paid_user = 1 WHERE id = ?").run(user.id);
+    users.push({ id: user.id, nodeUid: user.node_uid, client, day: 0 });
+    expect((await client.call("/api/coupon/redeem_coupon", { code: "WELCOME" })).code).toBe(0);
+  }
+  const seen = new Map<string, Set<number>>();
+  const expectCode = (action: string, code: number, allowed: number[]) => {
+    seen.set(action, (seen.get(action) ?? new Set<number>()).add(code));
+    expect({ action, code, ok: allowed.includes(code) }).toEqual({ action, code, ok: true });
+  };
+  const openCodes: { code: string; from: (typeof users)[number] }[] = [];
+
+  for (let step = 0; step < 300; step++) {
+    const user = rand.pick(users);
+    const roll = rand.int(100);
+    const now = Date.now();
+    if (roll < 10) {
+      // A check-in on the user's next simulated day (sometimes skipping one, breaking the streak).
+      user.day += rand.next() < 0.85 ? 1 : 2;
+      try {
+        signUse(ctx, user.id, now + user.day * DAY_MS);
+        expectCode("sign_use", 0, [0]);
+      } catch (error) {
+        expectCode("sign_use", (error as RpcError).code, [1005]);
+      }
+    } else if (roll < 24) {
+      const answer = await user.client.call("/api/coupon/redeem_coupon", { code: rand.pick(voucherCodes) });
+      expectCode("redeem_coupon", answer.code, [0, 1016, 1017, 1020, 1021, 1027]);
+    } else if (roll < 36) {
+      const answer = await user.client.call("/api/prize/draw", {});
+      expectCode("draw", answer.code, [0, 1038]);
+    } else if (roll < 48) {
+      const answer = await user.client.call<{ code: string }>("/api/push/create", {
+        pushNumber: rand.pick([1, 2, 3, 5, 40]),
+      });
+      expectCode("push/create", answer.code, [0, 1037, 1038, 1039]);
+      if (answer.code === 0 && answer.data) openCodes.push({ code: answer.data.code, from: user });
+    } else if (roll < 60 && openCodes.length) {
+      // Up to three customers race for the same code (the sender may be among them).
+      const { code } = rand.pick(openCodes);
+      const racers = [rand.pick(users), rand.pick(users), rand.pick(users)].slice(0, 1 + rand.int(3));
+      const answers = await Promise.all(
+        racers.map((racer) => racer.client.call("/api/push/receive", { code })),
+      );
+      for (const answer of answers) expectCode("push/receive", answer.code, [0, 1039, 1040]);
+      expect(answers.filter((answer) => answer.code === 0).length).toBeLessThanOrEqual(1);
+    } else if (roll < 65 && openCodes.length) {
+      // Usually the sender takes back a transfer still waiting; sometimes any code, by anyone.
+      const waiting = db.query<{ code: string }, []>("SELECT code FROM pushes WHERE state = 'created'").all();
+      const pickedWaiting = waiting.length && rand.next() < 0.7 ? rand.pick(waiting).code : null;
+      const { code, from } = openCodes.find((open) => open.code === pickedWaiting) ?? rand.pick(openCodes);
+      const answer = await (rand.next() < 0.8 ? from : user).client.call("/api/push/cancel", { code });
+      expectCode("push/cancel", answer.code, [0, 1040]);
+    } else if (roll < 68) {
+      // Seven days pass for one waiting transfer.
+      db.query(
+        "UPDATE pushes SET create_time = create_time - ? WHERE id = (SELECT id FROM pushes WHERE state = 'created' LIMIT 1)",
+      ).run(8 * DAY_MS);
+      returnExpiredPushes(ctx, now);
+    } else if (roll < 74) {
+      // A running trial grant reaches its expiry.
+      db.query(
+        "UPDATE trial_grants SET expire_time = ? WHERE id = (SELECT id FROM trial_grants WHERE remaining > 0 ORDER BY id LIMIT 1)",
+      ).run(now - 1);
+      if (rand.next() < 0.5) expireDueTrials(ctx, now);
+    } else {
+      // A node report: up to 3 GB for up to three users (expiry inside the report's transaction).
+      const usage: Record<number, [number, number]> = {};
+      for (const charged of users.slice(rand.int(users.length)).slice(0, 3))
+        usage[charged.nodeUid] = [rand.int(GB / 4), rand.int(3 * GB)];
+      if (Object.keys(usage).length) chargeNode(server, agentId, usage, now);
+    }
+  }
+  const summary = [...seen].map(([action, c]) => `${action} ${[...c].sort().join("/")}`).join(", ");
+
+  const sumOf = (sql: string, ...params: (string | number)[]) =>
+    db.query<{ n: number }, (string | number)[]>(sql).get(...params)?.n ?? 0;
+  for (const { id } of users) {
+    const row = db
+      .query<{ traffic: number; vip_expire_time: number }, [string]>(
+        "SELECT traffic, vip_expire_time FROM users WHERE id = ?",
+      )
+      .get(id);
+    const ledger = {
+      traffic: sumOf(
+        "SELECT COALESCE(SUM(traffic_change), 0) AS n FROM traffic_records WHERE user_id = ?",
+        id,
+      ),
+      vip: sumOf("SELECT COALESCE(SUM(vip_change), 0) AS n FROM traffic_records WHERE user_id = ?", id),
+    };
+    expect({ user: id, traffic: row?.traffic, vip: row?.vip_expire_time }).toEqual({ user: id, ...ledger });
+    // Trial traffic is a part of traffic, never more; a swept grant holds nothing.
+    const trial = sumOf("SELECT COALESCE(SUM(remaining), 0) AS n FROM trial_grants WHERE user_id = ?", id);
+    expect(trial).toBeLessThanOrEqual(row?.traffic ?? 0);
+    expect(
+      sumOf(
+        "SELECT COUNT(*) AS n FROM trial_grants WHERE user_id = ? AND expired_time IS NOT NULL AND remaining > 0",
+        id,
+      ),
+    ).toBe(0);
+    // Each kind of record adds up to what its own table says happened.
+    // sign -1 gives what left the balance (in SQL, so an empty sum is 0, never -0).
+    const byType = (type: string, sign = 1) =>
+      sumOf(
+        "SELECT COALESCE(SUM(traffic_change * ?), 0) AS n FROM traffic_records WHERE user_id = ? AND type = ?",
+        sign,
+        id,
+        type,
+      );
+    expect(byType("sign_use")).toBe(
+      sumOf("SELECT COALESCE(SUM(add_traffic), 0) AS n FROM sign_uses WHERE user_id = ?", id),
+    );
+    expect(byType("prize_spend")).toBe(
+      sumOf("SELECT -COALESCE(SUM(cost), 0) AS n FROM prize_draws WHERE user_id = ?", id),
+    );
+    expect(byType("prize_reward")).toBe(
+      sumOf("SELECT COALESCE(SUM(gain_traffic), 0) AS n FROM prize_draws WHERE user_id = ?", id),
+    );
+    expect(byType("push_spend")).toBe(
+      sumOf(
+        "SELECT -COALESCE(SUM(push_number), 0) AS n FROM pushes WHERE from_user_id = ? AND state != 'returned'",
+        id,
+      ),
+    );
+    expect(byType("push_receive")).toBe(
+      sumOf(
+        "SELECT COALESCE(SUM(receive_number), 0) AS n FROM pushes WHERE to_user_id = ? AND state = 'received'",
+        id,
+      ),
+    );
+    expect(byType("coupon")).toBe(
+      sumOf(
+        "SELECT COALESCE(SUM(add_traffic), 0) AS n FROM coupon_uses WHERE user_id = ? AND is_delete = 0",
+        id,
+      ),
+    );
+    // Node traffic: what left users.traffic is what the usage statistics say was charged to it.
+    expect(byType("spend", -1)).toBe(
+      sumOf("SELECT COALESCE(SUM(permanent), 0) AS n FROM usage_days WHERE user_id = ?", id),
+    );
+  }
+  for (const coupon of db
+    .query<{ id: string; auth_times: number }, []>("SELECT id, auth_times FROM coupons")
+    .all()) {
+    const active = sumOf(
+      "SELECT COUNT(*) AS n FROM coupon_uses WHERE coupon_id = ? AND is_delete = 0",
+      coupon.id,
+    );
+    expect({ coupon: coupon.id, authTimes: coupon.auth_times }).toEqual({
+      coupon: coupon.id,
+      authTimes: active,
+    });
+  }
+  // The run exercised every path: each action succeeded at least once, and trial traffic expired.
+  expect([...seen.keys()].sort(), summary).toEqual(
+    ["draw", "push/cancel", "push/create", "push/receive", "redeem_coupon", "sign_use"].sort(),
+  );
+  for (const action of seen.keys()) expect(seen.get(action)?.has(0), `${action}: ${summary}`).toBe(true);
+  expect(
+    sumOf("SELECT COUNT(*) AS n FROM traffic_records WHERE type = 'tiyan_expire'"),
+    summary,
+  ).toBeGreaterThan(0);
 }, 120_000);
