@@ -91,7 +91,7 @@ describe("trial voucher modal", () => {
     await screenshots(page, "trial-voucher-modal");
     await dialog(page).getByRole("button", { name: "确定" }).click();
     const success = redeemSuccessText({ name: "新人体验", traffic: 5 * GB, day: 0, type: "freeUse" });
-    expect(success).toBe("兑换成功：新人体验，获得 5 GB 流量、0 天时长套餐，快去导入订阅开始使用吧");
+    expect(success).toBe("兑换成功：新人体验，获得 5 GB 流量，快去导入订阅开始使用吧");
     await poll(async () => (await toasts(page)).includes(success), true);
     await dialog(page).waitFor({ state: "detached" });
     await poll(() => trafficCard(page).locator(".stat-value").textContent(), "15.00");

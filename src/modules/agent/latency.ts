@@ -6,7 +6,7 @@
  */
 import type { AppContext } from "../../context.ts";
 import { connectLatency } from "../../lib/tcp.ts";
-import { recordError } from "../errors/service.ts";
+import { startPeriodic } from "../errors/periodic.ts";
 import { PORT_OFFSET } from "../line/schema.ts";
 
 export const PROBE_INTERVAL_MS = 5 * 60_000;
@@ -40,16 +40,5 @@ export async function probeAllNodes(ctx: AppContext): Promise<number> {
 
 /** Probes at start and then every PROBE_INTERVAL_MS; stop() waits for a running round. */
 export function startLatencyProbe(ctx: AppContext, intervalMs = PROBE_INTERVAL_MS) {
-  let running: Promise<unknown> = Promise.resolve();
-  const round = () => {
-    running = probeAllNodes(ctx).catch((error) => recordError(ctx.db, "latency probe", error));
-  };
-  const timer = setInterval(round, intervalMs);
-  round();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
-  };
+  return startPeriodic(ctx, "latency probe", intervalMs, () => probeAllNodes(ctx));
 }

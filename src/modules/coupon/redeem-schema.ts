@@ -34,5 +34,9 @@ export const RedeemMsg = {
 /** The success toast (seed 000 §8): name, traffic in whole GB, days added, and a prompt to subscribe. */
 export function redeemSuccessText(result: RedeemResult): string {
   const name = result.name || "体验券";
-  return `兑换成功：${name}，获得 ${Math.floor(result.traffic / GB)} GB 流量、${result.day} 天时长套餐，快去导入订阅开始使用吧`;
+  const gains = [
+    result.traffic > 0 ? `${Math.floor(result.traffic / GB)} GB 流量` : "",
+    result.day > 0 ? `${result.day} 天时长套餐` : "",
+  ].filter(Boolean);
+  return `兑换成功：${name}，获得 ${gains.join("、")}，快去导入订阅开始使用吧`;
 }

@@ -15,7 +15,7 @@ import { RateLimiter } from "../../rpc/rate-limit.ts";
 import { changeTraffic } from "../ledger/service.ts";
 import type { UserInfo } from "../user/schema.ts";
 import { redeemCoupon } from "./redeem.ts";
-import type { RedeemResult } from "./redeem-schema.ts";
+import { type RedeemResult, redeemSuccessText } from "./redeem-schema.ts";
 
 const REDEEM = "/api/coupon/redeem_coupon";
 let server: TestServer;
@@ -292,4 +292,22 @@ test("guessing is slow: 10 tries a minute per account, 30 refused tries per addr
   expect(attempt("guesser-d", code)).toBe("1021 请不要在此处作过多尝试");
   expect(authTimes(code)).toBe(0);
   expect(attempt("guesser-d", "GUESS0", "198.51.100.8")).toBe(1016); // another address has its own budget
+});
+
+test("the success toast names what the voucher gave: whole GB of traffic, days of time package, or both", () => {
+  const result = (traffic: number, day: number): RedeemResult => ({
+    name: "体验",
+    traffic,
+    day,
+    type: "freeUse",
+  });
+  expect(redeemSuccessText(result(5.9 * GB, 0))).toBe(
+    "兑换成功：体验，获得 5 GB 流量，快去导入订阅开始使用吧",
+  );
+  expect(redeemSuccessText({ ...result(0, 3), type: "freeTime" })).toBe(
+    "兑换成功：体验，获得 3 天时长套餐，快去导入订阅开始使用吧",
+  );
+  expect(redeemSuccessText({ ...result(GB, 1), name: "" })).toBe(
+    "兑换成功：体验券，获得 1 GB 流量、1 天时长套餐，快去导入订阅开始使用吧",
+  );
 });

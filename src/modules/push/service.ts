@@ -10,7 +10,7 @@ import { GB } from "../../lib/traffic.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { newId } from "../../rpc/ids.ts";
 import type { RateRule } from "../../rpc/rate-limit.ts";
-import { recordError } from "../errors/service.ts";
+import { startPeriodic } from "../errors/periodic.ts";
 import { changeTraffic } from "../ledger/service.ts";
 import { createNotice } from "../notice/service.ts";
 import { queueUserMessage } from "../telegram/outbox.ts";
@@ -102,7 +102,7 @@ export function listPushes(ctx: AppContext, userId: string, now = Date.now()): P
   const rows = ctx.db
     .query<PushRow, [string, number]>(
       `SELECT * FROM pushes WHERE from_user_id = ?1 OR to_user_id = ?1
-       ORDER BY create_time DESC, id DESC LIMIT ?2`,
+       ORDER BY create_time DESC, rowid DESC LIMIT ?2`,
     )
     .all(userId, LIST_LIMIT);
   return {
@@ -246,18 +246,5 @@ const PUSH_SWEEP_INTERVAL_MS = 10 * 60_000;
 
 /** Returns overdue transfers at start and then every intervalMs; stop() ends it. */
 export function startPushSweeper(ctx: AppContext, intervalMs = PUSH_SWEEP_INTERVAL_MS) {
-  const round = () => {
-    try {
-      returnExpiredPushes(ctx);
-    } catch (error) {
-      recordError(ctx.db, "push sweeper", error);
-    }
-  };
-  const timer = setInterval(round, intervalMs);
-  round();
-  return {
-    async stop() {
-      clearInterval(timer);
-    },
-  };
+  return startPeriodic(ctx, "push sweeper", intervalMs, () => returnExpiredPushes(ctx));
 }
