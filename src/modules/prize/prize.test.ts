@@ -463,6 +463,12 @@ describe("drawing", () => {
     expect({ code: closed.code, msg: closed.msg }).toEqual({ code: 1000, msg: "抽奖暂未开放" });
     expect(userRow(userId).traffic).toBe(5 * GB);
     server.context.settings.update({ prizeBaseCost: 1 });
+
+    // An agency customer's traffic is the agency's allocation: no draws (the dashboard hides the entry).
+    server.context.db.query("UPDATE users SET is_agency = 1 WHERE id = ?").run(userId);
+    const agency = await draw(client);
+    expect({ code: agency.code, msg: agency.msg }).toEqual({ code: 1003, msg: "代理用户不能参与抽奖" });
+    expect(userRow(userId).traffic).toBe(5 * GB);
   });
 
   test("trial traffic does not pay for a draw: only permanent traffic does", async () => {

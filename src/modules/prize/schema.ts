@@ -106,6 +106,7 @@ export const PrizeMsg = {
   noPrizes: "暂无可抽取的奖品，请稍后再来",
   notEnoughTraffic: "永久流量不足，无法抽奖",
   closed: "抽奖暂未开放",
+  agencyRefused: "代理用户不能参与抽奖",
 } as const;
 
 const prizeId = z.string().regex(/^[0-9a-f]{24}$/, "id 格式错误");

@@ -237,6 +237,11 @@ function tellPrizeWon(
  */
 export function drawPrize(ctx: AppContext, userId: string, now = Date.now()): DrawResult {
   return tx(ctx.db, () => {
+    // An agency's customers hold traffic the agency allocated; it is not theirs to gamble (as with transfers).
+    const user = ctx.db
+      .query<{ is_agency: number }, [string]>("SELECT is_agency FROM users WHERE id = ?")
+      .get(userId);
+    if (user?.is_agency) throw new RpcError(Code.forbidden, PrizeMsg.agencyRefused);
     const prizes = drawablePrizes(ctx);
     const picked = pickWeighted(prizes.map((row) => row.weight));
     if (picked === null) throw new RpcError(Code.badInput, PrizeMsg.noPrizes);

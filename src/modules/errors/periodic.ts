@@ -1,0 +1,26 @@
+import type { AppContext } from "../../context.ts";
+import { recordError } from "./service.ts";
+
+/**
+ * Runs `round` now and then every `intervalMs` (the server's sweepers and probes). A failing round
+ * goes to the error log under `name` and the next one runs as planned; stop() waits for a round
+ * still running.
+ */
+export function startPeriodic(ctx: AppContext, name: string, intervalMs: number, round: () => unknown) {
+  let running: Promise<unknown> = Promise.resolve();
+  const run = () => {
+    try {
+      running = Promise.resolve(round()).catch((error) => recordError(ctx.db, name, error));
+    } catch (error) {
+      recordError(ctx.db, name, error);
+    }
+  };
+  const timer = setInterval(run, intervalMs);
+  run();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
