@@ -7,7 +7,6 @@ import { startLatencyProbe } from "./modules/agent/latency.ts";
 import { agentCalls } from "./modules/agent/routes.ts";
 import { appleIdCalls } from "./modules/appleid/routes.ts";
 import { comboCalls } from "./modules/combo/routes.ts";
-import { redeemCalls } from "./modules/coupon/redeem-routes.ts";
 import { couponCalls } from "./modules/coupon/routes.ts";
 import { entryCalls } from "./modules/entry/routes.ts";
 import { errorCalls } from "./modules/errors/routes.ts";
@@ -50,7 +49,6 @@ const calls: CallDef[] = [
   ...errorCalls,
   ...comboCalls,
   ...couponCalls,
-  ...redeemCalls,
   ...orderCalls,
   ...agentCalls,
   ...entryCalls,

@@ -3,7 +3,7 @@
  * applyNodeReport (the push route's function), and instants of business days, so tests pick the
  * day a charge lands on instead of depending on the wall clock.
  */
-import { addDays, businessDay, endOfBusinessDay } from "../src/lib/time.ts";
+import { addDays, businessDay, endOfBusinessDay, HOUR_MS } from "../src/lib/time.ts";
 import { agentInput } from "../src/modules/agent/schema.ts";
 import { type AgentRow, findAgentRow, saveAgent } from "../src/modules/agent/service.ts";
 import { lineInput } from "../src/modules/line/schema.ts";
@@ -13,8 +13,6 @@ import { servedUserList } from "../src/modules/node/service.ts";
 import { applyNodeReport, type ReportResult } from "../src/modules/traffic/charge.ts";
 import { newId } from "../src/rpc/ids.ts";
 import type { TestServer } from "./harness.ts";
-
-const HOUR_MS = 3_600_000;
 
 /**
  * Charges at face value (all scales 1, no minimum) in the given business timezone, and adds a

@@ -7,8 +7,13 @@ import type { z } from "zod";
 import type { Agent, agentInput, NodeAnomaly, PublicAgent } from "../src/modules/agent/schema.ts";
 import type { AppleIdShareLink } from "../src/modules/appleid/schema.ts";
 import type { Combo } from "../src/modules/combo/schema.ts";
-import type { RedeemResult } from "../src/modules/coupon/redeem-schema.ts";
-import type { Coupon, CouponUseRecord, couponBatchInput, couponInput } from "../src/modules/coupon/schema.ts";
+import type {
+  Coupon,
+  CouponUseRecord,
+  couponBatchInput,
+  couponInput,
+  RedeemResult,
+} from "../src/modules/coupon/schema.ts";
 import type { Entry, entryInput } from "../src/modules/entry/schema.ts";
 import type { Ticket } from "../src/modules/feedback/schema.ts";
 import type { AgentLine, lineInput } from "../src/modules/line/schema.ts";

@@ -1,4 +1,5 @@
-export const DAY_MS = 86_400_000;
+export const HOUR_MS = 3_600_000;
+export const DAY_MS = 24 * HOUR_MS;
 
 const dayFormats = new Map<string, Intl.DateTimeFormat>();
 

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { tx } from "../../src/db/db.ts";
 import { GB } from "../../src/lib/traffic.ts";
-import { RedeemMsg, redeemSuccessText } from "../../src/modules/coupon/redeem-schema.ts";
+import { RedeemMsg, redeemSuccessText } from "../../src/modules/coupon/schema.ts";
 import { changeTraffic } from "../../src/modules/ledger/service.ts";
 import { makeCoupon } from "../commerce.ts";
 import { loggedInClient, startTestServer, type TestServer } from "../harness.ts";

@@ -6,7 +6,7 @@
 import dayjs from "dayjs";
 import { type FormEvent, useId, useState } from "react";
 import { formatGB } from "../../src/lib/traffic.ts";
-import { REDEEM_COUPON_CALL, RedeemMsg, redeemSuccessText } from "../../src/modules/coupon/redeem-schema.ts";
+import { REDEEM_COUPON_CALL, RedeemMsg, redeemSuccessText } from "../../src/modules/coupon/schema.ts";
 import type { UserInfo } from "../../src/modules/user/schema.ts";
 import { Code } from "../../src/rpc/codes.ts";
 import { call } from "../api.ts";

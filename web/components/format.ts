@@ -10,4 +10,4 @@ export function formatDate(ms: number): string {
   return dayjs(ms).format("YYYY-MM-DD");
 }
 
-export const DAY_MS = 86_400_000;
+export { DAY_MS } from "../../src/lib/time.ts";

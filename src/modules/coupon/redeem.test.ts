@@ -15,7 +15,7 @@ import { RateLimiter } from "../../rpc/rate-limit.ts";
 import { changeTraffic } from "../ledger/service.ts";
 import type { UserInfo } from "../user/schema.ts";
 import { redeemCoupon } from "./redeem.ts";
-import { type RedeemResult, redeemSuccessText } from "./redeem-schema.ts";
+import { type RedeemResult, redeemSuccessText } from "./schema.ts";
 
 const REDEEM = "/api/coupon/redeem_coupon";
 let server: TestServer;

@@ -7,13 +7,13 @@
  */
 import type { AppContext } from "../../context.ts";
 import { tx } from "../../db/db.ts";
+import { HOUR_MS } from "../../lib/time.ts";
 import { extendedTimePackage } from "../../payments/credit.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { changeTraffic } from "../ledger/service.ts";
 import { COUPON_IP_FAILURES } from "../order/service.ts";
 import { addTrialGrant } from "../trial/service.ts";
-import { RedeemMsg, type RedeemResult } from "./redeem-schema.ts";
-import { TRIAL_COUPON_TYPES } from "./schema.ts";
+import { RedeemMsg, type RedeemResult, TRIAL_COUPON_TYPES } from "./schema.ts";
 import {
   activeUsesByUser,
   type CouponRow,
@@ -23,7 +23,6 @@ import {
   usableBy,
 } from "./service.ts";
 
-const HOUR_MS = 3_600_000;
 /** Redemption tries per account; refused tries per address share the order coupon's budget. */
 const REDEEM_TRIES = { name: "redeem-coupon", max: 10, windowMs: 60_000 };
 

@@ -1,9 +1,21 @@
 import { defineCall } from "../../rpc/call.ts";
 import { emptyInput } from "../user/schema.ts";
-import { couponBatchInput, couponIdsInput, couponInput, couponRecordsInput } from "./schema.ts";
+import type { UserRow } from "../user/service.ts";
+import { redeemCoupon } from "./redeem.ts";
+import {
+  couponBatchInput,
+  couponIdsInput,
+  couponInput,
+  couponRecordsInput,
+  REDEEM_COUPON_CALL,
+  redeemCouponInput,
+} from "./schema.ts";
 import { createCouponBatch, deleteCoupons, listCoupons, listCouponUses, saveCoupon } from "./service.ts";
 
-/** The coupon manager and usage records of the back office (seed 001 §2.13, §2.14, §7), for yunying and admin. */
+/**
+ * The coupon manager and usage records of the back office (seed 001 §2.13, §2.14, §7), for yunying
+ * and admin, and the customer's trial-voucher redemption.
+ */
 export const couponCalls = [
   defineCall({
     path: "/api/yunying/coupon/coupon_list",
@@ -34,5 +46,12 @@ export const couponCalls = [
     access: "yunying",
     input: couponRecordsInput,
     handle: (ctx, input) => listCouponUses(ctx.app, input.limit),
+  }),
+  // A customer redeems a trial voucher (seed 000 §7).
+  defineCall({
+    path: REDEEM_COUPON_CALL,
+    access: "user",
+    input: redeemCouponInput,
+    handle: (ctx, input) => redeemCoupon(ctx.app, (ctx.user as UserRow).id, input.code, ctx.ip),
   }),
 ];

@@ -7,6 +7,7 @@
 import type { z } from "zod";
 import type { AppContext } from "../../context.ts";
 import { tx } from "../../db/db.ts";
+import { DAY_MS } from "../../lib/time.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { newId } from "../../rpc/ids.ts";
 import { downloadPath } from "../file/schema.ts";
@@ -61,7 +62,6 @@ interface CommentRow {
   staff_email: string | null;
 }
 
-const DAY_MS = 86_400_000;
 /** How much of a ticket's text a bot message quotes. */
 const QUOTE_CHARS = 300;
 

@@ -9,7 +9,8 @@ import { GB } from "../../lib/traffic.ts";
 import { extendedTimePackage } from "../../payments/credit.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { newId } from "../../rpc/ids.ts";
-import { findCouponByCode, randomCouponCode } from "../coupon/service.ts";
+import { couponInput } from "../coupon/schema.ts";
+import { insertCoupon, unusedRandomCode } from "../coupon/service.ts";
 import { downloadPath } from "../file/schema.ts";
 import { requireOwnUpload } from "../file/service.ts";
 import { changeTraffic } from "../ledger/service.ts";
@@ -151,14 +152,6 @@ export function drawBoard(ctx: AppContext, userId: string, now = Date.now()): Dr
   };
 }
 
-/** A code no coupon has yet (6 random letters, as every generated coupon code). */
-function freshCouponCode(ctx: AppContext): string {
-  for (;;) {
-    const code = randomCouponCode();
-    if (!findCouponByCode(ctx.db, code)) return code;
-  }
-}
-
 /** The prize's discount coupon, given to the winner alone: one use, valid discountDuration days. */
 function giveDiscountCoupon(
   ctx: AppContext,
@@ -166,24 +159,16 @@ function giveDiscountCoupon(
   prize: PrizeRow,
   now: number,
 ): { id: string; code: string } {
-  const id = newId(now);
-  const code = freshCouponCode(ctx);
-  ctx.db
-    .query(
-      `INSERT INTO coupons (id, name, type, code, discount, use_num_per_user, number_of_authorizations, expire_time,
-         owner_user_id, create_time)
-       VALUES (?, ?, 'discount', ?, ?, 1, 1, ?, ?, ?)`,
-    )
-    .run(
-      id,
-      `抽奖奖品：${prize.name}`,
-      code,
-      prize.discount_value,
-      now + prize.discount_duration * DAY_MS,
-      userId,
-      now,
-    );
-  return { id, code };
+  const fields = couponInput.parse({
+    name: `抽奖奖品：${prize.name}`,
+    type: "discount",
+    discount: prize.discount_value,
+    useNumPerUser: 1,
+    NumberOfAuthorizations: 1,
+    expireTime: now + prize.discount_duration * DAY_MS,
+  });
+  const code = unusedRandomCode(ctx.db);
+  return { id: insertCoupon(ctx, fields, code, now, userId), code };
 }
 
 /** Pays a prize: its traffic and time package in one prize_reward record, then its coupon. */

@@ -6,6 +6,7 @@
  */
 import type { AppContext } from "../../context.ts";
 import { tx } from "../../db/db.ts";
+import { DAY_MS } from "../../lib/time.ts";
 import { GB } from "../../lib/traffic.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { newId } from "../../rpc/ids.ts";
@@ -29,7 +30,6 @@ import {
   receiveBytes,
 } from "./schema.ts";
 
-const DAY_MS = 86_400_000;
 export const PUSH_RETURN_MS = PUSH_RETURN_DAYS * DAY_MS;
 const LIST_LIMIT = 200;
 const HREF = "/#/push";

@@ -6,7 +6,7 @@
  */
 import type { AppContext } from "../../context.ts";
 import { type Db, tx } from "../../db/db.ts";
-import { businessDateTime } from "../../lib/time.ts";
+import { businessDateTime, HOUR_MS } from "../../lib/time.ts";
 import { formatGB } from "../../lib/traffic.ts";
 import { changeTraffic } from "../ledger/service.ts";
 import { createNotice } from "../notice/service.ts";
@@ -19,7 +19,6 @@ export interface TrialBalance {
   trialExpireTime: number;
 }
 
-const HOUR_MS = 3_600_000;
 /** How long before its expiry a customer is told about trial traffic still left. */
 export const TRIAL_WARN_MS = 24 * HOUR_MS;
 export const TRIAL_EXPIRE_DESC = "体验流量到期";
