@@ -22,6 +22,10 @@ export interface AppContext {
     permissions: ReadCache<PermissionGrant[]>;
     /** Subscriptions ready to send, by user, key, format and URL (null: no such user or key). */
     subscriptions: ReadCache<ServedSubscription>;
+    /** A user's check-in of a business day or the day before, by user and day (signuse/service.ts). */
+    signUses: ReadCache<{ day: string; streak: number; extra_reward: number }>;
+    /** A user's trial grants still holding traffic, by user (trial/service.ts). */
+    trialGrants: ReadCache<{ remaining: number; expire_time: number }[]>;
   };
   /** Online IPs nodes report, for device limits (node API alive / alivelist). */
   aliveIps: AliveIps;
@@ -53,6 +57,8 @@ export function createContext(db: Db, options: ContextOptions = {}): AppContext 
       sessions: new ReadCache(db),
       permissions: new ReadCache(db),
       subscriptions: new ReadCache(db, 5_000),
+      signUses: new ReadCache(db),
+      trialGrants: new ReadCache(db),
     },
     aliveIps: new AliveIps(),
     trustedProxies: parseTrustedProxies(

@@ -2,9 +2,17 @@ export const HOUR_MS = 3_600_000;
 export const DAY_MS = 24 * HOUR_MS;
 
 const dayFormats = new Map<string, Intl.DateTimeFormat>();
+/** Per timezone, the last business day computed and the instants it spans (first and last ms). */
+const daySpans = new Map<string, { day: string; first: number; last: number }>();
 
-/** The business day (YYYY-MM-DD) of an instant in the given IANA timezone (setting `timezone`). */
+/**
+ * The business day (YYYY-MM-DD) of an instant in the given IANA timezone (setting `timezone`).
+ * Formatting is the slow part, so the span of the last day computed is kept: every request of a
+ * day asks for the same day.
+ */
 export function businessDay(now: number, timeZone: string): string {
+  const span = daySpans.get(timeZone);
+  if (span && now >= span.first && now <= span.last) return span.day;
   let format = dayFormats.get(timeZone);
   if (!format) {
     format = new Intl.DateTimeFormat("en-CA", {
@@ -15,7 +23,13 @@ export function businessDay(now: number, timeZone: string): string {
     });
     dayFormats.set(timeZone, format);
   }
-  return format.format(now);
+  const day = format.format(now);
+  daySpans.set(timeZone, {
+    day,
+    first: endOfBusinessDay(addDays(day, -1), timeZone) + 1,
+    last: endOfBusinessDay(day, timeZone),
+  });
+  return day;
 }
 
 const dateTimeFormats = new Map<string, Intl.DateTimeFormat>();

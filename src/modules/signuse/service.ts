@@ -40,7 +40,8 @@ export function signUseFlags(
   now: number,
 ): { signUseToday: boolean; haveContinueSignUseData: boolean } {
   const today = businessDay(now, ctx.settings.get("timezone"));
-  const latest = latestRecent(ctx.db, userId, today);
+  // userinfo asks on every call: cached until the database changes (ReadCache).
+  const latest = ctx.cache.signUses.get(`${userId}\u0000${today}`, () => latestRecent(ctx.db, userId, today));
   return { signUseToday: latest?.day === today, haveContinueSignUseData: continues(latest) };
 }
 

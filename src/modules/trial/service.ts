@@ -23,26 +23,42 @@ export interface TrialBalance {
 export const TRIAL_WARN_MS = 24 * HOUR_MS;
 export const TRIAL_EXPIRE_DESC = "体验流量到期";
 
-/** What of a user's traffic is trial traffic, at `now`. A grant past its expiry no longer counts, swept or not. */
-export function trialBalance(db: Db, userId: string, now: number): TrialBalance {
-  const row = db
-    .query<{ trial: number; soonest: number | null }, [string, number]>(
-      `SELECT COALESCE(SUM(remaining), 0) AS trial, MIN(expire_time) AS soonest
-       FROM trial_grants WHERE user_id = ? AND remaining > 0 AND expire_time > ?`,
+type HeldGrant = { remaining: number; expire_time: number };
+
+/** The user's grants still holding traffic, due ones included. */
+function heldGrants(db: Db, userId: string): HeldGrant[] {
+  return db
+    .query<HeldGrant, [string]>(
+      "SELECT remaining, expire_time FROM trial_grants WHERE user_id = ? AND remaining > 0",
     )
-    .get(userId, now);
-  return { trialTraffic: row?.trial ?? 0, trialExpireTime: row?.soonest ?? 0 };
+    .all(userId);
+}
+
+/** A grant past its expiry no longer counts, swept or not. */
+function runningBalance(grants: readonly HeldGrant[], now: number): TrialBalance {
+  let trialTraffic = 0;
+  let trialExpireTime = 0;
+  for (const grant of grants) {
+    if (grant.expire_time <= now) continue;
+    trialTraffic += grant.remaining;
+    if (trialExpireTime === 0 || grant.expire_time < trialExpireTime) trialExpireTime = grant.expire_time;
+  }
+  return { trialTraffic, trialExpireTime };
+}
+
+/** What of a user's traffic is trial traffic, at `now`. */
+export function trialBalance(db: Db, userId: string, now: number): TrialBalance {
+  return runningBalance(heldGrants(db, userId), now);
+}
+
+/** trialBalance for userinfo, which asks on every call: the grants are cached until the database changes. */
+export function cachedTrialBalance(ctx: AppContext, userId: string, now: number): TrialBalance {
+  return runningBalance(ctx.cache.trialGrants.get(userId, () => heldGrants(ctx.db, userId)) ?? [], now);
 }
 
 /** Σ remaining of every grant not yet swept, due ones included: all of it is in users.traffic. */
 function unsweptTrial(db: Db, userId: string): number {
-  return (
-    db
-      .query<{ trial: number }, [string]>(
-        "SELECT COALESCE(SUM(remaining), 0) AS trial FROM trial_grants WHERE user_id = ? AND remaining > 0",
-      )
-      .get(userId)?.trial ?? 0
-  );
+  return heldGrants(db, userId).reduce((sum, grant) => sum + grant.remaining, 0);
 }
 
 /**

@@ -7,7 +7,7 @@ import { newId, randomHex } from "../../rpc/ids.ts";
 import { listMyPermissions } from "../permission/service.ts";
 import type { Settings } from "../settings/schema.ts";
 import { signUseFlags } from "../signuse/service.ts";
-import { trialBalance } from "../trial/service.ts";
+import { cachedTrialBalance } from "../trial/service.ts";
 import { Msg, type Role, shownIcon, type UserInfo } from "./schema.ts";
 import { revokeAccountAccess } from "./session.ts";
 
@@ -186,7 +186,7 @@ export function userInfo(ctx: AppContext, user: UserRow, now = Date.now()): User
     dailyTimePackageUsage: todayUsage(user, settings),
     limit: user.daily_limit ?? DEFAULT_DAILY_LIMIT,
     ...signUseFlags(ctx, user.id, now),
-    ...trialBalance(ctx.db, user.id, now),
+    ...cachedTrialBalance(ctx, user.id, now),
     preferDomain: settings.preferDomain,
     permissions: listMyPermissions(ctx, user.id),
     signUseRewardInfo: { continueSignReward: settings.continueSignReward },
