@@ -7,7 +7,13 @@ import type { Db } from "../../db/db.ts";
 import { businessDay } from "../../lib/time.ts";
 import type { TrafficRecordType } from "../traffic/schema.ts";
 
-export type WalletEntryType = "order_spend" | "order_refund" | "reward" | "withdraw" | "adjust";
+export type WalletEntryType =
+  | "order_spend"
+  | "order_refund"
+  | "reward"
+  | "withdraw"
+  | "withdraw_refund"
+  | "adjust";
 
 function requireTransaction(db: Db) {
   if (!db.inTransaction) throw new Error("ledger changes must run inside tx()");
