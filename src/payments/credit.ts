@@ -8,6 +8,7 @@ import type { AppContext } from "../context.ts";
 import { type Db, tx } from "../db/db.ts";
 import { DAY_MS } from "../lib/time.ts";
 import { DEFAULT_DAILY_LIMIT } from "../lib/traffic.ts";
+import { payChannelRebate } from "../modules/channel/service.ts";
 import { changeTraffic } from "../modules/ledger/service.ts";
 import {
   closePendingPayments,
@@ -191,6 +192,7 @@ export function markPaid(ctx: AppContext, notice: PaidNotice, now = Date.now()):
     // Other pending attempts of this order can no longer be paid for it.
     closePendingPayments(db, order.id);
     creditOrder(ctx, order, now);
+    payChannelRebate(ctx, order, now);
     tellOrderPaid(ctx, order, payment.method);
     logPaymentEvent(db, { ...notice, result: "credited", reason: notice.source }, now);
     return { result: "credited", orderId: order.id };
