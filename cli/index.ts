@@ -11,6 +11,7 @@ import { hasAdmin } from "../src/modules/user/service.ts";
 import { isCompiledExecutable } from "../src/node/agent/upgrade.ts";
 import { LOOPBACK_PROXIES, parseTrustedProxies } from "../src/rpc/forwarded.ts";
 import { type RunningServer, startServer } from "../src/server.ts";
+import { registerChannelCommands } from "./channel.ts";
 import { registerCommerceCommands } from "./commerce.ts";
 import { registerCouponCommands } from "./coupon.ts";
 import { registerGuideCommands } from "./guide.ts";
@@ -21,6 +22,7 @@ import { registerTelegramCommands } from "./telegram.ts";
 import { registerTicketCommands } from "./ticket.ts";
 import { registerTrafficCommands } from "./traffic.ts";
 import { registerUserCommands } from "./user.ts";
+import { registerWithdrawCommands } from "./withdraw.ts";
 
 function parsePort(value: string): number {
   const port = Number(value);
@@ -134,12 +136,14 @@ export function buildProgram(): Command {
   registerUserCommands(program);
   registerCommerceCommands(program);
   registerCouponCommands(program);
+  registerChannelCommands(program);
   registerNetworkCommands(program);
   registerTrafficCommands(program);
   registerTicketCommands(program);
   registerTelegramCommands(program);
   registerGuideCommands(program);
   registerPrizeCommands(program);
+  registerWithdrawCommands(program);
 
   const migrate = program.command("migrate").description("database schema migrations");
   migrate

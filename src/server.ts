@@ -6,6 +6,7 @@ import { loadWebFiles, migrations, type WebFile } from "./embedded.ts";
 import { startLatencyProbe } from "./modules/agent/latency.ts";
 import { agentCalls } from "./modules/agent/routes.ts";
 import { appleIdCalls } from "./modules/appleid/routes.ts";
+import { channelCalls } from "./modules/channel/routes.ts";
 import { comboCalls } from "./modules/combo/routes.ts";
 import { couponCalls } from "./modules/coupon/routes.ts";
 import { entryCalls } from "./modules/entry/routes.ts";
@@ -31,6 +32,7 @@ import { startTrialSweeper } from "./modules/trial/sweeper.ts";
 import { accountRoutes, userCalls } from "./modules/user/routes.ts";
 import { NO_CHANNEL_CODE } from "./modules/user/schema.ts";
 import { exchangeLoginToken } from "./modules/user/session.ts";
+import { chargeAdminCalls, walletCalls } from "./modules/wallet/routes.ts";
 import { paymentRoutes } from "./payments/routes.ts";
 import { startUsdtWatcher } from "./payments/usdt-watcher.ts";
 import { type CallDef, runCall, unknownCall } from "./rpc/call.ts";
@@ -61,6 +63,9 @@ const calls: CallDef[] = [
   ...pushCalls,
   ...prizeCalls,
   ...signUseCalls,
+  ...channelCalls,
+  ...walletCalls,
+  ...chargeAdminCalls,
 ];
 
 /** Bun answers 413 above this; envelope calls have their own smaller limit (1000). */

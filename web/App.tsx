@@ -10,6 +10,7 @@ import { AppleIdSharePage } from "./pages/AppleIdShare.tsx";
 import { AppleIdSignupGuidePage } from "./pages/AppleIdSignupGuide.tsx";
 import { AdminAgentLinesPage } from "./pages/admin/AgentLines.tsx";
 import { AdminAgentsPage } from "./pages/admin/Agents.tsx";
+import { AdminChargesPage } from "./pages/admin/Charges.tsx";
 import { AdminCombosPage } from "./pages/admin/Combos.tsx";
 import { AdminConfigPage } from "./pages/admin/Config.tsx";
 import { AdminCouponRecordsPage } from "./pages/admin/CouponRecords.tsx";
@@ -18,6 +19,7 @@ import { AdminEntrysPage } from "./pages/admin/Entrys.tsx";
 import { AdminPermissionsPage } from "./pages/admin/Permissions.tsx";
 import { AdminPrizesPage } from "./pages/admin/Prizes.tsx";
 import { AdminTradeListPage } from "./pages/admin/TradeList.tsx";
+import { ChannelPage } from "./pages/Channel.tsx";
 import { CheckoutPage } from "./pages/Checkout.tsx";
 import { ConfirmPage } from "./pages/Confirm.tsx";
 import { FeedbackPage } from "./pages/Feedback.tsx";
@@ -33,6 +35,7 @@ import { ResetPage } from "./pages/Reset.tsx";
 import { ShopPage } from "./pages/Shop.tsx";
 import { TrafficRecordsPage } from "./pages/TrafficRecords.tsx";
 import { UserInfoPage } from "./pages/UserInfo.tsx";
+import { WalletPage } from "./pages/Wallet.tsx";
 import { WindowsErrorsPage } from "./pages/WindowsErrors.tsx";
 import { DEFAULT_DESCRIPTION, ROUTES, type RouteInfo, SITE_NAME } from "./routes.ts";
 import { useSession } from "./session.ts";
@@ -52,6 +55,7 @@ const PAGES: Record<string, ComponentType> = {
   "/admin_combos": AdminCombosPage,
   "/admin_permissions": AdminPermissionsPage,
   "/admin_tradeList": AdminTradeListPage,
+  "/admin_charge": AdminChargesPage,
   "/admin_config": AdminConfigPage,
   "/admin_coupon": AdminCouponsPage,
   "/coupon_records": AdminCouponRecordsPage,
@@ -60,11 +64,13 @@ const PAGES: Record<string, ComponentType> = {
   "/admin_entrys": AdminEntrysPage,
   "/admin_agentLines": AdminAgentLinesPage,
   "/traffic_records": TrafficRecordsPage,
+  "/channel": ChannelPage,
   "/user_info": UserInfoPage,
   "/admin_prize": AdminPrizesPage,
   "/lucky_draw": LuckyDrawPage,
   "/feedback": FeedbackPage,
   "/push": PushPage,
+  "/wallet": WalletPage,
   "/windows_errors": WindowsErrorsPage,
   "/apple_id_share": AppleIdSharePage,
   "/apple_id_signup_guide": AppleIdSignupGuidePage,

@@ -6,6 +6,13 @@
 import type { z } from "zod";
 import type { Agent, agentInput, NodeAnomaly, PublicAgent } from "../src/modules/agent/schema.ts";
 import type { AppleIdShareLink } from "../src/modules/appleid/schema.ts";
+import type {
+  Channel,
+  ChannelInfo,
+  InvitedUsers,
+  RewardList,
+  UpdateChannelInput,
+} from "../src/modules/channel/schema.ts";
 import type { Combo } from "../src/modules/combo/schema.ts";
 import type {
   Coupon,
@@ -42,6 +49,15 @@ import type { SignUseInfo, SignUseResult } from "../src/modules/signuse/schema.t
 import type { BindInfo } from "../src/modules/telegram/schema.ts";
 import type { TrafficRecord, trafficRecordsInput } from "../src/modules/traffic/schema.ts";
 import type { ChangeUseInfoInput, PermissionGrant, UserInfo } from "../src/modules/user/schema.ts";
+import type {
+  AddressType,
+  AdminWallet,
+  Charge,
+  SpendEntry,
+  Wallet,
+  Withdrawal,
+  WithdrawalStatus,
+} from "../src/modules/wallet/schema.ts";
 import type { PaymentsInForce } from "../src/payments/registry.ts";
 import { Code } from "../src/rpc/codes.ts";
 import { type Answer, fromBase64Json, toBase64Json } from "../src/rpc/envelope.ts";
@@ -164,6 +180,26 @@ export interface CallMap {
   // daily check-in (issue 14)
   "/api/user/sign_use": { input: Empty; output: SignUseResult };
   "/api/user/sign_use_info": { input: Empty; output: SignUseInfo };
+  // the wallet and USDT withdrawals (issue 15 §4, §5): money in yuan
+  "/api/wallet/mywallet": { input: Empty; output: Wallet };
+  "/api/wallet/change_reward_adress": {
+    input: { addressType: AddressType; address: string };
+    output: Wallet;
+  };
+  "/api/wallet/make_charge": { input: Empty; output: Withdrawal };
+  "/api/wallet/charge_list": { input: Empty; output: Withdrawal[] };
+  "/api/wallet/spend_list": { input: Empty; output: SpendEntry[] };
+  "/api/admin/charge/charge_list": { input: { status?: WithdrawalStatus }; output: Charge[] };
+  "/api/admin/charge/checkout_charge": { input: { charge_id: string; txid?: string }; output: Charge };
+  "/api/admin/charge/wallet": { input: { uid: string }; output: AdminWallet };
+  "/api/admin/charge/message": { input: { charge_id: string; msg: string }; output: Charge };
+  "/api/admin/charge/refuse_charge": { input: { charge_id: string; reason: string }; output: Charge };
+  // referral channels (issue 15 §1–§3): money in yuan
+  "/api/channel/channel_info": { input: Empty; output: ChannelInfo };
+  "/api/channel/invited_users": { input: Empty; output: InvitedUsers };
+  "/api/channel/reward_list": { input: Empty; output: RewardList };
+  "/api/admin/users/get_user_channel": { input: { user_id: string }; output: Channel | null };
+  "/api/admin/users/update_channel": { input: UpdateChannelInput; output: Channel };
 }
 
 /** What the node form sends: the wire fields without the server-made ones; empty password keeps it. */
