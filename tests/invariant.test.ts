@@ -22,6 +22,7 @@ import {
   makeCombo,
   makeCoupon,
   notifySandbox,
+  orderIds,
   sandboxTradeNo,
   startShopServer,
 } from "./commerce.ts";
@@ -618,6 +619,198 @@ test(`traffic equals its ledger after a random sequence of engagement actions (F
   for (const action of seen.keys()) expect(seen.get(action)?.has(0), `${action}: ${summary}`).toBe(true);
   expect(
     sumOf("SELECT COUNT(*) AS n FROM traffic_records WHERE type = 'tiyan_expire'"),
+    summary,
+  ).toBeGreaterThan(0);
+}, 120_000);
+
+/**
+ * Issue 15: wallets equal their entries across random purchases by invited customers (rebates to
+ * the channel owner, repeated and concurrent notifications), wallet spending, withdrawals (raced),
+ * settlements and refusals; each paid order of an invited customer inside the window earned
+ * exactly one rebate of rate × what was paid, to the fen.
+ */
+test(`wallets equal their entries across rebates, withdrawals, settlements and refusals (FERRY_INVARIANT_SEED=${seed})`, async () => {
+  const rand = prng(seed ^ 0x5eed_15);
+  const ctx = server.context;
+  const db = ctx.db;
+  ctx.settings.update({ min_charge_money: 5, openChannel: true });
+  const { client: admin } = await loggedInClient(server, { role: "admin" });
+  const owner = await loggedInClient(server);
+  const code = `IV${seed % 10_000}`.slice(0, 6).padEnd(6, "X");
+  const rate = rand.pick([0.1, 0.15, 0.5]);
+  const channel = await admin.call("/api/admin/users/update_channel", {
+    email: owner.email,
+    name: "不变量渠道",
+    code,
+    rewardRate: rate,
+    comsumerDuration: 30,
+  });
+  expect({ code: channel.code, msg: channel.msg }).toEqual({ code: 0, msg: channel.msg });
+  const ownerClient = owner.client;
+  const address = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t";
+  expect(
+    (await ownerClient.call("/api/wallet/change_reward_adress", { addressType: "USDT-TRC20", address })).code,
+  ).toBe(0);
+
+  const combos = [
+    makeCombo(server, { name: "返利 10G", price: 15, traffic: 10 * GB }),
+    makeCombo(server, { name: "返利 1G", price: 0.5, traffic: GB }),
+    makeCombo(server, { name: "返利 三十天", price: 25.5, vipDuration: 30 }),
+  ];
+  const customers: { id: string; client: ApiClient; invited: boolean }[] = [];
+  for (let i = 0; i < 4; i++) {
+    const { user, client } = await loggedInClient(server);
+    // Three invited (one signed up 40 days ago: outside the 30-day window), one not invited.
+    const invited = i < 3;
+    db.query("UPDATE users SET channel_code = ?, create_time = ? WHERE id = ?").run(
+      invited ? code : "",
+      Date.now() - (i === 2 ? 40 : 1) * DAY_MS,
+      user.id,
+    );
+    customers.push({ id: user.id, client, invited });
+    giveWallet(server, user.id, rand.int(3000));
+  }
+  const trades: Trade[] = [];
+  const seen = new Map<string, Set<number>>();
+  const expectCode = (action: string, answerCode: number, allowed: number[]) => {
+    seen.set(action, (seen.get(action) ?? new Set<number>()).add(answerCode));
+    expect({ action, code: answerCode, ok: allowed.includes(answerCode) }).toEqual({
+      action,
+      code: answerCode,
+      ok: true,
+    });
+  };
+  const openWithdrawals = () =>
+    db.query<{ id: string }, []>("SELECT id FROM withdrawals WHERE status = 'request'").all();
+
+  for (let step = 0; step < 250; step++) {
+    const customer = rand.pick(customers);
+    const roll = rand.int(100);
+    if (roll < 25) {
+      const order = await createOrder(customer.client, rand.pick(combos)._id);
+      if (rand.next() < 0.4)
+        expectCode(
+          "wallet_check",
+          (await customer.client.call("/api/shop/wallet_check", { order_id: order._id })).code,
+          [0, 1000],
+        );
+      const answer = await dobuy(customer.client, order._id);
+      expectCode("dobuy", answer.code, [0, 1000]);
+      const pay = answer.data as PayResult;
+      if (answer.code === 0 && pay.status !== "paied")
+        trades.push({
+          tradeNo: sandboxTradeNo(pay),
+          orderId: order._id,
+          fen: Math.round(pay.request_pay_amound * 100),
+        });
+    } else if (roll < 50 && trades.length) {
+      // The gateway's notification, sometimes several copies at once.
+      const trade = rand.pick(trades);
+      const copies = rand.next() < 0.3 ? 5 : 1;
+      const answers = await Promise.all(
+        Array.from({ length: copies }, () => notifySandbox(server, trade.tradeNo, trade.fen)),
+      );
+      for (const answer of answers) expect(answer.status).toBe(303);
+    } else if (roll < 58) {
+      const orderId = orderIds(server, customer.id).at(-1);
+      if (orderId)
+        expectCode(
+          "cancel_order",
+          (await customer.client.call("/api/order/cancel_order", { order_id: orderId })).code,
+          [0, 1026],
+        );
+    } else if (roll < 72) {
+      // The channel owner asks for the whole balance, sometimes three times at once.
+      const copies = rand.next() < 0.3 ? 3 : 1;
+      const answers = await Promise.all(
+        Array.from({ length: copies }, () => ownerClient.call("/api/wallet/make_charge", {})),
+      );
+      for (const answer of answers) expectCode("make_charge", answer.code, [0, 1012]);
+      expect(answers.filter((answer) => answer.code === 0).length).toBeLessThanOrEqual(1);
+    } else if (roll < 86 && openWithdrawals().length) {
+      const [open] = openWithdrawals();
+      const answer =
+        rand.next() < 0.6
+          ? await admin.call("/api/admin/charge/checkout_charge", { charge_id: open?.id, txid: "" })
+          : await admin.call("/api/admin/charge/refuse_charge", { charge_id: open?.id, reason: "地址有误" });
+      expectCode("settle/refuse", answer.code, [0]);
+    } else {
+      giveWallet(server, customer.id, 1 + rand.int(2000));
+    }
+  }
+  const summary = [...seen].map(([action, c]) => `${action} ${[...c].sort().join("/")}`).join(", ");
+
+  const sumOf = (sql: string, ...params: (string | number)[]) =>
+    db.query<{ n: number }, (string | number)[]>(sql).get(...params)?.n ?? 0;
+  for (const id of [owner.user.id, ...customers.map((c) => c.id)]) {
+    const wallet = sumOf("SELECT wallet_fen AS n FROM users WHERE id = ?", id);
+    expect({ user: id, wallet }).toEqual({
+      user: id,
+      wallet: sumOf("SELECT COALESCE(SUM(change_fen), 0) AS n FROM wallet_entries WHERE user_id = ?", id),
+    });
+  }
+  // Every paid order of a customer invited within the window earned exactly one rebate, to the fen.
+  const paid = db
+    .query<
+      {
+        id: string;
+        user_id: string;
+        order_money_fen: number;
+        coupon_discount_fen: number;
+        reward_fen: number;
+      },
+      []
+    >(
+      "SELECT id, user_id, order_money_fen, coupon_discount_fen, reward_fen FROM orders WHERE status = 'paied'",
+    )
+    .all()
+    .filter((order) => customers.some((c) => c.id === order.user_id));
+  for (const order of paid) {
+    const inWindow = customers.findIndex((c) => c.id === order.user_id) < 2;
+    const spent = order.order_money_fen - order.coupon_discount_fen;
+    const expected = inWindow ? Math.round((spent * Math.round(rate * 10_000)) / 10_000) : 0;
+    const rewards = db
+      .query<{ reward_fen: number }, [string]>("SELECT reward_fen FROM channel_rewards WHERE order_id = ?")
+      .all(order.id);
+    expect({ order: order.id, rewards: rewards.map((r) => r.reward_fen), shown: order.reward_fen }).toEqual({
+      order: order.id,
+      rewards: expected > 0 ? [expected] : [],
+      shown: expected,
+    });
+  }
+  const ownerId = owner.user.id;
+  expect(
+    sumOf(
+      "SELECT COALESCE(SUM(change_fen), 0) AS n FROM wallet_entries WHERE user_id = ? AND type = 'reward'",
+      ownerId,
+    ),
+  ).toBe(
+    sumOf("SELECT COALESCE(SUM(reward_fen), 0) AS n FROM channel_rewards WHERE channel_user_id = ?", ownerId),
+  );
+  expect(
+    sumOf(
+      "SELECT COALESCE(SUM(-change_fen), 0) AS n FROM wallet_entries WHERE user_id = ? AND type = 'withdraw'",
+      ownerId,
+    ),
+  ).toBe(sumOf("SELECT COALESCE(SUM(money_fen), 0) AS n FROM withdrawals WHERE user_id = ?", ownerId));
+  expect(
+    sumOf(
+      "SELECT COALESCE(SUM(change_fen), 0) AS n FROM wallet_entries WHERE user_id = ? AND type = 'withdraw_refund'",
+      ownerId,
+    ),
+  ).toBe(
+    sumOf(
+      "SELECT COALESCE(SUM(money_fen), 0) AS n FROM withdrawals WHERE user_id = ? AND status = 'refused'",
+      ownerId,
+    ),
+  );
+  expect(openWithdrawals().length).toBeLessThanOrEqual(1);
+  // The run did what it set out to do.
+  expect(paid.length, summary).toBeGreaterThan(0);
+  expect(seen.get("make_charge")?.has(0), summary).toBe(true);
+  expect(seen.get("settle/refuse")?.has(0), summary).toBe(true);
+  expect(
+    sumOf("SELECT COUNT(*) AS n FROM channel_rewards WHERE channel_user_id = ?", ownerId),
     summary,
   ).toBeGreaterThan(0);
 }, 120_000);
