@@ -7,6 +7,7 @@
  * chat that never wrote, 403 for one that blocked the bot), setWebhook, deleteWebhook,
  * getWebhookInfo and setMyCommands. Switches make it answer 500, hang, or flood-control (429).
  */
+import type { AppContext } from "../../src/context.ts";
 
 export const FAKE_BOT_TOKEN = "7000000001:AAFakeTokenForFerryTests_abcdefghij";
 export const FAKE_BOT_USERNAME = "ferry_test_bot";
@@ -301,4 +302,21 @@ export function startFakeTelegram(token = FAKE_BOT_TOKEN): FakeTelegram {
     },
   });
   return fake;
+}
+
+/** Binds a chat to an account directly, as /bind would: for tests of what the bot is told. */
+export function bindChat(server: { context: AppContext }, userId: string, chatId: number): void {
+  server.context.db
+    .query("INSERT INTO telegram_bindings (user_id, chat_id, bind_time) VALUES (?, ?, ?)")
+    .run(userId, chatId, Date.now());
+}
+
+/** The texts queued for a chat, oldest first. */
+export function outboxTexts(server: { context: AppContext }, chatId: number): string[] {
+  return server.context.db
+    .query<{ text: string }, [number]>(
+      "SELECT text FROM telegram_outbox WHERE chat_id = ? ORDER BY create_time",
+    )
+    .all(chatId)
+    .map((row) => row.text);
 }

@@ -4,6 +4,7 @@
  * and the bot messages an answer queues, images only from the caller's own uploads.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { bindChat, outboxTexts } from "../../../tests/fakes/telegram.ts";
 import { ApiClient, loggedInClient, startTestServer, type TestServer } from "../../../tests/harness.ts";
 import { Code } from "../../rpc/codes.ts";
 import { newId } from "../../rpc/ids.ts";
@@ -60,18 +61,6 @@ const ticketCount = () => count("SELECT COUNT(*) AS n FROM tickets");
 const commentCount = () => count("SELECT COUNT(*) AS n FROM ticket_comments");
 
 /** Binds a Telegram chat to the account, as the bot does after /bind. */
-function bindChat(userId: string, chatId: number) {
-  server.context.db
-    .query("INSERT INTO telegram_bindings (user_id, chat_id, bind_time) VALUES (?, ?, ?)")
-    .run(userId, chatId, Date.now());
-}
-const outbox = (chatId: number) =>
-  server.context.db
-    .query<{ text: string }, [number]>(
-      "SELECT text FROM telegram_outbox WHERE chat_id = ? ORDER BY create_time",
-    )
-    .all(chatId)
-    .map((row) => row.text);
 
 test("visitors get 1002 for every call", async () => {
   const visitor = new ApiClient(server.url);
@@ -232,11 +221,11 @@ describe("conversation, notices and bot messages", () => {
     const alice = await loggedInClient(server);
     const bob = await loggedInClient(server);
     const admin = await loggedInClient(server, { role: "admin" });
-    bindChat(alice.user.id, 7001);
-    bindChat(bob.user.id, 7002);
-    bindChat(admin.user.id, 7003);
+    bindChat(server, alice.user.id, 7001);
+    bindChat(server, bob.user.id, 7002);
+    bindChat(server, admin.user.id, 7003);
     const ticket = await open(alice, "续费后没到账", "订单已支付");
-    expect(outbox(7003).at(-1)).toBe(
+    expect(outboxTexts(server, 7003).at(-1)).toBe(
       `新工单「续费后没到账」（${alice.email}）\n订单已支付\n${server.url}/#/feedback?id=${ticket._id}`,
     );
     const aliceNotices = (await notices(alice)).length;
@@ -271,10 +260,10 @@ describe("conversation, notices and bot messages", () => {
       href: `/#/feedback?id=${ticket._id}`,
     });
     expect((await notices(bob)).length).toBe(bobNotices);
-    expect(outbox(7001)).toEqual([
+    expect(outboxTexts(server, 7001)).toEqual([
       `您的工单「续费后没到账」有新回复：\n已为您补发\n${server.url}/#/feedback?id=${ticket._id}`,
     ]);
-    expect(outbox(7002)).toEqual([]);
+    expect(outboxTexts(server, 7002)).toEqual([]);
 
     // The customer writes back with an image: open again, the admins are told, no notice for anyone.
     const image = await upload(alice);
@@ -287,10 +276,10 @@ describe("conversation, notices and bot messages", () => {
     expect(viewerStatus(back.data, "user")).toBe("open");
     expect(viewerStatus(back.data, "admin")).toBe("responsed");
     expect((await notices(alice)).length).toBe(aliceNotices + 1);
-    expect(outbox(7003).at(-1)).toBe(
+    expect(outboxTexts(server, 7003).at(-1)).toBe(
       `工单「续费后没到账」有用户回复（${alice.email}）\n收到，谢谢\n${server.url}/#/feedback?id=${ticket._id}`,
     );
-    expect(outbox(7001).length).toBe(1);
+    expect(outboxTexts(server, 7001).length).toBe(1);
 
     // Both see the same conversation; only the admin's copy names the answering admin.
     const adminView = (await refresh(admin, ticket._id)).data;
@@ -323,7 +312,7 @@ describe("conversation, notices and bot messages", () => {
   test("without a site origin the bot message carries no link", async () => {
     const alice = await loggedInClient(server);
     const admin = await loggedInClient(server, { role: "admin" });
-    bindChat(alice.user.id, 7101);
+    bindChat(server, alice.user.id, 7101);
     const ticket = await open(alice, "无链接");
     server.context.settings.update({ site_url: "" });
     try {
@@ -331,7 +320,7 @@ describe("conversation, notices and bot messages", () => {
     } finally {
       server.context.settings.update({ site_url: server.url });
     }
-    expect(outbox(7101)).toEqual(["您的工单「无链接」有新回复：\n好的"]);
+    expect(outboxTexts(server, 7101)).toEqual(["您的工单「无链接」有新回复：\n好的"]);
   });
 });
 

@@ -6,6 +6,7 @@
  * users.traffic = Σ traffic_change for everyone involved.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { bindChat, outboxTexts } from "../../../tests/fakes/telegram.ts";
 import { ApiClient, loggedInClient, startTestServer, type TestServer } from "../../../tests/harness.ts";
 import { tx } from "../../db/db.ts";
 import { GB } from "../../lib/traffic.ts";
@@ -120,19 +121,6 @@ function catchError(fn: () => unknown): RpcError | null {
     throw error;
   }
 }
-
-function bindChat(userId: string, chatId: number) {
-  db()
-    .query("INSERT INTO telegram_bindings (user_id, chat_id, bind_time) VALUES (?, ?, ?)")
-    .run(userId, chatId, Date.now());
-}
-const outbox = (chatId: number) =>
-  db()
-    .query<{ text: string }, [number]>(
-      "SELECT text FROM telegram_outbox WHERE chat_id = ? ORDER BY create_time",
-    )
-    .all(chatId)
-    .map((row) => row.text);
 
 describe("roles", () => {
   test("a visitor gets 1002 for every call", async () => {
@@ -307,7 +295,7 @@ describe("/api/push/receive", () => {
   test("credits pushNumber × (1 − rate) once; the sender gets a bell notice and a bot message", async () => {
     const a = await customer(20);
     const b = await customer(3);
-    bindChat(a.user.id, 914_001);
+    bindChat(server, a.user.id, 914_001);
     const push = await created(a, 20);
     // Pasted with blanks and in lower case, as people do.
     const answer = await receive(b, ` ${push.code.slice(0, 6).toLowerCase()} ${push.code.slice(6)} `);
@@ -324,13 +312,13 @@ describe("/api/push/receive", () => {
     expect(pushRow(push.code)).toEqual({ state: "received", to_user_id: b.user.id });
     const text = "您转赠的 20G 流量已被领取，对方实际到账 16G";
     expect((await notices(a)).map((notice) => [notice.desc, notice.href])).toEqual([[text, "/#/push"]]);
-    expect(outbox(914_001)).toEqual([text]);
+    expect(outboxTexts(server, 914_001)).toEqual([text]);
     expect(await notices(b)).toEqual([]);
 
     expectRefused(await receive(b, push.code), 1040, PushMsg.codeInvalid);
     expectRefused(await receive(await customer(), push.code), 1040, PushMsg.codeInvalid);
     expect(trafficOf(b.user.id)).toBe(19 * GB);
-    expect(outbox(914_001)).toEqual([text]);
+    expect(outboxTexts(server, 914_001)).toEqual([text]);
   });
 
   test("1040 for an unknown code, and for one's own code (with how to take it back)", async () => {
@@ -432,7 +420,7 @@ describe("/api/push/cancel (撤回) and the return of unreceived transfers", () 
   test(`a transfer nobody receives in ${PUSH_RETURN_DAYS} days goes back by itself, once, with a notice and a bot message`, async () => {
     const a = await customer(20);
     const b = await customer();
-    bindChat(a.user.id, 914_002);
+    bindChat(server, a.user.id, 914_002);
     const push = await created(a, 20);
     const due = push.createTime + PUSH_RETURN_MS;
     expect(returnExpiredPushes(server.context, due - 1, a.user.id)).toBe(0);
@@ -448,7 +436,7 @@ describe("/api/push/cancel (撤回) and the return of unreceived transfers", () 
     ]);
     const text = "您转赠的 20G 流量 7 天无人领取，已全额退回";
     expect((await notices(a)).map((notice) => notice.desc)).toEqual([text]);
-    expect(outbox(914_002)).toEqual([text]);
+    expect(outboxTexts(server, 914_002)).toEqual([text]);
     expectRefused(await receive(await customer(), push.code), 1040, PushMsg.codeInvalid);
     expectRefused(await cancel(a, push.code), 1040, PushMsg.alreadyReturned);
   });

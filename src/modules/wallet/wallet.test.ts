@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createOrder, giveWallet, makeCombo, startShopServer, walletFen } from "../../../tests/commerce.ts";
+import { bindChat, outboxTexts } from "../../../tests/fakes/telegram.ts";
 import { ApiClient, loggedInClient, type TestServer } from "../../../tests/harness.ts";
 import { Code } from "../../rpc/codes.ts";
 import type { Notice } from "../notice/schema.ts";
@@ -85,19 +86,6 @@ async function notices(who: Customer): Promise<string[]> {
   const answer = await who.client.call<Notice[]>("/api/user_notive/list");
   return answer.data.map((n) => n.desc);
 }
-
-function bindChat(userId: string, chatId: number) {
-  server.context.db
-    .query("INSERT INTO telegram_bindings (user_id, chat_id, bind_time) VALUES (?, ?, ?)")
-    .run(userId, chatId, Date.now());
-}
-const outbox = (chatId: number) =>
-  server.context.db
-    .query<{ text: string }, [number]>(
-      "SELECT text FROM telegram_outbox WHERE chat_id = ? ORDER BY create_time",
-    )
-    .all(chatId)
-    .map((row) => row.text);
 
 describe("the customer's wallet", () => {
   test("mywallet: a new account has nothing, no address, and the 500 yuan minimum", async () => {
@@ -289,10 +277,12 @@ describe("the customer's wallet", () => {
 describe("/admin_charge", () => {
   test("a new request tells the admins through the bot", async () => {
     const boss = await loggedInClient(server, { role: "admin" });
-    bindChat(boss.user.id, 915_001);
+    bindChat(server, boss.user.id, 915_001);
     const who = await withAddress(543_21);
     const withdrawal = await request(who);
-    expect(outbox(915_001)).toContain(WalletMsg.requestedAdmin(who.email, "543.21", "USDT-TRC20"));
+    expect(outboxTexts(server, 915_001)).toContain(
+      WalletMsg.requestedAdmin(who.email, "543.21", "USDT-TRC20"),
+    );
     expect(withdrawal.money).toBe(543.21);
   });
 
@@ -331,7 +321,7 @@ describe("/admin_charge", () => {
 
   test("checkout_charge settles once with the txid; the customer sees 已结算 data, a notice and a bot message", async () => {
     const who = await withAddress(650 * YUAN);
-    bindChat(who.user.id, 915_002);
+    bindChat(server, who.user.id, 915_002);
     const withdrawal = await request(who);
     const settled = await admin.call<Charge>("/api/admin/charge/checkout_charge", {
       charge_id: withdrawal._id,
@@ -343,7 +333,7 @@ describe("/admin_charge", () => {
     const mine = await who.client.call<Withdrawal[]>("/api/wallet/charge_list");
     expect(mine.data[0]).toMatchObject({ _id: withdrawal._id, status: "paid", txid: "abc123" });
     expect(await notices(who)).toContain(WalletMsg.settledNotice("650.00"));
-    expect(outbox(915_002)).toEqual([WalletMsg.settledNotice("650.00")]);
+    expect(outboxTexts(server, 915_002)).toEqual([WalletMsg.settledNotice("650.00")]);
 
     for (const path of ["checkout_charge", "refuse_charge"]) {
       const again = await admin.call(`/api/admin/charge/${path}`, {
@@ -365,7 +355,7 @@ describe("/admin_charge", () => {
 
   test("refuse_charge returns the money with a withdraw_refund entry; the reason is the message", async () => {
     const who = await withAddress(720 * YUAN);
-    bindChat(who.user.id, 915_003);
+    bindChat(server, who.user.id, 915_003);
     const withdrawal = await request(who);
     const empty = await admin.call("/api/admin/charge/refuse_charge", {
       charge_id: withdrawal._id,
@@ -386,7 +376,7 @@ describe("/admin_charge", () => {
     expect(mine.data[0]).toMatchObject({ status: "refused", msg: "地址无法收款" });
     const text = WalletMsg.refusedNotice("720.00", "地址无法收款");
     expect(await notices(who)).toContain(text);
-    expect(outbox(915_003)).toEqual([text]);
+    expect(outboxTexts(server, 915_003)).toEqual([text]);
     const settle = await admin.call("/api/admin/charge/checkout_charge", { charge_id: withdrawal._id });
     expect({ code: settle.code, msg: settle.msg }).toEqual({
       code: Code.withdrawRefused,
