@@ -392,6 +392,23 @@ describe("the one-line command, run under sh in dry-run mode", () => {
     expect(rooted.stderr.trim()).toBe("ferry install: error: FERRY_INSTALL_ROOT is only for --dry-run");
   });
 
+  test("sh runs nothing before the whole script has arrived: a refusal never cuts the download short", async () => {
+    const script = await (await fetch(`${server.url}/node/install.sh?server_type=ubuntu_arm`)).text();
+    const file = join(dir, "install-halves.sh");
+    writeFileSync(file, script);
+    // The first half holds the CPU check; the second arrives later, as over a slow network.
+    const half = script.indexOf('REQUIRED_ARCH" ]; then') + 200;
+    const run = await sh(
+      `{ head -c ${half} ${file}; sleep 0.3; tail -c +${half + 1} ${file} || echo "write failed" >&2; } | ` +
+        `sh -s -- --panel http://127.0.0.1:1 --node-id 1 --token ${"t".repeat(40)} --dry-run`,
+      { FERRY_INSTALL_ROOT: freshRoot(), FERRY_INSTALL_ARCH: "x86_64" },
+    );
+    expect({ code: run.code, stderr: run.stderr.trim() }).toEqual({
+      code: 1,
+      stderr: "ferry install: error: server type ubuntu_arm is for aarch64 machines; this one is x86_64",
+    });
+  });
+
   test("the wrong CPU is refused: ubuntu_arm on x86_64, and an agent built for another CPU", async () => {
     const arm = makeNode("ubuntu_arm");
     const armCommand = `${await installCommand(arm)} --dry-run`;

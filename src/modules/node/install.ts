@@ -172,7 +172,9 @@ export function installScript(serverType: ServerType, agentArch: string): string
         PACKAGES_APK;
   const service = flavour.service === "systemd" ? SERVICE_SYSTEMD : SERVICE_OPENRC;
   const core = flavour.core === "xray" ? CORE_XRAY : CORE_XRAY_OR_V2RAY;
-  return [header(serverType, flavour, agentArch), COMMON, packages, core, service, MAIN].join("\n");
+  // One brace group: sh reads the whole script before running any of it, so a download cut short
+  // runs nothing, and an early refusal never leaves curl writing into a closed pipe.
+  return [header(serverType, flavour, agentArch), "{", COMMON, packages, core, service, MAIN, "}"].join("\n");
 }
 
 const header = (serverType: ServerType, flavour: Flavour, agentArch: string) => `#!/bin/sh
