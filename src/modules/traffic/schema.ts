@@ -13,6 +13,7 @@ export const TRAFFIC_RECORD_TYPES = [
   "tiyan_expire",
   "agency_spend",
   "agency_allocate",
+  "admin_adjust",
 ] as const;
 export type TrafficRecordType = (typeof TRAFFIC_RECORD_TYPES)[number];
 
@@ -29,6 +30,7 @@ export const TRAFFIC_TYPE_TEXT: Record<TrafficRecordType, string> = {
   tiyan_expire: "体验到期",
   agency_spend: "代理消耗",
   agency_allocate: "代理分配",
+  admin_adjust: "管理员调整",
 };
 
 /** The type filter: one type, or "all" (seed 000 §4 "Traffic filter types"). */
