@@ -1,4 +1,14 @@
 import type { Command } from "commander";
+import { addDays, endOfBusinessDay } from "../src/lib/time.ts";
+import { formatGB } from "../src/lib/traffic.ts";
+import {
+  adjustmentFrom,
+  getAdminUser,
+  listAdminUsers,
+  requireUserByEmail,
+  updateUser,
+} from "../src/modules/user/admin.ts";
+import { type AdminUser, adjustmentInput, userListInput } from "../src/modules/user/admin-schema.ts";
 import { transformPassword } from "../src/modules/user/password.ts";
 import { EMAIL_PATTERN, PASSWORD_MIN, type Role } from "../src/modules/user/schema.ts";
 import { createUser, findUserByEmail, ROLES, setPassword, setRole } from "../src/modules/user/service.ts";
@@ -7,9 +17,12 @@ import {
   checkedPassword,
   dataDirOption,
   die,
+  numberOption,
   openContext,
+  parseOrDie,
   printJsonOr,
   readNewPassword,
+  withContext,
   withContextAsync,
 } from "./shared.ts";
 
@@ -18,8 +31,160 @@ function parseRole(value: string): Role {
   return value as Role;
 }
 
+/** Who the admin_adjustments rows of CLI adjustments name as the admin. */
+export const CLI_ADMIN_ID = "cli";
+
+const iso = (ms: number) => (ms ? new Date(ms).toISOString().slice(0, 19).replace("T", " ") : "-");
+
+/** One line of `ferry user list`. */
+function userLine(u: AdminUser): string {
+  return [
+    u.email,
+    u.disable ? "disabled" : "active",
+    `x${u.scale}`,
+    u.channel_code || "-",
+    iso(u.createTime),
+    u.paidUser ? "paid" : "unpaid",
+    u.agency || "-",
+    `¥${u.wallet_money.toFixed(2)}`,
+    `${formatGB(u.spendTraffic)}/${formatGB(u.traffic)}G`,
+    `vip ${iso(u.vipExpireTime)}`,
+    `active ${iso(u.lastActiveTime)}`,
+  ].join("  ");
+}
+
+function userDetails(u: AdminUser): string {
+  return [
+    `${u.email} (${u.type}${u.is_agency ? ", agency" : ""}) ${u._id}`,
+    `  status: ${u.disable ? "disabled" : "active"}   multiplier: ${u.scale}   channel: ${u.channel_code || "none"}`,
+    `  created: ${iso(u.createTime)}   last active: ${iso(u.lastActiveTime)}   paid: ${u.paidUser ? "yes" : "no"}`,
+    `  secondary agent: ${u.agency || "none"}   wallet: ¥${u.wallet_money.toFixed(2)}`,
+    `  traffic: ${formatGB(u.traffic)} G left, ${formatGB(u.spendTraffic)} G spent   time package until: ${iso(u.vipExpireTime)}`,
+    `  first url: ${u.first_url || "-"}   last url: ${u.last_url || "-"}`,
+    `  flags: canChangeDescribeKey=${u.canChangeDescribeKey} canChangePassword=${u.canChangePassword} ` +
+      `normalPermission=${u.normalPermission} forceReward=${u.forceReward} ` +
+      `specialDailyUnlimitTraffic=${u.specialDailyUnlimitTraffic} dailyUnlimitTraffic=${u.dailyUnlimitTraffic}G`,
+  ].join("\n");
+}
+
+/** The first millisecond of a YYYY-MM-DD in the business timezone. */
+function startOfDay(day: string, timeZone: string): number {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(day) || Number.isNaN(Date.parse(day)))
+    die(`--since must be YYYY-MM-DD: ${day}`);
+  return endOfBusinessDay(addDays(day, -1), timeZone) + 1;
+}
+
+function registerAdminUserCommands(user: Command) {
+  user
+    .command("list")
+    .description("list accounts, newest first (as /admin_userlist)")
+    .option("--filter <text>", "part of the e-mail, channel code or id")
+    .option("--since <date>", "signed up on or after this day (YYYY-MM-DD, business timezone)")
+    .option("--number <n>", "how many (default 100)")
+    .option("--data <dir>", "data directory (env FERRY_DATA)")
+    .option("--json", "print the accounts as JSON")
+    .action(
+      (options: { filter?: string; since?: string; number?: string; data?: string; json?: boolean }) => {
+        withContext(options.data, (ctx) => {
+          const query = parseOrDie(
+            userListInput,
+            {
+              number: numberOption("--number", options.number),
+              filterStr: options.filter ?? "",
+              fromTimestamp: options.since ? startOfDay(options.since, ctx.settings.all().timezone) : null,
+            },
+            { number: "--number", filterStr: "--filter" },
+          );
+          const users = listAdminUsers(ctx, query);
+          printJsonOr(options.json ?? false, users, (list) =>
+            list.length === 0 ? "no accounts" : list.map(userLine).join("\n"),
+          );
+        });
+      },
+    );
+
+  user
+    .command("show")
+    .description("one account with every column of the user list")
+    .argument("<email>", "the account's e-mail")
+    .option("--data <dir>", "data directory (env FERRY_DATA)")
+    .option("--json", "print the account as JSON")
+    .action((email: string, options: { data?: string; json?: boolean }) => {
+      withContext(options.data, (ctx) => {
+        printJsonOr(options.json ?? false, getAdminUser(ctx, requireUserByEmail(ctx, email).id), userDetails);
+      });
+    });
+
+  for (const [name, disable] of [
+    ["disable", true],
+    ["enable", false],
+  ] as const) {
+    user
+      .command(name)
+      .description(
+        disable
+          ? "disable an account: it is signed out everywhere, dropped from node user lists and its subscription becomes the notice"
+          : "enable a disabled account again",
+      )
+      .argument("<email>", "the account's e-mail")
+      .option("--data <dir>", "data directory (env FERRY_DATA)")
+      .action((email: string, options: { data?: string }) => {
+        withContext(options.data, (ctx) => {
+          const updated = updateUser(ctx, CLI_ADMIN_ID, { _id: requireUserByEmail(ctx, email).id, disable });
+          console.log(`${updated.email} ${disable ? "disabled; signed out everywhere" : "enabled"}`);
+        });
+      });
+  }
+
+  user
+    .command("adjust")
+    .description(
+      "add to (or, negative, take from) an account's permanent traffic, time package or wallet; " +
+        "writes the ledger rows and an audit row with the reason",
+    )
+    .argument("<email>", "the account's e-mail")
+    .option("--traffic-g <G>", "permanent traffic in G, e.g. 10 or -5")
+    .option("--days <days>", "days of time package, e.g. 30 or -3")
+    .option("--wallet <yuan>", "wallet in yuan, e.g. 12.5 or -3")
+    .requiredOption("--reason <text>", "why (kept with the adjustment and shown to the customer)")
+    .option("--data <dir>", "data directory (env FERRY_DATA)")
+    .option("--json", "print the account as JSON")
+    .action(
+      (
+        email: string,
+        options: {
+          trafficG?: string;
+          days?: string;
+          wallet?: string;
+          reason: string;
+          data?: string;
+          json?: boolean;
+        },
+      ) => {
+        const input = parseOrDie(
+          adjustmentInput,
+          {
+            trafficG: numberOption("--traffic-g", options.trafficG),
+            days: numberOption("--days", options.days),
+            walletYuan: numberOption("--wallet", options.wallet),
+            reason: options.reason,
+          },
+          { trafficG: "--traffic-g", days: "--days", walletYuan: "--wallet", reason: "--reason" },
+        );
+        withContext(options.data, (ctx) => {
+          const account = requireUserByEmail(ctx, email);
+          const adjustment = adjustmentFrom(input, CLI_ADMIN_ID, account.id, Date.now());
+          if (!adjustment) die("give --traffic-g, --days or --wallet");
+          const updated = updateUser(ctx, CLI_ADMIN_ID, { _id: account.id, adjust: input });
+          printJsonOr(options.json ?? false, updated, userDetails);
+        });
+      },
+    );
+}
+
 export function registerUserCommands(program: Command) {
   const user = program.command("user").description("manage accounts");
+  registerAdminUserCommands(user);
 
   user
     .command("create")
