@@ -4,9 +4,9 @@
  * Knows nothing of HTTP: the route and `ferry sub render` both call renderSubscription.
  */
 import type { AppContext } from "../context.ts";
-import { DEFAULT_DAILY_LIMIT } from "../lib/traffic.ts";
 import { type EntryRow, toEntry } from "../modules/entry/service.ts";
 import { type LineRow, lineVisibleSql } from "../modules/line/service.ts";
+import { dailyQuota } from "../modules/user/limits.ts";
 import { findUserById, todayUsage, type UserRow } from "../modules/user/service.ts";
 import { sameSecret } from "../rpc/ids.ts";
 import { RENDERERS } from "./formats/index.ts";
@@ -41,8 +41,7 @@ export interface TrafficLeft {
 export function trafficLeft(ctx: AppContext, user: UserRow, now = Date.now()): TrafficLeft {
   const permanent = Math.max(0, user.traffic);
   if (user.vip_expire_time <= now) return { quota: 0, permanent };
-  const limit = user.daily_limit ?? DEFAULT_DAILY_LIMIT;
-  return { quota: Math.max(0, limit - todayUsage(user, ctx.settings.all(), now)), permanent };
+  return { quota: Math.max(0, dailyQuota(user) - todayUsage(user, ctx.settings.all(), now)), permanent };
 }
 
 /**
@@ -83,16 +82,16 @@ const ENTRY_JSON = jsonObject("e", [
  */
 export function visibleLineProxies(ctx: AppContext, user: UserRow, now = Date.now()): ProxyEntry[] {
   const rows = ctx.db
-    .query<SourceRow, [string, number, number]>(
+    .query<SourceRow, [string, number, number, number]>(
       `SELECT l.*, ${AGENT_JSON} AS agent_json, a.country_code AS agent_country,
          CASE WHEN e.id IS NULL THEN NULL ELSE ${ENTRY_JSON} END AS entry_json
        FROM agent_lines l
        JOIN agents a ON a.id = l.agent_id
        LEFT JOIN entries e ON e.id = l.entry_id
-       WHERE ${lineVisibleSql("?1", "?3", "?2")}
+       WHERE ${lineVisibleSql("?1", "?3", "?4", "?2")}
        ORDER BY l.sort_index, l.create_time`,
     )
-    .all(user.id, now, user.is_agency);
+    .all(user.id, now, user.is_agency, user.normal_permission);
   const credentials = { uuid: user.proxy_secret };
   const naming = { english: user.use_english_node === 1 };
   return uniqueNames(

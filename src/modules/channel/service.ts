@@ -213,7 +213,8 @@ export function payChannelRebate(ctx: AppContext, order: OrderRow, now: number):
   if (!customer || customer.channel_code === "") return 0;
   const channel = findChannelByCode(db, customer.channel_code);
   if (!channel || channel.user_id === customer.id) return 0;
-  if (now > customer.create_time + channel.consumer_duration * DAY_MS) return 0;
+  // forceReward (set by an admin): the customer's orders earn the channel its rebate for good.
+  if (!customer.force_reward && now > customer.create_time + channel.consumer_duration * DAY_MS) return 0;
   const spendFen = userSpendFen(order);
   const reward = rewardFen(channel.reward_rate, spendFen);
   if (reward <= 0) return 0;

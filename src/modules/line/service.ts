@@ -134,13 +134,19 @@ export function resetHeat(ctx: AppContext): number {
 
 /**
  * SQL condition: line `l` is visible to a user (public, the required permission held and
- * unexpired, not barred for agency users). The arguments are SQL expressions for the user's id,
- * its is_agency flag and the current time, so subscriptions and node user lists apply one rule.
+ * unexpired — or the user's normalPermission, which stands for every permission —, not barred for
+ * agency users). The arguments are SQL expressions for the user's id, its is_agency and
+ * normal_permission flags and the current time, so subscriptions and node user lists apply one rule.
  */
-export function lineVisibleSql(userId: string, isAgency: string, now: string): string {
+export function lineVisibleSql(
+  userId: string,
+  isAgency: string,
+  normalPermission: string,
+  now: string,
+): string {
   return `l.public = 1
     AND NOT (l.disable_for_agency = 1 AND ${isAgency} = 1)
-    AND (l.permission_require IS NULL OR EXISTS (
+    AND (l.permission_require IS NULL OR ${normalPermission} = 1 OR EXISTS (
       SELECT 1 FROM user_permissions p
       WHERE p.user_id = ${userId} AND p.permission_id = l.permission_require AND p.expire_time > ${now}))`;
 }

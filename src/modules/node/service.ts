@@ -11,6 +11,7 @@ import type { AgentRow } from "../agent/service.ts";
 import { type LineProtocol, PORT_OFFSET } from "../line/schema.ts";
 import { lineVisibleSql } from "../line/service.ts";
 import { expireDueTrials } from "../trial/service.ts";
+import { dailyQuotaSql } from "../user/limits.ts";
 import { admittedUserNos, recordServedList } from "./admission.ts";
 import type { AliveReport } from "./report.ts";
 
@@ -206,29 +207,35 @@ function uniproxyConfig(ctx: AppContext, row: AgentRow, protocol: LineProtocol):
 export interface NodeUser {
   id: number;
   uuid: string;
-  speed_limit: null;
+  /** Mbps: vip_traffic_thred_rate_limit while the user spends today's time-package quota; null = unlimited. */
+  speed_limit: number | null;
   device_limit: null;
 }
 
 /**
  * The users a node admits: not disabled, with permanent traffic or today's time-package quota
- * left, and able to see at least one of the node's lines (the subscription's visibility rule).
+ * (user/limits.ts dailyQuota) left, and able to see at least one of the node's lines (the
+ * subscription's visibility rule).
  */
 export function nodeUsers(ctx: AppContext, agentId: string, now = Date.now()): NodeUser[] {
-  const today = businessDay(now, ctx.settings.get("timezone"));
+  const settings = ctx.settings.all();
+  const today = businessDay(now, settings.timezone);
+  const vipSpeed = settings.vip_traffic_thred_rate_limit > 0 ? settings.vip_traffic_thred_rate_limit : null;
+  const onQuota = `u.vip_expire_time > ?2
+    AND ${dailyQuotaSql("u", "?3")} > CASE WHEN u.daily_usage_day = ?4 THEN u.daily_usage ELSE 0 END`;
   return ctx.db
-    .query<NodeUser, [string, number, number, string]>(
-      `SELECT u.node_uid AS id, u.proxy_secret AS uuid, NULL AS speed_limit, NULL AS device_limit
+    .query<NodeUser, [string, number, number, string, number | null]>(
+      `SELECT u.node_uid AS id, u.proxy_secret AS uuid,
+         CASE WHEN ${onQuota} THEN ?5 END AS speed_limit, NULL AS device_limit
        FROM users u
        WHERE u.disabled = 0
-         AND (u.traffic > 0 OR (u.vip_expire_time > ?2
-           AND COALESCE(u.daily_limit, ?3) > CASE WHEN u.daily_usage_day = ?4 THEN u.daily_usage ELSE 0 END))
+         AND (u.traffic > 0 OR (${onQuota}))
          AND EXISTS (
            SELECT 1 FROM agent_lines l
-           WHERE l.agent_id = ?1 AND ${lineVisibleSql("u.id", "u.is_agency", "?2")})
+           WHERE l.agent_id = ?1 AND ${lineVisibleSql("u.id", "u.is_agency", "u.normal_permission", "?2")})
        ORDER BY u.node_uid`,
     )
-    .all(agentId, now, DEFAULT_DAILY_LIMIT, today);
+    .all(agentId, now, DEFAULT_DAILY_LIMIT, today, vipSpeed);
 }
 
 /** sha1 of the exact body: the ETag of the `config` and `user` answers (Xboard's rule). */

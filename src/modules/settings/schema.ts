@@ -95,6 +95,7 @@ export const settingsSchema = z.object({
   // traffic accounting
   traffic_spend_scale: num(1, 0, 100),
   minestTrafficSpend: num(0),
+  /** On: traffic is charged at line scale × user scale only; the two global scales above are not applied. */
   noGlobalTrafficScaleLimit: flag(false),
   upload_traffic_spend_scale: num(1, 0, 100),
   updateV2rayDuration: num(60, 5, 86_400),
@@ -112,7 +113,8 @@ export const settingsSchema = z.object({
   signUseRewardTraffic: num(200, 0, 1_048_576),
   continueSignUseDay: num(30, 1, 3650),
   continueSignReward: num(1024, 0, 1_048_576),
-  vip_traffic_thred_rate_limit: num(0),
+  /** Mbps the node user list gives (speed_limit) to users spending today's time-package quota; 0 = no limit. */
+  vip_traffic_thred_rate_limit: num(0, 0, 100_000),
   /** G of permanent traffic one lucky draw costs. */
   prizeBaseCost: num(1, 0, 1_000_000),
   /** Seats on the lucky-draw board; 0 = one seat per prize. */

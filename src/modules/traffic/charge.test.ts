@@ -36,6 +36,8 @@ function balance(fields: Partial<ChargedUser> = {}): ChargedUser {
     spend_traffic: 0,
     vip_expire_time: 0,
     daily_limit: null,
+    special_daily_unlimit_traffic: 0,
+    daily_unlimit_traffic: 0,
     daily_usage: 0,
     daily_usage_day: "",
     ...fields,

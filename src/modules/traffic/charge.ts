@@ -13,13 +13,14 @@
 import type { AppContext } from "../../context.ts";
 import { leastSql, tx } from "../../db/db.ts";
 import { businessDay, DAY_MS } from "../../lib/time.ts";
-import { DEFAULT_DAILY_LIMIT, MB } from "../../lib/traffic.ts";
+import { MB } from "../../lib/traffic.ts";
 import { INBOUND_TAG } from "../../node/core-config.ts";
 import type { LineProtocol } from "../line/schema.ts";
 import { admittedSince, admittedSql } from "../node/admission.ts";
 import { recordAnomalies } from "../node/anomalies.ts";
 import type { PushUsage } from "../node/report.ts";
 import { expireDueTrials } from "../trial/service.ts";
+import { dailyQuota } from "../user/limits.ts";
 import type { UserRow } from "../user/service.ts";
 
 /** The multipliers one report is charged with. */
@@ -47,7 +48,14 @@ export function chargeFor(upload: number, download: number, userScale: number, s
 /** The balance columns charging reads. */
 export type ChargedUser = Pick<
   UserRow,
-  "traffic" | "spend_traffic" | "vip_expire_time" | "daily_limit" | "daily_usage" | "daily_usage_day"
+  | "traffic"
+  | "spend_traffic"
+  | "vip_expire_time"
+  | "daily_limit"
+  | "special_daily_unlimit_traffic"
+  | "daily_unlimit_traffic"
+  | "daily_usage"
+  | "daily_usage_day"
 >;
 
 export interface ChargeSplit {
@@ -75,8 +83,7 @@ export function splitCharge(
   trial = 0,
 ): ChargeSplit {
   const usedToday = user.daily_usage_day === day ? user.daily_usage : 0;
-  const quotaLeft =
-    user.vip_expire_time > now ? Math.max(0, (user.daily_limit ?? DEFAULT_DAILY_LIMIT) - usedToday) : 0;
+  const quotaLeft = user.vip_expire_time > now ? Math.max(0, dailyQuota(user) - usedToday) : 0;
   const fromQuota = Math.min(charge, quotaLeft);
   const balance = Math.max(0, user.traffic);
   const fromTrial = Math.min(charge - fromQuota, trial, balance);
@@ -129,8 +136,9 @@ function reportScales(ctx: AppContext, lineScales: number[]): ChargeScales {
   const settings = ctx.settings.all();
   return {
     line: lineScales.length > 0 ? Math.min(...lineScales) : 1,
-    download: settings.traffic_spend_scale,
-    upload: settings.upload_traffic_spend_scale,
+    // noGlobalTrafficScaleLimit: the user's own scale (with the line's) is the whole multiplier.
+    download: settings.noGlobalTrafficScaleLimit ? 1 : settings.traffic_spend_scale,
+    upload: settings.noGlobalTrafficScaleLimit ? 1 : settings.upload_traffic_spend_scale,
     minimum: Math.round(settings.minestTrafficSpend * MB),
   };
 }
@@ -168,7 +176,8 @@ export function applyNodeReport(ctx: AppContext, report: NodeReport): ReportResu
     // Only users the node was given are charged; the rest are kept as anomalies.
     const users = db
       .query<UserBalance, [string, string, number, number]>(
-        `SELECT rowid AS rid, id, node_uid, scale, traffic, spend_traffic, vip_expire_time, daily_limit, daily_usage, daily_usage_day,
+        `SELECT rowid AS rid, id, node_uid, scale, traffic, spend_traffic, vip_expire_time, daily_limit,
+           special_daily_unlimit_traffic, daily_unlimit_traffic, daily_usage, daily_usage_day,
            (SELECT COALESCE(SUM(remaining), 0) FROM trial_grants g WHERE g.user_id = u.id AND g.remaining > 0) AS trial
          FROM users u WHERE node_uid IN (SELECT value FROM json_each(?1)) AND ${admittedSql("u.node_uid", "?2", "?3", "?4")}`,
       )

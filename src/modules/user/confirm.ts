@@ -14,7 +14,7 @@ import type { RateRule } from "../../rpc/rate-limit.ts";
 import { recordError } from "../errors/service.ts";
 import { siteOrigin } from "../settings/schema.ts";
 import { ConfirmMsg } from "./schema.ts";
-import { hashPassword, type UserRow, userFromSubscriptionUrl } from "./service.ts";
+import { findUserById, hashPassword, type UserRow, userFromSubscriptionUrl } from "./service.ts";
 import { revokeAccountAccess } from "./session.ts";
 
 export type ConfirmAction = "signup_confirm" | "change_password";
@@ -190,6 +190,9 @@ export async function confirmPasswordChange(
   // The try is counted before the (slow) check, so concurrent tries cannot exceed the bound.
   const row = tx(ctx.db, () => {
     const open = openLink(ctx, "change_password", serialId, key, now);
+    // A link mailed before an admin turned canChangePassword off must not change the password either.
+    if (!findUserById(ctx, open.user_id)?.can_change_password)
+      throw new RpcError(Code.accountRefused, ConfirmMsg.refused);
     if (open.tries >= MAX_PASSWORD_TRIES) throw new RpcError(Code.badInput, ConfirmMsg.triesUsedUp);
     ctx.db.query("UPDATE email_tokens SET tries = tries + 1 WHERE serial_id = ?").run(serialId);
     return open;

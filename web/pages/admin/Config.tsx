@@ -125,8 +125,16 @@ const SECTIONS: Section[] = [
       number("traffic_spend_scale", "流量消耗倍率"),
       number("upload_traffic_spend_scale", "上传流量倍率"),
       number("minestTrafficSpend", "最低流量消耗"),
-      toggle("noGlobalTrafficScaleLimit", "不受全局倍率限制"),
-      number("vip_traffic_thred_rate_limit", "VIP 流量限速阈值"),
+      toggle(
+        "noGlobalTrafficScaleLimit",
+        "不受全局倍率限制",
+        "开启后按线路倍率 × 用户倍率计费，不再乘以上面两个全局倍率",
+      ),
+      number(
+        "vip_traffic_thred_rate_limit",
+        "VIP 限速(Mbps)",
+        "时间套餐用户用当日额度时在节点上的限速（额度用完改用永久流量时不限速），0 为不限速；由 XrayR / V2bX 等 UniProxy 节点执行，飞渡自带节点程序不限速",
+      ),
       number("updateV2rayDuration", "节点同步间隔(秒)", undefined, "1"),
       number("trafficStasticDuration", "流量统计间隔(秒)", undefined, "1"),
     ],
