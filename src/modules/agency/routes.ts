@@ -1,0 +1,60 @@
+import { type CallContext, defineCall } from "../../rpc/call.ts";
+import { emptyInput } from "../user/schema.ts";
+import type { UserRow } from "../user/service.ts";
+import { allocateInput, attachCustomerInput, setAgencyInput, unsetAgencyInput } from "./schema.ts";
+import {
+  agencyCustomers,
+  allocateTraffic,
+  attachCustomer,
+  detachCustomer,
+  listAgencies,
+  setAgency,
+  unsetAgency,
+} from "./service.ts";
+
+const me = (ctx: CallContext) => (ctx.user as UserRow).id;
+
+export const agencyCalls = [
+  defineCall({
+    path: "/api/admin/agency/list",
+    access: "admin",
+    input: emptyInput,
+    handle: (ctx) => listAgencies(ctx.app),
+  }),
+  defineCall({
+    path: "/api/admin/agency/set",
+    access: "admin",
+    input: setAgencyInput,
+    handle: (ctx, input) => setAgency(ctx.app, input),
+  }),
+  defineCall({
+    path: "/api/admin/agency/unset",
+    access: "admin",
+    input: unsetAgencyInput,
+    handle: (ctx, input) => unsetAgency(ctx.app, input),
+  }),
+  defineCall({
+    path: "/api/admin/agency/attach",
+    access: "admin",
+    input: attachCustomerInput,
+    handle: (ctx, input) => attachCustomer(ctx.app, input),
+  }),
+  defineCall({
+    path: "/api/admin/agency/detach",
+    access: "admin",
+    input: attachCustomerInput,
+    handle: (ctx, input) => detachCustomer(ctx.app, input),
+  }),
+  defineCall({
+    path: "/api/agency/customers",
+    access: "user",
+    input: emptyInput,
+    handle: (ctx) => agencyCustomers(ctx.app, me(ctx)),
+  }),
+  defineCall({
+    path: "/api/agency/allocate",
+    access: "user",
+    input: allocateInput,
+    handle: (ctx, input) => allocateTraffic(ctx.app, me(ctx), input),
+  }),
+];

@@ -1,0 +1,12 @@
+import { defineCall } from "../../rpc/call.ts";
+import { listAllTrafficRecords } from "./admin.ts";
+import { allTrafficRecordsInput } from "./admin-schema.ts";
+
+export const trafficAdminCalls = [
+  defineCall({
+    path: "/api/admin/traffic_spend/traffic_records",
+    access: "admin",
+    input: allTrafficRecordsInput,
+    handle: (ctx, input) => listAllTrafficRecords(ctx.app, input),
+  }),
+];
