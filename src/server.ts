@@ -3,6 +3,7 @@ import { type AppContext, type ContextOptions, createContext } from "./context.t
 import { type Db, openDatabase } from "./db/db.ts";
 import { migrate } from "./db/migrate.ts";
 import { loadWebFiles, migrations, type WebFile } from "./embedded.ts";
+import { agencyCalls } from "./modules/agency/routes.ts";
 import { startLatencyProbe } from "./modules/agent/latency.ts";
 import { agentCalls } from "./modules/agent/routes.ts";
 import { appleIdCalls } from "./modules/appleid/routes.ts";
@@ -25,10 +26,13 @@ import { pushCalls } from "./modules/push/routes.ts";
 import { startPushSweeper } from "./modules/push/service.ts";
 import { settingsCalls } from "./modules/settings/routes.ts";
 import { signUseCalls } from "./modules/signuse/routes.ts";
+import { statsCalls } from "./modules/stats/routes.ts";
 import { type BotTimings, startTelegramBot } from "./modules/telegram/bot.ts";
 import { telegramCalls, telegramRoutes } from "./modules/telegram/routes.ts";
+import { trafficAdminCalls } from "./modules/traffic/admin-routes.ts";
 import { trafficCalls } from "./modules/traffic/routes.ts";
 import { startTrialSweeper } from "./modules/trial/sweeper.ts";
+import { adminUserCalls } from "./modules/user/admin-routes.ts";
 import { accountRoutes, userCalls } from "./modules/user/routes.ts";
 import { NO_CHANNEL_CODE } from "./modules/user/schema.ts";
 import { exchangeLoginToken } from "./modules/user/session.ts";
@@ -45,6 +49,7 @@ import { subscriptionRoutes } from "./subscription/routes.ts";
 /** Every envelope call of the product; each module contributes its list. */
 const calls: CallDef[] = [
   ...userCalls,
+  ...adminUserCalls,
   ...settingsCalls,
   ...permissionCalls,
   ...noticeCalls,
@@ -56,6 +61,8 @@ const calls: CallDef[] = [
   ...entryCalls,
   ...lineCalls,
   ...trafficCalls,
+  ...trafficAdminCalls,
+  ...agencyCalls,
   ...telegramCalls,
   ...feedbackCalls,
   ...appleIdCalls,
@@ -63,6 +70,7 @@ const calls: CallDef[] = [
   ...pushCalls,
   ...prizeCalls,
   ...signUseCalls,
+  ...statsCalls,
   ...channelCalls,
   ...walletCalls,
   ...chargeAdminCalls,

@@ -5,20 +5,25 @@ import { Announcement } from "./components/Announcement.tsx";
 import { Footer, Header } from "./components/Header.tsx";
 import { Toaster } from "./components/Toast.tsx";
 import { go } from "./lib/nav.ts";
+import { AgencyPage } from "./pages/Agency.tsx";
 import { AgentsPage } from "./pages/Agents.tsx";
 import { AppleIdSharePage } from "./pages/AppleIdShare.tsx";
 import { AppleIdSignupGuidePage } from "./pages/AppleIdSignupGuide.tsx";
 import { AdminAgentLinesPage } from "./pages/admin/AgentLines.tsx";
 import { AdminAgentsPage } from "./pages/admin/Agents.tsx";
+import { AdminAllTrafficRecordsPage } from "./pages/admin/AllTrafficRecords.tsx";
 import { AdminChargesPage } from "./pages/admin/Charges.tsx";
 import { AdminCombosPage } from "./pages/admin/Combos.tsx";
 import { AdminConfigPage } from "./pages/admin/Config.tsx";
 import { AdminCouponRecordsPage } from "./pages/admin/CouponRecords.tsx";
 import { AdminCouponsPage } from "./pages/admin/Coupons.tsx";
 import { AdminEntrysPage } from "./pages/admin/Entrys.tsx";
+import { AdminErrorsPage } from "./pages/admin/Errors.tsx";
 import { AdminPermissionsPage } from "./pages/admin/Permissions.tsx";
 import { AdminPrizesPage } from "./pages/admin/Prizes.tsx";
+import { AdminStatisticsPage } from "./pages/admin/Statistics.tsx";
 import { AdminTradeListPage } from "./pages/admin/TradeList.tsx";
+import { AdminUserListPage } from "./pages/admin/UserList.tsx";
 import { ChannelPage } from "./pages/Channel.tsx";
 import { CheckoutPage } from "./pages/Checkout.tsx";
 import { ConfirmPage } from "./pages/Confirm.tsx";
@@ -55,10 +60,14 @@ const PAGES: Record<string, ComponentType> = {
   "/admin_combos": AdminCombosPage,
   "/admin_permissions": AdminPermissionsPage,
   "/admin_tradeList": AdminTradeListPage,
+  "/admin_userlist": AdminUserListPage,
   "/admin_charge": AdminChargesPage,
   "/admin_config": AdminConfigPage,
   "/admin_coupon": AdminCouponsPage,
   "/coupon_records": AdminCouponRecordsPage,
+  "/all_traffic_records": AdminAllTrafficRecordsPage,
+  "/admin_error": AdminErrorsPage,
+  "/agency": AgencyPage,
   "/agents": AgentsPage,
   "/admin_agents": AdminAgentsPage,
   "/admin_entrys": AdminEntrysPage,
@@ -67,6 +76,7 @@ const PAGES: Record<string, ComponentType> = {
   "/channel": ChannelPage,
   "/user_info": UserInfoPage,
   "/admin_prize": AdminPrizesPage,
+  "/admin_stastic": AdminStatisticsPage,
   "/lucky_draw": LuckyDrawPage,
   "/feedback": FeedbackPage,
   "/push": PushPage,

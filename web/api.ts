@@ -4,6 +4,7 @@
  * code 1002 (session expired) toasts and sends the visitor to /#/login after 2 s.
  */
 import type { z } from "zod";
+import type { Agency, AgencyCustomers, AllocateResult } from "../src/modules/agency/schema.ts";
 import type { Agent, agentInput, NodeAnomaly, PublicAgent } from "../src/modules/agent/schema.ts";
 import type { AppleIdShareLink } from "../src/modules/appleid/schema.ts";
 import type {
@@ -22,6 +23,7 @@ import type {
   RedeemResult,
 } from "../src/modules/coupon/schema.ts";
 import type { Entry, entryInput } from "../src/modules/entry/schema.ts";
+import type { ErrorRecord } from "../src/modules/errors/service.ts";
 import type { Ticket } from "../src/modules/feedback/schema.ts";
 import type { AgentLine, lineInput } from "../src/modules/line/schema.ts";
 import type { UpgradeResult } from "../src/modules/node/upgrade.ts";
@@ -46,8 +48,16 @@ import type {
 import type { Push, PushList } from "../src/modules/push/schema.ts";
 import type { HostInfo, Settings } from "../src/modules/settings/schema.ts";
 import type { SignUseInfo, SignUseResult } from "../src/modules/signuse/schema.ts";
+import type { BasicStastic } from "../src/modules/stats/schema.ts";
 import type { BindInfo } from "../src/modules/telegram/schema.ts";
+import type { AllTrafficRecords, AllTrafficRecordsInput } from "../src/modules/traffic/admin-schema.ts";
 import type { TrafficRecord, trafficRecordsInput } from "../src/modules/traffic/schema.ts";
+import type {
+  AdminChangePasswordInput,
+  AdminUser,
+  UpdateUserInput,
+  UserListInput,
+} from "../src/modules/user/admin-schema.ts";
 import type { ChangeUseInfoInput, PermissionGrant, UserInfo } from "../src/modules/user/schema.ts";
 import type {
   AddressType,
@@ -180,6 +190,8 @@ export interface CallMap {
   // daily check-in (issue 14)
   "/api/user/sign_use": { input: Empty; output: SignUseResult };
   "/api/user/sign_use_info": { input: Empty; output: SignUseInfo };
+  // back-office statistics (issue 16 §2): traffic in G, money in yuan
+  "/api/admin/users/basic_stastic": { input: { num?: number }; output: BasicStastic };
   // the wallet and USDT withdrawals (issue 15 §4, §5): money in yuan
   "/api/wallet/mywallet": { input: Empty; output: Wallet };
   "/api/wallet/change_reward_adress": {
@@ -200,6 +212,21 @@ export interface CallMap {
   "/api/channel/reward_list": { input: Empty; output: RewardList };
   "/api/admin/users/get_user_channel": { input: { user_id: string }; output: Channel | null };
   "/api/admin/users/update_channel": { input: UpdateChannelInput; output: Channel };
+  // all traffic records, the error log and agencies (issue 16 §3–§5): traffic in bytes
+  "/api/admin/traffic_spend/traffic_records": { input: AllTrafficRecordsInput; output: AllTrafficRecords };
+  "/api/admin/errors/list": { input: { num?: number }; output: ErrorRecord[] };
+  "/api/admin/errors/clear": { input: Empty; output: { deletedCount: number } };
+  "/api/admin/agency/list": { input: Empty; output: Agency[] };
+  "/api/agency/customers": { input: Empty; output: AgencyCustomers };
+  "/api/agency/allocate": {
+    input: { email?: string; customer_id?: string; trafficG: number };
+    output: AllocateResult;
+  };
+  // user management (issue 16 §1)
+  "/api/admin/users/userlist": { input: UserListInput; output: AdminUser[] };
+  "/api/admin/users/user": { input: { uid: string }; output: AdminUser };
+  "/api/admin/users/update_user": { input: UpdateUserInput; output: AdminUser };
+  "/api/admin/users/change_password": { input: AdminChangePasswordInput; output: null };
 }
 
 /** What the node form sends: the wire fields without the server-made ones; empty password keeps it. */

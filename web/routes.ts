@@ -63,6 +63,7 @@ export const ROUTES: Record<string, RouteInfo> = {
   "/clash_for_macos": guide("Clash", "macOS"),
   "/user_info": { title: "我的账户", auth: true },
   "/lucky_draw": { title: "幸运抽奖", auth: true },
+  "/agency": { title: "代理中心", auth: true },
   // back office (seed 001 §2)
   "/admin_stastic": { title: "统计", auth: true },
   "/admin_coupon": { title: "优惠券管理", auth: true },
@@ -90,6 +91,8 @@ export interface Tab {
   roles: readonly Viewer[];
   /** Shown in agency mode. Cells the seed leaves "not stated" are hidden (the safe choice). */
   agency: boolean;
+  /** Shown only to agency owners (userinfo agencyOwner). */
+  ownersOnly?: boolean;
 }
 
 const LOGGED_IN: readonly Viewer[] = ["admin", "normal", "channel", "yunying"];
@@ -109,6 +112,7 @@ export const TABS: readonly Tab[] = [
   { path: "/feedback", label: "问题反馈", roles: LOGGED_IN, agency: false },
   { path: "/push", label: "流量转赠", roles: LOGGED_IN, agency: false },
   { path: "/user_info", label: "我的账户", roles: LOGGED_IN, agency: true },
+  { path: "/agency", label: "代理中心", roles: LOGGED_IN, agency: true, ownersOnly: true },
   { path: "/admin_stastic", label: "统计", roles: ["admin"], agency: false },
   { path: "/admin_coupon", label: "优惠券管理", roles: ["admin", "yunying"], agency: false },
   { path: "/coupon_records", label: "优惠券记录", roles: ["admin", "yunying"], agency: false },
@@ -126,8 +130,10 @@ export const TABS: readonly Tab[] = [
   { path: "/admin_error", label: "运维日志", roles: ["admin"], agency: false },
 ];
 
-export function visibleTabs(viewer: Viewer, agency: boolean): Tab[] {
-  return TABS.filter((tab) => tab.roles.includes(viewer) && (!agency || tab.agency));
+export function visibleTabs(viewer: Viewer, agency: boolean, agencyOwner = false): Tab[] {
+  return TABS.filter(
+    (tab) => tab.roles.includes(viewer) && (!agency || tab.agency) && (!tab.ownersOnly || agencyOwner),
+  );
 }
 
 /** The tab to highlight: "/tutorial" is the home tab. */

@@ -160,9 +160,10 @@ export function Header() {
 
   const viewer = user?.type ?? "none";
   const agency = isAgency(session);
+  const agencyOwner = user?.agencyOwner ?? false;
   const tabs = useMemo(
-    () => (session.ready ? visibleTabs(viewer, agency) : []),
-    [session.ready, viewer, agency],
+    () => (session.ready ? visibleTabs(viewer, agency, agencyOwner) : []),
+    [session.ready, viewer, agency, agencyOwner],
   );
 
   function clickNotice(notice: Notice) {

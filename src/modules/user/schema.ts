@@ -140,6 +140,8 @@ export interface UserInfo {
   icon: string;
   type: Role;
   is_agency_user: boolean;
+  /** Owns an agency: sees /agency, where it allocates traffic to its customers (issue 16). */
+  agencyOwner: boolean;
   userkey: string;
   paidUser: boolean;
   traffic: number;

@@ -1,13 +1,14 @@
 import type { AppContext } from "../../context.ts";
 import { tx } from "../../db/db.ts";
 import { businessDay } from "../../lib/time.ts";
-import { DEFAULT_DAILY_LIMIT } from "../../lib/traffic.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { newId, randomHex } from "../../rpc/ids.ts";
+import { isAgencyOwner } from "../agency/owner.ts";
 import { listMyPermissions } from "../permission/service.ts";
 import type { Settings } from "../settings/schema.ts";
 import { signUseFlags } from "../signuse/service.ts";
 import { cachedTrialBalance } from "../trial/service.ts";
+import { dailyQuota } from "./limits.ts";
 import { Msg, type Role, shownIcon, type UserInfo } from "./schema.ts";
 import { revokeAccountAccess } from "./session.ts";
 
@@ -39,6 +40,13 @@ export interface UserRow {
   use_english_node: number;
   can_change_describe_key: number;
   can_change_password: number;
+  /** Sees every line that requires a permission without holding it (docs/decisions.md). */
+  normal_permission: number;
+  /** On: daily_unlimit_traffic replaces the package's daily quota (user/limits.ts dailyQuota). */
+  special_daily_unlimit_traffic: number;
+  daily_unlimit_traffic: number;
+  /** A channel-invited customer whose orders earn the channel its rebate after consumer_duration too. */
+  force_reward: number;
   create_time: number;
   last_active_time: number;
   first_url: string;
@@ -178,13 +186,14 @@ export function userInfo(ctx: AppContext, user: UserRow, now = Date.now()): User
     icon: shownIcon(user.icon),
     type: roleOf(user, settings),
     is_agency_user: user.is_agency === 1,
+    agencyOwner: isAgencyOwner(ctx, user.id),
     userkey: user.userkey,
     paidUser: user.paid_user === 1,
     traffic: user.traffic,
     spendTraffic: user.spend_traffic,
     vipExpireTime: user.vip_expire_time,
     dailyTimePackageUsage: todayUsage(user, settings),
-    limit: user.daily_limit ?? DEFAULT_DAILY_LIMIT,
+    limit: dailyQuota(user),
     ...signUseFlags(ctx, user.id, now),
     ...cachedTrialBalance(ctx, user.id, now),
     preferDomain: settings.preferDomain,
