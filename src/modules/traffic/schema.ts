@@ -33,12 +33,19 @@ export const TRAFFIC_TYPE_TEXT: Record<TrafficRecordType, string> = {
   admin_adjust: "管理员调整",
 };
 
-/** The type filter: one type, or "all" (seed 000 §4 "Traffic filter types"). */
+/** The type filter: one type, or "all". */
 export type TrafficFilter = TrafficRecordType | "all";
-export const TRAFFIC_FILTERS: readonly { key: TrafficFilter; label: string }[] = [
+const filterOf = (types: readonly TrafficRecordType[]): readonly { key: TrafficFilter; label: string }[] => [
   { key: "all", label: "全部" },
-  ...TRAFFIC_RECORD_TYPES.map((type) => ({ key: type, label: TRAFFIC_TYPE_TEXT[type] })),
+  ...types.map((type) => ({ key: type, label: TRAFFIC_TYPE_TEXT[type] })),
 ];
+/**
+ * The customer's filter is the seed's list (seed 000 §4 "Traffic filter types"); an admin
+ * adjustment (issue 16) is listed under 全部 with its own label.
+ */
+export const TRAFFIC_FILTERS = filterOf(TRAFFIC_RECORD_TYPES.filter((type) => type !== "admin_adjust"));
+/** The back office's filter (全部流量记录): every type. */
+export const ALL_TRAFFIC_FILTERS = filterOf(TRAFFIC_RECORD_TYPES);
 
 /** Customers see the records of this many business days, today included (seed 000 §9). */
 export const TRAFFIC_RECORD_DAYS = 10;

@@ -10,7 +10,7 @@ import {
   ALL_TRAFFIC_RECORD_LIMIT,
 } from "../../../src/modules/traffic/admin-schema.ts";
 import {
-  TRAFFIC_FILTERS,
+  ALL_TRAFFIC_FILTERS,
   TRAFFIC_TYPE_TEXT,
   type TrafficFilter,
 } from "../../../src/modules/traffic/schema.ts";
@@ -26,7 +26,7 @@ interface Query {
   day_num: number;
 }
 
-const TYPE_OPTIONS = TRAFFIC_FILTERS.map((item) => ({ value: item.key, label: item.label }));
+const TYPE_OPTIONS = ALL_TRAFFIC_FILTERS.map((item) => ({ value: item.key, label: item.label }));
 
 const changeClass = (bytes: number) => (bytes > 0 ? "traffic-plus" : bytes < 0 ? "traffic-minus" : "");
 
