@@ -1,7 +1,9 @@
 /**
  * Bundles the SPA into web/dist/ and writes src/generated/embed.ts, the module that carries the
  * SPA files and the migrations into the executable (and that dev and tests import the same way).
- * Usage: bun scripts/build-web.ts [--watch]
+ * Usage: bun scripts/build-web.ts [--watch] [--metafile meta.json]
+ * (`--metafile` writes esbuild's account of which module went into which file, for
+ * https://esbuild.github.io/analyze/ — see what makes a chunk big before splitting it.)
  */
 import {
   copyFileSync,
@@ -22,6 +24,8 @@ const root = join(import.meta.dir, "..");
 const out = join(root, "web/dist");
 const watch = process.argv.includes("--watch");
 const embedFile = join(root, "src/generated/embed.ts");
+const metafileFlag = process.argv.indexOf("--metafile");
+const metafileOut = metafileFlag >= 0 ? process.argv[metafileFlag + 1] : undefined;
 
 const TEXT_TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",
@@ -95,12 +99,60 @@ function copyStatic() {
   copyFileSync(join(root, "web/index.html"), join(out, "index.html"));
 }
 
+/**
+ * The shared schemas import the whole `z` namespace, so esbuild cannot drop the parts of zod the
+ * SPA never calls. Three of them are half of zod's gzip size and are replaced here, in the SPA only:
+ * the ~40 locales (the SPA configures zhCN; `en` is zod's default), `fromJSONSchema`, and zod's
+ * ahead-of-time `compile`, which builds parsers with `new Function` — refused by our CSP anyway.
+ * The server and the CLI keep the real modules.
+ */
+const zodTrim: esbuild.Plugin = {
+  name: "zod-trim",
+  setup(build) {
+    const zodDir = `${join(root, "node_modules/zod/v4")}/`;
+    const stubs: Record<string, string> = {
+      "../locales/index.js":
+        `export { default as zhCN } from ${JSON.stringify(`${zodDir}locales/zh-CN.js`)};\n` +
+        `export { default as en } from ${JSON.stringify(`${zodDir}locales/en.js`)};\n`,
+      "./from-json-schema.js": `export function fromJSONSchema() { throw new Error("fromJSONSchema is not in the SPA build"); }\n`,
+      "./compile.js":
+        `const absent = () => { throw new Error("zod compile is not in the SPA build"); };\n` +
+        `export const INVALID = Symbol.for("zod.compile.invalid");\n` +
+        `export class ZodCompileAsyncError extends Error {}\n` +
+        `export class ZodCompileUnsupportedError extends Error {}\n` +
+        `export { absent as compile, absent as withParser, absent as compileFn };\n`,
+    };
+    build.onResolve({ filter: /^\.\.?\/(locales\/index|from-json-schema|compile)\.js$/ }, (args) =>
+      args.importer.startsWith(zodDir) && args.path in stubs
+        ? { path: args.path, namespace: "zod-trim", pluginData: args.importer }
+        : undefined,
+    );
+    build.onLoad({ filter: /.*/, namespace: "zod-trim" }, (args) => ({
+      contents: stubs[args.path],
+      resolveDir: zodDir,
+    }));
+  },
+};
+
+/**
+ * Every `import … from "zod"` of the SPA's own code goes through web/no-eval.ts (which configures
+ * zod, then re-exports it); only that module and the error map it installs get zod itself.
+ */
+const zodViaNoEval: esbuild.Plugin = {
+  name: "zod-via-no-eval",
+  setup(build) {
+    const noEval = join(root, "web/no-eval.ts");
+    const realZod = new Set([noEval, join(root, "src/lib/zod-messages.ts")]);
+    build.onResolve({ filter: /^zod$/ }, (args) =>
+      realZod.has(args.importer) || args.importer.includes("/node_modules/") ? undefined : { path: noEval },
+    );
+  },
+};
+
 const options: esbuild.BuildOptions = {
-  // no-eval.js is loaded by index.html before app.js, so it configures zod before any module
-  // builds a schema: no code compiled from strings (see the file). As an entry of the same split
-  // build it shares app.js's zod (in a chunk), which `inject` would also do but only by wrapping
-  // every module of the bundle in a lazy initializer that first calls it (~2 kB gzip more).
-  entryPoints: { "no-eval": join(root, "web/no-eval.ts"), app: join(root, "web/main.tsx") },
+  // zod is configured where it is first loaded (plugin zodViaNoEval), so app.js needs no
+  // companion entry and the first page carries no zod unless it validates something.
+  entryPoints: { app: join(root, "web/main.tsx") },
   outdir: out,
   bundle: true,
   // Pages loaded with import() (the client guides) become chunks fetched when first visited, so
@@ -118,12 +170,15 @@ const options: esbuild.BuildOptions = {
   logLevel: "warning",
   metafile: true,
   plugins: [
+    zodTrim,
+    zodViaNoEval,
     {
       name: "embed",
       setup(build) {
         build.onEnd((result) => {
           if (result.errors.length) return;
           removeStaleChunks(result.metafile);
+          if (metafileOut) writeFileSync(metafileOut, JSON.stringify(result.metafile));
           copyStatic();
           writeEmbed();
           if (watch) console.log(`[web] rebuilt ${new Date().toLocaleTimeString()}`);

@@ -5,45 +5,85 @@ import { Announcement } from "./components/Announcement.tsx";
 import { Footer, Header } from "./components/Header.tsx";
 import { Toaster } from "./components/Toast.tsx";
 import { go } from "./lib/nav.ts";
-import { AgencyPage } from "./pages/Agency.tsx";
-import { AgentsPage } from "./pages/Agents.tsx";
-import { AppleIdSharePage } from "./pages/AppleIdShare.tsx";
-import { AppleIdSignupGuidePage } from "./pages/AppleIdSignupGuide.tsx";
-import { AdminAgentLinesPage } from "./pages/admin/AgentLines.tsx";
-import { AdminAgentsPage } from "./pages/admin/Agents.tsx";
-import { AdminAllTrafficRecordsPage } from "./pages/admin/AllTrafficRecords.tsx";
-import { AdminChargesPage } from "./pages/admin/Charges.tsx";
-import { AdminCombosPage } from "./pages/admin/Combos.tsx";
-import { AdminConfigPage } from "./pages/admin/Config.tsx";
-import { AdminCouponRecordsPage } from "./pages/admin/CouponRecords.tsx";
-import { AdminCouponsPage } from "./pages/admin/Coupons.tsx";
-import { AdminEntrysPage } from "./pages/admin/Entrys.tsx";
-import { AdminErrorsPage } from "./pages/admin/Errors.tsx";
-import { AdminPermissionsPage } from "./pages/admin/Permissions.tsx";
-import { AdminPrizesPage } from "./pages/admin/Prizes.tsx";
-import { AdminStatisticsPage } from "./pages/admin/Statistics.tsx";
-import { AdminTradeListPage } from "./pages/admin/TradeList.tsx";
-import { AdminUserListPage } from "./pages/admin/UserList.tsx";
-import { ChannelPage } from "./pages/Channel.tsx";
-import { CheckoutPage } from "./pages/Checkout.tsx";
-import { ConfirmPage } from "./pages/Confirm.tsx";
-import { FeedbackPage } from "./pages/Feedback.tsx";
+// The login page and the dashboard (where login and sign-up lead) come with app.js; every other
+// page is fetched on its first visit.
 import { HomePage } from "./pages/Home.tsx";
 import { LoginPage } from "./pages/Login.tsx";
-import { LuckyDrawPage } from "./pages/LuckyDraw.tsx";
 import { NotFoundPage } from "./pages/NotFound.tsx";
-import { OrderPage } from "./pages/Order.tsx";
-import { OrderInfoPage } from "./pages/OrderInfo.tsx";
-import { PushPage } from "./pages/Push.tsx";
-import { RegisterPage } from "./pages/Register.tsx";
-import { ResetPage } from "./pages/Reset.tsx";
-import { ShopPage } from "./pages/Shop.tsx";
-import { TrafficRecordsPage } from "./pages/TrafficRecords.tsx";
-import { UserInfoPage } from "./pages/UserInfo.tsx";
-import { WalletPage } from "./pages/Wallet.tsx";
-import { WindowsErrorsPage } from "./pages/WindowsErrors.tsx";
 import { DEFAULT_DESCRIPTION, ROUTES, type RouteInfo, SITE_NAME } from "./routes.ts";
 import { useSession } from "./session.ts";
+
+function PageSpinner() {
+  return (
+    <div className="page">
+      <div className="spinner page-spinner" role="status" aria-label="加载中" />
+    </div>
+  );
+}
+
+/**
+ * A page fetched as its own chunk on its first visit (the spinner meanwhile, from the Suspense in
+ * Page), so the first download (`/#/login`) carries only the shell, the login page and the
+ * dashboard (issue 18; `bun run bench:web`).
+ */
+function lazyPage(load: () => Promise<ComponentType>): ComponentType {
+  return lazy(() => load().then((Component) => ({ default: Component })));
+}
+
+const AgencyPage = lazyPage(() => import("./pages/Agency.tsx").then((m) => m.AgencyPage));
+const AgentsPage = lazyPage(() => import("./pages/Agents.tsx").then((m) => m.AgentsPage));
+const AppleIdSharePage = lazyPage(() => import("./pages/AppleIdShare.tsx").then((m) => m.AppleIdSharePage));
+const AppleIdSignupGuidePage = lazyPage(() =>
+  import("./pages/AppleIdSignupGuide.tsx").then((m) => m.AppleIdSignupGuidePage),
+);
+const AdminAgentLinesPage = lazyPage(() =>
+  import("./pages/admin/AgentLines.tsx").then((m) => m.AdminAgentLinesPage),
+);
+const AdminAgentsPage = lazyPage(() => import("./pages/admin/Agents.tsx").then((m) => m.AdminAgentsPage));
+const AdminAllTrafficRecordsPage = lazyPage(() =>
+  import("./pages/admin/AllTrafficRecords.tsx").then((m) => m.AdminAllTrafficRecordsPage),
+);
+const AdminChargesPage = lazyPage(() => import("./pages/admin/Charges.tsx").then((m) => m.AdminChargesPage));
+const AdminCombosPage = lazyPage(() => import("./pages/admin/Combos.tsx").then((m) => m.AdminCombosPage));
+const AdminConfigPage = lazyPage(() => import("./pages/admin/Config.tsx").then((m) => m.AdminConfigPage));
+const AdminCouponRecordsPage = lazyPage(() =>
+  import("./pages/admin/CouponRecords.tsx").then((m) => m.AdminCouponRecordsPage),
+);
+const AdminCouponsPage = lazyPage(() => import("./pages/admin/Coupons.tsx").then((m) => m.AdminCouponsPage));
+const AdminEntrysPage = lazyPage(() => import("./pages/admin/Entrys.tsx").then((m) => m.AdminEntrysPage));
+const AdminErrorsPage = lazyPage(() => import("./pages/admin/Errors.tsx").then((m) => m.AdminErrorsPage));
+const AdminPermissionsPage = lazyPage(() =>
+  import("./pages/admin/Permissions.tsx").then((m) => m.AdminPermissionsPage),
+);
+const AdminPrizesPage = lazyPage(() => import("./pages/admin/Prizes.tsx").then((m) => m.AdminPrizesPage));
+const AdminStatisticsPage = lazyPage(() =>
+  import("./pages/admin/Statistics.tsx").then((m) => m.AdminStatisticsPage),
+);
+const AdminTradeListPage = lazyPage(() =>
+  import("./pages/admin/TradeList.tsx").then((m) => m.AdminTradeListPage),
+);
+const AdminUserListPage = lazyPage(() =>
+  import("./pages/admin/UserList.tsx").then((m) => m.AdminUserListPage),
+);
+const ChannelPage = lazyPage(() => import("./pages/Channel.tsx").then((m) => m.ChannelPage));
+const CheckoutPage = lazyPage(() => import("./pages/Checkout.tsx").then((m) => m.CheckoutPage));
+const ConfirmPage = lazyPage(() => import("./pages/Confirm.tsx").then((m) => m.ConfirmPage));
+const FeedbackPage = lazyPage(() => import("./pages/Feedback.tsx").then((m) => m.FeedbackPage));
+const LuckyDrawPage = lazyPage(() => import("./pages/LuckyDraw.tsx").then((m) => m.LuckyDrawPage));
+const OrderPage = lazyPage(() => import("./pages/Order.tsx").then((m) => m.OrderPage));
+const OrderInfoPage = lazyPage(() => import("./pages/OrderInfo.tsx").then((m) => m.OrderInfoPage));
+const PushPage = lazyPage(() => import("./pages/Push.tsx").then((m) => m.PushPage));
+const RegisterPage = lazyPage(() => import("./pages/Register.tsx").then((m) => m.RegisterPage));
+const ResetPage = lazyPage(() => import("./pages/Reset.tsx").then((m) => m.ResetPage));
+const ShopPage = lazyPage(() => import("./pages/Shop.tsx").then((m) => m.ShopPage));
+const TrafficRecordsPage = lazyPage(() =>
+  import("./pages/TrafficRecords.tsx").then((m) => m.TrafficRecordsPage),
+);
+const UserInfoPage = lazyPage(() => import("./pages/UserInfo.tsx").then((m) => m.UserInfoPage));
+const WalletPage = lazyPage(() => import("./pages/Wallet.tsx").then((m) => m.WalletPage));
+const WindowsErrorsPage = lazyPage(() =>
+  import("./pages/WindowsErrors.tsx").then((m) => m.WindowsErrorsPage),
+);
 
 /** Pages built so far; every other route shows the not-found view. */
 const PAGES: Record<string, ComponentType> = {
@@ -86,27 +126,8 @@ const PAGES: Record<string, ComponentType> = {
   "/apple_id_signup_guide": AppleIdSignupGuidePage,
 };
 
-// Fetched on the first visit to a guide (its own chunk), so the first download does not grow by them.
-const GuidePage = lazy(() =>
-  import("./guides/GuidePage.tsx").then((module) => ({ default: module.GuidePage })),
-);
-
-function PageSpinner() {
-  return (
-    <div className="page">
-      <div className="spinner page-spinner" role="status" aria-label="加载中" />
-    </div>
-  );
-}
-
 /** The 17 client guides of web/routes.ts: one component over per-client data. */
-function GuideRoute() {
-  return (
-    <Suspense fallback={<PageSpinner />}>
-      <GuidePage />
-    </Suspense>
-  );
-}
+const GuideRoute = lazyPage(() => import("./guides/GuidePage.tsx").then((m) => m.GuidePage));
 
 /** The hash path without its query (`#/login?c=1` → `/login`), trailing slash dropped. */
 function useAppLocation(): [string, (to: string, options?: { replace?: boolean }) => void] {
@@ -155,7 +176,13 @@ function Page() {
 
   if (info?.auth && !session.user) return <PageSpinner />;
   const Component = info ? (PAGES[path] ?? (info.guide ? GuideRoute : undefined)) : undefined;
-  return Component ? <Component /> : <NotFoundPage />;
+  return Component ? (
+    <Suspense fallback={<PageSpinner />}>
+      <Component />
+    </Suspense>
+  ) : (
+    <NotFoundPage />
+  );
 }
 
 export function App() {

@@ -6,7 +6,7 @@ import type { Role } from "../src/modules/user/schema.ts";
 
 export const SITE_NAME = "飞渡";
 /** The fixed default logo sent as icon_url on sign-up, and the avatar fallback (the server's too). */
-export { DEFAULT_ICON } from "../src/modules/user/schema.ts";
+export { DEFAULT_ICON } from "../src/modules/user/constants.ts";
 export const DEFAULT_DESCRIPTION = "飞渡：安全、快速、稳定、低延迟的网络传输服务，邀请返利福利计划";
 
 export interface RouteInfo {

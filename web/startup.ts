@@ -2,7 +2,7 @@
  * Start-up rules of seed 000 §4 for what the server cannot see: parameters in the hash query
  * (`/#/login?c=abc&token=…`). `?c=` / `?token=` in the real query are handled by the server.
  */
-import { NO_CHANNEL_CODE, TOKEN_PATTERN } from "../src/modules/user/schema.ts";
+import { NO_CHANNEL_CODE, TOKEN_PATTERN } from "../src/modules/user/constants.ts";
 import { COOKIE_DAYS } from "../src/rpc/cookies.ts";
 import { Cookies, getCookie, setCookie } from "./lib/cookies.ts";
 import { hashPathAndQuery, queryParam } from "./lib/query.ts";

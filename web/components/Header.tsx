@@ -1,7 +1,8 @@
 import { useEffect, useMemo, useRef, useState } from "react";
 import { Link, useLocation } from "wouter";
 import { isSafeHref } from "../../src/lib/links.ts";
-import { NOTICE_POLL_MS, type Notice } from "../../src/modules/notice/schema.ts";
+import { NOTICE_POLL_MS } from "../../src/modules/notice/constants.ts";
+import type { Notice } from "../../src/modules/notice/schema.ts";
 import { Code } from "../../src/rpc/codes.ts";
 import { call } from "../api.ts";
 import { go } from "../lib/nav.ts";

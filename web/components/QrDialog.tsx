@@ -1,4 +1,3 @@
-import QRCode from "qrcode";
 import { type ReactNode, useEffect, useRef, useState } from "react";
 import { Dialog } from "./Dialog.tsx";
 
@@ -19,7 +18,9 @@ export function QrCanvas({ value, label = "二维码" }: { value: string; label?
     const timer = setTimeout(() => {
       const target = canvas.current;
       if (!target || cancelled) return;
-      QRCode.toCanvas(target, value, { width: QR_SIZE, margin: 1 })
+      // The QR library is its own chunk, fetched with the first code drawn (not with every page).
+      import("qrcode")
+        .then((qrcode) => qrcode.toCanvas(target, value, { width: QR_SIZE, margin: 1 }))
         .then(() => {
           if (cancelled) return;
           // toCanvas sizes the canvas itself; keep the element at exactly 200x200.

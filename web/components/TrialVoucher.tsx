@@ -1,104 +1,13 @@
 /**
- * The 体验券 button and its modal (seed 000 §2 trial voucher modal, §4 coupon modal, §5 trial coupon
- * rule, §8 messages): opening needs a login; a code already redeemed on this device (the local
- * couponRecords table) is refused here with 请勿重复使用; the server decides everything else.
+ * The header's 体验券 button (seed 000 §2 trial voucher modal): opening needs a login. The modal
+ * (TrialVoucherDialog.tsx) is its own chunk, fetched on the first press.
  */
-import dayjs from "dayjs";
-import { type FormEvent, useId, useState } from "react";
-import { formatGB } from "../../src/lib/traffic.ts";
-import { REDEEM_COUPON_CALL, RedeemMsg, redeemSuccessText } from "../../src/modules/coupon/schema.ts";
-import type { UserInfo } from "../../src/modules/user/schema.ts";
-import { Code } from "../../src/rpc/codes.ts";
-import { call } from "../api.ts";
-import { couponRecords } from "../lib/localTable.ts";
-import { refreshUserInfo } from "../session.ts";
-import { Dialog } from "./Dialog.tsx";
-import { Field } from "./Field.tsx";
+import { lazy, Suspense, useState } from "react";
 import { requireLogin } from "./requireLogin.ts";
-import { TOAST_MEDIUM, toast } from "./Toast.tsx";
 
-/** The refusals whose server message the customer is shown as it is (seed 000 §8). */
-const SHOWN_CODES: readonly number[] = [
-  Code.couponNotFound,
-  Code.couponUsedUp,
-  Code.couponExhausted,
-  Code.couponWrongType,
-  Code.couponExpired,
-];
-
-const usedOnThisDevice = (code: string) =>
-  couponRecords.all().some((row) => row.code.toUpperCase() === code.toUpperCase());
-
-function VoucherDialog({ onClose }: { onClose: () => void }) {
-  const [code, setCode] = useState("");
-  const [error, setError] = useState<string | undefined>();
-  const [busy, setBusy] = useState(false);
-  const formId = useId();
-
-  async function submit(event: FormEvent) {
-    event.preventDefault();
-    const trimmed = code.trim();
-    if (trimmed === "") return setError(RedeemMsg.empty);
-    if (usedOnThisDevice(trimmed)) return setError(RedeemMsg.usedOnThisDevice);
-    setBusy(true);
-    try {
-      const answer = await call(REDEEM_COUPON_CALL, { code: trimmed });
-      if (answer.code === Code.ok) {
-        couponRecords.add({ code: trimmed, time: Date.now() });
-        toast.success(redeemSuccessText(answer.data), TOAST_MEDIUM);
-        await refreshUserInfo();
-        onClose();
-        return;
-      }
-      if (answer.code === Code.couponUsedUp) couponRecords.add({ code: trimmed, time: Date.now() });
-      if (answer.code === Code.notLoggedIn) return onClose(); // the envelope client took over
-      if (SHOWN_CODES.includes(answer.code)) return setError(answer.msg);
-      setError(RedeemMsg.tooManyTries);
-      toast.error(RedeemMsg.failedToast);
-    } finally {
-      setBusy(false);
-    }
-  }
-
-  return (
-    <Dialog
-      open
-      onClose={onClose}
-      title="兑换体验券"
-      size="sm"
-      className="trial-voucher-dialog"
-      footer={
-        <>
-          <button type="button" className="btn" onClick={onClose}>
-            取消
-          </button>
-          <button type="submit" form={formId} className="btn btn-primary" disabled={busy}>
-            确定
-          </button>
-        </>
-      }
-    >
-      <form id={formId} className="form" onSubmit={(event) => void submit(event)} noValidate>
-        <Field
-          label="激活码"
-          name="code"
-          autoComplete="off"
-          autoCapitalize="characters"
-          spellCheck={false}
-          placeholder="请输入体验券激活码"
-          value={code}
-          error={error}
-          data-autofocus
-          onChange={(event) => {
-            setCode(event.target.value);
-            setError(undefined);
-          }}
-        />
-        <p className="card-note">体验券可兑换流量或时长套餐；限时体验流量到期后未用完的部分将被清除。</p>
-      </form>
-    </Dialog>
-  );
-}
+const TrialVoucherDialog = lazy(() =>
+  import("./TrialVoucherDialog.tsx").then((module) => ({ default: module.TrialVoucherDialog })),
+);
 
 /** The button that opens the modal; logged-out visitors are sent to log in instead. */
 export function TrialVoucherButton({ className = "btn btn-small" }: { className?: string }) {
@@ -114,17 +23,11 @@ export function TrialVoucherButton({ className = "btn btn-small" }: { className?
       >
         体验券
       </button>
-      {open ? <VoucherDialog onClose={() => setOpen(false)} /> : null}
+      {open ? (
+        <Suspense fallback={null}>
+          <TrialVoucherDialog onClose={() => setOpen(false)} />
+        </Suspense>
+      ) : null}
     </>
-  );
-}
-
-/** The dashboard traffic card's line about the trial part of the balance (nothing when none runs). */
-export function TrialTrafficNote({ user }: { user: UserInfo }) {
-  if (user.trialTraffic <= 0) return null;
-  return (
-    <p className="card-note trial-traffic-note" data-testid="trial-traffic-note">
-      含体验流量 {formatGB(user.trialTraffic)} GB，{dayjs(user.trialExpireTime).format("M月D日 HH:mm")} 到期
-    </p>
   );
 }

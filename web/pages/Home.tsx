@@ -1,13 +1,13 @@
 import { formatGB } from "../../src/lib/traffic.ts";
 import type { UserInfo } from "../../src/modules/user/schema.ts";
 import { formatDateTime } from "../components/format.ts";
+import { LuckyDrawEntry } from "../components/LuckyDrawEntry.tsx";
 import { SignUseCard } from "../components/SignUseCard.tsx";
 import { AdvancedImport } from "../components/subscribe/AdvancedImport.tsx";
 import { ClientPicker } from "../components/subscribe/ClientPicker.tsx";
-import { TrialTrafficNote } from "../components/TrialVoucher.tsx";
+import { TrialTrafficNote } from "../components/TrialTrafficNote.tsx";
 import { timePackage } from "../lib/timePackage.ts";
 import { isAgency, useSession } from "../session.ts";
-import { LuckyDrawEntry } from "./LuckyDraw.tsx";
 
 function TimePackageCard({ user }: { user: UserInfo }) {
   const pkg = timePackage(user);

@@ -1,7 +1,6 @@
 import { type FormEvent, useEffect, useRef, useState } from "react";
 import { useSearch } from "wouter";
-import { transformPassword } from "../../src/modules/user/password.ts";
-import { type FieldErrors, Msg, validateLoginForm } from "../../src/modules/user/schema.ts";
+import type { FieldErrors } from "../../src/modules/user/schema.ts";
 import { Code } from "../../src/rpc/codes.ts";
 import { call } from "../api.ts";
 import { AuthLayout } from "../components/AuthLayout.tsx";
@@ -13,6 +12,13 @@ import { queryParam } from "../lib/query.ts";
 import { isAgency, refreshAfterLogin, useSession } from "../session.ts";
 
 export const LOGIN_FAILED_TOAST = "登录失败";
+/**
+ * The form's rules (the shared zod schema) and the password digest are fetched when the visitor
+ * starts typing, not with the page, so the first visit stays small (issue 18).
+ */
+const loadLoginRules = () =>
+  Promise.all([import("../../src/modules/user/schema.ts"), import("../../src/modules/user/password.ts")]);
+
 /** Codes whose own message says more than "wrong e-mail or password" (disabled, rate limited). */
 const OWN_MESSAGE_CODES = new Set<number>([Code.forbidden, Code.tooManyRequests]);
 
@@ -43,6 +49,7 @@ export function LoginPage() {
     event?.preventDefault();
     if (busy) return;
     const form = { email: email.trim(), password };
+    const [{ Msg, validateLoginForm }, { transformPassword }] = await loadLoginRules();
     const invalid = validateLoginForm(form);
     setErrors(invalid);
     if (invalid.email || invalid.password) return;
@@ -69,7 +76,7 @@ export function LoginPage() {
     <AuthLayout>
       <h1 className="auth-title">登录</h1>
       <p className="auth-subtitle">欢迎回来，登录后即可管理订阅</p>
-      <form className="form" onSubmit={submit} noValidate>
+      <form className="form" onSubmit={submit} onInput={() => void loadLoginRules()} noValidate>
         <Field
           label="邮箱"
           type="email"

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { imageRef } from "../file/schema.ts";
+import { DEFAULT_ICON, NO_CHANNEL_CODE, TOKEN_PATTERN } from "./constants.ts";
 
 /** Form rules and messages of seed 000 §5, shared by the SPA forms and the server. */
 export const PASSWORD_MIN = 8;
@@ -93,8 +94,8 @@ export function validateResetForm(form: {
 
 // ---- wire payloads ----
 
-/** Sessions, one-time login links and trusted-browser tokens: 256-bit random, as lowercase hex. */
-export const TOKEN_PATTERN = /^[0-9a-f]{64}$/;
+// These live in a module without zod, for the SPA's first page.
+export { DEFAULT_ICON, NO_CHANNEL_CODE, TOKEN_PATTERN };
 
 const email = z
   .string()
@@ -165,13 +166,7 @@ export interface UserInfo {
   describe_host: string;
 }
 
-/** The channel_code cookie value for visitors who came without `?c=` (seed 000 §4). */
-export const NO_CHANNEL_CODE = "nocode";
-
 // ---- profile (/user_info, issue 13) ----
-
-/** The fixed default logo sent as icon_url on sign-up, and the avatar fallback. */
-export const DEFAULT_ICON = "/logo.svg";
 
 /**
  * The icon an account shows: its uploaded avatar or the default logo, never a link to elsewhere
