@@ -12,21 +12,30 @@ export interface WebFile {
   gzip(): Uint8Array<ArrayBuffer>;
 }
 
-/** The SPA files compiled into this build, ready to serve (bytes and ETag computed once). */
+/**
+ * The SPA files compiled into this build, ready to serve. Bytes, ETag and gzip are each computed
+ * once, on a file's first request: an idle server holds no copy of the bundle (issue 18).
+ */
 export function loadWebFiles(): Map<string, WebFile> {
   const files = new Map<string, WebFile>();
   for (const file of webFiles) {
-    const bytes = new Uint8Array(
-      file.encoding === "utf8" ? new TextEncoder().encode(file.body) : Buffer.from(file.body, "base64"),
-    );
-    const etag = `"${Bun.hash(bytes).toString(36)}"`;
+    let bytes: Uint8Array<ArrayBuffer> | undefined;
+    let etag: string | undefined;
     let gzip: Uint8Array<ArrayBuffer> | undefined;
     files.set(file.path, {
       type: file.type,
-      bytes,
-      etag,
-      gzip: () => {
-        gzip ??= Bun.gzipSync(bytes);
+      get bytes() {
+        bytes ??= new Uint8Array(
+          file.encoding === "utf8" ? new TextEncoder().encode(file.body) : Buffer.from(file.body, "base64"),
+        );
+        return bytes;
+      },
+      get etag() {
+        etag ??= `"${Bun.hash(this.bytes).toString(36)}"`;
+        return etag;
+      },
+      gzip() {
+        gzip ??= Bun.gzipSync(this.bytes);
         return gzip;
       },
     });

@@ -1,4 +1,4 @@
-import nodemailer, { type Transporter } from "nodemailer";
+import type { Transporter } from "nodemailer";
 import type { SettingsStore } from "../modules/settings/service.ts";
 
 export interface Mail {
@@ -8,7 +8,11 @@ export interface Mail {
   html?: string;
 }
 
-/** Sends mail over the SMTP server in the settings; `configured()` is false until host and from are set. */
+/**
+ * Sends mail over the SMTP server in the settings; `configured()` is false until host and from are set.
+ * nodemailer is loaded on the first mail, not at start-up: with the Node modules it pulls in it
+ * is ~10 MB of an idle server's memory (issue 18).
+ */
 export class Mailer {
   private transport: Transporter | null = null;
   private transportKey = "";
@@ -23,6 +27,7 @@ export class Mailer {
   async send(mail: Mail): Promise<void> {
     const s = this.settings.all();
     if (!this.configured()) throw new Error("SMTP is not configured");
+    const { default: nodemailer } = await import("nodemailer");
     const key = JSON.stringify([s.smtp_host, s.smtp_port, s.smtp_secure, s.smtp_user, s.smtp_password]);
     if (!this.transport || key !== this.transportKey) {
       this.transport?.close();

@@ -5,6 +5,7 @@ import { readBodyText } from "../lib/http.ts";
 // Installs the Chinese validation messages before any input is parsed (issue 12).
 import "../lib/zod-messages.ts";
 import { recordError } from "../modules/errors/service.ts";
+import { countCall } from "../modules/metrics/service.ts";
 import { siteOrigin } from "../modules/settings/schema.ts";
 import type { Role } from "../modules/user/schema.ts";
 import { roleOf, touchActivity, type UserRow } from "../modules/user/service.ts";
@@ -65,19 +66,29 @@ export function defineCall<S extends z.ZodType>(def: CallDef<S>): CallDef<S> {
   return def;
 }
 
-const ENVELOPE_HEADERS = {
+// A Headers object, not a plain one: a Response copies it about three times faster (issue 18 profile).
+const ENVELOPE_HEADERS = new Headers({
   "content-type": "application/json; charset=utf-8",
   "cache-control": "no-store",
   ...SECURITY_HEADERS,
-};
+});
+
+/** The envelope code an answer carries, kept on the Response for the request metrics (runCall). */
+const ENVELOPE_CODE = Symbol("envelope code");
+type CodedResponse = Response & { [ENVELOPE_CODE]?: number };
 
 export function envelopeResponse(code: number, data: unknown, msg: string, cookies: string[] = []): Response {
   // base64 needs no JSON escaping, so the outer object is written by hand (hot path).
   const body = `{"data":"${Buffer.from(JSON.stringify({ code, data, msg })).toString("base64")}"}`;
-  if (cookies.length === 0) return new Response(body, { headers: ENVELOPE_HEADERS });
-  const headers = new Headers(ENVELOPE_HEADERS);
-  for (const cookie of cookies) headers.append("set-cookie", cookie);
-  return new Response(body, { headers });
+  let response: CodedResponse;
+  if (cookies.length === 0) response = new Response(body, { headers: ENVELOPE_HEADERS });
+  else {
+    const headers = new Headers(ENVELOPE_HEADERS);
+    for (const cookie of cookies) headers.append("set-cookie", cookie);
+    response = new Response(body, { headers });
+  }
+  response[ENVELOPE_CODE] = code;
+  return response;
 }
 
 const fail = (code: number, msg: string) => envelopeResponse(code, null, msg);
@@ -171,13 +182,21 @@ function describeIssue(error: z.ZodError): string {
   return `参数错误 ${where}${issue.message}`;
 }
 
-/** Runs one envelope call end to end. Never throws; unexpected errors become 999 and an error-log row. */
+/** Runs one envelope call end to end, counted in /metrics by call, code and time taken. */
 export async function runCall(
   app: AppContext,
   def: CallDef,
   request: Request,
   ip: string,
 ): Promise<Response> {
+  const started = performance.now();
+  const response: CodedResponse = await answerCall(app, def, request, ip);
+  countCall(app.db, def.path, response[ENVELOPE_CODE] ?? Code.internal, (performance.now() - started) / 1000);
+  return response;
+}
+
+/** Answers one envelope call. Never throws; unexpected errors become 999 and an error-log row. */
+async function answerCall(app: AppContext, def: CallDef, request: Request, ip: string): Promise<Response> {
   try {
     const crossSite = crossSiteRefusal(app, request);
     if (crossSite) return fail(Code.badInput, crossSite);
