@@ -66,14 +66,14 @@ const log = (message: string) => {
   if (!options.json) console.error(message);
 };
 
-interface BenchUser {
+export interface BenchUser {
   id: string;
   nodeUid: number;
 }
 
 // ---- set-up (not measured) -----------------------------------------------------------------
 
-function buildNode(ctx: AppContext): string {
+export function buildNode(ctx: AppContext): string {
   const agent = saveAgent(
     ctx,
     agentInput.parse({
@@ -107,7 +107,7 @@ function buildNode(ctx: AppContext): string {
 }
 
 /** Users inserted in bulk with their balances set directly; every fourth has a time package. */
-async function buildUsers(ctx: AppContext, count: number, now: number): Promise<BenchUser[]> {
+export async function buildUsers(ctx: AppContext, count: number, now: number): Promise<BenchUser[]> {
   const passwordHash = await hashPassword(transformPassword("bench-password-1"));
   const insert = ctx.db.query(
     `INSERT INTO users (id, email, password_hash, userkey, proxy_secret, create_time, traffic, spend_traffic,
@@ -138,13 +138,13 @@ async function buildUsers(ctx: AppContext, count: number, now: number): Promise<
 }
 
 /** Raw bytes of one user in one report: a spread of sizes, uploads smaller than downloads. */
-function bytesOf(index: number, round: number): [upload: number, download: number] {
+export function bytesOf(index: number, round: number): [upload: number, download: number] {
   const download = (1 + ((index * 7 + round) % 200)) * MB + index;
   return [Math.floor(download / 8), download];
 }
 
 /** The push body as the node sends it. */
-function pushBody(users: BenchUser[], round: number): string {
+export function pushBody(users: BenchUser[], round: number): string {
   const body: Record<string, [number, number]> = {};
   users.forEach((user, i) => {
     body[user.nodeUid] = bytesOf(i, round);
@@ -153,7 +153,7 @@ function pushBody(users: BenchUser[], round: number): string {
 }
 
 /** What the push route does with the body before charging it. */
-function checked(body: string): PushUsage {
+export function checked(body: string): PushUsage {
   const usage = checkPush(body);
   if (!usage.ok) throw new Error(`the bench's push was refused: ${usage.message}`);
   return usage.value;
@@ -173,7 +173,7 @@ function expectedCharge(users: BenchUser[], round: number): number {
 
 type UsageRow = [userId: string, upload: number, download: number];
 
-function createBaselineTable(ctx: AppContext, users: BenchUser[]) {
+export function createBaselineTable(ctx: AppContext, users: BenchUser[]) {
   ctx.db.exec(
     "CREATE TABLE bench_usage (user_id TEXT PRIMARY KEY, upload INTEGER NOT NULL, download INTEGER NOT NULL)",
   );
@@ -183,11 +183,11 @@ function createBaselineTable(ctx: AppContext, users: BenchUser[]) {
   })();
 }
 
-function baselineRows(users: BenchUser[], round: number): UsageRow[] {
+export function baselineRows(users: BenchUser[], round: number): UsageRow[] {
   return users.map((user, i) => [user.id, ...bytesOf(i, round)]);
 }
 
-function runBaseline(ctx: AppContext, rows: UsageRow[]) {
+export function runBaseline(ctx: AppContext, rows: UsageRow[]) {
   const upsert = ctx.db.prepare<unknown, UsageRow>(
     `INSERT INTO bench_usage (user_id, upload, download) VALUES (?, ?, ?)
      ON CONFLICT (user_id) DO UPDATE SET upload = upload + excluded.upload, download = download + excluded.download`,
@@ -320,94 +320,98 @@ function checkRounds(ctx: AppContext, users: BenchUser[], spendBefore: number) {
   );
 }
 
-// ---- run -----------------------------------------------------------------------------------
+// ---- run (when not imported, e.g. by push-profile.ts) -----------------------------------------------------------------------------------
 
-const work = mkdtempSync(join(tmpdir(), "ferry-bench-push-"));
-process.on("SIGINT", () => {
-  rmSync(work, { recursive: true, force: true });
-  process.exit(130);
-});
+if (import.meta.main) {
+  const work = mkdtempSync(join(tmpdir(), "ferry-bench-push-"));
+  process.on("SIGINT", () => {
+    rmSync(work, { recursive: true, force: true });
+    process.exit(130);
+  });
 
-try {
-  const ctx = openContext(join(work, "data"));
-  ctx.settings.update({ upload_traffic_spend_scale: UPLOAD_SCALE });
-  log(`set-up: ${options.users} users, one node with ${LINES.length} lines …`);
-  const agentId = buildNode(ctx);
-  const users = await buildUsers(ctx, options.users, Date.now());
-  servedUserList(ctx, findAgentRow(ctx, agentId) as AgentRow);
-  createBaselineTable(ctx, users);
+  try {
+    const ctx = openContext(join(work, "data"));
+    ctx.settings.update({ upload_traffic_spend_scale: UPLOAD_SCALE });
+    log(`set-up: ${options.users} users, one node with ${LINES.length} lines …`);
+    const agentId = buildNode(ctx);
+    const users = await buildUsers(ctx, options.users, Date.now());
+    servedUserList(ctx, findAgentRow(ctx, agentId) as AgentRow);
+    createBaselineTable(ctx, users);
 
-  log("correctness: one report and its repeat …");
-  const verified = verifyOnce(ctx, agentId, users);
-  runBaseline(ctx, baselineRows(users, 0)); // its warm-up, as the checked report is ferry's
-  const spendBefore = totalSpend(ctx);
+    log("correctness: one report and its repeat …");
+    const verified = verifyOnce(ctx, agentId, users);
+    runBaseline(ctx, baselineRows(users, 0)); // its warm-up, as the checked report is ferry's
+    const spendBefore = totalSpend(ctx);
 
-  log(`measuring: ${options.rounds} rounds, ferry / baseline alternating …`);
-  const ferrySeconds: number[] = [];
-  const baselineSeconds: number[] = [];
-  for (let round = 1; round <= options.rounds; round += 1) {
-    const body = pushBody(users, round);
-    const reportId = `round-${round}-${randomHex(4)}`;
-    const started = performance.now();
-    const result: ReportResult = applyNodeReport(ctx, {
-      agentId,
-      reportId,
-      inbound: INBOUND,
-      usage: checked(body),
-      now: Date.now(),
-    });
-    const ferry = (performance.now() - started) / 1000;
-    if (result.duplicate || result.users !== users.length) {
-      throw new Error(`round ${round}: report charged ${result.users} users (duplicate ${result.duplicate})`);
+    log(`measuring: ${options.rounds} rounds, ferry / baseline alternating …`);
+    const ferrySeconds: number[] = [];
+    const baselineSeconds: number[] = [];
+    for (let round = 1; round <= options.rounds; round += 1) {
+      const body = pushBody(users, round);
+      const reportId = `round-${round}-${randomHex(4)}`;
+      const started = performance.now();
+      const result: ReportResult = applyNodeReport(ctx, {
+        agentId,
+        reportId,
+        inbound: INBOUND,
+        usage: checked(body),
+        now: Date.now(),
+      });
+      const ferry = (performance.now() - started) / 1000;
+      if (result.duplicate || result.users !== users.length) {
+        throw new Error(
+          `round ${round}: report charged ${result.users} users (duplicate ${result.duplicate})`,
+        );
+      }
+
+      const rows = baselineRows(users, round);
+      const baselineStarted = performance.now();
+      runBaseline(ctx, rows);
+      const baseline = (performance.now() - baselineStarted) / 1000;
+
+      ferrySeconds.push(ferry);
+      baselineSeconds.push(baseline);
+      log(
+        `  round ${round}: ferry ${(ferry * 1000).toFixed(1)} ms (${Math.round(users.length / ferry)} updates/s), ` +
+          `baseline ${(baseline * 1000).toFixed(1)} ms (${Math.round(users.length / baseline)} updates/s)`,
+      );
     }
+    checkRounds(ctx, users, spendBefore);
+    ctx.db.close();
 
-    const rows = baselineRows(users, round);
-    const baselineStarted = performance.now();
-    runBaseline(ctx, rows);
-    const baseline = (performance.now() - baselineStarted) / 1000;
+    const ferryRate = users.length / median(ferrySeconds);
+    const baselineRate = users.length / median(baselineSeconds);
+    const summary = {
+      users: users.length,
+      rounds: options.rounds,
+      goal: GOAL,
+      ferryUpdatesPerSecond: Math.round(ferryRate),
+      baselineUpdatesPerSecond: Math.round(baselineRate),
+      ratio: ferryRate / baselineRate,
+      ferryMs: ferrySeconds.map((s) => Math.round(s * 10_000) / 10),
+      baselineMs: baselineSeconds.map((s) => Math.round(s * 10_000) / 10),
+      verified,
+    };
 
-    ferrySeconds.push(ferry);
-    baselineSeconds.push(baseline);
-    log(
-      `  round ${round}: ferry ${(ferry * 1000).toFixed(1)} ms (${Math.round(users.length / ferry)} updates/s), ` +
-        `baseline ${(baseline * 1000).toFixed(1)} ms (${Math.round(users.length / baseline)} updates/s)`,
-    );
+    if (options.json) {
+      console.log(JSON.stringify(summary, null, 2));
+    } else {
+      console.log(
+        [
+          "",
+          "Node report (push) benchmark",
+          "────────────────────────────",
+          `report                    ${summary.users} users, one transaction, inbound ${INBOUND}`,
+          `ferry check + apply       ${summary.ferryUpdatesPerSecond} user-updates/s (median ${median(summary.ferryMs).toFixed(1)} ms)`,
+          `SQLite upsert loop        ${summary.baselineUpdatesPerSecond} user-updates/s (median ${median(summary.baselineMs).toFixed(1)} ms)`,
+          `ratio ferry / baseline    ${summary.ratio.toFixed(3)}  (goal ≥ ${GOAL}: ${summary.ratio >= GOAL ? "met" : "NOT met"})`,
+          `checked                   the first report charged ${verified.expected} bytes exactly (quota ${verified.fromQuota}, ` +
+            `permanent ${verified.fromPermanent}); a repeated report id changed nothing; every timed round landed`,
+          `(median of ${summary.rounds} rounds, same database file, same run)`,
+        ].join("\n"),
+      );
+    }
+  } finally {
+    rmSync(work, { recursive: true, force: true });
   }
-  checkRounds(ctx, users, spendBefore);
-  ctx.db.close();
-
-  const ferryRate = users.length / median(ferrySeconds);
-  const baselineRate = users.length / median(baselineSeconds);
-  const summary = {
-    users: users.length,
-    rounds: options.rounds,
-    goal: GOAL,
-    ferryUpdatesPerSecond: Math.round(ferryRate),
-    baselineUpdatesPerSecond: Math.round(baselineRate),
-    ratio: ferryRate / baselineRate,
-    ferryMs: ferrySeconds.map((s) => Math.round(s * 10_000) / 10),
-    baselineMs: baselineSeconds.map((s) => Math.round(s * 10_000) / 10),
-    verified,
-  };
-
-  if (options.json) {
-    console.log(JSON.stringify(summary, null, 2));
-  } else {
-    console.log(
-      [
-        "",
-        "Node report (push) benchmark",
-        "────────────────────────────",
-        `report                    ${summary.users} users, one transaction, inbound ${INBOUND}`,
-        `ferry check + apply       ${summary.ferryUpdatesPerSecond} user-updates/s (median ${median(summary.ferryMs).toFixed(1)} ms)`,
-        `SQLite upsert loop        ${summary.baselineUpdatesPerSecond} user-updates/s (median ${median(summary.baselineMs).toFixed(1)} ms)`,
-        `ratio ferry / baseline    ${summary.ratio.toFixed(3)}  (goal ≥ ${GOAL}: ${summary.ratio >= GOAL ? "met" : "NOT met"})`,
-        `checked                   the first report charged ${verified.expected} bytes exactly (quota ${verified.fromQuota}, ` +
-          `permanent ${verified.fromPermanent}); a repeated report id changed nothing; every timed round landed`,
-        `(median of ${summary.rounds} rounds, same database file, same run)`,
-      ].join("\n"),
-    );
-  }
-} finally {
-  rmSync(work, { recursive: true, force: true });
 }
