@@ -10,6 +10,7 @@ import { DAY_MS } from "../lib/time.ts";
 import { DEFAULT_DAILY_LIMIT } from "../lib/traffic.ts";
 import { payChannelRebate } from "../modules/channel/service.ts";
 import { changeTraffic } from "../modules/ledger/service.ts";
+import { countPayment } from "../modules/metrics/service.ts";
 import {
   closePendingPayments,
   findOrder,
@@ -128,7 +129,7 @@ function refuse(
 /** Marks a payment attempt paid and credits its order exactly once. Never throws for a bad notice. */
 export function markPaid(ctx: AppContext, notice: PaidNotice, now = Date.now()): MarkPaidResult {
   const db = ctx.db;
-  return tx(db, () => {
+  const outcome = tx(db, (): MarkPaidResult => {
     if (notice.status !== "paid")
       return refuse(db, notice, "rejected", `gateway status ${notice.status}`, now);
     const payment = findPayment(db, notice.tradeNo);
@@ -197,6 +198,8 @@ export function markPaid(ctx: AppContext, notice: PaidNotice, now = Date.now()):
     logPaymentEvent(db, { ...notice, result: "credited", reason: notice.source }, now);
     return { result: "credited", orderId: order.id };
   });
+  countPayment(db, notice.provider, outcome.result);
+  return outcome;
 }
 
 /**

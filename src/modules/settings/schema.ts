@@ -181,6 +181,23 @@ export const settingsSchema = z.object({
   telegram_api_base: baseUrlText("https://api.telegram.org"),
   /** Updates come by webhook to site_url (https, port 443/80/88/8443) instead of long polling. */
   telegram_webhook: flag(false),
+  // scheduled backups (<data>/backups/ferry-YYYY-MM-DD.db, src/ops/backup.ts)
+  /** Hour of the business day (setting `timezone`) the daily backup is written from; -1 = off. */
+  backup_hour: z.number().int("须为整数").min(-1).max(23).default(-1),
+  /** How many daily backups are kept; older ones are deleted. */
+  backup_keep: z.number().int("须为整数").min(1).max(365).default(7),
+  /**
+   * Prometheus scrapes `/metrics` with `Authorization: Bearer <this>` (issue 18 §4); empty: only
+   * from this machine (loopback, not through a proxy).
+   */
+  metrics_token: z
+    .string()
+    .max(200)
+    .refine(
+      (value) => value === "" || value === SECRET_MASK || /^[\x21-\x7e]{16,200}$/.test(value),
+      "监控令牌须为 16 个以上可见字符（不含空格），留空则只允许本机抓取",
+    )
+    .default(""),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;
@@ -206,6 +223,7 @@ export const SECRET_SETTINGS: readonly SettingKey[] = [
   "epay_key",
   "trongrid_api_key",
   "telegram_bot_token",
+  "metrics_token",
 ];
 export const SECRET_MASK = "********";
 

@@ -268,6 +268,27 @@ const SECTIONS: Section[] = [
       ),
     ],
   },
+  {
+    title: "定时备份",
+    fields: [
+      number(
+        "backup_hour",
+        "备份时刻(点)",
+        "每天到这个钟点（按上面的时区，0–23）后备份一次数据库到数据目录的 backups/；-1 关闭",
+        "1",
+      ),
+      number("backup_keep", "保留份数", "只保留最近这么多天的备份，更早的自动删除", "1"),
+    ],
+  },
+  {
+    title: "监控 (Prometheus)",
+    fields: [
+      {
+        ...secret("metrics_token", "监控令牌"),
+        hint: `Prometheus 抓取 /metrics 时带 Authorization: Bearer <令牌>；留空则只允许本机直接抓取。已设置时显示 ${SECRET_MASK}，不修改则保留原值`,
+      },
+    ],
+  },
 ];
 
 /** A setting not laid out above gets a control from its value's type. */

@@ -1,0 +1,204 @@
+/**
+ * What `/metrics` reports (issue 18 §4). Counters are bumped by hooks in the envelope runner
+ * (rpc/call.ts), markPaid (payments/credit.ts) and applyNodeReport (traffic/charge.ts) and live
+ * in memory, one set per database the process serves; gauges are read when Prometheus scrapes,
+ * with a few cheap queries.
+ */
+import { statSync } from "node:fs";
+import { isIP } from "node:net";
+import type { AppContext } from "../../context.ts";
+import type { Db } from "../../db/db.ts";
+import { sameSecret } from "../../rpc/ids.ts";
+import type { RequestView } from "../../rpc/request-view.ts";
+import { type NodeState, nodeState } from "../agent/schema.ts";
+import { agentStatus, listAgentRows } from "../agent/service.ts";
+import { CallMetrics, familyText, LabeledCounter, type Sample } from "./registry.ts";
+
+export interface Metrics {
+  calls: CallMetrics;
+  paymentNotifications: LabeledCounter;
+  ordersCredited: LabeledCounter;
+  nodeReports: LabeledCounter;
+  chargedBytes: LabeledCounter;
+}
+
+function newMetrics(): Metrics {
+  return {
+    calls: new CallMetrics(),
+    paymentNotifications: new LabeledCounter(
+      "ferry_payment_notifications_total",
+      "Payment notifications that reached markPaid, by provider and result (credited, duplicate, rejected, anomaly).",
+      ["provider", "result"],
+    ),
+    ordersCredited: new LabeledCounter("ferry_orders_credited_total", "Orders credited, by provider.", [
+      "provider",
+    ]),
+    nodeReports: new LabeledCounter(
+      "ferry_node_reports_total",
+      "Node traffic reports, by result (applied, duplicate).",
+      ["result"],
+    ),
+    chargedBytes: new LabeledCounter(
+      "ferry_traffic_charged_bytes_total",
+      "Traffic charged to customers by node reports, in bytes (after scales).",
+      [],
+    ),
+  };
+}
+
+const registries = new WeakMap<Db, Metrics>();
+
+/** The counters of the server using this database (made on first use). */
+export function metricsOf(db: Db): Metrics {
+  let metrics = registries.get(db);
+  if (!metrics) {
+    metrics = newMetrics();
+    registries.set(db, metrics);
+  }
+  return metrics;
+}
+
+/** Hook of runCall: one envelope call answered with `code` after `seconds`. */
+export function countCall(db: Db, path: string, code: number, seconds: number): void {
+  metricsOf(db).calls.observe(path, code, seconds);
+}
+
+/** Hook of markPaid: what it decided for one notification (or query, watcher match, settlement). */
+export function countPayment(db: Db, provider: string, result: string): void {
+  const metrics = metricsOf(db);
+  metrics.paymentNotifications.inc([provider, result]);
+  if (result === "credited") metrics.ordersCredited.inc([provider]);
+}
+
+/** Hook of applyNodeReport: a report applied (with the bytes it charged) or recognised as a repeat. */
+export function countNodeReport(db: Db, duplicate: boolean, chargedBytes: number): void {
+  const metrics = metricsOf(db);
+  metrics.nodeReports.inc([duplicate ? "duplicate" : "applied"]);
+  if (!duplicate) metrics.chargedBytes.inc([], chargedBytes);
+}
+
+const NODE_STATES: NodeState[] = ["ok", "error", "never"];
+
+function nodeGauges(ctx: AppContext, now: number): string {
+  const updateSeconds = ctx.settings.get("updateV2rayDuration");
+  const byState = new Map<NodeState, number>(NODE_STATES.map((state) => [state, 0]));
+  let online = 0;
+  for (const row of listAgentRows(ctx)) {
+    const status = agentStatus(row, updateSeconds, now);
+    const state = nodeState({ status, lastSeenTime: row.last_seen_time });
+    byState.set(state, (byState.get(state) ?? 0) + 1);
+    // A node that stopped calling keeps its last count; only nodes heard from count as online.
+    if (status) online += row.online_users;
+  }
+  return (
+    familyText(
+      "ferry_nodes",
+      "gauge",
+      "Nodes by agent status as `ferry node status` shows it: ok (正常), error (异常), never (未连接).",
+      NODE_STATES.map((state) => ({ labels: { status: state }, value: byState.get(state) ?? 0 })),
+    ) +
+    familyText("ferry_online_users", "gauge", "Users online on the nodes whose agents are calling in.", [
+      { labels: {}, value: online },
+    ])
+  );
+}
+
+function fileBytes(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
+}
+
+function storageGauges(db: Db): string {
+  const file = db.filename;
+  return familyText("ferry_database_bytes", "gauge", "Size of the database files, by file (db, wal).", [
+    { labels: { file: "db" }, value: fileBytes(file) },
+    { labels: { file: "wal" }, value: fileBytes(`${file}-wal`) },
+  ]);
+}
+
+function logGauges(db: Db): string {
+  const errors =
+    db.query<{ n: number }, []>("SELECT COALESCE(SUM(repeat_count), 0) AS n FROM error_logs").get()?.n ?? 0;
+  const events = db
+    .query<{ provider: string; result: string; n: number }, []>(
+      "SELECT provider, result, SUM(repeat_count) AS n FROM payment_events GROUP BY provider, result",
+    )
+    .all();
+  return (
+    familyText(
+      "ferry_error_log_events",
+      "gauge",
+      "Unexpected errors in the error log (错误日志), repeats included; it drops when rows expire or are cleared.",
+      [{ labels: {}, value: errors }],
+    ) +
+    familyText(
+      "ferry_payment_log_events",
+      "gauge",
+      "Rows of the payment log by provider and result, repeats included: also notifications refused before markPaid (bad signature, unknown provider). Refused ones expire after 90 days.",
+      events.map((row) => ({ labels: { provider: row.provider, result: row.result }, value: row.n })),
+    )
+  );
+}
+
+function processGauges(): string {
+  const memory = process.memoryUsage();
+  const gauge = (name: string, help: string, value: number) =>
+    familyText(name, "gauge", help, [{ labels: {}, value } satisfies Sample]);
+  return (
+    gauge("process_resident_memory_bytes", "Resident memory size in bytes.", memory.rss) +
+    gauge("ferry_heap_used_bytes", "JavaScript heap in use, in bytes.", memory.heapUsed) +
+    gauge("ferry_heap_total_bytes", "JavaScript heap reserved, in bytes.", memory.heapTotal) +
+    gauge(
+      "process_start_time_seconds",
+      "Start time of the process since the Unix epoch, in seconds.",
+      Math.round((Date.now() - process.uptime() * 1000) / 1000),
+    )
+  );
+}
+
+/** The whole exposition text. */
+export function metricsText(ctx: AppContext, now = Date.now()): string {
+  const metrics = metricsOf(ctx.db);
+  return [
+    metrics.calls.text(),
+    metrics.paymentNotifications.text(),
+    metrics.ordersCredited.text(),
+    metrics.nodeReports.text(),
+    metrics.chargedBytes.text(),
+    nodeGauges(ctx, now),
+    storageGauges(ctx.db),
+    logGauges(ctx.db),
+    processGauges(),
+  ].join("");
+}
+
+export type MetricsAccess = "allowed" | "unauthorized" | "hidden";
+
+/** Headers a proxy adds: a request carrying one came through a proxy, whatever its socket says. */
+const FORWARDING_HEADERS = ["x-forwarded-for", "forwarded", "x-real-ip"];
+
+function isLoopback(address: string): boolean {
+  const bare = address.startsWith("::ffff:") ? address.slice(7) : address;
+  if (isIP(bare) === 4) return bare.startsWith("127.");
+  return bare === "::1";
+}
+
+/**
+ * Who may scrape. With `metrics_token` set: only `Authorization: Bearer <token>` (constant-time
+ * compare), from anywhere; anyone else gets 401. Without it: only a client on this machine
+ * (the real peer, or what a trusted proxy forwarded) that came through no proxy; everyone else
+ * gets 404, so the public site does not show the endpoint. An untrusted reverse proxy on the same
+ * machine makes every visitor look local, hence the forwarding-header check.
+ */
+export function metricsAccess(token: string, view: Pick<RequestView, "ip">, headers: Headers): MetricsAccess {
+  if (token !== "") {
+    const auth = headers.get("authorization") ?? "";
+    const given = auth.startsWith("Bearer ") ? auth.slice(7).trim() : "";
+    return given !== "" && sameSecret(given, token) ? "allowed" : "unauthorized";
+  }
+  if (!isLoopback(view.ip)) return "hidden";
+  return FORWARDING_HEADERS.some((name) => headers.has(name)) ? "hidden" : "allowed";
+}
