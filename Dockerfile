@@ -3,8 +3,13 @@
 # Debian runtime that holds only that executable.
 #
 #   docker build -t ferry .
-#   docker run -d -p 3000:3000 -v ferry-data:/data ferry
-#   docker exec <container> ferry user create --email admin@example.com --password '…' --role admin
+#   docker run -d --name ferry -p 3000:3000 -v ferry-data:/data ferry
+#   docker exec -it ferry ferry user create --email admin@example.com --role admin   # asks for the password
+#
+# The executable is the one the tests use: `bun run build` is scripts/build.ts, which
+# tests/e2e/dist.test.ts also runs. `docker stop` sends SIGTERM and waits 10 s: ferry finishes the
+# requests in flight, checkpoints the database and exits within that. Scheduled backups (setting
+# backup_hour) land in /data/backups, inside the volume.
 
 ARG BUN_VERSION=1.4.5
 
@@ -31,6 +36,7 @@ WORKDIR /data
 USER ferry
 VOLUME /data
 EXPOSE 3000
+STOPSIGNAL SIGTERM
 # The executable checks itself: BUN_BE_BUN=1 makes a Bun-compiled program act as the bun CLI,
 # so no curl/wget is needed in the image.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \

@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, realpathSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import { resolve } from "node:path";
 import { Command, CommanderError } from "commander";
 import pkg from "../package.json" with { type: "json" };
@@ -9,6 +9,7 @@ import { shellQuote } from "../src/modules/node/install.ts";
 import { siteOrigin } from "../src/modules/settings/schema.ts";
 import { hasAdmin } from "../src/modules/user/service.ts";
 import { isCompiledExecutable } from "../src/node/agent/upgrade.ts";
+import { backupDatabase } from "../src/ops/backup.ts";
 import { LOOPBACK_PROXIES, parseTrustedProxies } from "../src/rpc/forwarded.ts";
 import { type RunningServer, startServer } from "../src/server.ts";
 import { registerAgencyCommands } from "./agency.ts";
@@ -18,6 +19,7 @@ import { registerCouponCommands } from "./coupon.ts";
 import { registerGuideCommands } from "./guide.ts";
 import { registerNetworkCommands } from "./network.ts";
 import { registerPrizeCommands } from "./prize.ts";
+import { registerRestoreCommand } from "./restore.ts";
 import { dataDirOption, die, printJsonOr } from "./shared.ts";
 import { registerStatsCommands } from "./stats.ts";
 import { registerTelegramCommands } from "./telegram.ts";
@@ -44,6 +46,10 @@ function trustedProxyList(flag: string | true | undefined): string {
   }
   return value;
 }
+
+/** SIGTERM: requests in flight get SHUTDOWN_DRAIN_MS to finish; the process exits by the deadline regardless. */
+const SHUTDOWN_DRAIN_MS = 8_000;
+const SHUTDOWN_DEADLINE_MS = 10_000;
 
 const ALL_ADDRESSES = new Set(["0.0.0.0", "::", "[::]", ""]);
 
@@ -123,7 +129,17 @@ export function buildProgram(): Command {
         die(`cannot start: ${(error as Error).message}`);
       }
       // Before the first line is printed: a signal right after it must stop the server cleanly.
-      const shutdown = () => void server.stop().then(() => process.exit(0));
+      let stopping = false;
+      const shutdown = () => {
+        if (stopping) return;
+        stopping = true;
+        // Whatever hangs (a request, a job, the checkpoint), the process is gone within 10 s.
+        setTimeout(() => {
+          console.error("error: shutdown took longer than 10 s; exiting without finishing it");
+          process.exit(1);
+        }, SHUTDOWN_DEADLINE_MS);
+        void server.stop(SHUTDOWN_DRAIN_MS).then(() => process.exit(0));
+      };
       process.on("SIGINT", shutdown);
       process.on("SIGTERM", shutdown);
       console.log(startupLines(server, options.host, dataDir).join("\n"));
@@ -183,9 +199,7 @@ export function buildProgram(): Command {
       if (!(await Bun.file(source).exists())) die(`no database at ${source}`);
       const db = openDatabase(source);
       try {
-        db.query("VACUUM INTO ?").run(file);
-        // The copy holds what the database holds (the EPay key, password hashes): owner only.
-        chmodSync(file, 0o600);
+        backupDatabase(db, file);
       } catch (error) {
         die(`backup failed: ${(error as Error).message}`);
       } finally {
@@ -193,6 +207,8 @@ export function buildProgram(): Command {
       }
       console.log(`backup written to ${file}`);
     });
+
+  registerRestoreCommand(program);
 
   return program;
 }

@@ -27,6 +27,7 @@ import {
   LINE_PROTOCOLS,
   lineDefaultsForNode,
   lineInput,
+  requiredPermission,
 } from "../src/modules/line/schema.ts";
 import { listLines, saveLine } from "../src/modules/line/service.ts";
 import { listAnomalies } from "../src/modules/node/anomalies.ts";
@@ -410,7 +411,7 @@ function lineText(line: AgentLine, nodeNames: Map<string, string>, entryNames: M
     line.public ? "" : "private",
     line.fixName ? "fixed name" : "",
     line.disableForAgency ? "no agency" : "",
-    line.permissionRequire ? `needs permission ${line.permissionRequire}` : "",
+    requiredPermission(line) ? `needs permission ${line.permissionRequire}` : "",
   ].filter(Boolean);
   return [
     line._id,

@@ -17,6 +17,7 @@ import { feedbackCalls } from "./modules/feedback/routes.ts";
 import { fileRoutes } from "./modules/file/routes.ts";
 import { guideCalls, guideRoutes } from "./modules/guide/routes.ts";
 import { lineCalls } from "./modules/line/routes.ts";
+import { metricsRoutes } from "./modules/metrics/routes.ts";
 import { nodeInstallRoutes, nodeRoutes } from "./modules/node/routes.ts";
 import { noticeCalls } from "./modules/notice/routes.ts";
 import { orderCalls } from "./modules/order/routes.ts";
@@ -37,6 +38,8 @@ import { accountRoutes, userCalls } from "./modules/user/routes.ts";
 import { NO_CHANNEL_CODE } from "./modules/user/schema.ts";
 import { exchangeLoginToken } from "./modules/user/session.ts";
 import { chargeAdminCalls, walletCalls } from "./modules/wallet/routes.ts";
+import { startScheduledBackups } from "./ops/backup.ts";
+import { claimPidFile } from "./ops/pid-file.ts";
 import { paymentRoutes } from "./payments/routes.ts";
 import { startUsdtWatcher } from "./payments/usdt-watcher.ts";
 import { type CallDef, runCall, unknownCall } from "./rpc/call.ts";
@@ -198,6 +201,7 @@ export function buildApp(app: AppContext) {
       return new Response("服务器内部错误", { status: 500 });
     })
     .get("/healthz", () => new Response("ok"))
+    .use(metricsRoutes(app))
     .use(accountRoutes(app))
     .use(paymentRoutes(app))
     .use(subscriptionRoutes(app))
@@ -224,13 +228,16 @@ export interface ServeOptions extends ContextOptions {
   port?: number;
   /** The Telegram bot's loop intervals; tests make them short. */
   telegram?: Partial<BotTimings>;
+  /** How often the scheduled backup checks whether it is due (ops/backup.ts). */
+  backupCheckMs?: number;
 }
 
 export interface RunningServer {
   url: string;
   port: number;
   context: AppContext;
-  stop(): Promise<void>;
+  /** Graceful stop; requests still running after drainMs are cut. */
+  stop(drainMs?: number): Promise<void>;
 }
 
 /**
@@ -267,6 +274,10 @@ export function startServer(options: ServeOptions): RunningServer {
   const trialSweeper = startTrialSweeper(context);
   const pushSweeper = startPushSweeper(context);
   const telegramBot = startTelegramBot(context, options.telegram);
+  const scheduledBackups = startScheduledBackups(context, options.dataDir, options.backupCheckMs);
+  const releasePidFile = claimPidFile(options.dataDir);
+  // Start-up is over: requests get the normal JIT again (scripts/build.ts starts it lazier).
+  Bun.unsafe.setJITPolicy(1);
   // Listening on all addresses, this machine reaches the server over loopback.
   const loopback = options.host === "::" ? "::1" : "127.0.0.1";
   const host = !options.host || options.host === "0.0.0.0" || options.host === "::" ? loopback : options.host;
@@ -274,15 +285,30 @@ export function startServer(options: ServeOptions): RunningServer {
     url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
     port,
     context,
-    async stop() {
+    /**
+     * Graceful: stops accepting, lets the requests in flight finish (up to drainMs, then cuts
+     * them), stops the background jobs, checkpoints the WAL into ferry.db and closes it.
+     */
+    async stop(drainMs = 8_000) {
+      let drained: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        server.stop(false),
+        new Promise((done) => {
+          drained = setTimeout(done, drainMs);
+        }),
+      ]);
+      clearTimeout(drained);
+      await server.stop(true);
+      await scheduledBackups.stop();
       await usdtWatcher.stop();
       await latencyProbe.stop();
       await trialSweeper.stop();
       await pushSweeper.stop();
       await telegramBot.stop();
-      await server.stop(true);
       context.mailer.close();
+      context.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
       context.db.close();
+      releasePidFile();
     },
   };
 }

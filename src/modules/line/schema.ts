@@ -61,7 +61,7 @@ export interface AgentLine {
   public: boolean;
   fixName: boolean;
   disableForAgency: boolean;
-  /** "" = no permission required. */
+  /** The permission a user must hold to see the line, or NO_PERMISSION. */
   permissionRequire: string;
   hot: number;
   msg: string;
@@ -74,6 +74,13 @@ export function lineDefaultsForNode(type: NodeType): Pick<AgentLine, "protocol" 
   if (type === "reality") return { protocol: "reality", bridge: "report" };
   return { protocol: "vmesh_tcp", bridge: "report" };
 }
+
+/** Seed 001 §3 "permissionRequire, or none": the wire value of a line anyone may see. */
+export const NO_PERMISSION = "none";
+
+/** The permission a line requires, or null for none ("none", and "" as older clients send). */
+export const requiredPermission = (line: Pick<AgentLine, "permissionRequire">): string | null =>
+  line.permissionRequire === NO_PERMISSION || line.permissionRequire === "" ? null : line.permissionRequire;
 
 const id = z.string().regex(/^[0-9a-f]{24}$/, "id 格式错误");
 const optionalId = id.optional().or(z.literal("").transform(() => undefined));
@@ -93,7 +100,7 @@ export const lineInput = z
     public: z.boolean().default(true),
     fixName: z.boolean().default(false),
     disableForAgency: z.boolean().default(false),
-    permissionRequire: optionalId,
+    permissionRequire: optionalId.or(z.literal(NO_PERMISSION).transform(() => undefined)),
     msg: z.string().max(500).default(""),
     bridgeAddr: z
       .string()

@@ -8,6 +8,7 @@ import {
   type Bridge,
   type LineInput,
   type LineProtocol,
+  NO_PERMISSION,
   PROTOCOLS_BY_NODE_TYPE,
 } from "./schema.ts";
 
@@ -45,7 +46,7 @@ export function toLine(row: LineRow): AgentLine {
     public: row.public === 1,
     fixName: row.fix_name === 1,
     disableForAgency: row.disable_for_agency === 1,
-    permissionRequire: row.permission_require ?? "",
+    permissionRequire: row.permission_require ?? NO_PERMISSION,
     hot: row.hot,
     msg: row.msg,
     bridgeAddr: row.bridge_addr,

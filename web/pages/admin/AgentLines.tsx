@@ -18,6 +18,7 @@ import {
   lineInput,
   PROTOCOL_LABELS,
   PROTOCOLS_BY_NODE_TYPE,
+  requiredPermission,
 } from "../../../src/modules/line/schema.ts";
 import { call, type LineForm } from "../../api.ts";
 import { AdminPage, AdminTable, editDeleteColumn } from "../../components/admin/AdminPage.tsx";
@@ -119,7 +120,7 @@ export function lineToDraft(line: AgentLine): LineDraft {
     public: line.public,
     fixName: line.fixName,
     disableForAgency: line.disableForAgency,
-    permissionRequire: line.permissionRequire,
+    permissionRequire: requiredPermission(line) ?? "",
     msg: line.msg,
     bridgeAddr: line.bridgeAddr,
   };
@@ -374,7 +375,7 @@ export function AdminAgentLinesPage() {
       key: "permission",
       title: "所需权限",
       render: (row) =>
-        row.permissionRequire ? (permissionName.get(row.permissionRequire) ?? "已删除的权限") : "无",
+        requiredPermission(row) ? (permissionName.get(row.permissionRequire) ?? "已删除的权限") : "无",
     },
     { key: "scale", title: "流量倍率", render: (row) => row.scale, className: "admin-num" },
     { key: "num", title: "数量", render: (row) => row.num, className: "admin-num" },

@@ -1,0 +1,107 @@
+/**
+ * Issue 18 §6: an agent line's permissionRequire speaks the seed's "none" (seed 001 §3
+ * "permissionRequire, or none") on the wire: "none" and "" are both accepted for a line anyone may
+ * see, and "none" is what comes back; a permission id round-trips and can be taken off again.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { type ApiClient, loggedInClient, startTestServer, type TestServer } from "../../../tests/harness.ts";
+import { GB } from "../../lib/traffic.ts";
+import { subscriptionProxies } from "../../subscription/service.ts";
+import type { Agent } from "../agent/schema.ts";
+import type { PermissionItem } from "../permission/schema.ts";
+import { findUserById, type UserRow } from "../user/service.ts";
+import { type AgentLine, NO_PERMISSION } from "./schema.ts";
+
+let server: TestServer;
+let admin: ApiClient;
+let agent: Agent;
+let customer: UserRow;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  admin = (await loggedInClient(server, { role: "admin" })).client;
+  agent = await ok<Agent>("/api/admin/agents/update", {
+    name: "香港",
+    country: { code: "HK" },
+    type: "v2ray",
+    ip: "203.0.113.9",
+    host: "hk.example.com",
+    ctrl_port: 888,
+    zz_port: 20000,
+    port: 10000,
+    public_port: 10000,
+    serverType: "ubuntu_x86",
+  });
+  const made = await loggedInClient(server);
+  server.context.db.query("UPDATE users SET traffic = ? WHERE id = ?").run(10 * GB, made.user.id);
+  customer = made.user;
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+async function ok<T>(path: string, payload: unknown): Promise<T> {
+  const answer = await admin.call<T>(path, payload);
+  expect({ path, code: answer.code, msg: answer.msg }).toEqual({ path, code: 0, msg: "ok" });
+  return answer.data;
+}
+
+const saveLine = (fields: Record<string, unknown>) =>
+  ok<AgentLine>("/api/admin/agent_line/update", {
+    agentID: agent._id,
+    protocol: "vmesh_tcp",
+    bridge: "none",
+    ...fields,
+  });
+
+/** Whether the customer's subscription lists the line (its proxies are named after it). */
+const customerSees = (name: string) =>
+  subscriptionProxies(
+    server.context,
+    findUserById(server.context, customer.id) as UserRow,
+    "v2ray",
+  ).proxies.some((proxy) => proxy.name.startsWith(name));
+
+test('"none" and "" both save a line without a permission, answered as "none" and seen by every customer', async () => {
+  const spelledNone = await saveLine({ name: "无权限线路", permissionRequire: "none" });
+  const spelledEmpty = await saveLine({ name: "空权限线路", permissionRequire: "" });
+  const left = await saveLine({ name: "未填权限线路" });
+  expect([spelledNone, spelledEmpty, left].map((line) => line.permissionRequire)).toEqual([
+    NO_PERMISSION,
+    NO_PERMISSION,
+    NO_PERMISSION,
+  ]);
+  expect(NO_PERMISSION).toBe("none");
+  const listed = await ok<AgentLine[]>("/api/admin/agent_line/list", { agentID: agent._id });
+  expect(listed.find((line) => line._id === spelledNone._id)?.permissionRequire).toBe("none");
+  expect([customerSees("无权限线路"), customerSees("空权限线路"), customerSees("未填权限线路")]).toEqual([
+    true,
+    true,
+    true,
+  ]);
+});
+
+test('a permission id round-trips and hides the line; saving "none" again takes the requirement off', async () => {
+  const permission = await ok<PermissionItem>("/api/admin/permissions/update", { name: "4K专线", desc: "" });
+  const line = await saveLine({ name: "专线", permissionRequire: permission._id });
+  expect(line.permissionRequire).toBe(permission._id);
+  expect(customerSees("专线")).toBe(false);
+  const opened = await saveLine({ _id: line._id, name: "专线", permissionRequire: "none" });
+  expect(opened.permissionRequire).toBe("none");
+  expect(customerSees("专线")).toBe(true);
+});
+
+test("any other word is refused (1000) and nothing is saved", async () => {
+  const before = await ok<AgentLine[]>("/api/admin/agent_line/list", { agentID: agent._id });
+  for (const value of ["None", "null", "nothing"]) {
+    const answer = await admin.call("/api/admin/agent_line/update", {
+      name: "坏权限",
+      agentID: agent._id,
+      protocol: "vmesh_tcp",
+      bridge: "none",
+      permissionRequire: value,
+    });
+    expect({ value, code: answer.code }).toEqual({ value, code: 1000 });
+  }
+  expect(await ok<AgentLine[]>("/api/admin/agent_line/list", { agentID: agent._id })).toEqual(before);
+});

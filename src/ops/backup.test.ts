@@ -1,0 +1,85 @@
+/**
+ * Issue 18 §5: scheduled backups. From the hour `backup_hour` of the business day (setting
+ * `timezone`) the server writes `<data>/backups/ferry-YYYY-MM-DD.db` once a day and keeps the newest
+ * `backup_keep`; -1 turns it off. Real SQLite files; the clock is injected.
+ */
+import { Database } from "bun:sqlite";
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { loggedInClient, startTestServer, type TestServer } from "../../tests/harness.ts";
+import { settingsSchema } from "../modules/settings/schema.ts";
+import { backupsDir, runScheduledBackup, startScheduledBackups } from "./backup.ts";
+
+let server: TestServer;
+const HOUR = 3_600_000;
+/** 2026-03-01 00:00 in Asia/Shanghai (UTC+8). */
+const MIDNIGHT = Date.UTC(2026, 1, 28, 16);
+
+beforeAll(async () => {
+  server = await startTestServer();
+  await loggedInClient(server, { email: "in-backup@example.com" });
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+const dir = () => backupsDir(server.dataDir);
+const listed = () => (existsSync(dir()) ? readdirSync(dir()).sort() : []);
+const run = (now: number) => runScheduledBackup(server.context, server.dataDir, now);
+
+test("off by default (-1, keeping 7): nothing is written", () => {
+  expect(settingsSchema.parse({})).toMatchObject({ backup_hour: -1, backup_keep: 7 });
+  expect(run(MIDNIGHT + 12 * HOUR)).toBeNull();
+  expect(listed()).toEqual([]);
+});
+
+test("from the hour on, once per business day, a usable copy; older ones pruned beyond backup_keep", () => {
+  server.context.settings.update({ backup_hour: 3, backup_keep: 2, timezone: "Asia/Shanghai" });
+  expect(run(MIDNIGHT + 2 * HOUR + 59 * 60_000)).toBeNull();
+  const first = run(MIDNIGHT + 3 * HOUR) as string;
+  expect(first).toBe(join(dir(), "ferry-2026-03-01.db"));
+  expect(run(MIDNIGHT + 20 * HOUR)).toBeNull();
+  // 02:00 the next day is still before the hour.
+  expect(run(MIDNIGHT + 26 * HOUR)).toBeNull();
+  expect(listed()).toEqual(["ferry-2026-03-01.db"]);
+
+  const copy = new Database(first, { readonly: true });
+  expect(copy.query("SELECT email FROM users").all()).toEqual([{ email: "in-backup@example.com" }]);
+  copy.close();
+  expect(statSync(first).mode & 0o777).toBe(0o600);
+
+  // An operator's own file in the folder is never pruned.
+  writeFileSync(join(dir(), "before-upgrade.db"), "");
+  for (let day = 1; day <= 3; day += 1) run(MIDNIGHT + day * 24 * HOUR + 3 * HOUR);
+  expect(listed()).toEqual(["before-upgrade.db", "ferry-2026-03-03.db", "ferry-2026-03-04.db"]);
+});
+
+test("the business timezone decides the hour and the day", () => {
+  server.context.settings.update({ backup_hour: 3, backup_keep: 10, timezone: "UTC" });
+  // 2026-03-05 02:00 UTC is 10:00 in Shanghai, but before 03:00 UTC.
+  const early = Date.UTC(2026, 2, 5, 2);
+  expect(run(early)).toBeNull();
+  expect(run(early + HOUR)).toBe(join(dir(), "ferry-2026-03-05.db"));
+});
+
+test("the hour and the count are checked: whole numbers, -1 to 23 and 1 to 365", () => {
+  const patch = settingsSchema.partial();
+  for (const value of [-2, 24, 2.5]) expect(patch.safeParse({ backup_hour: value }).success).toBe(false);
+  for (const value of [0, 366, 1.5]) expect(patch.safeParse({ backup_keep: value }).success).toBe(false);
+  expect(patch.safeParse({ backup_hour: 23, backup_keep: 365 }).success).toBe(true);
+});
+
+test("the server's periodic job writes the day's backup when the clock reaches the hour", async () => {
+  server.context.settings.update({ backup_hour: 4, backup_keep: 10, timezone: "Asia/Shanghai" });
+  let now = Date.UTC(2026, 3, 1, 16) + 3 * HOUR; // 2026-04-02 03:00 in Shanghai
+  const job = startScheduledBackups(server.context, server.dataDir, 5, () => now);
+  try {
+    await Bun.sleep(30);
+    expect(listed()).not.toContain("ferry-2026-04-02.db");
+    now += HOUR;
+    while (!listed().includes("ferry-2026-04-02.db")) await Bun.sleep(5);
+  } finally {
+    await job.stop();
+  }
+});
