@@ -133,7 +133,9 @@ test("A transfers permanent traffic, B receives it with the code; 撤回 gives a
   await screenshots(receiver.page, "push-received");
 
   // ---- A: the list says 已领取 and the bell has the notice ----
+  // Away and back, as a customer would: the page opens afresh and reads the list again.
   await sender.page.goto(`${server.url}/#/traffic_records`);
+  await sender.page.getByRole("heading", { name: "流量记录" }).waitFor();
   await sender.page.goto(`${server.url}/#/push`);
   await poll(async () => (await rows(sender.page)).map((row) => row[3]), ["已领取"]);
   const notice = await a.client.call<{ desc: string }[]>("/api/user_notive/list");
