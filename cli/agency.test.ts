@@ -23,8 +23,9 @@ afterAll(async () => {
 });
 
 const trafficOf = (id: string) =>
-  server.context.db.query<{ traffic: number }, [string]>("SELECT traffic FROM users WHERE id = ?").get(id)
-    ?.traffic;
+  server.context.db
+    .query<{ traffic: number }, [string]>("SELECT traffic FROM balances WHERE user_id = ?")
+    .get(id)?.traffic;
 
 test("every agency command has --help", async () => {
   await expectHelp([

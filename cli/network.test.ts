@@ -36,7 +36,7 @@ async function admin() {
 /** A customer with traffic left, so the subscription lists lines rather than the notice. */
 async function customer() {
   const made = await loggedInClient(server);
-  server.context.db.query("UPDATE users SET traffic = ? WHERE id = ?").run(10 * GB, made.user.id);
+  server.context.db.query("UPDATE balances SET traffic = ? WHERE user_id = ?").run(10 * GB, made.user.id);
   return made;
 }
 

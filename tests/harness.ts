@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { Db } from "../src/db/db.ts";
 import type { BotTimings } from "../src/modules/telegram/bot.ts";
 import { transformPassword } from "../src/modules/user/password.ts";
 import type { Role } from "../src/modules/user/schema.ts";
@@ -146,4 +147,21 @@ export async function rawGet(
   await promise;
   const text = Buffer.concat(chunks).toString("latin1");
   return { status: Number(text.split(" ")[1]), text };
+}
+
+/** The UserRow columns kept in the balances table (migration 013), not in users. */
+const BALANCE_COLUMNS = new Set(["traffic", "spend_traffic", "daily_usage", "daily_usage_day"]);
+
+/**
+ * Sets a user's columns directly, for a test's set-up: balance columns in balances, the rest in
+ * users. Column names come from the test, never from input.
+ */
+export function setUserColumns(db: Db, userId: string, fields: Record<string, unknown>) {
+  for (const [column, value] of Object.entries(fields)) {
+    const [table, key] = BALANCE_COLUMNS.has(column) ? ["balances", "user_id"] : ["users", "id"];
+    db.query(`UPDATE ${table} SET ${column} = ? WHERE ${key} = ?`).run(
+      value as string | number | null,
+      userId,
+    );
+  }
 }

@@ -220,7 +220,7 @@ test(`balances equal their ledgers after a random sequence of shop actions (FERR
   for (const { id } of users) {
     const row = db
       .query<{ traffic: number; vip_expire_time: number; wallet_fen: number; paid_user: number }, [string]>(
-        "SELECT traffic, vip_expire_time, wallet_fen, paid_user FROM users WHERE id = ?",
+        "SELECT traffic, vip_expire_time, wallet_fen, paid_user FROM users JOIN balances ON user_id = id WHERE id = ?",
       )
       .get(id);
     const ledger = db
@@ -549,7 +549,7 @@ test(`traffic equals its ledger after a random sequence of engagement actions (F
   for (const { id } of users) {
     const row = db
       .query<{ traffic: number; vip_expire_time: number }, [string]>(
-        "SELECT traffic, vip_expire_time FROM users WHERE id = ?",
+        "SELECT traffic, vip_expire_time FROM users JOIN balances ON user_id = id WHERE id = ?",
       )
       .get(id);
     const ledger = {
@@ -908,7 +908,7 @@ test(`balances equal their ledgers across admin adjustments and agency allocatio
     const id = user.id;
     const row = db
       .query<{ traffic: number; vip_expire_time: number; wallet_fen: number }, [string]>(
-        "SELECT traffic, vip_expire_time, wallet_fen FROM users WHERE id = ?",
+        "SELECT traffic, vip_expire_time, wallet_fen FROM users JOIN balances ON user_id = id WHERE id = ?",
       )
       .get(id);
     expect({ user: id, traffic: row?.traffic, vip: row?.vip_expire_time, wallet: row?.wallet_fen }).toEqual({

@@ -119,7 +119,7 @@ function giveTraffic(userId: string, bytes: number) {
 }
 
 const trafficOf = (userId: string) =>
-  (db().query("SELECT traffic FROM users WHERE id = ?").get(userId) as { traffic: number }).traffic;
+  (db().query("SELECT traffic FROM balances WHERE user_id = ?").get(userId) as { traffic: number }).traffic;
 
 /** What the panel recorded for a user over all days: raw bytes and the charge by source. */
 function usageOf(userId: string) {

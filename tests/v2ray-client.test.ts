@@ -19,7 +19,7 @@ import { type AgentRow, findAgentRow } from "../src/modules/agent/service.ts";
 import { changeTraffic } from "../src/modules/ledger/service.ts";
 import type { AgentLine } from "../src/modules/line/schema.ts";
 import { listLines } from "../src/modules/line/service.ts";
-import type { UserRow } from "../src/modules/user/service.ts";
+import { USER_ROW_SELECT, type UserRow } from "../src/modules/user/service.ts";
 import { renderCoreConfig } from "../src/node/core-config.ts";
 import { trafficLeft } from "../src/subscription/service.ts";
 import { type ApiClient, loggedInClient, startTestServer, type TestServer } from "./harness.ts";
@@ -71,7 +71,7 @@ async function ok<T>(client: ApiClient, path: string, payload: unknown = {}): Pr
 function nodeUsers(): { id: string; uuid: string }[] {
   const ctx = server.context;
   return ctx.db
-    .query<UserRow, []>("SELECT * FROM users ORDER BY create_time")
+    .query<UserRow, []>(`${USER_ROW_SELECT} ORDER BY u.create_time`)
     .all()
     .filter((user) => {
       const left = trafficLeft(ctx, user);

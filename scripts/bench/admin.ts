@@ -10,7 +10,7 @@
  *
  * 1. userlist: listAdminUsers(ctx, {number: 100, filterStr}) — what /api/admin/users/userlist
  *    runs — for an e-mail substring (a scan: LIKE '%…%' uses no index) and with no filter (the
- *    newest 100 by users_create_time). Baseline: `SELECT * FROM users WHERE id IN (…)` of the
+ *    newest 100 by users_create_time). Baseline: `SELECT * FROM users JOIN balances … WHERE id IN (…)` of the
  *    same 100 ids (primary key).
  * 2. basic_stastic over 30 days: basicStastic(ctx, 30, now). Baseline: the rows it aggregates read
  *    plainly through the same indexes (usage_days, sign_uses, prize_draws by day, orders by
@@ -58,10 +58,12 @@ function build(ctx: AppContext, now: number, days: string[]) {
   const db = ctx.db;
   const timeZone = ctx.settings.get("timezone");
   const users = db.query(
-    `INSERT INTO users (id, email, password_hash, userkey, proxy_secret, channel_code, paid_user, traffic,
-       spend_traffic, vip_expire_time, create_time)
-     VALUES (?, ?, 'x', ?, ?, ?, 1, ?, ?, ?, ?)`,
+    `INSERT INTO users (id, email, password_hash, userkey, proxy_secret, channel_code, paid_user,
+       vip_expire_time, create_time)
+     VALUES (?, ?, 'x', ?, ?, ?, 1, ?, ?)`,
   );
+  // The balances row the insert made (migration 013's trigger).
+  const balances = db.query("UPDATE balances SET traffic = ?, spend_traffic = ? WHERE user_id = ?");
   const records = db.query(
     `INSERT INTO traffic_records (user_id, type, desc, traffic_change, all_traffic, all_spend, day, update_time)
      VALUES (?, 'spend', '节点流量', ?, ?, ?, ?, ?)`,
@@ -90,11 +92,10 @@ function build(ctx: AppContext, now: number, days: string[]) {
         `k${hexId(i)}`,
         `s${hexId(i)}`,
         i % 50 === 0 ? `C${String(i).padStart(5, "0")}` : "",
-        100 * GB,
-        days.length * 100 * MB,
         i % 10 === 0 ? now + 30 * DAY_MS : 0,
         now - (options.users - i) * 60_000,
       );
+      balances.run(100 * GB, days.length * 100 * MB, hexId(i));
     }
     days.forEach((day, d) => {
       const start = dayStart(day);
@@ -147,7 +148,9 @@ function time(run: () => unknown): number {
 
 /** The rows a userlist answer shows, read by primary key. */
 function userRowsBaseline(ctx: AppContext, ids: string[]) {
-  return ctx.db.query(`SELECT * FROM users WHERE id IN (${ids.map(() => "?").join(", ")})`).all(...ids);
+  return ctx.db
+    .query(`SELECT * FROM users JOIN balances ON user_id = id WHERE id IN (${ids.map(() => "?").join(", ")})`)
+    .all(...ids);
 }
 
 /** The rows basic_stastic aggregates, read plainly through the same indexes. */
@@ -170,7 +173,8 @@ function statsRowsBaseline(ctx: AppContext, days: string[]): number {
         "SELECT pay_time, order_money_fen, coupon_discount_fen FROM orders WHERE status = 'paied' AND pay_time >= ? AND pay_time <= ?",
       )
       .all(from, to).length +
-    db.query("SELECT traffic, vip_expire_time FROM users").all().length
+    db.query("SELECT traffic FROM balances").all().length +
+    db.query("SELECT vip_expire_time FROM users").all().length
   );
 }
 

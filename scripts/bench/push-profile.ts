@@ -40,12 +40,6 @@ try {
   const users = await buildUsers(ctx, userCount, Date.now());
   servedUserList(ctx, findAgentRow(ctx, agentId) as AgentRow);
   createBaselineTable(ctx, users);
-  db.exec(
-    "CREATE TABLE profile_balances (user_id TEXT PRIMARY KEY, traffic INTEGER, spend_traffic INTEGER, daily_usage INTEGER, daily_usage_day TEXT)",
-  );
-  db.exec(
-    "INSERT INTO profile_balances SELECT id, traffic, spend_traffic, daily_usage, daily_usage_day FROM users",
-  );
   const now = Date.now();
   const day = businessDay(now, ctx.settings.get("timezone"));
   // Make every user's spend record and usage row exist, as after a day's first report.
@@ -74,16 +68,18 @@ try {
 
   const selectWith = (extra: string, where: string) =>
     db.query(
-      `SELECT rowid AS rid, id, node_uid, scale, traffic, spend_traffic, vip_expire_time, daily_limit,
-         special_daily_unlimit_traffic, daily_unlimit_traffic, daily_usage, daily_usage_day ${extra}
-       FROM users u WHERE node_uid IN (SELECT value FROM json_each(?1)) ${where}`,
+      `SELECT b.rowid AS rid, u.rowid AS urid, u.id, node_uid, scale, traffic, spend_traffic, vip_expire_time,
+         daily_limit, special_daily_unlimit_traffic, daily_unlimit_traffic, daily_usage, daily_usage_day ${extra}
+       FROM users u JOIN balances b ON b.user_id = u.id
+       WHERE node_uid IN (SELECT value FROM json_each(?1)) ${where}`,
     );
   const trialSql = `, (SELECT COALESCE(SUM(remaining), 0) FROM trial_grants g WHERE g.user_id = u.id AND g.remaining > 0) AS trial`;
   const admitted = `AND ${admittedSql("u.node_uid", "?2", "?3", "?4")}`;
   const fullSelect = selectWith(trialSql, admitted);
   const joinedSelect = db.query(
-    `SELECT u.rowid AS rid, u.id, u.traffic, u.spend_traffic ${trialSql}, s.id AS spend_id, d.rowid AS usage_rid
+    `SELECT b.rowid AS rid, u.id, b.traffic, b.spend_traffic ${trialSql}, s.id AS spend_id, d.rowid AS usage_rid
      FROM users u
+     JOIN balances b ON b.user_id = u.id
      LEFT JOIN traffic_records s ON s.user_id = u.id AND s.day = ?5 AND s.type = 'spend'
      LEFT JOIN usage_days d ON d.day = ?5 AND d.user_id = u.id
      WHERE u.node_uid IN (SELECT value FROM json_each(?1)) ${admitted}`,
@@ -99,11 +95,10 @@ try {
   );
   const bareSelect = selectWith("", "");
   const trialOnly = selectWith(trialSql, "");
-  const updateUsers = db.query(
-    "UPDATE users SET traffic = ?, spend_traffic = ?, daily_usage = ?, daily_usage_day = ? WHERE rowid = ?",
-  );
+  // What a report wrote before migration 013: the wide users row (a column of it, rewritten whole).
+  const updateUsers = db.query("UPDATE users SET last_active_time = ? WHERE rowid = ?");
   const updateNarrow = db.query(
-    "UPDATE profile_balances SET traffic = ?, spend_traffic = ?, daily_usage = ?, daily_usage_day = ? WHERE user_id = ?",
+    "UPDATE balances SET traffic = ?, spend_traffic = ?, daily_usage = ?, daily_usage_day = ? WHERE rowid = ?",
   );
   const ledger = db.query(
     `INSERT INTO traffic_records (user_id, type, desc, traffic_change, exemption_traffic, all_traffic, all_spend, day, update_time)
@@ -128,7 +123,7 @@ try {
     });
     const list = JSON.stringify([...usageMap.keys()]);
     const since = admittedSince(ctx, now);
-    let rows: { rid: number; id: string; traffic: number; spend_traffic: number }[] = [];
+    let rows: { rid: number; urid: number; id: string; traffic: number; spend_traffic: number }[] = [];
     time("SELECT users + admission + trial", () => {
       rows = fullSelect.all(list, agentId, since, now) as typeof rows;
     });
@@ -148,11 +143,11 @@ try {
     time("SELECT users + trial", () => {
       trialOnly.all(list);
     });
-    committed("UPDATE users (wide row) × n", () => {
-      for (const row of rows) updateUsers.run(row.traffic - 1, row.spend_traffic + 1, 1, day, row.rid);
+    committed("UPDATE users (wide row, by rowid) × n", () => {
+      for (const row of rows) updateUsers.run(now + round, row.urid);
     });
-    committed("UPDATE narrow balances × n", () => {
-      for (const row of rows) updateNarrow.run(row.traffic - 1, row.spend_traffic + 1, 1, day, row.id);
+    committed("UPDATE balances (narrow, by rowid) × n", () => {
+      for (const row of rows) updateNarrow.run(row.traffic - 1, row.spend_traffic + 1, 1, day, row.rid);
     });
     committed("spend record upsert × n", () => {
       for (const row of rows)
@@ -170,7 +165,7 @@ try {
     });
     committed("all three upserts, user by user × n", () => {
       for (const row of rows) {
-        updateUsers.run(row.traffic - 1, row.spend_traffic + 1, 1, day, row.rid);
+        updateNarrow.run(row.traffic - 1, row.spend_traffic + 1, 1, day, row.rid);
         ledger.run(row.id, -1, 1, row.traffic - 1, row.spend_traffic + 1, day, now + round);
         usage.run(day, row.id, 1, 2, 1, 1, 0, Number.MAX_SAFE_INTEGER);
       }

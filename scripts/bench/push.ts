@@ -110,25 +110,26 @@ export function buildNode(ctx: AppContext): string {
 export async function buildUsers(ctx: AppContext, count: number, now: number): Promise<BenchUser[]> {
   const passwordHash = await hashPassword(transformPassword("bench-password-1"));
   const insert = ctx.db.query(
-    `INSERT INTO users (id, email, password_hash, userkey, proxy_secret, create_time, traffic, spend_traffic,
-       vip_expire_time, daily_limit)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO users (id, email, password_hash, userkey, proxy_secret, create_time, vip_expire_time, daily_limit)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
   );
+  // The balances row the insert made (migration 013's trigger).
+  const balances = ctx.db.query("UPDATE balances SET traffic = ?, spend_traffic = ? WHERE user_id = ?");
   ctx.db.transaction(() => {
     for (let i = 0; i < count; i += 1) {
       const timePackage = i % 4 === 0;
+      const id = newId(now);
       insert.run(
-        newId(now),
+        id,
         `bench-${i}@example.com`,
         passwordHash,
         randomHex(16),
         crypto.randomUUID(),
         now,
-        (100 + (i % 50)) * GB,
-        (i % 7) * GB,
         timePackage ? now + 30 * 86_400_000 : 0,
         timePackage ? DAILY_LIMIT : null,
       );
+      balances.run((100 + (i % 50)) * GB, (i % 7) * GB, id);
     }
   })();
   return ctx.db
@@ -218,7 +219,7 @@ function totals(ctx: AppContext, day: string): Totals {
   const users = ctx.db
     .query<{ traffic: number; spend: number; daily: number }, [string]>(
       `SELECT SUM(traffic) AS traffic, SUM(spend_traffic) AS spend,
-         SUM(CASE WHEN daily_usage_day = ? THEN daily_usage ELSE 0 END) AS daily FROM users`,
+         SUM(CASE WHEN daily_usage_day = ? THEN daily_usage ELSE 0 END) AS daily FROM balances`,
     )
     .get(day);
   const usage = ctx.db
@@ -295,7 +296,7 @@ function lineHeat(ctx: AppContext, agentId: string): Record<"vmesh_tcp" | "vmesh
 
 function totalSpend(ctx: AppContext): number {
   return (
-    ctx.db.query<{ spend: number }, []>("SELECT SUM(spend_traffic) AS spend FROM users").get()?.spend ?? 0
+    ctx.db.query<{ spend: number }, []>("SELECT SUM(spend_traffic) AS spend FROM balances").get()?.spend ?? 0
   );
 }
 

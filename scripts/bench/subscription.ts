@@ -142,7 +142,7 @@ async function buildCustomer(ctx: AppContext) {
     type: "normal",
   });
   ctx.db
-    .query("UPDATE users SET traffic = ?, spend_traffic = ? WHERE id = ?")
+    .query("UPDATE balances SET traffic = ?, spend_traffic = ? WHERE user_id = ?")
     .run(500 * GB, 37 * GB, user.id);
   return user;
 }

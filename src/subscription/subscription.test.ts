@@ -4,7 +4,13 @@
  * the headers clients read, the notice entry, client detection, reset, and fresh output after edits.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { ApiClient, loggedInClient, startTestServer, type TestServer } from "../../tests/harness.ts";
+import {
+  ApiClient,
+  loggedInClient,
+  setUserColumns,
+  startTestServer,
+  type TestServer,
+} from "../../tests/harness.ts";
 import { GB } from "../lib/traffic.ts";
 import { agentInput, type Country } from "../modules/agent/schema.ts";
 import { saveAgent } from "../modules/agent/service.ts";
@@ -55,9 +61,7 @@ function line(agentID: string, name: string, fields: Record<string, unknown> = {
 
 async function customer(fields: Partial<Record<keyof UserRow, number>> = { traffic: 10 * GB }) {
   const made = await loggedInClient(server);
-  for (const [column, value] of Object.entries(fields)) {
-    ctx().db.query(`UPDATE users SET ${column} = ? WHERE id = ?`).run(value, made.user.id);
-  }
+  setUserColumns(ctx().db, made.user.id, fields);
   return { ...made, user: findUserById(ctx(), made.user.id) as UserRow };
 }
 
@@ -132,7 +136,7 @@ describe("line visibility", () => {
       daily_limit: GB,
       daily_usage: GB,
     });
-    ctx().db.query("UPDATE users SET daily_usage_day = ? WHERE id = ?").run(today, usedUp.id);
+    ctx().db.query("UPDATE balances SET daily_usage_day = ? WHERE user_id = ?").run(today, usedUp.id);
     const { user: expired } = await customer({ traffic: 0, vip_expire_time: Date.now() - 1000 });
     expect(names(running).some((n) => n.startsWith("时间套餐线路"))).toBe(true);
     expect(names(usedUp)).toEqual([Notice.noTraffic]);

@@ -39,7 +39,7 @@ beforeAll(async () => {
   expect((await admin.login(adminEmail, PASSWORD)).code).toBe(0);
   // A customer with 10 G of permanent traffic, set straight in the database.
   subscriber = await createUser(server.context, { email: uniqueEmail("subscriber"), passwordDigest });
-  server.context.db.query("UPDATE users SET traffic = ? WHERE id = ?").run(10 * GB, subscriber.id);
+  server.context.db.query("UPDATE balances SET traffic = ? WHERE user_id = ?").run(10 * GB, subscriber.id);
 });
 
 afterAll(async () => {

@@ -32,7 +32,8 @@ const db = () => server.context.db;
 const toast = (page: Page, text: string) => page.locator(".toast", { hasText: text }).last();
 const bodyRows = (page: Page) => page.locator(".admin-list tbody tr");
 const trafficOf = (id: string) =>
-  db().query<{ traffic: number }, [string]>("SELECT traffic FROM users WHERE id = ?").get(id)?.traffic;
+  db().query<{ traffic: number }, [string]>("SELECT traffic FROM balances WHERE user_id = ?").get(id)
+    ?.traffic;
 
 function record(userId: string, type: TrafficRecordType, bytes: number) {
   tx(db(), () =>

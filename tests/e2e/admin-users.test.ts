@@ -128,7 +128,9 @@ test("an admin finds a customer, adds 10 G with a reason, sets a channel and dis
   // Their next call (another filter of their records) answers 1002 and sends them to the login page.
   await customerPage.page.locator("select").first().selectOption({ index: 1 });
   await customerPage.page.waitForFunction(() => location.hash.startsWith("#/login"));
-  expect(server.context.db.query("SELECT traffic FROM users WHERE id = ?").get(customer.user.id)).toEqual({
+  expect(
+    server.context.db.query("SELECT traffic FROM balances WHERE user_id = ?").get(customer.user.id),
+  ).toEqual({
     traffic: 10 * GB,
   });
 

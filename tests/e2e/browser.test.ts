@@ -247,8 +247,11 @@ describe("SPA shell", () => {
     });
     const vipUntil = Date.now() + 10 * 86_400_000;
     server.context.db
-      .query("UPDATE users SET is_agency = 1, vip_expire_time = ?, traffic = ? WHERE id = ?")
-      .run(vipUntil, 5 * 1024 ** 3, agency.id);
+      .query("UPDATE users SET is_agency = 1, vip_expire_time = ? WHERE id = ?")
+      .run(vipUntil, agency.id);
+    server.context.db
+      .query("UPDATE balances SET traffic = ? WHERE user_id = ?")
+      .run(5 * 1024 ** 3, agency.id);
     const second = await newPage(browser, 1280);
     await login(second.page, agencyEmail, password);
     await expectTabs(second.page, AGENCY_NORMAL_TABS);

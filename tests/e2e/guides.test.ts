@@ -65,7 +65,7 @@ beforeAll(async () => {
     email: uniqueEmail("guide"),
     passwordDigest: transformPassword(PASSWORD),
   });
-  server.context.db.query("UPDATE users SET traffic = ? WHERE id = ?").run(50 * GB, created.id);
+  server.context.db.query("UPDATE balances SET traffic = ? WHERE user_id = ?").run(50 * GB, created.id);
   user = findUserById(server.context, created.id) as UserRow;
 
   // A real picture for the step image: a screenshot of a small page.

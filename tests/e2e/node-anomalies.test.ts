@@ -39,7 +39,7 @@ describe("/admin_agents 异常上报", () => {
     });
     const node = findAgentRow(server.context, answer.data._id) as AgentRow;
     const victim = await loggedInClient(server);
-    server.context.db.query("UPDATE users SET traffic = ? WHERE id = ?").run(10 * GB, victim.user.id);
+    server.context.db.query("UPDATE balances SET traffic = ? WHERE user_id = ?").run(10 * GB, victim.user.id);
 
     const push = await fetch(
       `${server.url}/api/v1/server/UniProxy/push?node_type=ferry&node_id=${node.node_no}&token=${node.api_token}`,

@@ -13,7 +13,14 @@ import type { AgentLine } from "../../src/modules/line/schema.ts";
 import { transformPassword } from "../../src/modules/user/password.ts";
 import { createUser, findUserById, type UserRow } from "../../src/modules/user/service.ts";
 import { base64url } from "../../web/components/subscribe/deepLinks.ts";
-import { type ApiClient, loggedInClient, startTestServer, type TestServer, uniqueEmail } from "../harness.ts";
+import {
+  type ApiClient,
+  loggedInClient,
+  setUserColumns,
+  startTestServer,
+  type TestServer,
+  uniqueEmail,
+} from "../harness.ts";
 import { launchChromium, loginInBrowser, newPage, poll, screenshots } from "./chromium.ts";
 
 const PASSWORD = "password123";
@@ -39,9 +46,7 @@ afterAll(async () => {
 async function newUser(prefix: string, columns: Record<string, number> = {}): Promise<UserRow> {
   const email = uniqueEmail(prefix);
   const user = await createUser(server.context, { email, passwordDigest: transformPassword(PASSWORD) });
-  for (const [column, value] of Object.entries({ traffic: 50 * GB, ...columns })) {
-    server.context.db.query(`UPDATE users SET ${column} = ? WHERE id = ?`).run(value, user.id);
-  }
+  setUserColumns(server.context.db, user.id, { traffic: 50 * GB, ...columns });
   return findUserById(server.context, user.id) as UserRow;
 }
 

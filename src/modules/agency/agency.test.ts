@@ -45,7 +45,7 @@ function giveTraffic(userId: string, bytes: number, trial = false) {
 const userRow = (id: string) =>
   db()
     .query<{ traffic: number; is_agency: number; agency_id: string | null }, [string]>(
-      "SELECT traffic, is_agency, agency_id FROM users WHERE id = ?",
+      "SELECT traffic, is_agency, agency_id FROM users JOIN balances ON user_id = id WHERE id = ?",
     )
     .get(id);
 

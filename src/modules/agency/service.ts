@@ -183,11 +183,12 @@ export function agencyCustomers(ctx: AppContext, ownerId: string, now = Date.now
   const agency = requireOwnAgency(ctx, ownerId);
   const customers = ctx.db
     .query<AgencyCustomers["customers"][number], [string, number]>(
-      `SELECT u.id AS _id, u.email, u.traffic, u.spend_traffic AS spendTraffic,
+      `SELECT u.id AS _id, u.email, b.traffic, b.spend_traffic AS spendTraffic,
          u.vip_expire_time AS vipExpireTime,
          COALESCE((SELECT SUM(r.traffic_change) FROM traffic_records r
                    WHERE r.user_id = u.id AND r.type = 'agency_allocate'), 0) AS allocated
-       FROM users u WHERE u.agency_id = ?1 ORDER BY u.create_time DESC, u.id LIMIT ?2`,
+       FROM users u JOIN balances b ON b.user_id = u.id
+       WHERE u.agency_id = ?1 ORDER BY u.create_time DESC, u.id LIMIT ?2`,
     )
     .all(ownerId, CUSTOMER_LIMIT);
   return { name: agency.name, available: permanentTraffic(ctx.db, ownerId, now), customers };

@@ -41,7 +41,11 @@ function footprint(userId: string) {
   const db = server.context.db;
   const count = (sql: string) => (db.query(sql).get(userId) as { n: number }).n;
   return {
-    user: db.query("SELECT traffic, vip_expire_time, daily_limit FROM users WHERE id = ?").get(userId),
+    user: db
+      .query(
+        "SELECT traffic, vip_expire_time, daily_limit FROM users JOIN balances ON user_id = id WHERE id = ?",
+      )
+      .get(userId),
     records: count("SELECT COUNT(*) AS n FROM traffic_records WHERE user_id = ?"),
     uses: count("SELECT COUNT(*) AS n FROM coupon_uses WHERE user_id = ?"),
     grants: count("SELECT COUNT(*) AS n FROM trial_grants WHERE user_id = ?"),

@@ -39,24 +39,23 @@ export function changeTraffic(db: Db, change: TrafficChange): { traffic: number;
   requireTransaction(db);
   const user = db
     .query<{ traffic: number; spend_traffic: number; vip_expire_time: number }, [string]>(
-      "SELECT traffic, spend_traffic, vip_expire_time FROM users WHERE id = ?",
+      `SELECT b.traffic, b.spend_traffic, u.vip_expire_time
+       FROM users u JOIN balances b ON b.user_id = u.id WHERE u.id = ?`,
     )
     .get(change.userId);
   if (!user) throw new Error(`no user ${change.userId}`);
   const trafficChange = change.traffic ?? 0;
   const traffic = user.traffic + trafficChange;
   const vipExpireTime = change.vipExpireTime ?? user.vip_expire_time;
-  db.query(
-    `UPDATE users SET traffic = ?, vip_expire_time = ?,
-       daily_limit = CASE WHEN ?3 THEN ?4 ELSE daily_limit END
-     WHERE id = ?5`,
-  ).run(
-    traffic,
-    vipExpireTime,
-    change.dailyLimit !== undefined ? 1 : 0,
-    change.dailyLimit ?? null,
-    change.userId,
-  );
+  if (trafficChange !== 0) {
+    db.query("UPDATE balances SET traffic = ? WHERE user_id = ?").run(traffic, change.userId);
+  }
+  if (vipExpireTime !== user.vip_expire_time || change.dailyLimit !== undefined) {
+    db.query(
+      `UPDATE users SET vip_expire_time = ?1, daily_limit = CASE WHEN ?2 THEN ?3 ELSE daily_limit END
+       WHERE id = ?4`,
+    ).run(vipExpireTime, change.dailyLimit !== undefined ? 1 : 0, change.dailyLimit ?? null, change.userId);
+  }
   db.query(
     `INSERT INTO traffic_records (user_id, type, desc, traffic_change, vip_change, all_traffic, all_spend, order_id, day, update_time)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,

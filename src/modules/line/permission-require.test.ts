@@ -33,7 +33,7 @@ beforeAll(async () => {
     serverType: "ubuntu_x86",
   });
   const made = await loggedInClient(server);
-  server.context.db.query("UPDATE users SET traffic = ? WHERE id = ?").run(10 * GB, made.user.id);
+  server.context.db.query("UPDATE balances SET traffic = ? WHERE user_id = ?").run(10 * GB, made.user.id);
   customer = made.user;
 });
 afterAll(async () => {

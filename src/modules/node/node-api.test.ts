@@ -286,7 +286,9 @@ function chargingState() {
   const db = server.context.db;
   return {
     users: db
-      .query("SELECT id, traffic, spend_traffic, daily_usage, daily_usage_day FROM users ORDER BY id")
+      .query(
+        "SELECT id, traffic, spend_traffic, daily_usage, daily_usage_day FROM users JOIN balances ON user_id = id ORDER BY id",
+      )
       .all(),
     records: db.query("SELECT * FROM traffic_records ORDER BY rowid").all(),
     usage: db.query("SELECT * FROM usage_days ORDER BY day, user_id").all(),

@@ -222,14 +222,14 @@ export function nodeUsers(ctx: AppContext, agentId: string, now = Date.now()): N
   const today = businessDay(now, settings.timezone);
   const vipSpeed = settings.vip_traffic_thred_rate_limit > 0 ? settings.vip_traffic_thred_rate_limit : null;
   const onQuota = `u.vip_expire_time > ?2
-    AND ${dailyQuotaSql("u", "?3")} > CASE WHEN u.daily_usage_day = ?4 THEN u.daily_usage ELSE 0 END`;
+    AND ${dailyQuotaSql("u", "?3")} > CASE WHEN b.daily_usage_day = ?4 THEN b.daily_usage ELSE 0 END`;
   return ctx.db
     .query<NodeUser, [string, number, number, string, number | null]>(
       `SELECT u.node_uid AS id, u.proxy_secret AS uuid,
          CASE WHEN ${onQuota} THEN ?5 END AS speed_limit, NULL AS device_limit
-       FROM users u
+       FROM users u JOIN balances b ON b.user_id = u.id
        WHERE u.disabled = 0
-         AND (u.traffic > 0 OR (${onQuota}))
+         AND (b.traffic > 0 OR (${onQuota}))
          AND EXISTS (
            SELECT 1 FROM agent_lines l
            WHERE l.agent_id = ?1 AND ${lineVisibleSql("u.id", "u.is_agency", "u.normal_permission", "?2")})

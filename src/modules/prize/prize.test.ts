@@ -95,7 +95,7 @@ function giveTraffic(userId: string, bytes: number) {
 const userRow = (userId: string) =>
   db()
     .query<{ traffic: number; vip_expire_time: number }, [string]>(
-      "SELECT traffic, vip_expire_time FROM users WHERE id = ?",
+      "SELECT traffic, vip_expire_time FROM users JOIN balances ON user_id = id WHERE id = ?",
     )
     .get(userId) as { traffic: number; vip_expire_time: number };
 

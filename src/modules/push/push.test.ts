@@ -78,8 +78,8 @@ function grantTrial(userId: string, bytes: number) {
 }
 
 const trafficOf = (userId: string) =>
-  db().query<{ traffic: number }, [string]>("SELECT traffic FROM users WHERE id = ?").get(userId)?.traffic ??
-  -1;
+  db().query<{ traffic: number }, [string]>("SELECT traffic FROM balances WHERE user_id = ?").get(userId)
+    ?.traffic ?? -1;
 
 const records = (userId: string, type: TrafficRecordType) =>
   db()
@@ -455,8 +455,8 @@ describe("/api/push/cancel (撤回) and the return of unreceived transfers", () 
 test("users.traffic equals the sum of its traffic records for every account", () => {
   const off = db()
     .query<{ id: string }, []>(
-      `SELECT u.id FROM users u
-       WHERE u.traffic <> (SELECT COALESCE(SUM(traffic_change), 0) FROM traffic_records r WHERE r.user_id = u.id)`,
+      `SELECT u.id FROM users u JOIN balances b ON b.user_id = u.id
+       WHERE b.traffic <> (SELECT COALESCE(SUM(traffic_change), 0) FROM traffic_records r WHERE r.user_id = u.id)`,
     )
     .all();
   expect(off).toEqual([]);

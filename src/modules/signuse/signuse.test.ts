@@ -54,7 +54,9 @@ async function customer(options: { paid?: boolean } = {}) {
 
 const trafficOf = (userId: string) =>
   (
-    db().query<{ traffic: number }, [string]>("SELECT traffic FROM users WHERE id = ?").get(userId) as {
+    db()
+      .query<{ traffic: number }, [string]>("SELECT traffic FROM balances WHERE user_id = ?")
+      .get(userId) as {
       traffic: number;
     }
   ).traffic;

@@ -100,7 +100,8 @@ export function basicStastic(ctx: AppContext, num: number, now: number): BasicSt
   const pays = byDay(payDays(ctx, days, timeZone));
   const totals = db
     .query<{ traffic: number | null; vips: number | null }, [number]>(
-      `SELECT SUM(traffic) AS traffic, SUM(CASE WHEN vip_expire_time > ? THEN 1 ELSE 0 END) AS vips FROM users`,
+      `SELECT (SELECT SUM(traffic) FROM balances) AS traffic,
+         (SELECT COUNT(*) FROM users WHERE vip_expire_time > ?) AS vips`,
     )
     .get(now);
   return {

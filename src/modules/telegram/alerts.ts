@@ -77,13 +77,14 @@ export function scanAlerts(ctx: AppContext, now = Date.now()): number {
 function scanTraffic(ctx: AppContext, now: number): number {
   const rows = ctx.db
     .query<{ id: string; traffic: number; topup_id: number; topped_up_to: number }, [number]>(
-      `SELECT u.id, u.traffic, r.id AS topup_id, r.all_traffic AS topped_up_to
+      `SELECT u.id, v.traffic, r.id AS topup_id, r.all_traffic AS topped_up_to
        FROM telegram_bindings b
        JOIN users u ON u.id = b.user_id
+       JOIN balances v ON v.user_id = u.id
        JOIN traffic_records r ON r.id = (
          SELECT t.id FROM traffic_records t WHERE t.user_id = u.id AND t.traffic_change > 0
          ORDER BY t.update_time DESC, t.id DESC LIMIT 1)
-       WHERE u.disabled = 0 AND u.traffic < r.all_traffic * ?`,
+       WHERE u.disabled = 0 AND v.traffic < r.all_traffic * ?`,
     )
     .all(LOW_TRAFFIC_SHARE);
   let queued = 0;

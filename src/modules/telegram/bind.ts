@@ -11,7 +11,7 @@ import { tx } from "../../db/db.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { ID_PATTERN, sameSecret, sha256Hex } from "../../rpc/ids.ts";
 import type { RateRule } from "../../rpc/rate-limit.ts";
-import type { UserRow } from "../user/service.ts";
+import { USER_ROW_SELECT, type UserRow } from "../user/service.ts";
 import type { TgUser } from "./api.ts";
 import { knownBotUsername } from "./bot-state.ts";
 import { boundChatOf, queueChatMessage } from "./outbox.ts";
@@ -182,7 +182,7 @@ function displayName(from: TgUser | undefined): string {
 export function accountOfChat(ctx: AppContext, chatId: number): UserRow | null {
   return ctx.db
     .query<UserRow, [number]>(
-      "SELECT u.* FROM telegram_bindings b JOIN users u ON u.id = b.user_id WHERE b.chat_id = ?",
+      `${USER_ROW_SELECT} WHERE u.id = (SELECT user_id FROM telegram_bindings WHERE chat_id = ?)`,
     )
     .get(chatId);
 }

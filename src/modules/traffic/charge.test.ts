@@ -6,7 +6,7 @@
  * kept as bounded anomalies, and sums saturate instead of leaving the integers.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { startTestServer, type TestServer } from "../../../tests/harness.ts";
+import { setUserColumns, startTestServer, type TestServer } from "../../../tests/harness.ts";
 import { tx } from "../../db/db.ts";
 import { businessDay, endOfBusinessDay } from "../../lib/time.ts";
 import { DEFAULT_DAILY_LIMIT, GB, MB } from "../../lib/traffic.ts";
@@ -249,12 +249,7 @@ describe("applyNodeReport", () => {
         timeZone: ZONE,
       }),
     );
-    const columns = Object.keys(fields);
-    if (columns.length > 0) {
-      ctx.db
-        .query(`UPDATE users SET ${columns.map((c) => `${c} = ?`).join(", ")} WHERE id = ?`)
-        .run(...(Object.values(fields) as (string | number | null)[]), user.id);
-    }
+    setUserColumns(ctx.db, user.id, fields);
     return findUserById(ctx, user.id) as UserRow;
   }
 

@@ -146,6 +146,7 @@ function reportScales(ctx: AppContext, lineScales: number[]): ChargeScales {
 
 /**
  * `trial`: Σ remaining of the user's running grants (due ones are expired before charging).
+ * `rid`: the rowid of the user's balances row (migration 013: the narrow table a report rewrites).
  * `spend_id` / `usage_rid`: the row of the user's spend record / usage_days of the day, if any.
  */
 type UserBalance = ChargedUser &
@@ -186,11 +187,12 @@ export function applyNodeReport(ctx: AppContext, report: NodeReport): ReportResu
     // Only users the node was given are charged; the rest are kept as anomalies.
     const users = db
       .query<UserBalance, [string, string, number, number, string]>(
-        `SELECT u.rowid AS rid, u.id, u.node_uid, u.scale, u.traffic, u.spend_traffic, u.vip_expire_time,
-           u.daily_limit, u.special_daily_unlimit_traffic, u.daily_unlimit_traffic, u.daily_usage, u.daily_usage_day,
+        `SELECT b.rowid AS rid, u.id, u.node_uid, u.scale, b.traffic, b.spend_traffic, u.vip_expire_time,
+           u.daily_limit, u.special_daily_unlimit_traffic, u.daily_unlimit_traffic, b.daily_usage, b.daily_usage_day,
            (SELECT COALESCE(SUM(remaining), 0) FROM trial_grants g WHERE g.user_id = u.id AND g.remaining > 0) AS trial,
            s.id AS spend_id, d.rowid AS usage_rid
          FROM users u
+         JOIN balances b ON b.user_id = u.id
          LEFT JOIN traffic_records s ON s.user_id = u.id AND s.day = ?5 AND s.type = 'spend'
          LEFT JOIN usage_days d ON d.day = ?5 AND d.user_id = u.id
          WHERE u.node_uid IN (SELECT value FROM json_each(?1)) AND ${admittedSql("u.node_uid", "?2", "?3", "?4")}`,
@@ -236,7 +238,7 @@ interface UserCharge {
 }
 
 /**
- * Per user: the balances, the trial grants, the day's spend record in the traffic ledger (one per
+ * Per user: the balances (their own narrow table, not the wide users row), the trial grants, the day's spend record in the traffic ledger (one per
  * user and day, kept up to date: traffic_change is what left users.traffic — trial and permanent —,
  * exemption_traffic what the time package covered) and usage_days (its `permanent` column is also
  * what left users.traffic, trial included).
@@ -249,7 +251,7 @@ interface UserCharge {
 function writeCharges(ctx: AppContext, charges: UserCharge[], day: string, now: number) {
   const db = ctx.db;
   const balances = db.query(
-    "UPDATE users SET traffic = ?, spend_traffic = ?, daily_usage = ?, daily_usage_day = ? WHERE rowid = ?",
+    "UPDATE balances SET traffic = ?, spend_traffic = ?, daily_usage = ?, daily_usage_day = ? WHERE rowid = ?",
   );
   const paid = charges.filter(({ split }) => split.fromQuota + split.fromTrial + split.fromPermanent > 0);
   const after = (user: UserBalance, split: ChargeSplit) => {

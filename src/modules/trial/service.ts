@@ -67,7 +67,9 @@ function unsweptTrial(db: Db, userId: string): number {
  * sweeper has not reached yet is subtracted too: it is in users.traffic, but it is not permanent.
  */
 export function permanentTraffic(db: Db, userId: string, _now: number): number {
-  const row = db.query<{ traffic: number }, [string]>("SELECT traffic FROM users WHERE id = ?").get(userId);
+  const row = db
+    .query<{ traffic: number }, [string]>("SELECT traffic FROM balances WHERE user_id = ?")
+    .get(userId);
   return Math.max(0, (row?.traffic ?? 0) - unsweptTrial(db, userId));
 }
 
@@ -110,7 +112,7 @@ export function expireDueTrials(ctx: AppContext, now: number): number {
       .all(now);
     if (due.length === 0) return 0;
     const timeZone = ctx.settings.get("timezone");
-    const balance = db.query<{ traffic: number }, [string]>("SELECT traffic FROM users WHERE id = ?");
+    const balance = db.query<{ traffic: number }, [string]>("SELECT traffic FROM balances WHERE user_id = ?");
     const close = db.query("UPDATE trial_grants SET remaining = 0, expired_time = ? WHERE id = ?");
     for (const grant of due) {
       const removed = Math.min(grant.remaining, Math.max(0, balance.get(grant.user_id)?.traffic ?? 0));

@@ -105,7 +105,7 @@ const report = (user: UserRow, download: number, now: number) => {
 const balance = (user: UserRow) =>
   db()
     .query<{ traffic: number; spend_traffic: number; daily_usage: number }, [string]>(
-      "SELECT traffic, spend_traffic, daily_usage FROM users WHERE id = ?",
+      "SELECT traffic, spend_traffic, daily_usage FROM balances WHERE user_id = ?",
     )
     .get(user.id);
 

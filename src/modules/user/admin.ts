@@ -56,11 +56,11 @@ interface AdminUserRow {
 
 // Never password_hash or proxy_secret.
 const ADMIN_USER_SELECT = `SELECT u.id, u.email, u.type, u.email_verified, u.disabled, u.scale, u.channel_code,
-    u.create_time, u.paid_user, u.is_agency, a.email AS agency_email, u.wallet_fen, u.spend_traffic,
-    u.traffic, u.vip_expire_time, u.last_active_time, u.first_url, u.last_url, u.userkey,
+    u.create_time, u.paid_user, u.is_agency, a.email AS agency_email, u.wallet_fen, b.spend_traffic,
+    b.traffic, u.vip_expire_time, u.last_active_time, u.first_url, u.last_url, u.userkey,
     u.can_change_describe_key, u.can_change_password, u.normal_permission,
     u.special_daily_unlimit_traffic, u.daily_unlimit_traffic, u.force_reward
-  FROM users u LEFT JOIN users a ON a.id = u.agency_id`;
+  FROM users u JOIN balances b ON b.user_id = u.id LEFT JOIN users a ON a.id = u.agency_id`;
 
 const gFromBytes = (bytes: number) => bytes / GB;
 

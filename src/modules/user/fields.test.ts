@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createOrder, makeCombo, startShopServer } from "../../../tests/commerce.ts";
-import { ApiClient, loggedInClient, type TestServer } from "../../../tests/harness.ts";
+import { ApiClient, loggedInClient, setUserColumns, type TestServer } from "../../../tests/harness.ts";
 import { confirmLinkOf, type MailSink, sinkSettings, startMailSink } from "../../../tests/mail-sink.ts";
 import { chargeNode, makeChargingNode, noonZone } from "../../../tests/traffic.ts";
 import { DAY_MS } from "../../lib/time.ts";
@@ -61,9 +61,7 @@ type Fields = Partial<
 
 /** Sets columns as the admin edit form stores them. */
 function setFields(userId: string, fields: Fields) {
-  for (const [column, value] of Object.entries(fields)) {
-    server.context.db.query(`UPDATE users SET ${column} = ? WHERE id = ?`).run(value, userId);
-  }
+  setUserColumns(server.context.db, userId, fields);
 }
 
 async function customer(fields: Fields = {}) {

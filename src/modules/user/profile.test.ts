@@ -5,7 +5,13 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { parse } from "yaml";
-import { type ApiClient, loggedInClient, startTestServer, type TestServer } from "../../../tests/harness.ts";
+import {
+  type ApiClient,
+  loggedInClient,
+  setUserColumns,
+  startTestServer,
+  type TestServer,
+} from "../../../tests/harness.ts";
 import { GB } from "../../lib/traffic.ts";
 import { Code } from "../../rpc/codes.ts";
 import { agentInput } from "../agent/schema.ts";
@@ -35,8 +41,7 @@ function stored(id: string) {
 
 async function customer(fields: Partial<Record<keyof UserRow, number>> = {}) {
   const made = await loggedInClient(server);
-  for (const [column, value] of Object.entries(fields))
-    server.context.db.query(`UPDATE users SET ${column} = ? WHERE id = ?`).run(value, made.user.id);
+  setUserColumns(server.context.db, made.user.id, fields);
   return made;
 }
 

@@ -56,6 +56,13 @@ export interface UserRow {
 export const ROLES: readonly Role[] = ["normal", "channel", "yunying", "admin"];
 
 /**
+ * A whole UserRow: the users row with its balances (traffic, spend_traffic, daily_usage,
+ * daily_usage_day), which live in a narrow table of their own that node reports rewrite (issue 18).
+ */
+export const USER_ROW_SELECT = `SELECT u.*, b.traffic, b.spend_traffic, b.daily_usage, b.daily_usage_day
+  FROM users u JOIN balances b ON b.user_id = u.id`;
+
+/**
  * argon2id at Bun's costs (64 MiB, 2 passes: ~270 ms on a small VPS core). The test suite, which
  * makes about 900 accounts, sets FERRY_INSECURE_FAST_PASSWORD_HASH=1 (tests/preload.ts) for the
  * least costs argon2id allows; a hash records its costs, so either kind verifies. Never in production.
@@ -77,11 +84,11 @@ function burnVerify(digest: string): Promise<boolean> {
 }
 
 export function findUserByEmail(ctx: AppContext, email: string): UserRow | null {
-  return ctx.db.query<UserRow, [string]>("SELECT * FROM users WHERE email = ?").get(email);
+  return ctx.db.query<UserRow, [string]>(`${USER_ROW_SELECT} WHERE u.email = ?`).get(email);
 }
 
 export function findUserById(ctx: AppContext, id: string): UserRow | null {
-  return ctx.db.query<UserRow, [string]>("SELECT * FROM users WHERE id = ?").get(id);
+  return ctx.db.query<UserRow, [string]>(`${USER_ROW_SELECT} WHERE u.id = ?`).get(id);
 }
 
 /**

@@ -3,7 +3,7 @@ import { tx } from "../../db/db.ts";
 import { DAY_MS } from "../../lib/time.ts";
 import { randomHex, sha256Hex } from "../../rpc/ids.ts";
 import { TOKEN_PATTERN } from "./schema.ts";
-import type { UserRow } from "./service.ts";
+import { USER_ROW_SELECT, type UserRow } from "./service.ts";
 
 /** Server-side session lifetime; the cookie may live longer (seed: 99999 days) but the row decides. */
 export const SESSION_DAYS = 365;
@@ -32,7 +32,7 @@ export function resolveSession(ctx: AppContext, token: string | undefined, now =
         "SELECT user_id, expire_time FROM sessions WHERE token_hash = ?",
       )
       .get(hash);
-    const user = row && ctx.db.query<UserRow, [string]>("SELECT * FROM users WHERE id = ?").get(row.user_id);
+    const user = row && ctx.db.query<UserRow, [string]>(`${USER_ROW_SELECT} WHERE u.id = ?`).get(row.user_id);
     return row && user ? { user, expireTime: row.expire_time } : null;
   });
   if (!session || session.expireTime <= now || session.user.disabled) return null;
