@@ -13,6 +13,7 @@ import { attachCustomer, setAgency } from "../../src/modules/agency/service.ts";
 import { recordError } from "../../src/modules/errors/service.ts";
 import { changeTraffic } from "../../src/modules/ledger/service.ts";
 import type { TrafficRecordType } from "../../src/modules/traffic/schema.ts";
+import { toBase64Json } from "../../src/rpc/envelope.ts";
 import { loggedInClient, startTestServer, type TestServer } from "../harness.ts";
 import { launchChromium, loginInBrowser, newPage, payloadOf, poll, screenshots } from "./chromium.ts";
 
@@ -92,6 +93,21 @@ test("an admin filters all traffic records by type and clears the error log", as
   await confirm.getByRole("button", { name: "取消" }).click();
   await confirm.waitFor({ state: "hidden" });
   expect(await bodyRows(page).count()).toBe(2);
+
+  // a clear the server answers with an error (999, as an unexpected failure is answered): 清理失败
+  // and the rows stay
+  await page.route("**/api/admin/errors/clear", (route) =>
+    route.fulfill({
+      contentType: "application/json",
+      body: JSON.stringify({ data: toBase64Json({ code: 999, data: null, msg: "服务器内部错误" }) }),
+    }),
+  );
+  await page.getByRole("button", { name: "清理", exact: true }).click();
+  await confirm.getByRole("button", { name: "清理" }).click();
+  await toast(page, "清理失败").waitFor();
+  expect(await bodyRows(page).count()).toBe(2);
+  expect(db().query<{ n: number }, []>("SELECT COUNT(*) AS n FROM error_logs").get()?.n).toBe(2);
+  await page.unroute("**/api/admin/errors/clear");
 
   // confirmed: the button is blocked while the clear runs, then the toast with N and an empty list
   await page.route("**/api/admin/errors/clear", async (route) => {
