@@ -105,6 +105,49 @@ describe("the migrations built into ferry", () => {
     expect(windowOf("new")).toBe(0);
   });
 
+  test("013 moves every user's balances into the balances table; users made later get theirs", () => {
+    const db = freshDb();
+    migrate(db, embedded.slice(0, 12));
+    const insertUser = (id: string, traffic: number, spend: number, usage: number, day: string) =>
+      db
+        .query(
+          `INSERT INTO users (id, email, password_hash, userkey, proxy_secret, create_time, traffic, spend_traffic,
+             daily_usage, daily_usage_day)
+           VALUES (?1, ?1 || '@example.com', 'x', 'k' || ?1, 's' || ?1, 1, ?2, ?3, ?4, ?5)`,
+        )
+        .run(id, traffic, spend, usage, day);
+    insertUser("a", 5 * 2 ** 30, 7, 3, "2026-11-27");
+    insertUser("b", 0, 0, 0, "");
+    db.query(
+      `INSERT INTO traffic_records (user_id, type, desc, traffic_change, all_traffic, all_spend, day, update_time)
+       VALUES ('a', 'buy', 'x', ?, ?, 0, '2026-11-27', 1)`,
+    ).run(5 * 2 ** 30, 5 * 2 ** 30);
+    migrate(db, embedded);
+    const balances = () =>
+      db
+        .query(
+          "SELECT user_id, traffic, spend_traffic, daily_usage, daily_usage_day FROM balances ORDER BY user_id",
+        )
+        .all();
+    expect(balances()).toEqual([
+      { user_id: "a", traffic: 5 * 2 ** 30, spend_traffic: 7, daily_usage: 3, daily_usage_day: "2026-11-27" },
+      { user_id: "b", traffic: 0, spend_traffic: 0, daily_usage: 0, daily_usage_day: "" },
+    ]);
+    const userColumns = db.query<{ name: string }, []>("SELECT name FROM pragma_table_info('users')").all();
+    expect(userColumns.map((column) => column.name)).not.toContain("traffic");
+    // The ledger still adds up to the balance, and a user made now has a balances row at once.
+    expect(
+      db.query("SELECT SUM(traffic_change) AS total FROM traffic_records WHERE user_id = 'a'").get(),
+    ).toEqual({ total: 5 * 2 ** 30 });
+    db.query(
+      "INSERT INTO users (id, email, password_hash, userkey, proxy_secret, create_time) VALUES ('c', 'c@example.com', 'x', 'kc', 'sc', 1)",
+    ).run();
+    expect(db.query("SELECT traffic FROM balances WHERE user_id = 'c'").get()).toEqual({ traffic: 0 });
+    expect(() => db.query("UPDATE balances SET traffic = -1 WHERE user_id = 'c'").run()).toThrow();
+    db.query("DELETE FROM users WHERE id = 'c'").run();
+    expect(db.query("SELECT COUNT(*) AS n FROM balances WHERE user_id = 'c'").get()).toEqual({ n: 0 });
+  });
+
   test("the database uses WAL and enforces foreign keys", () => {
     const db = freshDb();
     migrate(db, embedded);
