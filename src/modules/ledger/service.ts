@@ -39,8 +39,9 @@ export function changeTraffic(db: Db, change: TrafficChange): { traffic: number;
   requireTransaction(db);
   const user = db
     .query<{ traffic: number; spend_traffic: number; vip_expire_time: number }, [string]>(
-      `SELECT b.traffic, b.spend_traffic, u.vip_expire_time
-       FROM users u JOIN balances b ON b.user_id = u.id WHERE u.id = ?`,
+      `SELECT (SELECT traffic FROM balances WHERE user_id = ?1) AS traffic,
+         (SELECT spend_traffic FROM balances WHERE user_id = ?1) AS spend_traffic, vip_expire_time
+       FROM users WHERE id = ?1`,
     )
     .get(change.userId);
   if (!user) throw new Error(`no user ${change.userId}`);
