@@ -627,7 +627,7 @@ test(`traffic equals its ledger after a random sequence of engagement actions (F
         id,
       ),
     );
-    // Node traffic: what left users.traffic is what the usage statistics say was charged to it.
+    // Node traffic: what left balances.traffic is what the usage statistics say was charged to it.
     expect(byType("spend", -1)).toBe(
       sumOf("SELECT COALESCE(SUM(permanent), 0) AS n FROM usage_days WHERE user_id = ?", id),
     );

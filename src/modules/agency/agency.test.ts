@@ -287,7 +287,7 @@ describe("the owner allocates its permanent traffic", () => {
 
   test("not more than the permanent traffic, and never trial traffic (1038); nothing moves", async () => {
     const { owner, customer } = await agencyWithCustomer(2);
-    giveTraffic(owner.user.id, 5 * GB, true); // trial: in users.traffic, not allocatable
+    giveTraffic(owner.user.id, 5 * GB, true); // trial: in balances.traffic, not allocatable
     const answer = await owner.client.call("/api/agency/allocate", { email: customer.email, trafficG: 3 });
     expect({ code: answer.code, msg: answer.msg }).toEqual({
       code: 1038,

@@ -1,7 +1,7 @@
 /**
  * The two ledgers (DESIGN §6). Every change of a user's permanent traffic, time-package expiry or
  * wallet goes through here, and each writes its ledger row in the caller's transaction, so that
- * users.traffic = Σ traffic_change, users.vip_expire_time = Σ vip_change, users.wallet_fen = Σ change_fen.
+ * balances.traffic = Σ traffic_change, users.vip_expire_time = Σ vip_change, users.wallet_fen = Σ change_fen.
  */
 import type { Db } from "../../db/db.ts";
 import { businessDay } from "../../lib/time.ts";

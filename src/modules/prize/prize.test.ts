@@ -474,7 +474,7 @@ describe("drawing", () => {
   test("trial traffic does not pay for a draw: only permanent traffic does", async () => {
     await savePrize({ name: "试用", gainTraffic: 0 });
     const { client, userId } = await customerWith(0);
-    // 0.5 G permanent + 5 G of running trial traffic (a voucher's grant, part of users.traffic).
+    // 0.5 G permanent + 5 G of running trial traffic (a voucher's grant, part of balances.traffic).
     giveTraffic(userId, 5.5 * GB);
     db()
       .query(

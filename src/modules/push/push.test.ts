@@ -3,7 +3,7 @@
  * §9): every call and refusal message, the roles, only permanent traffic moving, the cost rate fixed
  * at creation, one winner among concurrent receivers (and between 撤回 and a receive), the return
  * of unreceived transfers, the notices and bot messages, the rate limits at their real size, and
- * users.traffic = Σ traffic_change for everyone involved.
+ * balances.traffic = Σ traffic_change for everyone involved.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { bindChat, outboxTexts } from "../../../tests/fakes/telegram.ts";
@@ -61,7 +61,7 @@ function grant(userId: string, type: TrafficRecordType, bytes: number) {
   );
 }
 
-/** Trial traffic (a freeUse voucher with a time limit): in users.traffic, not transferable. */
+/** Trial traffic (a freeUse voucher with a time limit): in balances.traffic, not transferable. */
 function grantTrial(userId: string, bytes: number) {
   const now = Date.now();
   tx(db(), () => {
@@ -452,7 +452,7 @@ describe("/api/push/cancel (撤回) and the return of unreceived transfers", () 
   });
 });
 
-test("users.traffic equals the sum of its traffic records for every account", () => {
+test("balances.traffic equals the sum of its traffic records for every account", () => {
   const off = db()
     .query<{ id: string }, []>(
       `SELECT u.id FROM users u JOIN balances b ON b.user_id = u.id

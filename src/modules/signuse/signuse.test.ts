@@ -68,7 +68,7 @@ const signUseRecords = (userId: string) =>
     )
     .all(userId);
 
-/** users.traffic equals the sum of the account's traffic records (the ledger invariant). */
+/** balances.traffic equals the sum of the account's traffic records (the ledger invariant). */
 function expectLedgerBalanced(userId: string) {
   const sum = db()
     .query<{ total: number }, [string]>(

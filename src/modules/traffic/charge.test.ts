@@ -123,7 +123,7 @@ describe("splitCharge", () => {
   });
 
   test("issue 14: trial traffic pays after the quota and before permanent traffic, each only when the one before is used up", () => {
-    // 5 GB of users.traffic of which 2 GB are running trial traffic; 1 GB of today's quota left.
+    // 5 GB of balances.traffic of which 2 GB are running trial traffic; 1 GB of today's quota left.
     const user = balance({ ...running, traffic: 5 * GB, daily_usage: 9 * GB, daily_usage_day: TODAY });
     expect(splitCharge(user, GB, NOON, TODAY, 2 * GB)).toMatchObject({
       fromQuota: GB,
@@ -155,7 +155,7 @@ describe("splitCharge", () => {
       fromTrial: GB,
       fromPermanent: 0,
     });
-    // users.traffic below the trial remaining (an operator's adjustment): never below 0, no permanent.
+    // balances.traffic below the trial remaining (an operator's adjustment): never below 0, no permanent.
     expect(splitCharge(balance({ traffic: GB }), 3 * GB, NOON, TODAY, 2 * GB)).toMatchObject({
       fromTrial: GB,
       fromPermanent: 0,

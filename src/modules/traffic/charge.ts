@@ -61,7 +61,7 @@ export type ChargedUser = Pick<
 
 export interface ChargeSplit {
   fromQuota: number;
-  /** Taken from running trial traffic (part of users.traffic). */
+  /** Taken from running trial traffic (part of balances.traffic). */
   fromTrial: number;
   fromPermanent: number;
   /** What found neither quota, trial nor permanent traffic left. */
@@ -73,8 +73,8 @@ export interface ChargeSplit {
 /**
  * Takes a charge from the quota of `day` (the business day of `now`; the quota restarts at each
  * day's start) while the time package runs, to the millisecond, then from the running trial
- * traffic `trial` (the part of users.traffic its grants still hold), then from permanent traffic
- * (the rest of users.traffic). Neither pays while the one before it has anything left.
+ * traffic `trial` (the part of balances.traffic its grants still hold), then from permanent traffic
+ * (the rest of balances.traffic). Neither pays while the one before it has anything left.
  */
 export function splitCharge(
   user: ChargedUser,
@@ -238,10 +238,10 @@ interface UserCharge {
 }
 
 /**
- * Per user: the balances (their own narrow table, not the wide users row), the trial grants, the day's spend record in the traffic ledger (one per
- * user and day, kept up to date: traffic_change is what left users.traffic — trial and permanent —,
- * exemption_traffic what the time package covered) and usage_days (its `permanent` column is also
- * what left users.traffic, trial included).
+ * Per user: the balances (their own narrow table, not the wide users row), the trial grants, the
+ * day's spend record in the traffic ledger (one per user and day, kept up to date: traffic_change
+ * is what left balances.traffic — trial and permanent —, exemption_traffic what the time package
+ * covered) and usage_days (its `permanent` column is also what left balances.traffic, trial included).
  *
  * Issue 18 §3 (scripts/bench/push-profile.ts): a row the SELECT found is updated by its rowid, which
  * took half the time of an upsert (no unique-index probe, no AUTOINCREMENT bookkeeping); only the

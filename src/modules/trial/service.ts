@@ -1,6 +1,6 @@
 /**
  * Trial traffic that expires (issue 14 §2, migration 010 trial_grants). A grant is part of
- * users.traffic while its `remaining` is above 0, so users.traffic = Σ traffic_change still holds:
+ * balances.traffic while its `remaining` is above 0, so balances.traffic = Σ traffic_change still holds:
  * node charging takes it after today's time-package quota and before permanent traffic (charge.ts),
  * and at expiry what is left of it goes with a tiyan_expire record.
  */
@@ -13,7 +13,7 @@ import { createNotice } from "../notice/service.ts";
 import { queueUserMessage } from "../telegram/outbox.ts";
 
 export interface TrialBalance {
-  /** Bytes of users.traffic that are trial traffic still running (remaining of unexpired grants). */
+  /** Bytes of balances.traffic that are trial traffic still running (remaining of unexpired grants). */
   trialTraffic: number;
   /** The soonest expiry among those grants, ms; 0 when there is none. */
   trialExpireTime: number;
@@ -56,15 +56,15 @@ export function cachedTrialBalance(ctx: AppContext, userId: string, now: number)
   return runningBalance(ctx.cache.trialGrants.get(userId, () => heldGrants(ctx.db, userId)) ?? [], now);
 }
 
-/** Σ remaining of every grant not yet swept, due ones included: all of it is in users.traffic. */
+/** Σ remaining of every grant not yet swept, due ones included: all of it is in balances.traffic. */
 function unsweptTrial(db: Db, userId: string): number {
   return heldGrants(db, userId).reduce((sum, grant) => sum + grant.remaining, 0);
 }
 
 /**
- * Permanent traffic: users.traffic minus running trial traffic. Only this may be transferred or
+ * Permanent traffic: balances.traffic minus running trial traffic. Only this may be transferred or
  * spent on a draw. Call inside the transaction that spends it. A grant past its expiry that the
- * sweeper has not reached yet is subtracted too: it is in users.traffic, but it is not permanent.
+ * sweeper has not reached yet is subtracted too: it is in balances.traffic, but it is not permanent.
  */
 export function permanentTraffic(db: Db, userId: string, _now: number): number {
   const row = db
@@ -98,9 +98,9 @@ interface DueGrant {
 /**
  * Removes what is left of every grant due at `now` (expire_time ≤ now) with a tiyan_expire record
  * and sets its remaining to 0. A grant used up needs nothing (remaining is already 0, no record).
- * The removal is clamped to users.traffic: traffic can only have gone below the trial remaining by
+ * The removal is clamped to balances.traffic: traffic can only have gone below the trial remaining by
  * a change outside the trial accounting (an operator's adjustment), and what is gone is gone —
- * users.traffic never goes negative. Returns how many grants were swept.
+ * balances.traffic never goes negative. Returns how many grants were swept.
  */
 export function expireDueTrials(ctx: AppContext, now: number): number {
   const db = ctx.db;

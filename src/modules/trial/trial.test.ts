@@ -126,7 +126,7 @@ const records = (user: UserRow, type: string) =>
     )
     .all(user.id, type);
 
-/** users.traffic = Σ traffic_change, and the trial part never exceeds it. */
+/** balances.traffic = Σ traffic_change, and the trial part never exceeds it. */
 function expectLedgerHolds(user: UserRow) {
   const sum = db()
     .query<{ total: number }, [string]>(
@@ -167,7 +167,7 @@ describe("charging order", () => {
     expect(permanentTraffic(db(), user.id, now)).toBe(GB - 80 * MB);
     expect(trialBalance(db(), user.id, now)).toEqual({ trialTraffic: 0, trialExpireTime: 0 });
 
-    // The day's spend record: what left users.traffic (trial and permanent) and what the quota covered.
+    // The day's spend record: what left balances.traffic (trial and permanent) and what the quota covered.
     expect(records(user, "spend")).toEqual([
       {
         traffic_change: -130 * MB,
@@ -271,7 +271,7 @@ describe("expiry", () => {
     expectLedgerHolds(user);
   });
 
-  test("clamped to what users.traffic holds: traffic taken outside the trial accounting is not taken twice", async () => {
+  test("clamped to what balances.traffic holds: traffic taken outside the trial accounting is not taken twice", async () => {
     const user = await customer(0);
     const expiry = giveTrial(user, GB, 1);
     tx(db(), () =>
