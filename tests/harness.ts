@@ -82,6 +82,13 @@ export class ApiClient {
     return decodeAnswer<T>(response);
   }
 
+  /** Calls an envelope API that must succeed (code 0) and returns its data; throws with the code otherwise. */
+  async ok<T = unknown>(path: string, payload: unknown = {}): Promise<T> {
+    const answer = await this.call<T>(path, payload);
+    if (answer.code !== 0) throw new Error(`${path}: ${answer.code} ${answer.msg}`);
+    return answer.data;
+  }
+
   async get(path: string, headers: Record<string, string> = {}): Promise<Response> {
     const response = await fetch(this.baseUrl + path, {
       headers: { cookie: this.cookieHeader(), ...headers },

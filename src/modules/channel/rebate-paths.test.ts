@@ -6,6 +6,7 @@
  * owner on the bell and in Telegram.
  */
 import { afterAll, beforeAll, expect, setSystemTime, test } from "bun:test";
+import { walletFen } from "../../../tests/commerce.ts";
 import { type FakeEpayGateway, startFakeEpayGateway } from "../../../tests/fakes/epay-gateway.ts";
 import { bindChat, outboxTexts } from "../../../tests/fakes/telegram.ts";
 import { type FakeTronGrid, startFakeTronGrid } from "../../../tests/fakes/trongrid.ts";
@@ -32,18 +33,12 @@ let gateway: FakeEpayGateway;
 let admin: ApiClient;
 let combo: Combo;
 
-async function call<T>(client: ApiClient, path: string, payload: unknown = {}): Promise<T> {
-  const answer = await client.call<T>(path, payload);
-  if (answer.code !== 0) throw new Error(`${path}: ${answer.code} ${answer.msg}`);
-  return answer.data;
-}
-
 beforeAll(async () => {
   server = await startTestServer();
   grid = startFakeTronGrid();
   gateway = startFakeEpayGateway();
   admin = (await loggedInClient(server, { role: "admin" })).client;
-  await call(admin, "/api/admin/config/set_config", {
+  await admin.ok("/api/admin/config/set_config", {
     alipay: "epay",
     epay_url: gateway.url,
     epay_pid: gateway.pid,
@@ -55,7 +50,7 @@ beforeAll(async () => {
     trongrid_api_key: "test-trongrid-key",
   });
   // 10.10 yuan: 15 % of it is 151.5 fen, which rounds up to 152.
-  combo = await call<Combo>(admin, "/api/admin/combo/update_combo", {
+  combo = await admin.ok<Combo>("/api/admin/combo/update_combo", {
     name: "月付",
     price: 10.1,
     traffic: 1024,
@@ -73,7 +68,7 @@ let codes = 0;
 /** A channel at 15 % whose owner has Telegram bound, and a customer it invited, logged in. */
 async function channelAndCustomer() {
   const owner = await loggedInClient(server);
-  const channel = await call<Channel>(admin, "/api/admin/users/update_channel", {
+  const channel = await admin.ok<Channel>("/api/admin/users/update_channel", {
     email: owner.email,
     name: "测试渠道",
     code: `P${String(++codes).padStart(5, "0")}`,
@@ -100,44 +95,39 @@ const rebatesOf = (userId: string) =>
     )
     .all(userId);
 
-const walletFen = (userId: string) =>
-  server.context.db
-    .query<{ wallet_fen: number }, [string]>("SELECT wallet_fen FROM users WHERE id = ?")
-    .get(userId)?.wallet_fen;
-
 async function expectRebatedOnce(
   owner: { user: { id: string }; client: ApiClient },
   chatId: number,
   orderId: string,
 ) {
   expect(rebatesOf(owner.user.id)).toEqual([{ order_id: orderId, reward_fen: 152 }]);
-  expect(walletFen(owner.user.id)).toBe(152);
-  const notices = await call<{ desc: string }[]>(owner.client, "/api/user_notive/list");
+  expect(walletFen(server, owner.user.id)).toBe(152);
+  const notices = await owner.client.ok<{ desc: string }[]>("/api/user_notive/list");
   expect(notices.filter((notice) => notice.desc.startsWith("返利到账"))).toHaveLength(1);
   expect(outboxTexts(server, chatId).filter((text) => text.includes("1.52 元"))).toHaveLength(1);
 }
 
 test("the USDT watcher's matched transfer credits the inviting channel once", async () => {
   const { owner, chatId, customer } = await channelAndCustomer();
-  const order = await call<Order>(customer, "/api/shop/create_order", { combo_id: combo._id });
-  const pay = await call<PayResult>(customer, "/api/shop/dobuy", { order_id: order._id, pay_mode: "usdt" });
+  const order = await customer.ok<Order>("/api/shop/create_order", { combo_id: combo._id });
+  const pay = await customer.ok<PayResult>("/api/shop/dobuy", { order_id: order._id, pay_mode: "usdt" });
   const units = parseDecimal(pay.request_pay_amound_usdt, 6) ?? Number.NaN;
   grid.addTransfer({ to: OUR_ADDRESS, value: String(units) });
   await pollUsdtOnce(server.context);
   await pollUsdtOnce(server.context); // the same transfer seen again credits nothing more
-  const status = await call<TradeStatus>(customer, "/api/shop/trade_status", { trade_id: order._id });
+  const status = await customer.ok<TradeStatus>("/api/shop/trade_status", { trade_id: order._id });
   expect(status.status).toBe("paied");
   await expectRebatedOnce(owner, chatId, order._id);
 });
 
 test("trade_status asking the gateway directly credits the inviting channel once; the late notification adds nothing", async () => {
   const { owner, chatId, customer } = await channelAndCustomer();
-  const order = await call<Order>(customer, "/api/shop/create_order", { combo_id: combo._id });
-  await call<PayResult>(customer, "/api/shop/dobuy", { order_id: order._id, pay_mode: "alipay" });
+  const order = await customer.ok<Order>("/api/shop/create_order", { combo_id: combo._id });
+  await customer.ok<PayResult>("/api/shop/dobuy", { order_id: order._id, pay_mode: "alipay" });
   const request = gateway.mapiRequests.findLast((r) => r.params.return_url?.includes(order._id));
   const trade = request?.params.out_trade_no ?? "";
   gateway.pay(trade);
-  const status = () => call<TradeStatus>(customer, "/api/shop/trade_status", { trade_id: order._id });
+  const status = () => customer.ok<TradeStatus>("/api/shop/trade_status", { trade_id: order._id });
   try {
     // The panel asks the gateway once a payment is 10 s old.
     setSystemTime(Date.now() + 11_000);
