@@ -6,10 +6,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { parse as parseYaml } from "yaml";
 import { GB } from "../src/lib/traffic.ts";
-import type { Agent } from "../src/modules/agent/schema.ts";
-import { findAgentRow } from "../src/modules/agent/service.ts";
 import type { Entry } from "../src/modules/entry/schema.ts";
 import type { AgentLine } from "../src/modules/line/schema.ts";
+import type { Agent } from "../src/modules/node-record/schema.ts";
+import { findAgentRow } from "../src/modules/node-record/service.ts";
 import { newId } from "../src/rpc/ids.ts";
 import { loggedInClient, startTestServer, type TestServer } from "../tests/harness.ts";
 import { expectHelp, expectRefused, ferryIn } from "./test-helpers.ts";

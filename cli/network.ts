@@ -5,7 +5,20 @@
  */
 import { type Command, Option } from "commander";
 import type { AppContext } from "../src/context.ts";
-import { COUNTRIES } from "../src/modules/agent/countries.ts";
+import { findEntry } from "../src/modules/entry/service.ts";
+import {
+  type AgentLine,
+  BRIDGES,
+  LINE_PROTOCOLS,
+  lineDefaultsForNode,
+  lineInput,
+  requiredPermission,
+} from "../src/modules/line/schema.ts";
+import { listLines, saveLine } from "../src/modules/line/service.ts";
+import { listAnomalies } from "../src/modules/node-api/anomalies.ts";
+import { installCommand, panelUrl } from "../src/modules/node-api/install.ts";
+import { upgradeNode } from "../src/modules/node-api/upgrade.ts";
+import { COUNTRIES } from "../src/modules/node-record/countries.ts";
 import {
   type Agent,
   type AnomalyReason,
@@ -18,21 +31,8 @@ import {
   nodeState,
   SERVER_TYPES,
   SS_METHODS,
-} from "../src/modules/agent/schema.ts";
-import { findAgent, findAgentRow, listAgents, saveAgent } from "../src/modules/agent/service.ts";
-import { findEntry } from "../src/modules/entry/service.ts";
-import {
-  type AgentLine,
-  BRIDGES,
-  LINE_PROTOCOLS,
-  lineDefaultsForNode,
-  lineInput,
-  requiredPermission,
-} from "../src/modules/line/schema.ts";
-import { listLines, saveLine } from "../src/modules/line/service.ts";
-import { listAnomalies } from "../src/modules/node/anomalies.ts";
-import { installCommand, panelUrl } from "../src/modules/node/install.ts";
-import { upgradeNode } from "../src/modules/node/upgrade.ts";
+} from "../src/modules/node-record/schema.ts";
+import { findAgent, findAgentRow, listAgents, saveAgent } from "../src/modules/node-record/service.ts";
 import { findUserByEmail, type UserRow } from "../src/modules/user/service.ts";
 import { ID_PATTERN } from "../src/rpc/ids.ts";
 import { setSecurityHeaders } from "../src/rpc/security-headers.ts";

@@ -1,12 +1,12 @@
 /**
- * `ferry node run`: the node agent (src/node/agent), run on the node itself by its service manager.
+ * `ferry node run`: the node agent (src/node-program), run on the node itself by its service manager.
  */
 import type { Command } from "commander";
 import { Option } from "commander";
 import pkg from "../package.json" with { type: "json" };
-import { NodeAgent } from "../src/node/agent/agent.ts";
-import { isCompiledExecutable } from "../src/node/agent/upgrade.ts";
-import { DEFAULT_API_PORT } from "../src/node/core-config.ts";
+import { NodeAgent } from "../src/node-program/agent.ts";
+import { DEFAULT_API_PORT } from "../src/node-program/core-config.ts";
+import { isCompiledExecutable } from "../src/node-program/upgrade.ts";
 import { die } from "./shared.ts";
 
 const DEFAULT_DATA_DIR = "/var/lib/ferry-node";

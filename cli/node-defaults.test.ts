@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "../src/db/db.ts";
-import { type Agent, NODE_TYPES, newNodeDefaults } from "../src/modules/agent/schema.ts";
+import { type Agent, NODE_TYPES, newNodeDefaults } from "../src/modules/node-record/schema.ts";
 import { ferryIn } from "./test-helpers.ts";
 
 let dataDir: string;

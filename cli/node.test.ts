@@ -9,9 +9,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pkg from "../package.json" with { type: "json" };
-import type { Agent } from "../src/modules/agent/schema.ts";
-import { type AgentRow, findAgentRow } from "../src/modules/agent/service.ts";
-import { startControlServer } from "../src/node/agent/control.ts";
+import type { Agent } from "../src/modules/node-record/schema.ts";
+import { type AgentRow, findAgentRow } from "../src/modules/node-record/service.ts";
+import { startControlServer } from "../src/node-program/control.ts";
 import { type ApiClient, loggedInClient, startTestServer, type TestServer } from "../tests/harness.ts";
 import { expectHelp, expectOneLineError, ferry, ferryIn } from "./test-helpers.ts";
 

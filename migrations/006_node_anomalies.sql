@@ -3,7 +3,7 @@
 
 -- The users each node was served on its user list (GET user). delisted_time is NULL while the user
 -- is on the list the node holds now, else when the node was first served a list without them;
--- the node may still report them for a grace period after that (src/modules/node/admission.ts).
+-- the node may still report them for a grace period after that (src/modules/node-api/admission.ts).
 CREATE TABLE node_admissions (
   agent_id TEXT NOT NULL REFERENCES agents (id) ON DELETE CASCADE,
   user_no INTEGER NOT NULL,

@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import type { Db } from "./db/db.ts";
 import { ReadCache } from "./db/read-cache.ts";
 import { Mailer } from "./mail/mailer.ts";
-import { AliveIps } from "./modules/node/service.ts";
+import { AliveIps } from "./modules/node-api/service.ts";
 import { SettingsStore } from "./modules/settings/service.ts";
 import type { PermissionGrant } from "./modules/user/schema.ts";
 import type { UserRow } from "./modules/user/service.ts";

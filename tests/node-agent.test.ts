@@ -23,13 +23,13 @@ import type { Subprocess } from "bun";
 import pkg from "../package.json" with { type: "json" };
 import { tx } from "../src/db/db.ts";
 import { GB, MB } from "../src/lib/traffic.ts";
-import type { Agent } from "../src/modules/agent/schema.ts";
-import { type AgentRow, findAgentRow } from "../src/modules/agent/service.ts";
 import { changeTraffic } from "../src/modules/ledger/service.ts";
 import type { AgentLine } from "../src/modules/line/schema.ts";
+import type { Agent } from "../src/modules/node-record/schema.ts";
+import { type AgentRow, findAgentRow } from "../src/modules/node-record/service.ts";
 import type { UserRow } from "../src/modules/user/service.ts";
-import type { AgentStatus } from "../src/node/agent/control.ts";
-import type { Report } from "../src/node/agent/spool.ts";
+import type { AgentStatus } from "../src/node-program/control.ts";
+import type { Report } from "../src/node-program/spool.ts";
 import { startServer } from "../src/server.ts";
 import { type ApiClient, loggedInClient, type TestServer } from "./harness.ts";
 import {

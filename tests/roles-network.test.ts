@@ -4,10 +4,10 @@
  * and no answer — the admin's included — carries a node secret.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { Agent, PublicAgent } from "../src/modules/agent/schema.ts";
-import type { AgentRow } from "../src/modules/agent/service.ts";
 import type { Entry } from "../src/modules/entry/schema.ts";
 import type { AgentLine } from "../src/modules/line/schema.ts";
+import type { Agent, PublicAgent } from "../src/modules/node-record/schema.ts";
+import type { AgentRow } from "../src/modules/node-record/service.ts";
 import { ApiClient, loggedInClient, startTestServer, type TestServer } from "./harness.ts";
 
 let server: TestServer;

@@ -4,12 +4,12 @@
  * day a charge lands on instead of depending on the wall clock.
  */
 import { addDays, businessDay, endOfBusinessDay, HOUR_MS } from "../src/lib/time.ts";
-import { agentInput } from "../src/modules/agent/schema.ts";
-import { type AgentRow, findAgentRow, saveAgent } from "../src/modules/agent/service.ts";
 import { lineInput } from "../src/modules/line/schema.ts";
 import { saveLine } from "../src/modules/line/service.ts";
-import { checkPush } from "../src/modules/node/report.ts";
-import { servedUserList } from "../src/modules/node/service.ts";
+import { checkPush } from "../src/modules/node-api/report.ts";
+import { servedUserList } from "../src/modules/node-api/service.ts";
+import { agentInput } from "../src/modules/node-record/schema.ts";
+import { type AgentRow, findAgentRow, saveAgent } from "../src/modules/node-record/service.ts";
 import { applyNodeReport, type ReportResult } from "../src/modules/traffic/charge.ts";
 import { newId } from "../src/rpc/ids.ts";
 import type { TestServer } from "./harness.ts";

@@ -14,13 +14,13 @@ import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { tx } from "../src/db/db.ts";
 import { GB } from "../src/lib/traffic.ts";
-import type { Agent } from "../src/modules/agent/schema.ts";
-import { type AgentRow, findAgentRow } from "../src/modules/agent/service.ts";
 import { changeTraffic } from "../src/modules/ledger/service.ts";
 import type { AgentLine } from "../src/modules/line/schema.ts";
 import { listLines } from "../src/modules/line/service.ts";
+import type { Agent } from "../src/modules/node-record/schema.ts";
+import { type AgentRow, findAgentRow } from "../src/modules/node-record/service.ts";
 import { USER_ROW_SELECT, type UserRow } from "../src/modules/user/service.ts";
-import { renderCoreConfig } from "../src/node/core-config.ts";
+import { renderCoreConfig } from "../src/node-program/core-config.ts";
 import { trafficLeft } from "../src/subscription/service.ts";
 import { type ApiClient, loggedInClient, startTestServer, type TestServer } from "./harness.ts";
 import {

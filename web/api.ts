@@ -5,7 +5,6 @@
  */
 import type { z } from "zod";
 import type { Agency, AgencyCustomers, AllocateResult } from "../src/modules/agency/schema.ts";
-import type { Agent, agentInput, NodeAnomaly, PublicAgent } from "../src/modules/agent/schema.ts";
 import type { AppleIdShareLink } from "../src/modules/appleid/schema.ts";
 import type {
   Channel,
@@ -26,7 +25,8 @@ import type { Entry, entryInput } from "../src/modules/entry/schema.ts";
 import type { ErrorRecord } from "../src/modules/errors/service.ts";
 import type { Ticket } from "../src/modules/feedback/schema.ts";
 import type { AgentLine, lineInput } from "../src/modules/line/schema.ts";
-import type { UpgradeResult } from "../src/modules/node/upgrade.ts";
+import type { UpgradeResult } from "../src/modules/node-api/upgrade.ts";
+import type { Agent, agentInput, NodeAnomaly, PublicAgent } from "../src/modules/node-record/schema.ts";
 import type { Notice } from "../src/modules/notice/schema.ts";
 import type {
   Order,

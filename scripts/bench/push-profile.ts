@@ -12,11 +12,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openContext } from "../../cli/shared.ts";
 import { businessDay } from "../../src/lib/time.ts";
-import { type AgentRow, findAgentRow } from "../../src/modules/agent/service.ts";
-import { admittedSince, admittedSql } from "../../src/modules/node/admission.ts";
-import { servedUserList } from "../../src/modules/node/service.ts";
+import { admittedSince, admittedSql } from "../../src/modules/node-api/admission.ts";
+import { servedUserList } from "../../src/modules/node-api/service.ts";
+import { type AgentRow, findAgentRow } from "../../src/modules/node-record/service.ts";
 import { applyNodeReport } from "../../src/modules/traffic/charge.ts";
-import { INBOUND_TAG } from "../../src/node/core-config.ts";
+import { INBOUND_TAG } from "../../src/node-program/core-config.ts";
 import { median, numberFlag } from "./common.ts";
 import {
   baselineRows,

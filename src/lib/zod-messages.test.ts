@@ -9,10 +9,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { z } from "zod";
 import { type ApiClient, loggedInClient, startTestServer, type TestServer } from "../../tests/harness.ts";
-import { agentInput } from "../modules/agent/schema.ts";
 import { comboInput } from "../modules/combo/schema.ts";
 import { entryInput } from "../modules/entry/schema.ts";
 import { lineInput } from "../modules/line/schema.ts";
+import { agentInput } from "../modules/node-record/schema.ts";
 import { type SettingKey, settingsSchema } from "../modules/settings/schema.ts";
 import { Code } from "../rpc/codes.ts";
 

@@ -4,7 +4,7 @@
  * everything that is not Chinese, turns country names and a few common line words into English,
  * and starts with the node's own country when the name does not already name it.
  */
-import { COUNTRIES, englishCountryName } from "../modules/agent/countries.ts";
+import { COUNTRIES, englishCountryName } from "../modules/node-record/countries.ts";
 
 /** Regions written with 中国 in front, and words admins put in line names (seed 000 §1 selling points). */
 const GLOSSARY: [chinese: string, english: string][] = [

@@ -2,8 +2,9 @@
  * The internal model every subscription format is rendered from (subscription-formats.md §1).
  * One ProxyEntry per (line copy, entry address); names are already unique and free of `,` and `=`.
  */
-import type { SsMethod } from "../modules/agent/schema.ts";
+
 import type { LineProtocol } from "../modules/line/schema.ts";
+import type { SsMethod } from "../modules/node-record/schema.ts";
 
 interface ProxyBase {
   name: string;

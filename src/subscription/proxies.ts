@@ -3,12 +3,13 @@
  * entry address. Relays supply only the address and port; everything that identifies the node
  * (credentials, SNI, WebSocket Host and path, Reality keys) stays the node's own.
  */
-import { isSs2022, type SsMethod } from "../modules/agent/schema.ts";
-import { type AgentRow, ssServerKey } from "../modules/agent/service.ts";
+
 import type { Entry } from "../modules/entry/schema.ts";
 import { entryAddresses } from "../modules/entry/schema.ts";
 import { PORT_OFFSET, PROTOCOLS_BY_NODE_TYPE } from "../modules/line/schema.ts";
 import type { LineRow } from "../modules/line/service.ts";
+import { isSs2022, type SsMethod } from "../modules/node-record/schema.ts";
+import { type AgentRow, ssServerKey } from "../modules/node-record/service.ts";
 import { englishName } from "./english-names.ts";
 import type { ProxyEntry, ShadowsocksProxy } from "./model.ts";
 

@@ -8,7 +8,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../context.ts";
 import { refreshDataVersion } from "../db/read-cache.ts";
-import { COUNTRIES } from "../modules/agent/countries.ts";
+import { COUNTRIES } from "../modules/node-record/countries.ts";
 import { resolveSession } from "../modules/user/session.ts";
 import { requestOrigin, sessionToken } from "../rpc/call.ts";
 import { formatFor, isClient } from "./clients.ts";

@@ -12,12 +12,12 @@ import {
   type TestServer,
 } from "../../tests/harness.ts";
 import { GB } from "../lib/traffic.ts";
-import { agentInput, type Country } from "../modules/agent/schema.ts";
-import { saveAgent } from "../modules/agent/service.ts";
 import { entryInput } from "../modules/entry/schema.ts";
 import { deleteEntry, saveEntry } from "../modules/entry/service.ts";
 import { lineInput } from "../modules/line/schema.ts";
 import { saveLine } from "../modules/line/service.ts";
+import { agentInput, type Country } from "../modules/node-record/schema.ts";
+import { saveAgent } from "../modules/node-record/service.ts";
 import { savePermission } from "../modules/permission/service.ts";
 import { findUserById, type UserRow } from "../modules/user/service.ts";
 import { Notice, subscriptionProxies } from "./service.ts";

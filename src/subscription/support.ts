@@ -3,7 +3,7 @@
  * express are left out of its file rather than sent broken. Version gates are not applied: a
  * format that needs a recent client for a protocol gets it (docs/decisions.md).
  */
-import { isSs2022 } from "../modules/agent/schema.ts";
+import { isSs2022 } from "../modules/node-record/schema.ts";
 import type { Format, ProxyEntry } from "./model.ts";
 
 type Kind = "vmess" | "ss-aead" | "ss-2022" | "reality" | "hysteria2";

@@ -2,9 +2,10 @@
  * The golden-test fixture: nodes × protocols × bridges, turned into proxies by the production
  * lineProxies. Every key and password here is fake and fixed, so rendered files are stable.
  */
-import type { SsMethod } from "../modules/agent/schema.ts";
+
 import type { Entry } from "../modules/entry/schema.ts";
 import type { Bridge, LineProtocol } from "../modules/line/schema.ts";
+import type { SsMethod } from "../modules/node-record/schema.ts";
 import { type Format, NO_TOGGLES, type ProfileToggles, type ProxyEntry, type RenderInput } from "./model.ts";
 import { type LineSource, lineProxies, noticeProxy, type ProxyAgent, uniqueNames } from "./proxies.ts";
 import { supports } from "./support.ts";

@@ -8,7 +8,7 @@
 import { describe, expect, test } from "bun:test";
 import { isIPv4 } from "node:net";
 import { parse } from "yaml";
-import { COUNTRIES, englishCountryName } from "../modules/agent/countries.ts";
+import { COUNTRIES, englishCountryName } from "../modules/node-record/countries.ts";
 import { englishName, FALLBACK_NAME } from "./english-names.ts";
 import { ENGLISH_AUTO_GROUP, ENGLISH_SELECT_GROUP } from "./formats/clash.ts";
 import { RENDERERS } from "./formats/index.ts";

@@ -15,9 +15,9 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Browser, Locator, Page } from "playwright-core";
-import { type Agent, newNodeDefaults } from "../../src/modules/agent/schema.ts";
-import { type AgentRow, findAgentRow } from "../../src/modules/agent/service.ts";
-import { startControlServer } from "../../src/node/agent/control.ts";
+import { type Agent, newNodeDefaults } from "../../src/modules/node-record/schema.ts";
+import { type AgentRow, findAgentRow } from "../../src/modules/node-record/service.ts";
+import { startControlServer } from "../../src/node-program/control.ts";
 import { type ApiClient, loggedInClient, startTestServer, type TestServer } from "../harness.ts";
 import { launchChromium, loginInBrowser, newPage, payloadOf, poll, SHOTS, screenshots } from "./chromium.ts";
 

@@ -8,8 +8,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
 import { GB } from "../../src/lib/traffic.ts";
-import type { Agent } from "../../src/modules/agent/schema.ts";
 import type { AgentLine } from "../../src/modules/line/schema.ts";
+import type { Agent } from "../../src/modules/node-record/schema.ts";
 import { transformPassword } from "../../src/modules/user/password.ts";
 import { createUser, findUserById, type UserRow } from "../../src/modules/user/service.ts";
 import { base64url } from "../../web/components/subscribe/deepLinks.ts";

@@ -1,5 +1,5 @@
 /** 节点列表 /agents (seed 000 §2): what the latency means, then a card per node. */
-import type { PublicAgent } from "../../src/modules/agent/schema.ts";
+import type { PublicAgent } from "../../src/modules/node-record/schema.ts";
 import { call } from "../api.ts";
 import { useRemoteList } from "../components/admin/useRemoteList.ts";
 import { latencyLevel, latencyText } from "../components/subscribe/latency.ts";

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { type ApiClient, loggedInClient, startTestServer, type TestServer } from "../../../tests/harness.ts";
 import { GB } from "../../lib/traffic.ts";
 import { subscriptionProxies } from "../../subscription/service.ts";
-import type { Agent } from "../agent/schema.ts";
+import type { Agent } from "../node-record/schema.ts";
 import type { PermissionItem } from "../permission/schema.ts";
 import { findUserById, type UserRow } from "../user/service.ts";
 import { type AgentLine, NO_PERMISSION } from "./schema.ts";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { NodeType } from "../agent/schema.ts";
+import type { NodeType } from "../node-record/schema.ts";
 
 /** Seed 001 §9 and DESIGN §7. */
 export const LINE_PROTOCOLS = ["vmesh_tcp", "vmesh_ws", "ss", "compat", "h2", "reality"] as const;

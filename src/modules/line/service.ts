@@ -2,7 +2,7 @@ import type { AppContext } from "../../context.ts";
 import { tx } from "../../db/db.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { newId } from "../../rpc/ids.ts";
-import { findAgentRow } from "../agent/service.ts";
+import { findAgentRow } from "../node-record/service.ts";
 import {
   type AgentLine,
   type Bridge,

@@ -10,8 +10,8 @@ import type { AppContext } from "../../context.ts";
 import type { Db } from "../../db/db.ts";
 import { sameSecret } from "../../rpc/ids.ts";
 import type { RequestView } from "../../rpc/request-view.ts";
-import { type NodeState, nodeState } from "../agent/schema.ts";
-import { agentStatus, listAgentRows } from "../agent/service.ts";
+import { type NodeState, nodeState } from "../node-record/schema.ts";
+import { agentStatus, listAgentRows } from "../node-record/service.ts";
 import { CallMetrics, familyText, LabeledCounter, type Sample } from "./registry.ts";
 
 export interface Metrics {

@@ -10,7 +10,7 @@ import { tx } from "../../db/db.ts";
 import { formatYuan } from "../../lib/money.ts";
 import { businessDateTime, DAY_MS } from "../../lib/time.ts";
 import { formatTraffic } from "../../lib/traffic.ts";
-import { type AgentRow, agentStatus } from "../agent/service.ts";
+import { type AgentRow, agentStatus } from "../node-record/service.ts";
 import type { OrderRow } from "../order/service.ts";
 import { queueAdminMessage, queueUserMessage } from "./outbox.ts";
 

@@ -18,7 +18,7 @@ import { GB } from "../../lib/traffic.ts";
 import { Code } from "../../rpc/codes.ts";
 import { Notice } from "../../subscription/service.ts";
 import { changeTraffic } from "../ledger/service.ts";
-import { nodeUsers } from "../node/service.ts";
+import { nodeUsers } from "../node-api/service.ts";
 import type { TrafficRecord } from "../traffic/schema.ts";
 import { addTrialGrant } from "../trial/service.ts";
 import { listAdminUsers } from "./admin.ts";

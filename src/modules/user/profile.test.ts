@@ -14,12 +14,12 @@ import {
 } from "../../../tests/harness.ts";
 import { GB } from "../../lib/traffic.ts";
 import { Code } from "../../rpc/codes.ts";
-import { agentInput } from "../agent/schema.ts";
-import { saveAgent } from "../agent/service.ts";
 import { DOWNLOAD_PREFIX, FileMsg } from "../file/schema.ts";
 import { png } from "../file/test-images.ts";
 import { lineInput } from "../line/schema.ts";
 import { saveLine } from "../line/service.ts";
+import { agentInput } from "../node-record/schema.ts";
+import { saveAgent } from "../node-record/service.ts";
 import { DEFAULT_ICON, ProfileMsg, type UserInfo } from "./schema.ts";
 import { findUserById, type UserRow } from "./service.ts";
 

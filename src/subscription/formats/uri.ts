@@ -5,7 +5,7 @@
  */
 import { businessDay } from "../../lib/time.ts";
 import { formatGB } from "../../lib/traffic.ts";
-import { isSs2022 } from "../../modules/agent/schema.ts";
+import { isSs2022 } from "../../modules/node-record/schema.ts";
 import type {
   Hysteria2Proxy,
   ProxyEntry,

@@ -7,7 +7,6 @@
  */
 import { useId, useState } from "react";
 import { formatGB } from "../../../src/lib/traffic.ts";
-import type { Agent } from "../../../src/modules/agent/schema.ts";
 import {
   type AgentLine,
   BRIDGE_LABELS,
@@ -20,6 +19,7 @@ import {
   PROTOCOLS_BY_NODE_TYPE,
   requiredPermission,
 } from "../../../src/modules/line/schema.ts";
+import type { Agent } from "../../../src/modules/node-record/schema.ts";
 import { call, type LineForm } from "../../api.ts";
 import { AdminPage, AdminTable, editDeleteColumn } from "../../components/admin/AdminPage.tsx";
 import { CONFIRM_DELETE_TEXT, useConfirm } from "../../components/admin/ConfirmDialog.tsx";

@@ -28,7 +28,7 @@ import {
   SS_METHODS,
   type SsMethod,
   typeDefaults,
-} from "../../../src/modules/agent/schema.ts";
+} from "../../../src/modules/node-record/schema.ts";
 import { Code } from "../../../src/rpc/codes.ts";
 import { type AgentForm, call } from "../../api.ts";
 import { AdminPage, AdminTable, editDeleteColumn } from "../../components/admin/AdminPage.tsx";

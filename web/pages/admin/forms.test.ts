@@ -7,9 +7,14 @@
 import { describe, expect, test } from "bun:test";
 // What the bundle runs first (scripts/build-web.ts): it installs the Chinese messages.
 import "../../no-eval.ts";
-import { agentInput, NODE_TYPES, newNodeDefaults, typeDefaults } from "../../../src/modules/agent/schema.ts";
 import { comboInput } from "../../../src/modules/combo/schema.ts";
 import { FIX_NAME_REFUSAL } from "../../../src/modules/line/schema.ts";
+import {
+  agentInput,
+  NODE_TYPES,
+  newNodeDefaults,
+  typeDefaults,
+} from "../../../src/modules/node-record/schema.ts";
 import { settingsPatchSchema, settingsSchema } from "../../../src/modules/settings/schema.ts";
 import { schemaErrors } from "../../components/admin/formErrors.ts";
 import { draftToLine, lineErrors, newLineDraft } from "./AgentLines.tsx";

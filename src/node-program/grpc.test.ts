@@ -15,12 +15,12 @@ import {
   type Outcome,
   skipWithoutV2ray,
   V2rayProcesses,
-} from "../../../tests/v2ray.ts";
-import { type CoreAgent, renderCoreConfig } from "../core-config.ts";
+} from "../../tests/v2ray.ts";
+import { type CoreAgent, renderCoreConfig } from "./core-config.ts";
 import { CoreApi, GrpcError } from "./grpc.ts";
 import { planCoreChange } from "./users.ts";
 
-const SKIP = skipWithoutV2ray("src/node/agent/grpc.test.ts");
+const SKIP = skipWithoutV2ray("src/node-program/grpc.test.ts");
 const FILE = randomBytes(200_000);
 const U1 = { id: "1", uuid: "be0608f5-cdde-42f1-ac19-495976e7289f" };
 const U2 = { id: "2", uuid: "a148238f-4e32-4696-a8ca-142a3b5bb42e" };

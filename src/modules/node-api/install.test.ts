@@ -11,8 +11,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ApiClient, loggedInClient, startTestServer, type TestServer } from "../../../tests/harness.ts";
-import { agentInput, SERVER_TYPES, type ServerType } from "../agent/schema.ts";
-import { type AgentRow, findAgentRow, saveAgent } from "../agent/service.ts";
+import { agentInput, SERVER_TYPES, type ServerType } from "../node-record/schema.ts";
+import { type AgentRow, findAgentRow, saveAgent } from "../node-record/service.ts";
 import { NO_AGENT_BINARY } from "./install.ts";
 
 /** The "agent" the panel serves in tests: runs anywhere, prints a version. */

@@ -7,7 +7,7 @@
 import type { AppContext } from "../../context.ts";
 import { type Db, leastSql } from "../../db/db.ts";
 import { businessDay, DAY_MS } from "../../lib/time.ts";
-import type { AnomalyReason, NodeAnomaly } from "../agent/schema.ts";
+import type { AnomalyReason, NodeAnomaly } from "../node-record/schema.ts";
 
 const DAILY_USER_CAP = 1000;
 const KEEP_DAYS = 30;

@@ -7,7 +7,7 @@
  *   HandlerService.AlterInbound{tag, AddUserOperation{User{level, email, account}} | RemoveUserOperation{email}}
  */
 import http2 from "node:http2";
-import type { CoreDialect } from "../core-config.ts";
+import type { CoreDialect } from "./core-config.ts";
 import { ProtoWriter, readFields, readString } from "./proto.ts";
 
 /** google.protobuf.Any's v2ray cousin: a message and its full type name. */

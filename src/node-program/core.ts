@@ -15,8 +15,8 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { acceptsConnections } from "../../lib/tcp.ts";
-import { API_TAG, type CoreConfig, type CoreDialect } from "../core-config.ts";
+import { acceptsConnections } from "../lib/tcp.ts";
+import { API_TAG, type CoreConfig, type CoreDialect } from "./core-config.ts";
 
 const READY_TIMEOUT_MS = 15_000;
 const STOP_TIMEOUT_MS = 5_000;

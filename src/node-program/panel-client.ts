@@ -2,7 +2,7 @@
  * The agent's side of the UniProxy node API (node-protocol.md §1) with node_type `ferry`: config
  * and users with ETag / If-None-Match, pushes with a report id, online IPs.
  */
-import type { FerryNodeConfig, NodeUser } from "../../modules/node/service.ts";
+import type { FerryNodeConfig, NodeUser } from "../modules/node-api/service.ts";
 import type { Report } from "./spool.ts";
 
 const TIMEOUT_MS = 15_000;

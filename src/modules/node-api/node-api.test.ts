@@ -8,11 +8,11 @@ import { type ApiClient, loggedInClient, startTestServer, type TestServer } from
 import { tx } from "../../db/db.ts";
 import { GB, MB } from "../../lib/traffic.ts";
 import { newId } from "../../rpc/ids.ts";
-import { type Agent, agentInput, type NodeAnomaly } from "../agent/schema.ts";
-import { type AgentRow, findAgentRow, listAgents, saveAgent } from "../agent/service.ts";
 import { changeTraffic } from "../ledger/service.ts";
 import { lineInput } from "../line/schema.ts";
 import { saveLine } from "../line/service.ts";
+import { type Agent, agentInput, type NodeAnomaly } from "../node-record/schema.ts";
+import { type AgentRow, findAgentRow, listAgents, saveAgent } from "../node-record/service.ts";
 import { findUserById, type UserRow } from "../user/service.ts";
 import type { NodeUser } from "./service.ts";
 

@@ -3,7 +3,7 @@
  * §3) folded into push bodies: one `{userNo: [upload, download]}` per inbound tag, since the panel
  * charges each inbound at its own line scale.
  */
-import { isUserNo } from "../../modules/node/report.ts";
+import { isUserNo } from "../modules/node-api/report.ts";
 import type { Stat } from "./grpc.ts";
 
 /** userNo → [upload, download] in bytes: the push body. */

@@ -5,10 +5,10 @@
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import pkg from "../../../package.json" with { type: "json" };
 import type { AppContext } from "../../context.ts";
-import { isCompiledExecutable } from "../../node/agent/upgrade.ts";
+import { isCompiledExecutable } from "../../node-program/upgrade.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
-import { SERVER_TYPES, type ServerType } from "../agent/schema.ts";
-import { type AgentRow, findAgentRow } from "../agent/service.ts";
+import { SERVER_TYPES, type ServerType } from "../node-record/schema.ts";
+import { type AgentRow, findAgentRow } from "../node-record/service.ts";
 
 export const isServerType = (value: string): value is ServerType =>
   (SERVER_TYPES as readonly string[]).includes(value);

@@ -6,10 +6,11 @@
  * Two dialects: Debian's v2ray 4.34 (no REALITY, no Hysteria2, no SS-2022, one Shadowsocks user
  * per inbound) and xray-core. What a dialect cannot serve is left out with a warning.
  */
-import { isSs2022 } from "../modules/agent/schema.ts";
-import { type AgentRow, ssServerKey } from "../modules/agent/service.ts";
+
 import { type LineProtocol, PORT_OFFSET, PROTOCOLS_BY_NODE_TYPE } from "../modules/line/schema.ts";
 import type { LineRow } from "../modules/line/service.ts";
+import { isSs2022 } from "../modules/node-record/schema.ts";
+import { type AgentRow, ssServerKey } from "../modules/node-record/service.ts";
 import { ssUserKey } from "../subscription/proxies.ts";
 
 export type CoreDialect = "v2ray" | "xray";

@@ -3,7 +3,7 @@ import type { AppContext } from "../../context.ts";
 import { tx } from "../../db/db.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { newId, randomHex } from "../../rpc/ids.ts";
-import { anomalyCounts } from "../node/anomalies.ts";
+import { anomalyCounts } from "../node-api/anomalies.ts";
 import { countryOf } from "./countries.ts";
 import type { Agent, AgentInput, NodeType, PublicAgent, ServerType, SsMethod } from "./schema.ts";
 

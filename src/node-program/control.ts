@@ -6,8 +6,8 @@
  *                  {"ok":true}, then exit with EXIT_UPGRADED so the service manager restarts it
  *   GET  /status   {"version","users","core","pendingReports","lastPushTime"}
  */
-import { jsonResponse, readJsonBody } from "../../lib/http.ts";
-import { sameSecret } from "../../rpc/ids.ts";
+import { jsonResponse, readJsonBody } from "../lib/http.ts";
+import { sameSecret } from "../rpc/ids.ts";
 import { parseUpgradeRequest, replaceExecutable, UpgradeError } from "./upgrade.ts";
 
 /** Exit code after a successful upgrade (systemd Restart=always / OpenRC respawn start the new file). */

@@ -5,11 +5,11 @@
 import type { AppContext } from "../../context.ts";
 import { businessDay } from "../../lib/time.ts";
 import { DEFAULT_DAILY_LIMIT } from "../../lib/traffic.ts";
-import { type CoreAgent, INBOUND_TAG } from "../../node/core-config.ts";
+import { type CoreAgent, INBOUND_TAG } from "../../node-program/core-config.ts";
 import { sameSecret } from "../../rpc/ids.ts";
-import type { AgentRow } from "../agent/service.ts";
 import { type LineProtocol, PORT_OFFSET } from "../line/schema.ts";
 import { lineVisibleSql } from "../line/service.ts";
+import type { AgentRow } from "../node-record/service.ts";
 import { expireDueTrials } from "../trial/service.ts";
 import { dailyQuotaSql } from "../user/limits.ts";
 import { admittedUserNos, recordServedList } from "./admission.ts";

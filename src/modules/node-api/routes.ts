@@ -16,8 +16,8 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { jsonResponse, readBodyText, readJsonBody } from "../../lib/http.ts";
-import { SERVER_TYPES } from "../agent/schema.ts";
 import { recordError } from "../errors/service.ts";
+import { SERVER_TYPES } from "../node-record/schema.ts";
 import { applyNodeReport } from "../traffic/charge.ts";
 import { agentBinary, installScript, isServerType, NO_AGENT_BINARY } from "./install.ts";
 import { type Checked, checkAlive, checkPush, NODE_BODY_MAX_BYTES } from "./report.ts";

@@ -1,10 +1,10 @@
 import { type CallContext, defineCall, requestOrigin } from "../../rpc/call.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { idInput } from "../combo/schema.ts";
-import { listAnomalies } from "../node/anomalies.ts";
-import { installCommand, panelUrl } from "../node/install.ts";
-import { clearUpdateCounts } from "../node/service.ts";
-import { upgradeNode } from "../node/upgrade.ts";
+import { listAnomalies } from "../node-api/anomalies.ts";
+import { installCommand, panelUrl } from "../node-api/install.ts";
+import { clearUpdateCounts } from "../node-api/service.ts";
+import { upgradeNode } from "../node-api/upgrade.ts";
 import { emptyInput } from "../user/schema.ts";
 import { agentInput, agentRefInput } from "./schema.ts";
 import { deleteAgent, findAgentRow, listAgents, listPublicAgents, saveAgent } from "./service.ts";

@@ -19,7 +19,7 @@
  */
 import type { AppContext } from "../../context.ts";
 import { tx } from "../../db/db.ts";
-import type { AgentRow } from "../agent/service.ts";
+import type { AgentRow } from "../node-record/service.ts";
 
 const ADMISSION_GRACE_INTERVALS = 2;
 

@@ -1,10 +1,10 @@
 /**
  * "Upgrade node" (seed 001 §2.3): the panel asks the node's agent, on its control port, to fetch
- * the panel's executable, check its SHA-256 and swap itself (protocol: src/node/agent/control.ts).
+ * the panel's executable, check its SHA-256 and swap itself (protocol: src/node-program/control.ts).
  */
 import type { AppContext } from "../../context.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
-import { type AgentRow, findAgentRow } from "../agent/service.ts";
+import { type AgentRow, findAgentRow } from "../node-record/service.ts";
 import { agentBinary, agentDownloadUrl, NO_AGENT_BINARY } from "./install.ts";
 
 /** How long a node has to answer at all (its /status). */

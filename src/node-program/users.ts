@@ -7,7 +7,7 @@
  * hysteria inbound. v2ray 4.34's Shadowsocks inbound has one user in its settings and is not a
  * user manager, so a change there restarts the core.
  */
-import type { CoreConfig, CoreDialect, CoreInbound } from "../core-config.ts";
+import type { CoreConfig, CoreDialect, CoreInbound } from "./core-config.ts";
 import { type CoreApiUser, coreTypeName, type TypedMessage } from "./grpc.ts";
 import { ProtoWriter } from "./proto.ts";
 

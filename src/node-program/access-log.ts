@@ -5,7 +5,7 @@
  * appends, so it carries on at the new end).
  */
 import { closeSync, existsSync, openSync, readSync, statSync, truncateSync } from "node:fs";
-import { ALIVE_MAX_IPS, ALIVE_MAX_USERS, isUserNo } from "../../modules/node/report.ts";
+import { ALIVE_MAX_IPS, ALIVE_MAX_USERS, isUserNo } from "../modules/node-api/report.ts";
 
 const LINE = / (?:tcp:|udp:)?(\[[0-9a-fA-F:.]+\]|[0-9.]+):\d+ accepted .* email: (\S+)$/;
 const TRUNCATE_AT_BYTES = 1024 * 1024;

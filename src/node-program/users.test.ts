@@ -4,8 +4,8 @@
  * restart. Configs are the real renderCoreConfig output.
  */
 import { describe, expect, test } from "bun:test";
-import type { LineProtocol } from "../../modules/line/schema.ts";
-import { type CoreAgent, type CoreDialect, type CoreUser, renderCoreConfig } from "../core-config.ts";
+import type { LineProtocol } from "../modules/line/schema.ts";
+import { type CoreAgent, type CoreDialect, type CoreUser, renderCoreConfig } from "./core-config.ts";
 import type { TypedMessage } from "./grpc.ts";
 import { readFields, readString } from "./proto.ts";
 import { type CorePlan, planCoreChange } from "./users.ts";

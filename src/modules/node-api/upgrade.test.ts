@@ -1,6 +1,6 @@
 /**
  * "Upgrade node" end to end on 127.0.0.1: the back office's upgrade_agentserver call reaches the
- * agent's real control server (src/node/agent/control.ts) on the node's ctrl_port, the agent
+ * agent's real control server (src/node-program/control.ts) on the node's ctrl_port, the agent
  * downloads the panel's executable with the node's token and swaps its file when the SHA-256
  * matches; a tampered download, a node that is not there, a node with another token and a panel
  * without an executable each leave the file as it was and say why. Then the same with the whole
@@ -14,9 +14,9 @@ import { join } from "node:path";
 import pkg from "../../../package.json" with { type: "json" };
 import { type ApiClient, loggedInClient, startTestServer, type TestServer } from "../../../tests/harness.ts";
 import { freePort, skipWithoutV2ray, V2RAY } from "../../../tests/v2ray.ts";
-import { type ControlServer, EXIT_UPGRADED, startControlServer } from "../../node/agent/control.ts";
-import type { Agent } from "../agent/schema.ts";
-import { type AgentRow, findAgentRow } from "../agent/service.ts";
+import { type ControlServer, EXIT_UPGRADED, startControlServer } from "../../node-program/control.ts";
+import type { Agent } from "../node-record/schema.ts";
+import { type AgentRow, findAgentRow } from "../node-record/service.ts";
 import { NO_AGENT_BINARY } from "./install.ts";
 
 const OLD_EXE = "#!/bin/sh\necho 'ferry 0.0.9'\n";

@@ -12,8 +12,7 @@
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { FerryNodeConfig, NodeUser } from "../../modules/node/service.ts";
-import { API_TAG, type CoreConfig, type CoreDialect, renderCoreConfig } from "../core-config.ts";
+import type { FerryNodeConfig, NodeUser } from "../modules/node-api/service.ts";
 import { AccessLogTail } from "./access-log.ts";
 import {
   type AgentStatus,
@@ -23,6 +22,7 @@ import {
   startControlServer,
 } from "./control.ts";
 import { CoreProcess } from "./core.ts";
+import { API_TAG, type CoreConfig, type CoreDialect, renderCoreConfig } from "./core-config.ts";
 import { CoreApi, GrpcError } from "./grpc.ts";
 import { PanelClient, ReportRefused } from "./panel-client.ts";
 import { Spool } from "./spool.ts";
