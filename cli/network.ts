@@ -33,7 +33,8 @@ import {
   SS_METHODS,
 } from "../src/modules/node-record/schema.ts";
 import { findAgent, findAgentRow, listAgents, saveAgent } from "../src/modules/node-record/service.ts";
-import { findUserByEmail, type UserRow } from "../src/modules/user/service.ts";
+import type { UserRow } from "../src/modules/user/row.ts";
+import { findUserByEmail } from "../src/modules/user/service.ts";
 import { ID_PATTERN } from "../src/rpc/ids.ts";
 import { setSecurityHeaders } from "../src/rpc/security-headers.ts";
 import {

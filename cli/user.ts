@@ -10,8 +10,9 @@ import {
 } from "../src/modules/user/admin.ts";
 import { type AdminUser, adjustmentInput, userListInput } from "../src/modules/user/admin-schema.ts";
 import { transformPassword } from "../src/modules/user/password.ts";
+import { ROLES } from "../src/modules/user/row.ts";
 import { EMAIL_PATTERN, PASSWORD_MIN, type Role } from "../src/modules/user/schema.ts";
-import { createUser, findUserByEmail, ROLES, setPassword, setRole } from "../src/modules/user/service.ts";
+import { createUser, findUserByEmail, setPassword, setRole } from "../src/modules/user/service.ts";
 import { RpcError } from "../src/rpc/codes.ts";
 import {
   checkedPassword,

@@ -2,13 +2,13 @@ import { resolve } from "node:path";
 import type { Db } from "./db/db.ts";
 import { ReadCache } from "./db/read-cache.ts";
 import { Mailer } from "./mail/mailer.ts";
-import { AliveIps } from "./modules/node-api/service.ts";
+import { AliveIps } from "./modules/node-api/alive-ips.ts";
 import { SettingsStore } from "./modules/settings/service.ts";
+import type { UserRow } from "./modules/user/row.ts";
 import type { PermissionGrant } from "./modules/user/schema.ts";
-import type { UserRow } from "./modules/user/service.ts";
 import { LOOPBACK_PROXIES, parseTrustedProxies, type TrustedProxies } from "./rpc/forwarded.ts";
 import { RateLimiter } from "./rpc/rate-limit.ts";
-import type { ServedSubscription } from "./subscription/service.ts";
+import type { ServedSubscription } from "./subscription/served.ts";
 
 /** Everything a service needs, created once per process (or per test server). */
 export interface AppContext {

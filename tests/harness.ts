@@ -8,8 +8,9 @@ import { join } from "node:path";
 import type { Db } from "../src/db/db.ts";
 import type { BotTimings } from "../src/modules/telegram/bot.ts";
 import { transformPassword } from "../src/modules/user/password.ts";
+import type { UserRow } from "../src/modules/user/row.ts";
 import type { Role } from "../src/modules/user/schema.ts";
-import { createUser, type UserRow } from "../src/modules/user/service.ts";
+import { createUser } from "../src/modules/user/service.ts";
 import { type Answer, fromBase64Json, toBase64Json } from "../src/rpc/envelope.ts";
 import { type RunningServer, startServer } from "../src/server.ts";
 

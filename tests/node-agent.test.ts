@@ -27,7 +27,7 @@ import { changeTraffic } from "../src/modules/ledger/service.ts";
 import type { AgentLine } from "../src/modules/line/schema.ts";
 import type { Agent } from "../src/modules/node-record/schema.ts";
 import { type AgentRow, findAgentRow } from "../src/modules/node-record/service.ts";
-import type { UserRow } from "../src/modules/user/service.ts";
+import type { UserRow } from "../src/modules/user/row.ts";
 import type { AgentStatus } from "../src/node-program/control.ts";
 import type { Report } from "../src/node-program/spool.ts";
 import { startServer } from "../src/server.ts";

@@ -19,7 +19,7 @@ import type { AgentLine } from "../src/modules/line/schema.ts";
 import { listLines } from "../src/modules/line/service.ts";
 import type { Agent } from "../src/modules/node-record/schema.ts";
 import { type AgentRow, findAgentRow } from "../src/modules/node-record/service.ts";
-import { USER_ROW_SELECT, type UserRow } from "../src/modules/user/service.ts";
+import { USER_ROW_SELECT, type UserRow } from "../src/modules/user/row.ts";
 import { renderCoreConfig } from "../src/node-program/core-config.ts";
 import { trafficLeft } from "../src/subscription/service.ts";
 import { type ApiClient, loggedInClient, startTestServer, type TestServer } from "./harness.ts";

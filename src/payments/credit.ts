@@ -21,27 +21,7 @@ import {
 import { tellOrderPaid } from "../modules/telegram/alerts.ts";
 import { Code, RpcError } from "../rpc/codes.ts";
 import { logPaymentEvent } from "./events.ts";
-import { newTradeNo, type ProviderId, type VerifiedPayment } from "./provider.ts";
-
-export interface PaymentRow {
-  trade_no: string;
-  order_id: string;
-  user_id: string;
-  provider: ProviderId;
-  method: string;
-  amount_fen: number;
-  usdt_units: number | null;
-  usdt_address: string | null;
-  usdt_rate_fen: number | null;
-  device: string;
-  client_ip: string;
-  third_pay_platform: string;
-  status: "pending" | "paid" | "closed";
-  gateway_trade_no: string | null;
-  create_time: number;
-  expire_time: number | null;
-  pay_time: number | null;
-}
+import { newTradeNo, type PaymentRow, type ProviderId, type VerifiedPayment } from "./provider.ts";
 
 export type MarkPaidResult =
   | { result: "credited"; orderId: string }

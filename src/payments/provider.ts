@@ -11,6 +11,27 @@ export type ProviderId = "epay" | "usdt_trc20" | "sandbox" | "wallet" | "manual"
 /** Device class from the User-Agent, as EPay's mapi wants it. */
 export type Device = "pc" | "mobile" | "wechat" | "alipay";
 
+/** A row of payments: one attempt to pay an order through one provider. */
+export interface PaymentRow {
+  trade_no: string;
+  order_id: string;
+  user_id: string;
+  provider: ProviderId;
+  method: string;
+  amount_fen: number;
+  usdt_units: number | null;
+  usdt_address: string | null;
+  usdt_rate_fen: number | null;
+  device: string;
+  client_ip: string;
+  third_pay_platform: string;
+  status: "pending" | "paid" | "closed";
+  gateway_trade_no: string | null;
+  create_time: number;
+  expire_time: number | null;
+  pay_time: number | null;
+}
+
 export interface PaymentRequest {
   tradeNo: string;
   orderId: string;

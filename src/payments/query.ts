@@ -6,8 +6,8 @@
  */
 import type { AppContext } from "../context.ts";
 import { recordError } from "../modules/errors/service.ts";
-import { markPaid, type PaymentRow } from "./credit.ts";
-import type { PaymentProvider } from "./provider.ts";
+import { markPaid } from "./credit.ts";
+import type { PaymentProvider, PaymentRow } from "./provider.ts";
 import { providerById } from "./registry.ts";
 
 export const QUERY_AFTER_MS = 10_000;

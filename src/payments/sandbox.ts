@@ -8,7 +8,7 @@
 import type { AppContext } from "../context.ts";
 import { escapeHtml } from "../lib/html.ts";
 import { formatYuan, parseYuan } from "../lib/money.ts";
-import type { PaymentRow } from "./credit.ts";
+import type { PaymentRow } from "./provider.ts";
 import { type PaymentProvider, textAck } from "./provider.ts";
 
 /** The variable that turns the sandbox on for the whole process (demos, tests). */

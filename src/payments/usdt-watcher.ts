@@ -8,7 +8,8 @@
 import type { AppContext } from "../context.ts";
 import { tx } from "../db/db.ts";
 import { recordError } from "../modules/errors/service.ts";
-import { markPaid, type PaymentRow } from "./credit.ts";
+import { markPaid } from "./credit.ts";
+import type { PaymentRow } from "./provider.ts";
 import { USDT_CONTRACT, USDT_GRACE_MS, usdtAddress } from "./usdt.ts";
 
 /** Transfers up to this long before the oldest live payment are fetched too (clock skew). */

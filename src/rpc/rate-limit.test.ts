@@ -15,7 +15,8 @@ import {
 } from "../../tests/harness.ts";
 import { sinkSettings, startMailSink } from "../../tests/mail-sink.ts";
 import { transformPassword } from "../modules/user/password.ts";
-import { createUser, type UserRow } from "../modules/user/service.ts";
+import type { UserRow } from "../modules/user/row.ts";
+import { createUser } from "../modules/user/service.ts";
 import { type RunningServer, startServer } from "../server.ts";
 import { toBase64Json } from "./envelope.ts";
 import { RateLimiter } from "./rate-limit.ts";

@@ -7,7 +7,8 @@ import type { AppContext } from "../context.ts";
 import { type EntryRow, toEntry } from "../modules/entry/service.ts";
 import { type LineRow, lineVisibleSql } from "../modules/line/service.ts";
 import { dailyQuota } from "../modules/user/limits.ts";
-import { findUserById, todayUsage, type UserRow } from "../modules/user/service.ts";
+import type { UserRow } from "../modules/user/row.ts";
+import { findUserById, todayUsage } from "../modules/user/service.ts";
 import { sameSecret } from "../rpc/ids.ts";
 import { RENDERERS } from "./formats/index.ts";
 import {
@@ -194,10 +195,4 @@ export function subscriptionHeaders(file: SubscriptionFile, origin: string): Rec
     vary: "user-agent",
     "x-content-type-options": "nosniff",
   };
-}
-
-/** A subscription ready to send, as the route caches it. */
-export interface ServedSubscription {
-  body: string;
-  headers: Record<string, string>;
 }

@@ -19,7 +19,8 @@ import { saveLine } from "../modules/line/service.ts";
 import { agentInput, type Country } from "../modules/node-record/schema.ts";
 import { saveAgent } from "../modules/node-record/service.ts";
 import { savePermission } from "../modules/permission/service.ts";
-import { findUserById, type UserRow } from "../modules/user/service.ts";
+import type { UserRow } from "../modules/user/row.ts";
+import { findUserById } from "../modules/user/service.ts";
 import { Notice, subscriptionProxies } from "./service.ts";
 
 let server: TestServer;

@@ -17,7 +17,8 @@ import type { Entry } from "../../src/modules/entry/schema.ts";
 import { type AgentLine, FIX_NAME_REFUSAL } from "../../src/modules/line/schema.ts";
 import type { Agent } from "../../src/modules/node-record/schema.ts";
 import { transformPassword } from "../../src/modules/user/password.ts";
-import { createUser, type UserRow } from "../../src/modules/user/service.ts";
+import type { UserRow } from "../../src/modules/user/row.ts";
+import { createUser } from "../../src/modules/user/service.ts";
 import { ApiClient, startTestServer, type TestServer, uniqueEmail } from "../harness.ts";
 import { launchChromium, loginInBrowser, newPage, payloadOf, poll, SHOTS } from "./chromium.ts";
 

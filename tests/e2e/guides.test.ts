@@ -13,7 +13,8 @@ import type { Browser, Page } from "playwright-core";
 import { GB } from "../../src/lib/traffic.ts";
 import { GUIDES } from "../../src/modules/guide/catalog.ts";
 import { transformPassword } from "../../src/modules/user/password.ts";
-import { createUser, findUserById, type UserRow } from "../../src/modules/user/service.ts";
+import type { UserRow } from "../../src/modules/user/row.ts";
+import { createUser, findUserById } from "../../src/modules/user/service.ts";
 import { ROUTES, SITE_NAME } from "../../web/routes.ts";
 import { startTestServer, type TestServer, uniqueEmail } from "../harness.ts";
 import {

@@ -8,7 +8,8 @@ import type { Browser } from "playwright-core";
 import { GB } from "../../src/lib/traffic.ts";
 import type { Agent } from "../../src/modules/node-record/schema.ts";
 import { type AgentRow, findAgentRow } from "../../src/modules/node-record/service.ts";
-import { findUserById, type UserRow } from "../../src/modules/user/service.ts";
+import type { UserRow } from "../../src/modules/user/row.ts";
+import { findUserById } from "../../src/modules/user/service.ts";
 import { loggedInClient, startTestServer, type TestServer } from "../harness.ts";
 import { launchChromium, loginInBrowser, newPage, screenshots } from "./chromium.ts";
 

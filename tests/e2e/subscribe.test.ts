@@ -11,7 +11,8 @@ import { GB } from "../../src/lib/traffic.ts";
 import type { AgentLine } from "../../src/modules/line/schema.ts";
 import type { Agent } from "../../src/modules/node-record/schema.ts";
 import { transformPassword } from "../../src/modules/user/password.ts";
-import { createUser, findUserById, type UserRow } from "../../src/modules/user/service.ts";
+import type { UserRow } from "../../src/modules/user/row.ts";
+import { createUser, findUserById } from "../../src/modules/user/service.ts";
 import { base64url } from "../../web/components/subscribe/deepLinks.ts";
 import {
   type ApiClient,

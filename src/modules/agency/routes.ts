@@ -1,6 +1,6 @@
 import { type CallContext, defineCall } from "../../rpc/call.ts";
+import type { UserRow } from "../user/row.ts";
 import { emptyInput } from "../user/schema.ts";
-import type { UserRow } from "../user/service.ts";
 import { allocateInput, attachCustomerInput, setAgencyInput, unsetAgencyInput } from "./schema.ts";
 import {
   agencyCustomers,

@@ -11,7 +11,8 @@ import { GB } from "../../lib/traffic.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { changeTraffic } from "../ledger/service.ts";
 import { permanentTraffic } from "../trial/service.ts";
-import { findUserByEmail, findUserById, type UserRow } from "../user/service.ts";
+import type { UserRow } from "../user/row.ts";
+import { findUserByEmail, findUserById } from "../user/service.ts";
 import { type AgencyRow, agencyOf } from "./owner.ts";
 import {
   type Agency,

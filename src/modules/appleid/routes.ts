@@ -1,6 +1,6 @@
 import { defineCall } from "../../rpc/call.ts";
+import type { UserRow } from "../user/row.ts";
 import { emptyInput } from "../user/schema.ts";
-import type { UserRow } from "../user/service.ts";
 import { APPLE_ID_SHARE_CALL } from "./schema.ts";
 import { appleIdShareLink } from "./service.ts";
 

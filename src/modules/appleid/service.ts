@@ -1,6 +1,6 @@
 import { Code, RpcError } from "../../rpc/codes.ts";
 import type { Settings } from "../settings/schema.ts";
-import type { UserRow } from "../user/service.ts";
+import type { UserRow } from "../user/row.ts";
 import { AppleIdMsg, type AppleIdShareLink } from "./schema.ts";
 
 /**

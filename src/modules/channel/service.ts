@@ -15,8 +15,9 @@ import { createNotice } from "../notice/service.ts";
 import type { OrderRow } from "../order/service.ts";
 import { siteOrigin } from "../settings/schema.ts";
 import { queueUserMessage } from "../telegram/outbox.ts";
+import type { UserRow } from "../user/row.ts";
 import { NO_CHANNEL_CODE } from "../user/schema.ts";
-import { findUserByEmail, findUserById, type UserRow } from "../user/service.ts";
+import { findUserByEmail, findUserById } from "../user/service.ts";
 import {
   type Channel,
   type ChannelInfo,

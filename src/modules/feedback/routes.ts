@@ -1,7 +1,7 @@
 import { type CallContext, defineCall } from "../../rpc/call.ts";
 import type { RateRule } from "../../rpc/rate-limit.ts";
+import type { UserRow } from "../user/row.ts";
 import { emptyInput } from "../user/schema.ts";
-import type { UserRow } from "../user/service.ts";
 import { createTicketInput, replyTicketInput, ticketIdInput } from "./schema.ts";
 import {
   closeTicket,

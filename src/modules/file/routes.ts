@@ -22,7 +22,8 @@ import { CROSS_SITE_MSG, NOT_LOGGED_IN_MSG, ownOrigins, sessionToken } from "../
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { sameSiteRequest } from "../../rpc/same-site.ts";
 import { recordError } from "../errors/service.ts";
-import { roleOf, touchActivity } from "../user/service.ts";
+import { roleOf } from "../user/row.ts";
+import { touchActivity } from "../user/service.ts";
 import { resolveSession } from "../user/session.ts";
 import { FileMsg, MAX_IMAGE_BYTES, UPLOAD_NAME_PATTERN, UPLOAD_PATH } from "./schema.ts";
 import { dailyUploadQuota, requireUploadQuota, saveUpload, uploadType } from "./service.ts";

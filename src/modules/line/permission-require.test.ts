@@ -9,7 +9,8 @@ import { GB } from "../../lib/traffic.ts";
 import { subscriptionProxies } from "../../subscription/service.ts";
 import type { Agent } from "../node-record/schema.ts";
 import type { PermissionItem } from "../permission/schema.ts";
-import { findUserById, type UserRow } from "../user/service.ts";
+import type { UserRow } from "../user/row.ts";
+import { findUserById } from "../user/service.ts";
 import { type AgentLine, NO_PERMISSION } from "./schema.ts";
 
 let server: TestServer;

@@ -13,7 +13,8 @@ import { lineInput } from "../line/schema.ts";
 import { saveLine } from "../line/service.ts";
 import { type Agent, agentInput, type NodeAnomaly } from "../node-record/schema.ts";
 import { type AgentRow, findAgentRow, listAgents, saveAgent } from "../node-record/service.ts";
-import { findUserById, type UserRow } from "../user/service.ts";
+import type { UserRow } from "../user/row.ts";
+import { findUserById } from "../user/service.ts";
 import type { NodeUser } from "./service.ts";
 
 let server: TestServer;

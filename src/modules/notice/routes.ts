@@ -1,6 +1,6 @@
 import { defineCall } from "../../rpc/call.ts";
+import type { UserRow } from "../user/row.ts";
 import { emptyInput } from "../user/schema.ts";
-import type { UserRow } from "../user/service.ts";
 import { noticeClickedInput } from "./schema.ts";
 import { listNotices, markNoticeClicked } from "./service.ts";
 

@@ -3,8 +3,8 @@ import { deviceFromUserAgent } from "../../payments/provider.ts";
 import { queryOpenPayment } from "../../payments/query.ts";
 import { availablePayModes } from "../../payments/registry.ts";
 import { type CallContext, defineCall } from "../../rpc/call.ts";
+import type { UserRow } from "../user/row.ts";
 import { emptyInput } from "../user/schema.ts";
-import type { UserRow } from "../user/service.ts";
 import {
   createOrderInput,
   dobuyInput,

@@ -19,7 +19,7 @@ import {
   restoreCouponUse,
 } from "../coupon/service.ts";
 import { changeWallet } from "../ledger/service.ts";
-import type { UserRow } from "../user/service.ts";
+import type { UserRow } from "../user/row.ts";
 import {
   type Order,
   type OrderDetail,

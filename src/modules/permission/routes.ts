@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { defineCall } from "../../rpc/call.ts";
 import { idInput } from "../combo/schema.ts";
+import type { UserRow } from "../user/row.ts";
 import { emptyInput } from "../user/schema.ts";
-import type { UserRow } from "../user/service.ts";
 import { deletePermission, listMyPermissions, listPermissions, savePermission } from "./service.ts";
 
 const permissionInput = z.object({

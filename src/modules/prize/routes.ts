@@ -1,6 +1,6 @@
 import { type CallContext, defineCall } from "../../rpc/call.ts";
+import type { UserRow } from "../user/row.ts";
 import { emptyInput } from "../user/schema.ts";
-import type { UserRow } from "../user/service.ts";
 import { prizeIdInput, prizeInput } from "./schema.ts";
 import { deletePrize, drawBoard, drawPrize, listPrizes, myDraws, savePrize } from "./service.ts";
 

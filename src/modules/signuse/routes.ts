@@ -1,6 +1,6 @@
 import { defineCall } from "../../rpc/call.ts";
+import type { UserRow } from "../user/row.ts";
 import { emptyInput } from "../user/schema.ts";
-import type { UserRow } from "../user/service.ts";
 import { SIGN_USE_CALL, SIGN_USE_INFO_CALL } from "./schema.ts";
 import { signUse, signUseInfo } from "./service.ts";
 

@@ -15,7 +15,7 @@ import { useOrderCoupon as applyOrderCoupon, createOrder } from "../order/servic
 import { prizeInput } from "../prize/schema.ts";
 import { drawPrize, savePrize } from "../prize/service.ts";
 import { signUse } from "../signuse/service.ts";
-import type { UserRow } from "../user/service.ts";
+import type { UserRow } from "../user/row.ts";
 import { BASIC_STASTIC_CALL, type BasicStastic, type StasticDay } from "./schema.ts";
 
 const ZONE = "Asia/Shanghai";

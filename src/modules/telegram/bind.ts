@@ -11,7 +11,7 @@ import { tx } from "../../db/db.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { ID_PATTERN, sameSecret, sha256Hex } from "../../rpc/ids.ts";
 import type { RateRule } from "../../rpc/rate-limit.ts";
-import { USER_ROW_SELECT, type UserRow } from "../user/service.ts";
+import { USER_ROW_SELECT, type UserRow } from "../user/row.ts";
 import type { TgUser } from "./api.ts";
 import { knownBotUsername } from "./bot-state.ts";
 import { boundChatOf, queueChatMessage } from "./outbox.ts";

@@ -10,7 +10,7 @@ import { subscriptionOrigin, subscriptionUrl } from "../../subscription/clients.
 import { listNotices } from "../notice/service.ts";
 import { siteOrigin } from "../settings/schema.ts";
 import { signUseReply } from "../signuse/service.ts";
-import type { UserRow } from "../user/service.ts";
+import type { UserRow } from "../user/row.ts";
 import type { TgMessage, TgUpdate } from "./api.ts";
 import { accountOfChat, BotBindMsg, bindChat, deleteBinding, UNBOUND_TEXT } from "./bind.ts";
 import { queueChatMessage } from "./outbox.ts";

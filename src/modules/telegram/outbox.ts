@@ -5,7 +5,7 @@
  */
 import type { AppContext } from "../../context.ts";
 import { newId } from "../../rpc/ids.ts";
-import { roleOf, type UserRow } from "../user/service.ts";
+import { roleOf, type UserRow } from "../user/row.ts";
 
 /** The Bot API refuses longer texts (sendMessage `text`: 1–4096 characters after entity parsing). */
 export const MAX_MESSAGE_CHARS = 4096;

@@ -19,7 +19,7 @@ import { tx } from "../../db/db.ts";
 import { DAY_MS } from "../../lib/time.ts";
 import { GB } from "../../lib/traffic.ts";
 import { changeTraffic } from "../ledger/service.ts";
-import type { UserRow } from "../user/service.ts";
+import type { UserRow } from "../user/row.ts";
 import { scanAlerts } from "./alerts.ts";
 import { webhookSecrets } from "./bot-state.ts";
 import { parseCommand } from "./commands.ts";

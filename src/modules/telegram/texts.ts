@@ -4,7 +4,7 @@ import { businessDateTime } from "../../lib/time.ts";
 import { formatTraffic } from "../../lib/traffic.ts";
 import { trafficLeft } from "../../subscription/service.ts";
 import { trialBalance } from "../trial/service.ts";
-import type { UserRow } from "../user/service.ts";
+import type { UserRow } from "../user/row.ts";
 
 /** The account's traffic as /traffic tells it: the time package today, permanent traffic and trial traffic. */
 export function trafficText(ctx: AppContext, user: UserRow, now = Date.now()): string {

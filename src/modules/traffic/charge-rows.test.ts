@@ -19,7 +19,8 @@ import { servedUserList } from "../node-api/service.ts";
 import { agentInput } from "../node-record/schema.ts";
 import { type AgentRow, findAgentRow, saveAgent } from "../node-record/service.ts";
 import { transformPassword } from "../user/password.ts";
-import { createUser, findUserById, type UserRow } from "../user/service.ts";
+import type { UserRow } from "../user/row.ts";
+import { createUser, findUserById } from "../user/service.ts";
 import { applyNodeReport } from "./charge.ts";
 
 const ZONE = "Asia/Shanghai";

@@ -22,7 +22,7 @@ import { recordAnomalies } from "../node-api/anomalies.ts";
 import type { PushUsage } from "../node-api/report.ts";
 import { expireDueTrials } from "../trial/service.ts";
 import { dailyQuota } from "../user/limits.ts";
-import type { UserRow } from "../user/service.ts";
+import type { UserRow } from "../user/row.ts";
 
 /** The multipliers one report is charged with. */
 export interface ChargeScales {

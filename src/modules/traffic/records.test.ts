@@ -12,7 +12,8 @@ import { addDays, businessDay } from "../../lib/time.ts";
 import { GB, MB } from "../../lib/traffic.ts";
 import type { Answer } from "../../rpc/envelope.ts";
 import { changeTraffic } from "../ledger/service.ts";
-import { findUserById, type UserRow } from "../user/service.ts";
+import type { UserRow } from "../user/row.ts";
+import { findUserById } from "../user/service.ts";
 import type { TrafficRecord } from "./schema.ts";
 import { listTrafficRecords } from "./service.ts";
 

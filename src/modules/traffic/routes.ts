@@ -1,5 +1,5 @@
 import { type CallContext, defineCall } from "../../rpc/call.ts";
-import type { UserRow } from "../user/service.ts";
+import type { UserRow } from "../user/row.ts";
 import { trafficRecordsInput } from "./schema.ts";
 import { listTrafficRecords } from "./service.ts";
 

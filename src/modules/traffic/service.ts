@@ -4,8 +4,9 @@
  */
 import type { AppContext } from "../../context.ts";
 import { addDays, businessDay } from "../../lib/time.ts";
+import type { UserRow } from "../user/row.ts";
 import type { UserInfo } from "../user/schema.ts";
-import { type UserRow, userInfo } from "../user/service.ts";
+import { userInfo } from "../user/service.ts";
 import { TRAFFIC_RECORD_DAYS, type TrafficFilter, type TrafficRecord } from "./schema.ts";
 
 export interface TrafficRecordQuery {

@@ -21,7 +21,8 @@ import { servedUserList } from "../node-api/service.ts";
 import { type AgentRow, findAgentRow } from "../node-record/service.ts";
 import { applyNodeReport } from "../traffic/charge.ts";
 import { transformPassword } from "../user/password.ts";
-import { createUser, type UserRow } from "../user/service.ts";
+import type { UserRow } from "../user/row.ts";
+import { createUser } from "../user/service.ts";
 import { expireDueTrials, permanentTraffic, trialBalance, warnExpiringTrials } from "./service.ts";
 import { startTrialSweeper } from "./sweeper.ts";
 

@@ -2,7 +2,7 @@
 import { defineCall } from "../../rpc/call.ts";
 import { changeUserPassword, getAdminUser, listAdminUsers, updateUser } from "./admin.ts";
 import { adminChangePasswordInput, updateUserInput, userInput, userListInput } from "./admin-schema.ts";
-import type { UserRow } from "./service.ts";
+import type { UserRow } from "./row.ts";
 
 const adminId = (user: unknown) => (user as UserRow).id;
 

@@ -23,7 +23,8 @@ import {
   updateUserInput,
   userListInput,
 } from "./admin-schema.ts";
-import { findUserByEmail, findUserById, roleOf, setPassword } from "./service.ts";
+import { roleOf } from "./row.ts";
+import { findUserByEmail, findUserById, setPassword } from "./service.ts";
 import { revokeAccountAccess } from "./session.ts";
 
 interface AdminUserRow {

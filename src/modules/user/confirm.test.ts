@@ -18,7 +18,7 @@ import { confirmLinkOf, type MailSink, startMailSink } from "../../../tests/mail
 import { toBase64Json } from "../../rpc/envelope.ts";
 import type { Settings } from "../settings/schema.ts";
 import { transformPassword } from "./password.ts";
-import type { UserRow } from "./service.ts";
+import type { UserRow } from "./row.ts";
 
 const SMTP_USER = "ferry-mailer";
 const SMTP_PASSWORD = "smtp-secret-Zq7";

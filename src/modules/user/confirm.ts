@@ -13,8 +13,9 @@ import { newId, randomHex, sha256Hex } from "../../rpc/ids.ts";
 import type { RateRule } from "../../rpc/rate-limit.ts";
 import { recordError } from "../errors/service.ts";
 import { siteOrigin } from "../settings/schema.ts";
+import type { UserRow } from "./row.ts";
 import { ConfirmMsg } from "./schema.ts";
-import { findUserById, hashPassword, type UserRow, userFromSubscriptionUrl } from "./service.ts";
+import { findUserById, hashPassword, userFromSubscriptionUrl } from "./service.ts";
 import { revokeAccountAccess } from "./session.ts";
 
 export type ConfirmAction = "signup_confirm" | "change_password";

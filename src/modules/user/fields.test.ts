@@ -22,8 +22,9 @@ import { agentInput } from "../node-record/schema.ts";
 import { type AgentRow, findAgentRow, saveAgent } from "../node-record/service.ts";
 import { savePermission } from "../permission/service.ts";
 import { transformPassword } from "./password.ts";
+import type { UserRow } from "./row.ts";
 import type { UserInfo } from "./schema.ts";
-import { findUserById, type UserRow } from "./service.ts";
+import { findUserById } from "./service.ts";
 
 let server: TestServer;
 let sink: MailSink;

@@ -4,7 +4,7 @@
  * Bytes everywhere; the admin form shows G.
  */
 import { DEFAULT_DAILY_LIMIT } from "../../lib/traffic.ts";
-import type { UserRow } from "./service.ts";
+import type { UserRow } from "./row.ts";
 
 export type DailyQuotaColumns = Pick<
   UserRow,

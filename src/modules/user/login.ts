@@ -10,8 +10,9 @@ import { DAY_MS } from "../../lib/time.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { randomHex, sha256Hex } from "../../rpc/ids.ts";
 import type { RateRule } from "../../rpc/rate-limit.ts";
+import type { UserRow } from "./row.ts";
 import { Msg, TOKEN_PATTERN } from "./schema.ts";
-import { findUserByEmail, type UserRow, verifyLogin } from "./service.ts";
+import { findUserByEmail, verifyLogin } from "./service.ts";
 
 const WINDOW_MS = 10 * 60_000;
 /** Wrong passwords from clients the account does not trust, per account and per address. */

@@ -20,8 +20,9 @@ import { lineInput } from "../line/schema.ts";
 import { saveLine } from "../line/service.ts";
 import { agentInput } from "../node-record/schema.ts";
 import { saveAgent } from "../node-record/service.ts";
+import type { UserRow } from "./row.ts";
 import { DEFAULT_ICON, ProfileMsg, type UserInfo } from "./schema.ts";
-import { findUserById, type UserRow } from "./service.ts";
+import { findUserById } from "./service.ts";
 
 const PATH = "/api/user/change_use_info";
 let server: TestServer;

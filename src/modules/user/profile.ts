@@ -8,8 +8,9 @@ import { tx } from "../../db/db.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { downloadPath } from "../file/schema.ts";
 import { requireOwnUpload } from "../file/service.ts";
+import type { UserRow } from "./row.ts";
 import { DEFAULT_ICON, ProfileMsg, type UserInfo } from "./schema.ts";
-import { findUserById, type UserRow, userInfo } from "./service.ts";
+import { findUserById, userInfo } from "./service.ts";
 
 export interface ProfileChange {
   /** Only the current address (any case) is accepted: changing it would need a confirmation mail. */

@@ -2,8 +2,8 @@ import type { AppContext } from "../../context.ts";
 import { tx } from "../../db/db.ts";
 import { DAY_MS } from "../../lib/time.ts";
 import { randomHex, sha256Hex } from "../../rpc/ids.ts";
+import { USER_ROW_SELECT, type UserRow } from "./row.ts";
 import { TOKEN_PATTERN } from "./schema.ts";
-import { USER_ROW_SELECT, type UserRow } from "./service.ts";
 
 /** Server-side session lifetime; the cookie may live longer (seed: 99999 days) but the row decides. */
 export const SESSION_DAYS = 365;

@@ -13,8 +13,9 @@ import {
 import { toBase64Json } from "../../rpc/envelope.ts";
 import { sha256Hex } from "../../rpc/ids.ts";
 import { transformPassword } from "./password.ts";
+import type { UserRow } from "./row.ts";
 import { DEFAULT_ICON, type Role, type UserInfo } from "./schema.ts";
-import { createUser, type UserRow } from "./service.ts";
+import { createUser } from "./service.ts";
 
 /** Every decoded answer any client in this file received, to look for leaked secrets at the end. */
 const seenAnswers: string[] = [];
