@@ -5,6 +5,7 @@
  */
 import type { Command } from "commander";
 import type { AppContext } from "../src/context.ts";
+import { ID_PATTERN } from "../src/lib/id-schema.ts";
 import { formatYuan } from "../src/lib/money.ts";
 import { formatGB, GB } from "../src/lib/traffic.ts";
 import { type Combo, comboInput } from "../src/modules/combo/schema.ts";
@@ -13,7 +14,6 @@ import type { Order, OrderStatus, Trade } from "../src/modules/order/schema.ts";
 import { findOrder, isOpen, listTrades, type OrderRow, toOrder } from "../src/modules/order/service.ts";
 import { findUserByEmail } from "../src/modules/user/service.ts";
 import { settleWithoutGateway } from "../src/payments/credit.ts";
-import { ID_PATTERN } from "../src/rpc/ids.ts";
 import { die, numberOption, parseOrDie, printJsonOr, withContext } from "./shared.ts";
 
 const ORDER_STATUSES: readonly OrderStatus[] = ["topay", "wallet_spend", "paied", "cancled"];

@@ -5,6 +5,7 @@
 import { existsSync, writeFileSync } from "node:fs";
 import { type Command, Option } from "commander";
 import type { AppContext } from "../src/context.ts";
+import { ID_PATTERN } from "../src/lib/id-schema.ts";
 import { businessDay } from "../src/lib/time.ts";
 import {
   COUPON_TYPES,
@@ -23,7 +24,6 @@ import {
   listCoupons,
   saveCoupon,
 } from "../src/modules/coupon/service.ts";
-import { ID_PATTERN } from "../src/rpc/ids.ts";
 import { die, numberOption, parseOrDie, printJsonOr, withContext } from "./shared.ts";
 
 const dataOption = () => new Option("--data <dir>", "data directory (env FERRY_DATA)");

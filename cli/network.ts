@@ -5,6 +5,7 @@
  */
 import { type Command, Option } from "commander";
 import type { AppContext } from "../src/context.ts";
+import { ID_PATTERN } from "../src/lib/id-schema.ts";
 import { findEntry } from "../src/modules/entry/service.ts";
 import {
   type AgentLine,
@@ -35,7 +36,6 @@ import {
 import { findAgent, findAgentRow, listAgents, saveAgent } from "../src/modules/node-record/service.ts";
 import type { UserRow } from "../src/modules/user/row.ts";
 import { findUserByEmail } from "../src/modules/user/service.ts";
-import { ID_PATTERN } from "../src/rpc/ids.ts";
 import { setSecurityHeaders } from "../src/rpc/security-headers.ts";
 import {
   CLIENTS,

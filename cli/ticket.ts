@@ -5,6 +5,7 @@
  */
 import { type Command, Option } from "commander";
 import type { AppContext } from "../src/context.ts";
+import { ID_PATTERN } from "../src/lib/id-schema.ts";
 import {
   replyTicketInput,
   TICKET_STATUSES,
@@ -20,7 +21,6 @@ import {
   type TicketActor,
 } from "../src/modules/feedback/service.ts";
 import { Code, RpcError } from "../src/rpc/codes.ts";
-import { ID_PATTERN } from "../src/rpc/ids.ts";
 import { die, parseOrDie, printJsonOr, withContext } from "./shared.ts";
 
 /** The operator at the server's shell, trusted as an admin like every other CLI command. */

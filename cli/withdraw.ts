@@ -4,6 +4,7 @@
  */
 import { type Command, Option } from "commander";
 import type { AppContext } from "../src/context.ts";
+import { ID_PATTERN } from "../src/lib/id-schema.ts";
 import { formatYuan, yuanToFen } from "../src/lib/money.ts";
 import {
   type Charge,
@@ -21,7 +22,6 @@ import {
   settleCharge,
 } from "../src/modules/wallet/service.ts";
 import { Code, RpcError } from "../src/rpc/codes.ts";
-import { ID_PATTERN } from "../src/rpc/ids.ts";
 import { die, parseOrDie, printJsonOr, withContext } from "./shared.ts";
 
 const dataOption = () => new Option("--data <dir>", "data directory (env FERRY_DATA)");

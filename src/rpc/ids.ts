@@ -21,8 +21,6 @@ export function sha256Hex(text: string): string {
   return new Bun.CryptoHasher("sha256").update(text).digest("hex");
 }
 
-export const ID_PATTERN = /^[0-9a-f]{24}$/;
-
 /** Compares a secret someone sent with the stored one in constant time (different lengths never match). */
 export function sameSecret(given: string, expected: string): boolean {
   const a = Buffer.from(given);

@@ -3,7 +3,9 @@
  * filtered to what the client's format can express, and the usage figures clients display.
  * Knows nothing of HTTP: the route and `ferry sub render` both call renderSubscription.
  */
+
 import type { AppContext } from "../context.ts";
+import { ID_PATTERN } from "../lib/id-schema.ts";
 import { type EntryRow, toEntry } from "../modules/entry/service.ts";
 import { type LineRow, lineVisibleSql } from "../modules/line/service.ts";
 import { dailyQuota } from "../modules/user/limits.ts";
@@ -134,7 +136,7 @@ export function subscriptionProxies(
 
 /** Compares the userkey in constant time; a wrong key and an unknown user look the same (404). */
 export function userForSubscription(ctx: AppContext, userId: string, userkey: string): UserRow | null {
-  if (!/^[0-9a-f]{24}$/.test(userId) || !/^[0-9a-f]{32}$/.test(userkey)) return null;
+  if (!ID_PATTERN.test(userId) || !/^[0-9a-f]{32}$/.test(userkey)) return null;
   const user = findUserById(ctx, userId);
   if (!user) return null;
   return sameSecret(userkey, user.userkey) ? user : null;

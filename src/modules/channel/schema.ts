@@ -4,6 +4,7 @@
  * The seed's spellings (chanelInfo, comsumerDuration, comsumer_name) stay on the wire.
  */
 import { z } from "zod";
+import { recordId } from "../../lib/id-schema.ts";
 import { EMAIL_PATTERN } from "../user/schema.ts";
 
 export const CHANNEL_CODE_LENGTH = 6;
@@ -31,7 +32,7 @@ export interface Channel {
   comsumerDuration: number;
 }
 
-export const getUserChannelInput = z.object({ user_id: z.string().regex(/^[0-9a-f]{24}$/, "user_id 错误") });
+export const getUserChannelInput = z.object({ user_id: recordId("user_id 错误") });
 
 export const updateChannelInput = z.object({
   email: z

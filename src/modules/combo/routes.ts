@@ -1,6 +1,7 @@
+import { idInput } from "../../lib/id-schema.ts";
 import { defineCall } from "../../rpc/call.ts";
 import { emptyInput } from "../user/schema.ts";
-import { comboInput, idInput } from "./schema.ts";
+import { comboInput } from "./schema.ts";
 import { deleteCombo, listAllCombos, listShopCombos, saveCombo } from "./service.ts";
 
 export const comboCalls = [

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { optionalId, recordId } from "../../lib/id-schema.ts";
 import { yuanInput } from "../../lib/money.ts";
 
 /** A combo (product) on the wire, seed 000 §3 / seed 001 §3. Price in yuan, traffic in bytes. */
@@ -38,11 +39,9 @@ export function comboCredit(combo: Pick<Combo, "traffic" | "limit" | "additionPe
   };
 }
 
-const id = z.string().regex(/^[0-9a-f]{24}$/, "id 格式错误");
-
 /** `/api/admin/combo/update_combo`: without `_id` it creates a combo. Traffic arrives in bytes. */
 export const comboInput = z.object({
-  _id: id.optional().or(z.literal("").transform(() => undefined)),
+  _id: optionalId,
   orderID: z.number().int().min(0).max(1_000_000).default(0),
   name: z.string().trim().min(1, "名称不能为空").max(100),
   price: yuanInput(),
@@ -61,13 +60,11 @@ export const comboInput = z.object({
   additionPersend: z.number().min(0).max(1000).default(0),
   deviceNum: z.number().int().min(0).max(10_000).default(0),
   speed: z.string().max(100).default(""),
-  permissionsGain: z.array(id).max(50).default([]),
+  permissionsGain: z.array(recordId()).max(50).default([]),
   permissionDuration: z.number().int().min(0).max(36_500).default(0),
   permissionsDesc: z.string().max(500).default(""),
 });
 export type ComboInput = z.output<typeof comboInput>;
-
-export const idInput = z.object({ id });
 
 /** New-combo form defaults of seed 001 §9: 1 GB, 1 day, price 0.01, speed 150Mbps; permissions 360 days. */
 export const NEW_COMBO_DEFAULTS = {

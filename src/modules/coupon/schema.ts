@@ -1,5 +1,6 @@
 /** Coupons (seed 001 §3 Coupon, seed 000 §5/§8 order coupon rules). */
 import { z } from "zod";
+import { optionalId, recordId } from "../../lib/id-schema.ts";
 import { formatYuan, yuanInput, yuanToFen } from "../../lib/money.ts";
 import { formatGB, GB } from "../../lib/traffic.ts";
 
@@ -46,7 +47,6 @@ export interface CouponUseRecord {
   is_delete: boolean;
 }
 
-const couponId = z.string().regex(/^[0-9a-f]{24}$/, "id 格式错误");
 const count = (max: number) => z.number().int().min(0).max(max);
 const DAY_PATTERN = /^(\d{4})-(\d{2})-(\d{2})$/;
 
@@ -61,7 +61,7 @@ function isCalendarDay(text: string): boolean {
 
 /** The fields of a coupon the manager edits, before traffic is settled to bytes and checked. */
 const couponFields = z.object({
-  _id: couponId.optional().or(z.literal("").transform(() => undefined)),
+  _id: optionalId,
   name: z.string().trim().max(100).default(""),
   type: z.enum(COUPON_TYPES, { message: "优惠券类型错误" }),
   code: z
@@ -130,7 +130,7 @@ export const couponBatchInput = couponFields
   .superRefine(checkEffect);
 export type CouponBatchInput = z.output<typeof couponBatchInput>;
 
-export const couponIdsInput = z.object({ id_list: z.array(couponId).min(1).max(10_000) });
+export const couponIdsInput = z.object({ id_list: z.array(recordId()).min(1).max(10_000) });
 export const couponRecordsInput = z.object({ limit: z.number().int().min(1).max(100_000).default(100) });
 
 export const CouponMsg = {

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { optionalId } from "../../lib/id-schema.ts";
 
 /** An entry (relay front) as the back office sees it (seed 001 §3 Entry). */
 export interface Entry {
@@ -18,12 +19,11 @@ const address = z
   .trim()
   .max(253)
   .regex(/^[0-9A-Za-z.:[\]-]+$/, "IP 或域名格式错误");
-const id = z.string().regex(/^[0-9a-f]{24}$/, "id 格式错误");
 
 /** `/api/admin/entrys/update`: without `_id` it creates an entry. */
 export const entryInput = z
   .object({
-    _id: id.optional().or(z.literal("").transform(() => undefined)),
+    _id: optionalId,
     index: z.number().int().min(0).max(1_000_000).default(0),
     name: z.string().trim().min(1, "名称不能为空").max(100),
     ip: address.or(z.literal("")).default(""),

@@ -3,6 +3,7 @@
  * messages, and the status a viewer sees. Shared by the server, the CLI and the SPA.
  */
 import { z } from "zod";
+import { recordId } from "../../lib/id-schema.ts";
 import { imageRef } from "../file/schema.ts";
 
 export const TICKET_STATUSES = ["open", "responsed", "close"] as const;
@@ -91,8 +92,7 @@ export function viewerStatus(
   return last === other ? "responsed" : "open";
 }
 
-// The SPA imports this file, so not ID_PATTERN from rpc/ids.ts (node:crypto).
-const ticketId = z.string().regex(/^[0-9a-f]{24}$/, TicketMsg.badId);
+const ticketId = recordId(TicketMsg.badId);
 const desc = z.string().trim().min(1, TicketMsg.descEmpty).max(TICKET_DESC_MAX, TicketMsg.descTooLong);
 
 export const createTicketInput = z.object({

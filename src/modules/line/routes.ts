@@ -1,5 +1,5 @@
+import { idInput } from "../../lib/id-schema.ts";
 import { defineCall } from "../../rpc/call.ts";
-import { idInput } from "../combo/schema.ts";
 import { emptyInput } from "../user/schema.ts";
 import { lineInput, lineListInput } from "./schema.ts";
 import { deleteLine, listLines, resetHeat, saveLine } from "./service.ts";

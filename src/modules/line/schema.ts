@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { optionalId, recordId } from "../../lib/id-schema.ts";
 import type { NodeType } from "../node-record/schema.ts";
 
 /** Seed 001 §9 and DESIGN §7. */
@@ -82,16 +83,13 @@ export const NO_PERMISSION = "none";
 export const requiredPermission = (line: Pick<AgentLine, "permissionRequire">): string | null =>
   line.permissionRequire === NO_PERMISSION || line.permissionRequire === "" ? null : line.permissionRequire;
 
-const id = z.string().regex(/^[0-9a-f]{24}$/, "id 格式错误");
-const optionalId = id.optional().or(z.literal("").transform(() => undefined));
-
 /** `/api/admin/agent_line/update`: without `_id` it creates a line. */
 export const lineInput = z
   .object({
     _id: optionalId,
     index: z.number().int().min(0).max(1_000_000).default(0),
     name: z.string().trim().min(1, "线路名称不能为空").max(60),
-    agentID: id,
+    agentID: recordId(),
     protocol: z.enum(LINE_PROTOCOLS, "协议错误"),
     bridge: z.enum(BRIDGES, "桥接方式错误"),
     entryID: optionalId,
@@ -124,5 +122,5 @@ export const lineInput = z
   });
 export type LineInput = z.output<typeof lineInput>;
 export const lineListInput = z.object({
-  agentID: id.optional().or(z.literal("").transform(() => undefined)),
+  agentID: optionalId,
 });

@@ -1,6 +1,6 @@
+import { idInput } from "../../lib/id-schema.ts";
 import { type CallContext, defineCall, requestOrigin } from "../../rpc/call.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
-import { idInput } from "../combo/schema.ts";
 import { listAnomalies } from "../node-api/anomalies.ts";
 import { installCommand, panelUrl } from "../node-api/install.ts";
 import { clearUpdateCounts } from "../node-api/service.ts";

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { optionalId, recordId } from "../../lib/id-schema.ts";
 
 /** Seed 001 §9. */
 export const NODE_TYPES = ["v2ray", "h2", "reality"] as const;
@@ -147,8 +148,7 @@ export function newNodeDefaults(type: NodeType): NodeSetup {
 }
 
 const port = z.number().int().min(1, "端口必须在 1-65535 之间").max(65_535, "端口必须在 1-65535 之间");
-const id = z.string().regex(/^[0-9a-f]{24}$/, "id 格式错误");
-const optionalId = id.optional().or(z.literal("").transform(() => undefined));
+const id = recordId();
 const address = z
   .string()
   .trim()

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { recordId } from "../../lib/id-schema.ts";
 import { isSafeHref } from "../../lib/links.ts";
 
 export interface Notice {
@@ -10,7 +11,7 @@ export interface Notice {
 // In a module without zod, for the header on the SPA's first page.
 export { NOTICE_POLL_MS } from "./constants.ts";
 
-export const noticeClickedInput = z.object({ noticeId: z.string().regex(/^[0-9a-f]{24}$/, "noticeId 错误") });
+export const noticeClickedInput = z.object({ noticeId: recordId("noticeId 错误") });
 
 /** A new bell notice; its link is followed by the SPA, so only relative or http(s) links (issue 11). */
 export const newNoticeInput = z.object({

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { recordId } from "../../lib/id-schema.ts";
 
 export type OrderStatus = "topay" | "wallet_spend" | "paied" | "cancled";
 export type PayMode = "alipay" | "wxpay" | "usdt";
@@ -95,11 +96,11 @@ export interface OrderDetail {
   user_feedback: string;
 }
 
-const id = z.string().regex(/^[0-9a-f]{24}$/, "订单号格式错误");
+const id = recordId("订单号格式错误");
 
 export const ORDER_FEEDBACK_MAX = 30;
 
-export const createOrderInput = z.object({ combo_id: z.string().regex(/^[0-9a-f]{24}$/, "商品不存在") });
+export const createOrderInput = z.object({ combo_id: recordId("商品不存在") });
 export const orderIdInput = z.object({ order_id: id });
 export const tradeIdInput = z.object({ trade_id: id });
 export const useCouponInput = z.object({ order_id: id, code: z.string().trim().max(64) });

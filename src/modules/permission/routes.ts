@@ -1,16 +1,12 @@
 import { z } from "zod";
+import { idInput, optionalId } from "../../lib/id-schema.ts";
 import { defineCall } from "../../rpc/call.ts";
-import { idInput } from "../combo/schema.ts";
 import type { UserRow } from "../user/row.ts";
 import { emptyInput } from "../user/schema.ts";
 import { deletePermission, listMyPermissions, listPermissions, savePermission } from "./service.ts";
 
 const permissionInput = z.object({
-  _id: z
-    .string()
-    .regex(/^[0-9a-f]{24}$/)
-    .optional()
-    .or(z.literal("").transform(() => undefined)),
+  _id: optionalId,
   name: z.string().trim().min(1, "名称不能为空").max(64),
   desc: z.string().trim().max(500).default(""),
 });

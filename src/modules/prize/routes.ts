@@ -1,7 +1,8 @@
+import { idInput } from "../../lib/id-schema.ts";
 import { type CallContext, defineCall } from "../../rpc/call.ts";
 import type { UserRow } from "../user/row.ts";
 import { emptyInput } from "../user/schema.ts";
-import { prizeIdInput, prizeInput } from "./schema.ts";
+import { prizeInput } from "./schema.ts";
 import { deletePrize, drawBoard, drawPrize, listPrizes, myDraws, savePrize } from "./service.ts";
 
 const userIdOf = (ctx: CallContext) => (ctx.user as UserRow).id;
@@ -22,7 +23,7 @@ export const prizeCalls = [
   defineCall({
     path: "/api/yunying/prize/delete",
     access: "yunying",
-    input: prizeIdInput,
+    input: idInput,
     handle: (ctx, input) => deletePrize(ctx.app, input.id),
   }),
   defineCall({

@@ -3,6 +3,7 @@
  * SPA's prize manager and draw page, and `ferry prize list`.
  */
 import { z } from "zod";
+import { optionalId } from "../../lib/id-schema.ts";
 import { imageRef } from "../file/schema.ts";
 
 /**
@@ -109,14 +110,13 @@ export const PrizeMsg = {
   agencyRefused: "代理用户不能参与抽奖",
 } as const;
 
-const prizeId = z.string().regex(/^[0-9a-f]{24}$/, "id 格式错误");
 /** 0.1, 0.2, … 1 (seed 001 §5: step 0.1), tolerant of float noise from a number input. */
 const isTenth = (value: number) => Math.abs(value * 10 - Math.round(value * 10)) < 1e-9;
 
 /** `/api/yunying/prize/update`: without `_id` it creates a prize. */
 export const prizeInput = z
   .object({
-    _id: prizeId.optional().or(z.literal("").transform(() => undefined)),
+    _id: optionalId,
     name: z.string().trim().min(1, "奖品名称不能为空").max(50, "奖品名称不要超过50字"),
     gainTraffic: z.number().min(0, "流量不能为负").max(1_000_000, "流量最多 1000000G"),
     gainVipTime: z.number().int("VIP天数须为整数").min(0, "VIP天数不能为负").max(3650, "VIP天数最多 3650"),
@@ -144,8 +144,6 @@ export const prizeInput = z
   );
 /** photoUrl as the bare upload file name ("" for none). */
 export type PrizeInput = z.output<typeof prizeInput>;
-
-export const prizeIdInput = z.object({ id: prizeId });
 
 /** Seed 001 §9: a new prize is 一等奖, 10 G, 0 days, weight 1, without a discount coupon. */
 export const NEW_PRIZE_DEFAULTS = {

@@ -8,8 +8,9 @@
 import { randomInt } from "node:crypto";
 import type { AppContext } from "../../context.ts";
 import { tx } from "../../db/db.ts";
+import { ID_PATTERN } from "../../lib/id-schema.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
-import { ID_PATTERN, sameSecret, sha256Hex } from "../../rpc/ids.ts";
+import { sameSecret, sha256Hex } from "../../rpc/ids.ts";
 import type { RateRule } from "../../rpc/rate-limit.ts";
 import { USER_ROW_SELECT, type UserRow } from "../user/row.ts";
 import type { TgUser } from "./api.ts";

@@ -4,6 +4,7 @@
  * Shared by the server, the CLI and the SPA. Wire names are the seed's.
  */
 import { z } from "zod";
+import { recordId } from "../../lib/id-schema.ts";
 import { loginInput, type Role } from "./schema.ts";
 
 /** Seed 001 §9: the user list asks for the newest 100 by default. */
@@ -86,7 +87,7 @@ export const userListInput = z.object({
 });
 export type UserListInput = z.input<typeof userListInput>;
 
-const userId = z.string().regex(/^[0-9a-f]{24}$/, "uid 错误");
+const userId = recordId("uid 错误");
 export const userInput = z.object({ uid: userId });
 
 const signed = (max: number, message: string) =>

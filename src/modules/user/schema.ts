@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { recordId } from "../../lib/id-schema.ts";
 import { imageRef } from "../file/schema.ts";
 import { DEFAULT_ICON, NO_CHANNEL_CODE, TOKEN_PATTERN } from "./constants.ts";
 
@@ -118,7 +119,7 @@ export const resetPasswordInput = z.object({ email, password: passwordDigest, de
 export const getEmailInput = z.object({ describUrl });
 export const emptyInput = z.object({}).passthrough();
 export const confirmQuery = z.object({
-  serial_id: z.string().regex(/^[0-9a-f]{24}$/, "serial_id 错误"),
+  serial_id: recordId("serial_id 错误"),
   key: z.string().regex(TOKEN_PATTERN, "key 错误"),
 });
 /** `POST /api/account/change_password`: the link's serial_id and key, and the new password typed again. */

@@ -4,6 +4,7 @@
  * inputs and messages, shared by the server and the SPA. Money is yuan on the wire.
  */
 import { z } from "zod";
+import { recordId } from "../../lib/id-schema.ts";
 
 export const ADDRESS_TYPES = ["USDT-TRC20", "USDT-ERC20"] as const;
 export type AddressType = (typeof ADDRESS_TYPES)[number];
@@ -101,8 +102,7 @@ export interface AdminWallet {
   address: string;
 }
 
-const ID = /^[0-9a-f]{24}$/;
-const chargeId = z.string().regex(ID, WalletMsg.chargeNotFound);
+const chargeId = recordId(WalletMsg.chargeNotFound);
 
 export const changeAddressInput = z.object({
   addressType: z.enum(ADDRESS_TYPES, WalletMsg.addressTypeEmpty),
@@ -135,7 +135,7 @@ export const refuseChargeInput = z.object({
     .max(200, "拒绝原因不能超过200字"),
 });
 
-export const adminWalletInput = z.object({ uid: z.string().regex(ID, WalletMsg.userNotFound) });
+export const adminWalletInput = z.object({ uid: recordId(WalletMsg.userNotFound) });
 
 const SHAPE: Record<AddressType, RegExp> = {
   "USDT-TRC20": /^T[1-9A-HJ-NP-Za-km-z]{33}$/,
