@@ -21,7 +21,7 @@ import {
   unsetAgency,
 } from "../src/modules/agency/service.ts";
 import { findUserByEmail } from "../src/modules/user/service.ts";
-import { numberOption, parseOrDie, printJsonOr, withContext } from "./shared.ts";
+import { dataOption, numberOption, parseOrDie, printJsonOr, printListOr, withContext } from "./shared.ts";
 
 interface Options {
   data?: string;
@@ -39,13 +39,11 @@ export function registerAgencyCommands(program: Command) {
   agency
     .command("list")
     .description("every agency with its number of customers, newest first")
-    .option("--data <dir>", "data directory (env FERRY_DATA)")
+    .addOption(dataOption())
     .option("--json", "print as JSON")
     .action((options: Options) => {
       const agencies = withContext(options.data, (ctx) => listAgencies(ctx));
-      printJsonOr(options.json ?? false, agencies, (list) =>
-        list.length ? list.map(describeAgency).join("\n") : "no agencies",
-      );
+      printListOr(options.json ?? false, agencies, describeAgency, "no agencies");
     });
 
   agency
@@ -53,7 +51,7 @@ export function registerAgencyCommands(program: Command) {
     .description("make an account an agency owner, or rename its agency")
     .argument("<email>", "the owner")
     .option("--name <name>", "the agency's name")
-    .option("--data <dir>", "data directory (env FERRY_DATA)")
+    .addOption(dataOption())
     .option("--json", "print as JSON")
     .action((email: string, options: Options & { name?: string }) => {
       const input = parseOrDie(setAgencyInput, { email, name: options.name }, { name: "--name" });
@@ -65,7 +63,7 @@ export function registerAgencyCommands(program: Command) {
     .command("unset")
     .description("end an agency; its customers are detached and keep their traffic")
     .argument("<email>", "the owner")
-    .option("--data <dir>", "data directory (env FERRY_DATA)")
+    .addOption(dataOption())
     .option("--json", "print as JSON")
     .action((email: string, options: Options) => {
       const input = parseOrDie(unsetAgencyInput, { email });
@@ -86,7 +84,7 @@ export function registerAgencyCommands(program: Command) {
       .description(description)
       .argument("<agency-email>", "the owner")
       .argument("<customer-email>", "the customer")
-      .option("--data <dir>", "data directory (env FERRY_DATA)")
+      .addOption(dataOption())
       .option("--json", "print as JSON")
       .action((agencyEmail: string, customerEmail: string, options: Options) => {
         const input = parseOrDie(attachCustomerInput, {
@@ -106,7 +104,7 @@ export function registerAgencyCommands(program: Command) {
     .argument("<agency-email>", "the owner")
     .argument("<customer-email>", "the customer, attached to that agency")
     .requiredOption("--traffic-g <G>", "traffic in G, more than 0, at most the owner's permanent traffic")
-    .option("--data <dir>", "data directory (env FERRY_DATA)")
+    .addOption(dataOption())
     .option("--json", "print as JSON")
     .action((agencyEmail: string, customerEmail: string, options: Options & { trafficG: string }) => {
       const input = parseOrDie(

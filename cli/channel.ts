@@ -6,7 +6,7 @@ import type { Command } from "commander";
 import { formatYuan } from "../src/lib/money.ts";
 import { updateChannelInput } from "../src/modules/channel/schema.ts";
 import { channelSummary, updateChannel } from "../src/modules/channel/service.ts";
-import { numberOption, parseOrDie, printJsonOr, withContext } from "./shared.ts";
+import { dataOption, numberOption, parseOrDie, printJsonOr, withContext } from "./shared.ts";
 
 const FLAGS = {
   email: "<email>",
@@ -42,7 +42,7 @@ export function registerChannelCommands(program: Command) {
       "days after a customer's sign-up during which orders earn (default: channelConsumerDuration)",
     )
     .option("--name <name>", "the channel's name")
-    .option("--data <dir>", "data directory (env FERRY_DATA)")
+    .addOption(dataOption())
     .option("--json", "print as JSON")
     .action((email: string, options: SetOptions) => {
       const input = parseOrDie(
@@ -69,7 +69,7 @@ export function registerChannelCommands(program: Command) {
     .command("show")
     .description("an account's channel, how many customers it invited and the rebates it earned")
     .argument("<email>", "the account")
-    .option("--data <dir>", "data directory (env FERRY_DATA)")
+    .addOption(dataOption())
     .option("--json", "print as JSON")
     .action((email: string, options: { data?: string; json?: boolean }) => {
       const summary = withContext(options.data, (ctx) => channelSummary(ctx, email));

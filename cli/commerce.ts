@@ -14,7 +14,15 @@ import type { Order, OrderStatus, Trade } from "../src/modules/order/schema.ts";
 import { findOrder, isOpen, listTrades, type OrderRow, toOrder } from "../src/modules/order/service.ts";
 import { findUserByEmail } from "../src/modules/user/service.ts";
 import { settleWithoutGateway } from "../src/payments/credit.ts";
-import { die, numberOption, parseOrDie, printJsonOr, withContext } from "./shared.ts";
+import {
+  dataOption,
+  die,
+  numberOption,
+  parseOrDie,
+  printJsonOr,
+  printListOr,
+  withContext,
+} from "./shared.ts";
 
 const ORDER_STATUSES: readonly OrderStatus[] = ["topay", "wallet_spend", "paied", "cancled"];
 const DEFAULT_ORDER_LIMIT = 100;
@@ -82,13 +90,11 @@ function registerComboCommands(program: Command) {
   combo
     .command("list")
     .description("list every combo, hidden ones included")
-    .option("--data <dir>", "data directory (env FERRY_DATA)")
+    .addOption(dataOption())
     .option("--json", "print as JSON")
     .action((options: { data?: string; json?: boolean }) => {
       const combos = withContext(options.data, listAllCombos);
-      printJsonOr(options.json ?? false, combos, (list) =>
-        list.length ? list.map(comboLine).join("\n") : "no combos",
-      );
+      printListOr(options.json ?? false, combos, comboLine, "no combos");
     });
 
   combo
@@ -106,7 +112,7 @@ function registerComboCommands(program: Command) {
     .option("--permission-days <n>", "days each granted permission lasts")
     .option("--permissions-desc <text>", "permission text shown in the shop")
     .option("--order <n>", "sort position in the shop")
-    .option("--data <dir>", "data directory (env FERRY_DATA)")
+    .addOption(dataOption())
     .option("--json", "print the combo as JSON")
     .action((options: ComboCreateOptions) => {
       const trafficG = numberOption("--traffic-g", options.trafficG) ?? 0;
@@ -146,7 +152,7 @@ function registerOrderCommands(program: Command) {
     .option("--user <email>", "only this account's orders")
     .option("--status <status>", `only orders in this status: ${ORDER_STATUSES.join(", ")}`)
     .option("--limit <n>", "at most this many orders", String(DEFAULT_ORDER_LIMIT))
-    .option("--data <dir>", "data directory (env FERRY_DATA)")
+    .addOption(dataOption())
     .option("--json", "print as JSON")
     .action((options: { user?: string; status?: string; limit: string; data?: string; json?: boolean }) => {
       const status = options.status as OrderStatus | undefined;
@@ -161,9 +167,7 @@ function registerOrderCommands(program: Command) {
           die(`no account with e-mail ${options.user}`);
         return listTrades(ctx, limit, "", { email, status });
       });
-      printJsonOr(options.json ?? false, trades, (list) =>
-        list.length ? list.map(tradeLine).join("\n") : "no orders",
-      );
+      printListOr(options.json ?? false, trades, tradeLine, "no orders");
     });
 
   order
@@ -171,7 +175,7 @@ function registerOrderCommands(program: Command) {
     .description("credit an unpaid order by hand (money received outside a gateway); logged with the reason")
     .argument("<orderId>", "the order's id")
     .requiredOption("--reason <text>", "why, for the payment log (e.g. bank transfer reference)")
-    .option("--data <dir>", "data directory (env FERRY_DATA)")
+    .addOption(dataOption())
     .option("--json", "print the order as JSON")
     .action((orderId: string, options: { reason: string; data?: string; json?: boolean }) => {
       const reason = options.reason.trim();

@@ -24,9 +24,15 @@ import {
   listCoupons,
   saveCoupon,
 } from "../src/modules/coupon/service.ts";
-import { die, numberOption, parseOrDie, printJsonOr, withContext } from "./shared.ts";
-
-const dataOption = () => new Option("--data <dir>", "data directory (env FERRY_DATA)");
+import {
+  dataOption,
+  die,
+  numberOption,
+  parseOrDie,
+  printJsonOr,
+  printListOr,
+  withContext,
+} from "./shared.ts";
 
 /** The option each schema field comes from, to name it in an error. */
 const FLAGS = {
@@ -143,9 +149,7 @@ export function registerCouponCommands(program: Command) {
         const coupons = listCoupons(ctx).filter(
           (c) => (!options.type || c.type === options.type) && (!options.taobao || c.taobao),
         );
-        printJsonOr(options.json ?? false, coupons, (list) =>
-          list.length ? list.map(couponLine(ctx)).join("\n") : "no coupons",
-        );
+        printListOr(options.json ?? false, coupons, couponLine(ctx), "no coupons");
       });
     });
 

@@ -5,7 +5,7 @@
  */
 import type { Command } from "commander";
 import { GuideFiles, type GuideStatus } from "../src/modules/guide/files.ts";
-import { printJsonOr, withContext } from "./shared.ts";
+import { dataOption, printJsonOr, withContext } from "./shared.ts";
 
 export interface GuideListing {
   /** Where the operator puts the files (absolute). */
@@ -32,7 +32,7 @@ export function registerGuideCommands(program: Command) {
   guide
     .command("list")
     .description("each guide's files in <data>/guide/ and whether each is present")
-    .option("--data <dir>", "data directory (env FERRY_DATA)")
+    .addOption(dataOption())
     .option("--json", "print as JSON")
     .action((options: { data?: string; json?: boolean }) => {
       const listing = withContext(options.data, (ctx) => ({

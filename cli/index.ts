@@ -20,7 +20,7 @@ import { registerGuideCommands } from "./guide.ts";
 import { registerNetworkCommands } from "./network.ts";
 import { registerPrizeCommands } from "./prize.ts";
 import { registerRestoreCommand } from "./restore.ts";
-import { dataDirOption, die, printJsonOr } from "./shared.ts";
+import { dataDirOption, dataOption, die, printJsonOr } from "./shared.ts";
 import { registerStatsCommands } from "./stats.ts";
 import { registerTelegramCommands } from "./telegram.ts";
 import { registerTicketCommands } from "./ticket.ts";
@@ -169,7 +169,7 @@ export function buildProgram(): Command {
   migrate
     .command("status")
     .description("list migrations and whether each is applied")
-    .option("--data <dir>", "data directory (env FERRY_DATA)")
+    .addOption(dataOption())
     .option("--json", "print as JSON")
     .action((options: { data?: string; json?: boolean }) => {
       const file = `${dataDirOption(options.data)}/ferry.db`;
@@ -191,7 +191,7 @@ export function buildProgram(): Command {
     .command("backup")
     .description("write a consistent copy of the live database (safe while the server runs)")
     .argument("<file>", "where to write the copy; must not exist")
-    .option("--data <dir>", "data directory (env FERRY_DATA)")
+    .addOption(dataOption())
     .action(async (file: string, options: { data?: string }) => {
       if (await Bun.file(file).exists()) die(`refusing to overwrite ${file}`);
       const source = `${dataDirOption(options.data)}/ferry.db`;

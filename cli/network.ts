@@ -48,9 +48,16 @@ import {
 import type { Format } from "../src/subscription/model.ts";
 import { renderSubscription, subscriptionHeaders, titleFor } from "../src/subscription/service.ts";
 import { registerNodeRunCommand } from "./node-agent.ts";
-import { die, numberOption, parseOrDie, printJsonOr, withContext, withContextAsync } from "./shared.ts";
-
-const dataOption = () => new Option("--data <dir>", "data directory (env FERRY_DATA)");
+import {
+  dataOption,
+  die,
+  numberOption,
+  parseOrDie,
+  printJsonOr,
+  printListOr,
+  withContext,
+  withContextAsync,
+} from "./shared.ts";
 
 function checkId(what: string, value: string): string {
   if (!ID_PATTERN.test(value)) die(`not a ${what} id: ${value}`);
@@ -282,9 +289,7 @@ function registerNodeCommands(program: Command) {
     .option("--json", "print as JSON")
     .action((options: { data?: string; json?: boolean }) => {
       const agents = withContext(options.data, (ctx) => listAgents(ctx));
-      printJsonOr(options.json ?? false, agents, (list) =>
-        list.length ? list.map(nodeLine).join("\n") : "no nodes",
-      );
+      printListOr(options.json ?? false, agents, nodeLine, "no nodes");
     });
 
   node

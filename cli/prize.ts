@@ -5,7 +5,7 @@
 import type { Command } from "commander";
 import type { Prize, PrizeList } from "../src/modules/prize/schema.ts";
 import { listPrizes } from "../src/modules/prize/service.ts";
-import { printJsonOr, withContext } from "./shared.ts";
+import { dataOption, printJsonOr, withContext } from "./shared.ts";
 
 const prizeLine = (p: Prize) =>
   [
@@ -28,7 +28,7 @@ export function registerPrizeCommands(program: Command) {
   prize
     .command("list")
     .description("list the prizes with total weight, Σ traffic × weight and win rate")
-    .option("--data <dir>", "data directory (env FERRY_DATA)")
+    .addOption(dataOption())
     .option("--json", "print {prizes, stats} as JSON")
     .action((options: { data?: string; json?: boolean }) => {
       const list = withContext(options.data, listPrizes);

@@ -2,7 +2,7 @@ import { resolve } from "node:path";
 import type { Command } from "commander";
 import { migrations } from "../src/embedded.ts";
 import { RestoreRefused, restoreDatabase } from "../src/ops/restore.ts";
-import { dataDirOption, die } from "./shared.ts";
+import { dataDirOption, dataOption, die } from "./shared.ts";
 
 export function registerRestoreCommand(program: Command) {
   program
@@ -12,7 +12,7 @@ export function registerRestoreCommand(program: Command) {
         "data directory, keeps the old database as ferry.db.bak-<time>",
     )
     .argument("<file>", "a backup written by `ferry backup` or the scheduled backups")
-    .option("--data <dir>", "data directory (env FERRY_DATA)")
+    .addOption(dataOption())
     .action((file: string, options: { data?: string }) => {
       const dataDir = resolve(dataDirOption(options.data));
       try {

@@ -1,3 +1,4 @@
+import { Option } from "commander";
 import type { ZodType, z } from "zod";
 import { type AppContext, createContext } from "../src/context.ts";
 import { openDatabase } from "../src/db/db.ts";
@@ -12,6 +13,9 @@ export const DEFAULT_DATA_DIR = "./data";
 export function dataDirOption(value: string | undefined): string {
   return value ?? process.env.FERRY_DATA ?? DEFAULT_DATA_DIR;
 }
+
+/** `--data <dir>`, which every command that opens the database takes (read by dataDirOption). */
+export const dataOption = () => new Option("--data <dir>", "data directory (env FERRY_DATA)");
 
 /** Opens the database of a data directory for an operator command, applying pending migrations. */
 export function openContext(dataDir: string): AppContext {
@@ -28,6 +32,11 @@ export function die(message: string): never {
 
 export function printJsonOr<T>(json: boolean, value: T, text: (value: T) => string) {
   console.log(json ? JSON.stringify(value, null, 2) : text(value));
+}
+
+/** A list as JSON, or one line per item, or `empty` ("no tickets") when there is none. */
+export function printListOr<T>(json: boolean, list: T[], line: (item: T) => string, empty: string) {
+  printJsonOr(json, list, () => (list.length ? list.map((item) => line(item)).join("\n") : empty));
 }
 
 /** Opens the data directory, runs the command, turns any failure into the one-line error, closes. */

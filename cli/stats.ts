@@ -11,7 +11,7 @@ import {
   type StasticDay,
 } from "../src/modules/stats/schema.ts";
 import { basicStastic } from "../src/modules/stats/service.ts";
-import { numberOption, parseOrDie, printJsonOr, withContext } from "./shared.ts";
+import { dataOption, numberOption, parseOrDie, printJsonOr, withContext } from "./shared.ts";
 
 const COLUMNS: [header: string, value: (row: StasticDay) => string | number][] = [
   ["day", (r) => r.day],
@@ -56,7 +56,7 @@ export function registerStatsCommands(program: Command) {
       "--days <n>",
       `business days, today included (default ${STATS_DEFAULT_DAYS}, at most ${STATS_MAX_DAYS})`,
     )
-    .option("--data <dir>", "data directory (env FERRY_DATA)")
+    .addOption(dataOption())
     .option("--json", "print as basic_stastic answers")
     .action((options: { days?: string; data?: string; json?: boolean }) => {
       const { num } = parseOrDie(

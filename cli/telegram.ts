@@ -3,10 +3,10 @@
  * is silent — on or off (never the token), bound accounts, the outbox, the latest failures and
  * why, when a message last went out, and the alerts told lately. Times in the `timezone` setting.
  */
-import { type Command, Option } from "commander";
+import type { Command } from "commander";
 import { businessDateTime } from "../src/lib/time.ts";
 import { type MessageFailure, type TelegramStatus, telegramStatus } from "../src/modules/telegram/status.ts";
-import { printJsonOr, withContext } from "./shared.ts";
+import { dataOption, printJsonOr, withContext } from "./shared.ts";
 
 const RECEIVING: Record<TelegramStatus["receiving"], string> = {
   off: "off",
@@ -59,7 +59,7 @@ export function registerTelegramCommands(program: Command) {
       "whether the bot is on, bound accounts, the outbox (sent and failed kept 30 days), " +
         "the latest failed messages and alerts told; never prints the token",
     )
-    .addOption(new Option("--data <dir>", "data directory (env FERRY_DATA)"))
+    .addOption(dataOption())
     .option("--json", "print as JSON")
     .action((options: { data?: string; json?: boolean }) => {
       const { status, timeZone } = withContext(options.data, (ctx) => ({

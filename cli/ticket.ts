@@ -21,7 +21,7 @@ import {
   type TicketActor,
 } from "../src/modules/feedback/service.ts";
 import { Code, RpcError } from "../src/rpc/codes.ts";
-import { die, parseOrDie, printJsonOr, withContext } from "./shared.ts";
+import { dataOption, die, parseOrDie, printJsonOr, printListOr, withContext } from "./shared.ts";
 
 /** The operator at the server's shell, trusted as an admin like every other CLI command. */
 const OPERATOR: TicketActor = { userId: null, admin: true };
@@ -33,7 +33,6 @@ const STATUS_MEANING: Record<TicketStatus, string> = {
 };
 
 const iso = (ms: number) => new Date(ms).toISOString();
-const dataOption = () => new Option("--data <dir>", "data directory (env FERRY_DATA)");
 
 function checkId(id: string): string {
   if (!ID_PATTERN.test(id)) die(`not a ticket id: ${id}`);
@@ -99,9 +98,7 @@ export function registerTicketCommands(program: Command) {
     .option("--json", "print as JSON")
     .action((options: { status?: TicketStatus; data?: string; json?: boolean }) => {
       const tickets = withContext(options.data, (ctx) => listTickets(ctx, { status: options.status }));
-      printJsonOr(options.json ?? false, tickets, (list) =>
-        list.length ? list.map(ticketLine).join("\n") : "no tickets",
-      );
+      printListOr(options.json ?? false, tickets, ticketLine, "no tickets");
     });
 
   ticket

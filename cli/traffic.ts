@@ -12,7 +12,7 @@ import {
 } from "../src/modules/traffic/schema.ts";
 import { listTrafficRecords, type TrafficBalance, trafficBalance } from "../src/modules/traffic/service.ts";
 import { findUserByEmail } from "../src/modules/user/service.ts";
-import { die, numberOption, parseOrDie, printJsonOr, withContext } from "./shared.ts";
+import { dataOption, die, numberOption, parseOrDie, printJsonOr, withContext } from "./shared.ts";
 
 interface TrafficShowOptions {
   days?: string;
@@ -76,7 +76,7 @@ export function registerTrafficCommands(program: Command) {
     .argument("<email>", "the user's e-mail")
     .option("--days <n>", `business days of records, today included (default ${TRAFFIC_RECORD_DAYS})`)
     .option("--type <type>", "only records of this type (spend, buy, coupon, ...; default all)")
-    .option("--data <dir>", "data directory (env FERRY_DATA)")
+    .addOption(dataOption())
     .option("--json", "print as JSON")
     .action((email: string, options: TrafficShowOptions) => {
       const days = daysOption(options.days);

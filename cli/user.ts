@@ -17,6 +17,7 @@ import { RpcError } from "../src/rpc/codes.ts";
 import {
   checkedPassword,
   dataDirOption,
+  dataOption,
   die,
   numberOption,
   openContext,
@@ -82,7 +83,7 @@ function registerAdminUserCommands(user: Command) {
     .option("--filter <text>", "part of the e-mail, channel code or id")
     .option("--since <date>", "signed up on or after this day (YYYY-MM-DD, business timezone)")
     .option("--number <n>", "how many (default 100)")
-    .option("--data <dir>", "data directory (env FERRY_DATA)")
+    .addOption(dataOption())
     .option("--json", "print the accounts as JSON")
     .action(
       (options: { filter?: string; since?: string; number?: string; data?: string; json?: boolean }) => {
@@ -108,7 +109,7 @@ function registerAdminUserCommands(user: Command) {
     .command("show")
     .description("one account with every column of the user list")
     .argument("<email>", "the account's e-mail")
-    .option("--data <dir>", "data directory (env FERRY_DATA)")
+    .addOption(dataOption())
     .option("--json", "print the account as JSON")
     .action((email: string, options: { data?: string; json?: boolean }) => {
       withContext(options.data, (ctx) => {
@@ -128,7 +129,7 @@ function registerAdminUserCommands(user: Command) {
           : "enable a disabled account again",
       )
       .argument("<email>", "the account's e-mail")
-      .option("--data <dir>", "data directory (env FERRY_DATA)")
+      .addOption(dataOption())
       .action((email: string, options: { data?: string }) => {
         withContext(options.data, (ctx) => {
           const updated = updateUser(ctx, CLI_ADMIN_ID, { _id: requireUserByEmail(ctx, email).id, disable });
@@ -148,7 +149,7 @@ function registerAdminUserCommands(user: Command) {
     .option("--days <days>", "days of time package, e.g. 30 or -3")
     .option("--wallet <yuan>", "wallet in yuan, e.g. 12.5 or -3")
     .requiredOption("--reason <text>", "why (kept with the adjustment and shown to the customer)")
-    .option("--data <dir>", "data directory (env FERRY_DATA)")
+    .addOption(dataOption())
     .option("--json", "print the account as JSON")
     .action(
       (
@@ -197,7 +198,7 @@ export function registerUserCommands(program: Command) {
         "out: then it is asked for at the terminal, or read from the first line of stdin",
     )
     .option("--role <role>", `one of ${ROLES.join(", ")}`, "normal")
-    .option("--data <dir>", "data directory (env FERRY_DATA)")
+    .addOption(dataOption())
     .option("--json", "print the account as JSON")
     .action(
       async (options: { email: string; password?: string; role: string; data?: string; json?: boolean }) => {
@@ -235,7 +236,7 @@ export function registerUserCommands(program: Command) {
         "everywhere; the password is asked for at the terminal, or read from the first line of stdin",
     )
     .argument("<email>", "the account's e-mail")
-    .option("--data <dir>", "data directory (env FERRY_DATA)")
+    .addOption(dataOption())
     .action(async (emailArg: string, options: { data?: string }) => {
       const email = emailArg.trim().toLowerCase();
       await withContextAsync(options.data, async (ctx) => {
@@ -253,7 +254,7 @@ export function registerUserCommands(program: Command) {
     .description("change an account's role")
     .argument("<email>", "the account's e-mail")
     .argument("<role>", `one of ${ROLES.join(", ")}`)
-    .option("--data <dir>", "data directory (env FERRY_DATA)")
+    .addOption(dataOption())
     .option("--json", "print the account as JSON")
     .action((emailArg: string, roleArg: string, options: { data?: string; json?: boolean }) => {
       const role = parseRole(roleArg);

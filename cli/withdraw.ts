@@ -22,9 +22,8 @@ import {
   settleCharge,
 } from "../src/modules/wallet/service.ts";
 import { Code, RpcError } from "../src/rpc/codes.ts";
-import { die, parseOrDie, printJsonOr, withContext } from "./shared.ts";
+import { dataOption, die, parseOrDie, printJsonOr, printListOr, withContext } from "./shared.ts";
 
-const dataOption = () => new Option("--data <dir>", "data directory (env FERRY_DATA)");
 const iso = (ms: number) => (ms ? new Date(ms).toISOString() : "-");
 
 const STATUS_MEANING: Record<WithdrawalStatus, string> = {
@@ -78,9 +77,7 @@ export function registerWithdrawCommands(program: Command) {
     .option("--json", "print as JSON")
     .action((options: { status?: WithdrawalStatus; data?: string; json?: boolean }) => {
       const charges = withContext(options.data, (ctx) => listCharges(ctx, { status: options.status }));
-      printJsonOr(options.json ?? false, charges, (list) =>
-        list.length ? list.map(chargeLine).join("\n") : "no withdrawals",
-      );
+      printListOr(options.json ?? false, charges, chargeLine, "no withdrawals");
     });
 
   withdraw

@@ -1,7 +1,19 @@
 export const HOUR_MS = 3_600_000;
 export const DAY_MS = 24 * HOUR_MS;
 
-const dayFormats = new Map<string, Intl.DateTimeFormat>();
+const zoneFormats = new Map<string, Intl.DateTimeFormat>();
+
+/** One Intl.DateTimeFormat per use and timezone: making one costs far more than formatting with it. */
+function zoneFormat(use: string, timeZone: string, locale: string, options: Intl.DateTimeFormatOptions) {
+  const key = `${use}|${timeZone}`;
+  let format = zoneFormats.get(key);
+  if (!format) {
+    format = new Intl.DateTimeFormat(locale, { timeZone, ...options });
+    zoneFormats.set(key, format);
+  }
+  return format;
+}
+
 /** Per timezone, the last business day computed and the instants it spans (first and last ms). */
 const daySpans = new Map<string, { day: string; first: number; last: number }>();
 
@@ -13,17 +25,11 @@ const daySpans = new Map<string, { day: string; first: number; last: number }>()
 export function businessDay(now: number, timeZone: string): string {
   const span = daySpans.get(timeZone);
   if (span && now >= span.first && now <= span.last) return span.day;
-  let format = dayFormats.get(timeZone);
-  if (!format) {
-    format = new Intl.DateTimeFormat("en-CA", {
-      timeZone,
-      year: "numeric",
-      month: "2-digit",
-      day: "2-digit",
-    });
-    dayFormats.set(timeZone, format);
-  }
-  const day = format.format(now);
+  const day = zoneFormat("day", timeZone, "en-CA", {
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+  }).format(now);
   daySpans.set(timeZone, {
     day,
     first: endOfBusinessDay(addDays(day, -1), timeZone) + 1,
@@ -32,45 +38,31 @@ export function businessDay(now: number, timeZone: string): string {
   return day;
 }
 
-const dateTimeFormats = new Map<string, Intl.DateTimeFormat>();
-
 /** "2025-03-01 08:00" in the business timezone (setting `timezone`): what the bot and the CLI print. */
 export function businessDateTime(instant: number, timeZone: string): string {
-  let format = dateTimeFormats.get(timeZone);
-  if (!format) {
-    format = new Intl.DateTimeFormat("en-CA", {
-      timeZone,
-      hourCycle: "h23",
-      year: "numeric",
-      month: "2-digit",
-      day: "2-digit",
-      hour: "2-digit",
-      minute: "2-digit",
-    });
-    dateTimeFormats.set(timeZone, format);
-  }
+  const format = zoneFormat("minute", timeZone, "en-CA", {
+    hourCycle: "h23",
+    year: "numeric",
+    month: "2-digit",
+    day: "2-digit",
+    hour: "2-digit",
+    minute: "2-digit",
+  });
   const part = (type: string) => format.formatToParts(instant).find((p) => p.type === type)?.value ?? "";
   return `${part("year")}-${part("month")}-${part("day")} ${part("hour")}:${part("minute")}`;
 }
 
-const offsetFormats = new Map<string, Intl.DateTimeFormat>();
-
 /** How far the timezone's wall clock is ahead of UTC at an instant (ms; +8 h for Asia/Shanghai). */
 function zoneOffsetMs(instant: number, timeZone: string): number {
-  let format = offsetFormats.get(timeZone);
-  if (!format) {
-    format = new Intl.DateTimeFormat("en-US", {
-      timeZone,
-      hourCycle: "h23",
-      year: "numeric",
-      month: "numeric",
-      day: "numeric",
-      hour: "numeric",
-      minute: "numeric",
-      second: "numeric",
-    });
-    offsetFormats.set(timeZone, format);
-  }
+  const format = zoneFormat("offset", timeZone, "en-US", {
+    hourCycle: "h23",
+    year: "numeric",
+    month: "numeric",
+    day: "numeric",
+    hour: "numeric",
+    minute: "numeric",
+    second: "numeric",
+  });
   const part = (type: string) => Number(format.formatToParts(instant).find((p) => p.type === type)?.value);
   const wall = Date.UTC(
     part("year"),

@@ -23,37 +23,38 @@ import {
   updateUserInput,
   userListInput,
 } from "./admin-schema.ts";
-import { roleOf } from "./row.ts";
+import { roleOf, type UserRow } from "./row.ts";
 import { findUserByEmail, findUserById, setPassword } from "./service.ts";
 import { revokeAccountAccess } from "./session.ts";
 
-interface AdminUserRow {
-  id: string;
-  email: string;
-  type: AdminUser["type"];
-  email_verified: number;
-  disabled: number;
-  scale: number;
-  channel_code: string;
-  create_time: number;
-  paid_user: number;
-  is_agency: number;
-  agency_email: string | null;
-  wallet_fen: number;
-  spend_traffic: number;
-  traffic: number;
-  vip_expire_time: number;
-  last_active_time: number;
-  first_url: string;
-  last_url: string;
-  userkey: string;
-  can_change_describe_key: number;
-  can_change_password: number;
-  normal_permission: number;
-  special_daily_unlimit_traffic: number;
-  daily_unlimit_traffic: number;
-  force_reward: number;
-}
+/** The user list's columns: a UserRow without its secrets, plus the agency owner's e-mail. */
+type AdminUserRow = Pick<
+  UserRow,
+  | "id"
+  | "email"
+  | "type"
+  | "email_verified"
+  | "disabled"
+  | "scale"
+  | "channel_code"
+  | "create_time"
+  | "paid_user"
+  | "is_agency"
+  | "wallet_fen"
+  | "spend_traffic"
+  | "traffic"
+  | "vip_expire_time"
+  | "last_active_time"
+  | "first_url"
+  | "last_url"
+  | "userkey"
+  | "can_change_describe_key"
+  | "can_change_password"
+  | "normal_permission"
+  | "special_daily_unlimit_traffic"
+  | "daily_unlimit_traffic"
+  | "force_reward"
+> & { agency_email: string | null };
 
 // Never password_hash or proxy_secret.
 const ADMIN_USER_SELECT = `SELECT u.id, u.email, u.type, u.email_verified, u.disabled, u.scale, u.channel_code,
