@@ -8,19 +8,14 @@ import { tx } from "../src/db/db.ts";
 import { GB } from "../src/lib/traffic.ts";
 import type { Agency, AgencyCustomers, AllocateResult } from "../src/modules/agency/schema.ts";
 import { changeTraffic } from "../src/modules/ledger/service.ts";
-import { loggedInClient, startTestServer, type TestServer } from "../tests/harness.ts";
-import { expectHelp, expectOneLineError, ferry, ferryIn } from "./test-helpers.ts";
+import { loggedInClient, type TestServer } from "../tests/harness.ts";
+import { expectHelp, expectOneLineError, type FerryIn, ferry, startWithCli } from "./test-helpers.ts";
 
 let server: TestServer;
-let cli: ReturnType<typeof ferryIn>;
+let cli: FerryIn;
 
-beforeAll(async () => {
-  server = await startTestServer();
-  cli = ferryIn(server.dataDir);
-});
-afterAll(async () => {
-  await server?.close();
-});
+beforeAll(async () => ({ server, cli } = await startWithCli()));
+afterAll(() => server?.close());
 
 const trafficOf = (id: string) =>
   server.context.db

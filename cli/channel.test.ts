@@ -10,18 +10,13 @@ import { createUser } from "../src/modules/user/service.ts";
 import { settleWithoutGateway } from "../src/payments/credit.ts";
 import { createOrder, makeCombo, startShopServer } from "../tests/commerce.ts";
 import { ApiClient, loggedInClient, type TestServer, uniqueEmail } from "../tests/harness.ts";
-import { expectHelp, expectOneLineError, ferry, ferryIn } from "./test-helpers.ts";
+import { expectHelp, expectOneLineError, type FerryIn, ferry, startWithCli } from "./test-helpers.ts";
 
 let server: TestServer;
-let cli: ReturnType<typeof ferryIn>;
+let cli: FerryIn;
 
-beforeAll(async () => {
-  server = await startShopServer();
-  cli = ferryIn(server.dataDir);
-});
-afterAll(async () => {
-  await server?.close();
-});
+beforeAll(async () => ({ server, cli } = await startWithCli(startShopServer)));
+afterAll(() => server?.close());
 
 test("every channel command has --help", async () => {
   await expectHelp([

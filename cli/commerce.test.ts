@@ -10,18 +10,13 @@ import type { UserInfo } from "../src/modules/user/schema.ts";
 import { newId } from "../src/rpc/ids.ts";
 import { createOrder, giveWallet, paymentEvents, startShopServer } from "../tests/commerce.ts";
 import { type ApiClient, loggedInClient, type TestServer } from "../tests/harness.ts";
-import { expectHelp, expectRefused, ferry, ferryIn } from "./test-helpers.ts";
+import { expectHelp, expectRefused, type FerryIn, ferry, startWithCli } from "./test-helpers.ts";
 
 let server: TestServer;
-let cli: ReturnType<typeof ferryIn>;
+let cli: FerryIn;
 
-beforeAll(async () => {
-  server = await startShopServer();
-  cli = ferryIn(server.dataDir);
-});
-afterAll(async () => {
-  await server?.close();
-});
+beforeAll(async () => ({ server, cli } = await startWithCli(startShopServer)));
+afterAll(() => server?.close());
 
 const withData = (args: string[]) => cli.withData(args);
 const ferryJson = <T>(args: string[]) => cli.json<T>(args);

@@ -9,16 +9,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GB } from "../src/lib/traffic.ts";
 import type { Coupon } from "../src/modules/coupon/schema.ts";
-import { loggedInClient, startTestServer, type TestServer } from "../tests/harness.ts";
-import { expectHelp, expectRefused, ferryIn } from "./test-helpers.ts";
+import { loggedInClient, type TestServer } from "../tests/harness.ts";
+import { expectHelp, expectRefused, type FerryIn, startWithCli } from "./test-helpers.ts";
 
 let server: TestServer;
-let cli: ReturnType<typeof ferryIn>;
+let cli: FerryIn;
 let outDir: string;
 
 beforeAll(async () => {
-  server = await startTestServer();
-  cli = ferryIn(server.dataDir);
+  ({ server, cli } = await startWithCli());
   outDir = mkdtempSync(join(tmpdir(), "ferry-coupon-out-"));
 });
 afterAll(async () => {

@@ -8,10 +8,10 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { GUIDES } from "../src/modules/guide/catalog.ts";
 import type { GuideListing } from "./guide.ts";
-import { expectHelp, ferryIn } from "./test-helpers.ts";
+import { expectHelp, type FerryIn, ferryIn } from "./test-helpers.ts";
 
 let dataDir: string;
-let cli: ReturnType<typeof ferryIn>;
+let cli: FerryIn;
 const [withInstaller] = GUIDES.filter((g) => g.files.some((f) => f.kind === "installer"));
 const installer = withInstaller?.files.find((f) => f.kind === "installer");
 

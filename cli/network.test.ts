@@ -11,19 +11,14 @@ import type { AgentLine } from "../src/modules/line/schema.ts";
 import type { Agent } from "../src/modules/node-record/schema.ts";
 import { findAgentRow } from "../src/modules/node-record/service.ts";
 import { newId } from "../src/rpc/ids.ts";
-import { loggedInClient, startTestServer, type TestServer } from "../tests/harness.ts";
-import { expectHelp, expectRefused, ferryIn } from "./test-helpers.ts";
+import { loggedInClient, type TestServer } from "../tests/harness.ts";
+import { expectHelp, expectRefused, type FerryIn, startWithCli } from "./test-helpers.ts";
 
 let server: TestServer;
-let cli: ReturnType<typeof ferryIn>;
+let cli: FerryIn;
 
-beforeAll(async () => {
-  server = await startTestServer();
-  cli = ferryIn(server.dataDir);
-});
-afterAll(async () => {
-  await server?.close();
-});
+beforeAll(async () => ({ server, cli } = await startWithCli()));
+afterAll(() => server?.close());
 
 const withData = (args: string[]) => cli.withData(args);
 const ferryOk = (args: string[]) => cli.ok(args);

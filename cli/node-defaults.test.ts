@@ -10,10 +10,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "../src/db/db.ts";
 import { type Agent, NODE_TYPES, newNodeDefaults } from "../src/modules/node-record/schema.ts";
-import { ferryIn } from "./test-helpers.ts";
+import { type FerryIn, ferryIn } from "./test-helpers.ts";
 
 let dataDir: string;
-let cli: ReturnType<typeof ferryIn>;
+let cli: FerryIn;
 
 beforeAll(() => {
   dataDir = mkdtempSync(join(tmpdir(), "ferry-node-defaults-"));

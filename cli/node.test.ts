@@ -5,40 +5,35 @@
  * executable (or says why not, in one line).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../package.json" with { type: "json" };
 import type { Agent } from "../src/modules/node-record/schema.ts";
 import { type AgentRow, findAgentRow } from "../src/modules/node-record/service.ts";
 import { startControlServer } from "../src/node-program/control.ts";
-import { type ApiClient, loggedInClient, startTestServer, type TestServer } from "../tests/harness.ts";
-import { expectHelp, expectOneLineError, ferry, ferryIn } from "./test-helpers.ts";
+import { type ApiClient, loggedInClient, type TestServer } from "../tests/harness.ts";
+import { serveAgentBinary } from "../tests/nodes.ts";
+import { expectHelp, expectOneLineError, type FerryIn, ferry, startWithCli } from "./test-helpers.ts";
 
 const NEW_EXE = "#!/bin/sh\necho 'ferry new'\n";
 const NEW_SHA = new Bun.CryptoHasher("sha256").update(NEW_EXE).digest("hex");
 
 let server: TestServer;
-let cli: ReturnType<typeof ferryIn>;
+let cli: FerryIn;
 let admin: ApiClient;
 let dir: string;
 let served: string;
-const savedAgentEnv = process.env.FERRY_AGENT_BINARY;
+let restoreAgent: () => void;
 
 beforeAll(async () => {
-  server = await startTestServer();
-  cli = ferryIn(server.dataDir);
+  ({ server, cli } = await startWithCli());
   admin = (await loggedInClient(server, { role: "admin" })).client;
-  dir = mkdtempSync(join(tmpdir(), "ferry-cli-node-"));
-  served = join(dir, "served-ferry");
-  writeFileSync(served, NEW_EXE);
   // The panel (this process) and the CLI (a child) hand out the same executable.
-  process.env.FERRY_AGENT_BINARY = served;
+  ({ dir, file: served, restore: restoreAgent } = serveAgentBinary("ferry-cli-node-", NEW_EXE));
 });
 afterAll(async () => {
-  process.env.FERRY_AGENT_BINARY = savedAgentEnv;
+  restoreAgent?.();
   await server?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 let count = 0;

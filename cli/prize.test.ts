@@ -4,19 +4,14 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Prize, PrizeList } from "../src/modules/prize/schema.ts";
-import { loggedInClient, startTestServer, type TestServer } from "../tests/harness.ts";
-import { expectHelp, ferryIn } from "./test-helpers.ts";
+import { loggedInClient, type TestServer } from "../tests/harness.ts";
+import { expectHelp, type FerryIn, startWithCli } from "./test-helpers.ts";
 
 let server: TestServer;
-let cli: ReturnType<typeof ferryIn>;
+let cli: FerryIn;
 
-beforeAll(async () => {
-  server = await startTestServer();
-  cli = ferryIn(server.dataDir);
-});
-afterAll(async () => {
-  await server?.close();
-});
+beforeAll(async () => ({ server, cli } = await startWithCli()));
+afterAll(() => server?.close());
 
 test("prize list has --help", async () => {
   await expectHelp([

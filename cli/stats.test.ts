@@ -11,18 +11,13 @@ import { BASIC_STASTIC_CALL, type BasicStastic } from "../src/modules/stats/sche
 import { settleWithoutGateway } from "../src/payments/credit.ts";
 import { makeCombo, startShopServer } from "../tests/commerce.ts";
 import { loggedInClient, type TestServer } from "../tests/harness.ts";
-import { expectHelp, expectRefused, ferryIn } from "./test-helpers.ts";
+import { expectHelp, expectRefused, type FerryIn, startWithCli } from "./test-helpers.ts";
 
 let server: TestServer;
-let cli: ReturnType<typeof ferryIn>;
+let cli: FerryIn;
 
-beforeAll(async () => {
-  server = await startShopServer();
-  cli = ferryIn(server.dataDir);
-});
-afterAll(async () => {
-  await server?.close();
-});
+beforeAll(async () => ({ server, cli } = await startWithCli(startShopServer)));
+afterAll(() => server?.close());
 
 test("stats has --help", async () => {
   await expectHelp([[["stats"], ["--days", "--data", "--json"]]]);

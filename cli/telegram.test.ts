@@ -21,11 +21,11 @@ import {
   startFakeTelegram,
 } from "../tests/fakes/telegram.ts";
 import { loggedInClient, startTestServer, type TestServer } from "../tests/harness.ts";
-import { expectHelp, ferryIn } from "./test-helpers.ts";
+import { expectHelp, type FerryIn, ferryIn } from "./test-helpers.ts";
 
 let fake: FakeTelegram;
 let server: TestServer;
-let cli: ReturnType<typeof ferryIn>;
+let cli: FerryIn;
 
 /** Not the panel's default (Asia/Shanghai), so the output shows the setting is used. */
 const TIME_ZONE = "America/New_York";

@@ -1,6 +1,7 @@
 /** Running the operator CLI as a real process (`bun src/main.ts …`) in tests, and what every command owes. */
 import { expect } from "bun:test";
 import { join } from "node:path";
+import { startTestServer, type TestServer } from "../tests/harness.ts";
 
 const ROOT = join(import.meta.dir, "..");
 
@@ -147,4 +148,18 @@ export function ferryIn(dataDir: string) {
     ok,
     json: async <T>(args: string[]): Promise<T> => JSON.parse(await ok([...args, "--json"])) as T,
   };
+}
+
+/** `ferry` bound to one data directory (what `ferryIn` answers). */
+export type FerryIn = ReturnType<typeof ferryIn>;
+
+/**
+ * A test server (`start`, startTestServer unless given) with `ferry` bound to its data directory,
+ * for a test file's set-up: `beforeAll(async () => ({ server, cli } = await startWithCli()))`.
+ */
+export async function startWithCli(
+  start: () => Promise<TestServer> = startTestServer,
+): Promise<{ server: TestServer; cli: FerryIn }> {
+  const server = await start();
+  return { server, cli: ferryIn(server.dataDir) };
 }

@@ -8,19 +8,14 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Ticket } from "../src/modules/feedback/schema.ts";
 import type { Notice } from "../src/modules/notice/schema.ts";
 import { newId } from "../src/rpc/ids.ts";
-import { loggedInClient, startTestServer, type TestServer } from "../tests/harness.ts";
-import { expectHelp, expectRefused, ferryIn } from "./test-helpers.ts";
+import { loggedInClient, type TestServer } from "../tests/harness.ts";
+import { expectHelp, expectRefused, type FerryIn, startWithCli } from "./test-helpers.ts";
 
 let server: TestServer;
-let cli: ReturnType<typeof ferryIn>;
+let cli: FerryIn;
 
-beforeAll(async () => {
-  server = await startTestServer();
-  cli = ferryIn(server.dataDir);
-});
-afterAll(async () => {
-  await server?.close();
-});
+beforeAll(async () => ({ server, cli } = await startWithCli()));
+afterAll(() => server?.close());
 
 type Client = Awaited<ReturnType<typeof loggedInClient>>;
 

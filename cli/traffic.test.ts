@@ -13,7 +13,7 @@ import { findUserById } from "../src/modules/user/service.ts";
 import { createOrder, makeCombo, payWithSandbox, startShopServer } from "../tests/commerce.ts";
 import { type ApiClient, loggedInClient, type TestServer } from "../tests/harness.ts";
 import { chargeNode, makeChargingNode, noonOfDay, noonZone } from "../tests/traffic.ts";
-import { expectHelp, expectRefused, ferryIn } from "./test-helpers.ts";
+import { expectHelp, expectRefused, type FerryIn, startWithCli } from "./test-helpers.ts";
 
 interface TrafficReport {
   balance: TrafficBalance;
@@ -23,7 +23,7 @@ interface TrafficReport {
 }
 
 let server: TestServer;
-let cli: ReturnType<typeof ferryIn>;
+let cli: FerryIn;
 let client: ApiClient;
 let user: UserRow;
 let email = "";
@@ -35,8 +35,7 @@ async function buy(fields: Record<string, unknown>) {
 }
 
 beforeAll(async () => {
-  server = await startShopServer();
-  cli = ferryIn(server.dataDir);
+  ({ server, cli } = await startWithCli(startShopServer));
   const agentId = makeChargingNode(server, zone);
   ({ client, user, email } = await loggedInClient(server));
   await buy({ name: "10G 流量包", traffic: 10 * GB });

@@ -6,19 +6,14 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { GB } from "../src/lib/traffic.ts";
 import type { AdminUser } from "../src/modules/user/admin-schema.ts";
 import { Code } from "../src/rpc/codes.ts";
-import { loggedInClient, startTestServer, type TestServer, uniqueEmail } from "../tests/harness.ts";
-import { expectHelp, expectOneLineError, ferry, ferryIn } from "./test-helpers.ts";
+import { loggedInClient, type TestServer, uniqueEmail } from "../tests/harness.ts";
+import { expectHelp, expectOneLineError, type FerryIn, ferry, startWithCli } from "./test-helpers.ts";
 
 let server: TestServer;
-let cli: ReturnType<typeof ferryIn>;
+let cli: FerryIn;
 
-beforeAll(async () => {
-  server = await startTestServer();
-  cli = ferryIn(server.dataDir);
-});
-afterAll(async () => {
-  await server?.close();
-});
+beforeAll(async () => ({ server, cli } = await startWithCli()));
+afterAll(() => server?.close());
 
 const counts = (userId: string) =>
   server.context.db

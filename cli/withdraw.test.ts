@@ -8,19 +8,14 @@ import type { Notice } from "../src/modules/notice/schema.ts";
 import type { Charge, Withdrawal } from "../src/modules/wallet/schema.ts";
 import { WalletMsg } from "../src/modules/wallet/schema.ts";
 import { giveWallet, walletFen } from "../tests/commerce.ts";
-import { loggedInClient, startTestServer, type TestServer } from "../tests/harness.ts";
-import { expectHelp, expectOneLineError, ferry, ferryIn } from "./test-helpers.ts";
+import { loggedInClient, type TestServer } from "../tests/harness.ts";
+import { expectHelp, expectOneLineError, type FerryIn, ferry, startWithCli } from "./test-helpers.ts";
 
 let server: TestServer;
-let cli: ReturnType<typeof ferryIn>;
+let cli: FerryIn;
 
-beforeAll(async () => {
-  server = await startTestServer();
-  cli = ferryIn(server.dataDir);
-});
-afterAll(async () => {
-  await server?.close();
-});
+beforeAll(async () => ({ server, cli } = await startWithCli()));
+afterAll(() => server?.close());
 
 type Client = Awaited<ReturnType<typeof loggedInClient>>;
 

@@ -136,6 +136,17 @@ export async function loggedInClient(
   return { client, user, email, password };
 }
 
+/**
+ * A test server (`start`, startTestServer unless given) with an admin's client logged in to it, for
+ * a test file's set-up: `beforeAll(async () => ({ server, admin } = await startWithAdmin()))`.
+ */
+export async function startWithAdmin(
+  start: () => Promise<TestServer> = startTestServer,
+): Promise<{ server: TestServer; admin: ApiClient }> {
+  const server = await start();
+  return { server, admin: (await loggedInClient(server, { role: "admin" })).client };
+}
+
 /** A GET with the path sent exactly as written (fetch would resolve `..` and `%2e%2e` first). */
 export async function rawGet(
   server: { port: number },

@@ -11,15 +11,14 @@ import type { Order, OrderDetail, Trade } from "../src/modules/order/schema.ts";
 import type { PermissionItem } from "../src/modules/permission/schema.ts";
 import type { Settings } from "../src/modules/settings/schema.ts";
 import { startShopServer } from "./commerce.ts";
-import { ApiClient, loggedInClient, type TestServer } from "./harness.ts";
+import { ApiClient, loggedInClient, startWithAdmin, type TestServer } from "./harness.ts";
 
 let server: TestServer;
 let admin: ApiClient;
 let buyer: ApiClient;
 
 beforeAll(async () => {
-  server = await startShopServer();
-  admin = (await loggedInClient(server, { role: "admin" })).client;
+  ({ server, admin } = await startWithAdmin(startShopServer));
   buyer = (await loggedInClient(server)).client;
 });
 afterAll(async () => {

@@ -8,30 +8,21 @@ import type { Entry } from "../src/modules/entry/schema.ts";
 import type { AgentLine } from "../src/modules/line/schema.ts";
 import type { Agent, PublicAgent } from "../src/modules/node-record/schema.ts";
 import type { AgentRow } from "../src/modules/node-record/service.ts";
-import { ApiClient, loggedInClient, startTestServer, type TestServer } from "./harness.ts";
+import { ApiClient, loggedInClient, startWithAdmin, type TestServer } from "./harness.ts";
+import { V2RAY_NODE } from "./nodes.ts";
 
 let server: TestServer;
 let admin: ApiClient;
 
-beforeAll(async () => {
-  server = await startTestServer();
-  admin = (await loggedInClient(server, { role: "admin" })).client;
-});
-afterAll(async () => {
-  await server?.close();
-});
+beforeAll(async () => ({ server, admin } = await startWithAdmin()));
+afterAll(() => server?.close());
 
 const NODE = {
+  ...V2RAY_NODE,
   name: "香港 01",
   country: { code: "HK" },
-  type: "v2ray",
   ip: "203.0.113.7",
   host: "hk.example.com",
-  ctrl_port: 888,
-  zz_port: 20000,
-  port: 10000,
-  public_port: 10000,
-  serverType: "ubuntu_x86",
   ssh_password: "root-secret-pw",
 };
 

@@ -3,48 +3,74 @@
  * applyNodeReport (the push route's function), and instants of business days, so tests pick the
  * day a charge lands on instead of depending on the wall clock.
  */
+
+import { tx } from "../src/db/db.ts";
 import { addDays, businessDay, endOfBusinessDay, HOUR_MS } from "../src/lib/time.ts";
+import { changeTraffic, type TrafficChange } from "../src/modules/ledger/service.ts";
 import { lineInput } from "../src/modules/line/schema.ts";
 import { saveLine } from "../src/modules/line/service.ts";
 import { checkPush } from "../src/modules/node-api/report.ts";
 import { servedUserList } from "../src/modules/node-api/service.ts";
-import { agentInput } from "../src/modules/node-record/schema.ts";
-import { type AgentRow, findAgentRow, saveAgent } from "../src/modules/node-record/service.ts";
+import { type AgentRow, findAgentRow } from "../src/modules/node-record/service.ts";
 import { applyNodeReport, type ReportResult } from "../src/modules/traffic/charge.ts";
+import type { TrafficRecordType } from "../src/modules/traffic/schema.ts";
+import { transformPassword } from "../src/modules/user/password.ts";
+import type { UserRow } from "../src/modules/user/row.ts";
+import { createUser } from "../src/modules/user/service.ts";
 import { newId } from "../src/rpc/ids.ts";
 import type { TestServer } from "./harness.ts";
+import { saveNode } from "./nodes.ts";
 
-/**
- * Charges at face value (all scales 1, no minimum) in the given business timezone, and adds a
- * node with one VMess TCP line; returns the node's id.
- */
-export function makeChargingNode(server: TestServer, timezone: string): string {
-  const ctx = server.context;
-  ctx.settings.update({
+/** Charges at face value (all scales 1, no minimum) in the given business timezone. */
+export function chargeAtFaceValue(server: TestServer, timezone: string) {
+  server.context.settings.update({
     timezone,
     traffic_spend_scale: 1,
     upload_traffic_spend_scale: 1,
     minestTrafficSpend: 0,
   });
-  const agent = saveAgent(
-    ctx,
-    agentInput.parse({
-      name: "香港 01",
-      country: { code: "HK" },
-      type: "v2ray",
-      ip: "203.0.113.9",
-      ctrl_port: 888,
-      zz_port: 20000,
-      port: 10000,
-      public_port: 10000,
-      serverType: "ubuntu_x86",
-    }),
-  );
+}
+
+/**
+ * Charges at face value (chargeAtFaceValue) in the given business timezone, and adds a node with
+ * one VMess TCP line; returns the node's id.
+ */
+export function makeChargingNode(server: TestServer, timezone: string): string {
+  const ctx = server.context;
+  chargeAtFaceValue(server, timezone);
+  const agent = saveNode(server, { name: "香港 01", country: { code: "HK" }, ip: "203.0.113.9" });
   saveLine(
     ctx,
     lineInput.parse({ name: "TCP", agentID: agent._id, protocol: "vmesh_tcp", bridge: "none", scale: 1 }),
   );
   return agent._id;
+}
+
+/** The node pulls its user list at `now`, as it does every pull interval (it charges only the users on it). */
+export function pullUserListOf(server: TestServer, agentId: string, now?: number) {
+  const ctx = server.context;
+  return servedUserList(ctx, findAgentRow(ctx, agentId) as AgentRow, now);
+}
+
+/**
+ * A push of the node report `{node_uid: [upload, download]}`, checked as the push route checks
+ * it and applied at `now` with a fresh report id on the VMess TCP inbound; no pull first.
+ */
+export function applyPush(
+  server: TestServer,
+  agentId: string,
+  usage: Record<number | string, [upload: number, download: number]>,
+  now: number,
+): ReportResult {
+  const checked = checkPush(JSON.stringify(usage));
+  if (!checked.ok) throw new Error(checked.message);
+  return applyNodeReport(server.context, {
+    agentId,
+    reportId: newId(),
+    inbound: "vmesh_tcp",
+    usage: checked.value,
+    now,
+  });
 }
 
 /**
@@ -57,17 +83,51 @@ export function chargeNode(
   usage: Record<number, [upload: number, download: number]>,
   now: number,
 ): ReportResult {
+  pullUserListOf(server, agentId);
+  return applyPush(server, agentId, usage, now);
+}
+
+/**
+ * A customer made straight through the service (a fresh address) whose traffic and time package
+ * come through the ledger in one "buy" row, as a purchase credits them.
+ */
+export async function customerWithPackage(
+  server: TestServer,
+  purchase: Omit<TrafficChange, "userId" | "type" | "desc"> & { desc?: string },
+): Promise<UserRow> {
   const ctx = server.context;
-  servedUserList(ctx, findAgentRow(ctx, agentId) as AgentRow);
-  const checked = checkPush(JSON.stringify(usage));
-  if (!checked.ok) throw new Error(checked.message);
-  return applyNodeReport(ctx, {
-    agentId,
-    reportId: newId(),
-    inbound: "vmesh_tcp",
-    usage: checked.value,
-    now,
+  const user = await createUser(ctx, {
+    email: `${newId()}@example.com`,
+    passwordDigest: transformPassword("correct-horse-1"),
   });
+  tx(ctx.db, () =>
+    changeTraffic(ctx.db, { ...purchase, userId: user.id, type: "buy", desc: purchase.desc ?? "测试套餐" }),
+  );
+  return user;
+}
+
+/** A ledger row of `type` moving `bytes` of the user's permanent traffic, made now (Asia/Shanghai). */
+export function recordTraffic(server: TestServer, userId: string, type: TrafficRecordType, bytes: number) {
+  const db = server.context.db;
+  tx(db, () =>
+    changeTraffic(db, {
+      userId,
+      type,
+      desc: "测试",
+      traffic: bytes,
+      now: Date.now(),
+      timeZone: "Asia/Shanghai",
+    }),
+  );
+}
+
+/** Σ traffic_change of the user's ledger rows: what balances.traffic must equal. */
+export function trafficLedgerSum(server: TestServer, userId: string): number {
+  return (
+    server.context.db
+      .query("SELECT COALESCE(SUM(traffic_change), 0) AS total FROM traffic_records WHERE user_id = ?")
+      .get(userId) as { total: number }
+  ).total;
 }
 
 /** The first millisecond of a business day (YYYY-MM-DD) in the timezone. */

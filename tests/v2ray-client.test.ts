@@ -22,7 +22,7 @@ import { type AgentRow, findAgentRow } from "../src/modules/node-record/service.
 import { USER_ROW_SELECT, type UserRow } from "../src/modules/user/row.ts";
 import { renderCoreConfig } from "../src/node-program/core-config.ts";
 import { trafficLeft } from "../src/subscription/service.ts";
-import { type ApiClient, loggedInClient, startTestServer, type TestServer } from "./harness.ts";
+import { type ApiClient, loggedInClient, startWithAdmin, type TestServer } from "./harness.ts";
 import {
   clientConfig,
   decodeSubscription,
@@ -115,8 +115,7 @@ beforeAll(async () => {
   if (SKIP) return;
   workDir = mkdtempSync(join(tmpdir(), "ferry-v2ray-"));
   v2ray = new V2rayProcesses(workDir);
-  server = await startTestServer();
-  admin = (await loggedInClient(server, { role: "admin" })).client;
+  ({ server, admin } = await startWithAdmin());
   customer = await loggedInClient(server);
   tx(server.context.db, () =>
     changeTraffic(server.context.db, {

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { z } from "zod";
-import { type ApiClient, loggedInClient, startTestServer, type TestServer } from "../../tests/harness.ts";
+import { type ApiClient, startWithAdmin, type TestServer } from "../../tests/harness.ts";
 import { comboInput } from "../modules/combo/schema.ts";
 import { entryInput } from "../modules/entry/schema.ts";
 import { lineInput } from "../modules/line/schema.ts";
@@ -19,13 +19,8 @@ import { Code } from "../rpc/codes.ts";
 let server: TestServer;
 let admin: ApiClient;
 
-beforeAll(async () => {
-  server = await startTestServer();
-  admin = (await loggedInClient(server, { role: "admin" })).client;
-});
-afterAll(async () => {
-  await server?.close();
-});
+beforeAll(async () => ({ server, admin } = await startWithAdmin()));
+afterAll(() => server?.close());
 
 /** Latin words schemas write on purpose in their own messages: product names, format examples. */
 const WRITTEN_WORDS =

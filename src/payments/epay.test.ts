@@ -72,11 +72,8 @@ interface Purchase {
   gatewayOrder: EpayOrder;
 }
 
-async function call<T>(client: ApiClient, path: string, payload: unknown = {}): Promise<T> {
-  const answer = await client.call<T>(path, payload);
-  if (answer.code !== 0) throw new Error(`${path}: ${answer.code} ${answer.msg}`);
-  return answer.data;
-}
+/** `client.ok(path, payload)`: the data of a call that must succeed. */
+const call = <T>(client: ApiClient, path: string, payload: unknown = {}) => client.ok<T>(path, payload);
 
 async function newBuyer() {
   const { client, user } = await loggedInClient(server);

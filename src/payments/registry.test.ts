@@ -12,7 +12,7 @@ import {
   payWithSandbox,
   walletFen,
 } from "../../tests/commerce.ts";
-import { type ApiClient, loggedInClient, startTestServer, type TestServer } from "../../tests/harness.ts";
+import { type ApiClient, loggedInClient, startWithAdmin, type TestServer } from "../../tests/harness.ts";
 import { GB } from "../lib/traffic.ts";
 import type { Combo } from "../modules/combo/schema.ts";
 import { OrderMsg, type PayMode } from "../modules/order/schema.ts";
@@ -25,8 +25,7 @@ let combo: Combo;
 
 beforeAll(async () => {
   delete process.env[SANDBOX_ENV];
-  server = await startTestServer();
-  admin = (await loggedInClient(server, { role: "admin" })).client;
+  ({ server, admin } = await startWithAdmin());
   combo = makeCombo(server, { name: "15 元 100G", price: 15, traffic: 100 * GB });
 });
 afterEach(() => {

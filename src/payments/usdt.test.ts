@@ -30,11 +30,8 @@ let server: TestServer;
 let grid: FakeTronGrid;
 let admin: ApiClient;
 
-async function call<T>(client: ApiClient, path: string, payload: unknown = {}): Promise<T> {
-  const answer = await client.call<T>(path, payload);
-  if (answer.code !== 0) throw new Error(`${path}: ${answer.code} ${answer.msg}`);
-  return answer.data;
-}
+/** `client.ok(path, payload)`: the data of a call that must succeed. */
+const call = <T>(client: ApiClient, path: string, payload: unknown = {}) => client.ok<T>(path, payload);
 
 const setConfig = (patch: Record<string, unknown>) => call(admin, "/api/admin/config/set_config", patch);
 

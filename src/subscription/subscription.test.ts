@@ -11,13 +11,13 @@ import {
   startTestServer,
   type TestServer,
 } from "../../tests/harness.ts";
+import { saveNode } from "../../tests/nodes.ts";
 import { GB } from "../lib/traffic.ts";
 import { entryInput } from "../modules/entry/schema.ts";
 import { deleteEntry, saveEntry } from "../modules/entry/service.ts";
 import { lineInput } from "../modules/line/schema.ts";
 import { saveLine } from "../modules/line/service.ts";
-import { agentInput, type Country } from "../modules/node-record/schema.ts";
-import { saveAgent } from "../modules/node-record/service.ts";
+import type { Country } from "../modules/node-record/schema.ts";
 import { savePermission } from "../modules/permission/service.ts";
 import type { UserRow } from "../modules/user/row.ts";
 import { findUserById } from "../modules/user/service.ts";
@@ -36,21 +36,7 @@ afterAll(async () => {
 const ctx = () => server.context;
 
 function node(fields: Record<string, unknown> = {}) {
-  return saveAgent(
-    ctx(),
-    agentInput.parse({
-      name: "香港",
-      type: "v2ray",
-      ip: "203.0.113.9",
-      host: "hk.example.com",
-      ctrl_port: 888,
-      zz_port: 20000,
-      port: 10000,
-      public_port: 10000,
-      serverType: "ubuntu_x86",
-      ...fields,
-    }),
-  );
+  return saveNode(server, { name: "香港", ip: "203.0.113.9", host: "hk.example.com", ...fields });
 }
 
 function line(agentID: string, name: string, fields: Record<string, unknown> = {}) {

@@ -11,14 +11,14 @@
  * Needs the SPA built first (`bun run build:web`).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Locator, Page } from "playwright-core";
 import { type Agent, newNodeDefaults } from "../../src/modules/node-record/schema.ts";
 import { type AgentRow, findAgentRow } from "../../src/modules/node-record/service.ts";
 import { startControlServer } from "../../src/node-program/control.ts";
 import { type ApiClient, loggedInClient, startTestServer, type TestServer } from "../harness.ts";
+import { serveAgentBinary } from "../nodes.ts";
 import { launchChromium, loginInBrowser, newPage, payloadOf, poll, SHOTS, screenshots } from "./chromium.ts";
 
 const NEW_EXE = "#!/bin/sh\necho 'ferry new'\n";
@@ -29,7 +29,7 @@ let admin: ApiClient;
 let adminEmail: string;
 let adminPassword: string;
 let dir: string;
-const savedAgentEnv = process.env.FERRY_AGENT_BINARY;
+let restoreAgent: () => void;
 
 beforeAll(async () => {
   browser = await launchChromium();
@@ -38,16 +38,12 @@ beforeAll(async () => {
   admin = made.client;
   adminEmail = made.email;
   adminPassword = made.password;
-  dir = mkdtempSync(join(tmpdir(), "ferry-admin-nodes-"));
-  const served = join(dir, "served-ferry");
-  writeFileSync(served, NEW_EXE);
-  process.env.FERRY_AGENT_BINARY = served;
+  ({ dir, restore: restoreAgent } = serveAgentBinary("ferry-admin-nodes-", NEW_EXE));
 });
 afterAll(async () => {
-  process.env.FERRY_AGENT_BINARY = savedAgentEnv;
+  restoreAgent?.();
   await browser?.close();
   await server?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");

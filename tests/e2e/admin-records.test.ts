@@ -7,14 +7,13 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Browser, Page } from "playwright-core";
-import { tx } from "../../src/db/db.ts";
 import { GB } from "../../src/lib/traffic.ts";
 import { attachCustomer, setAgency } from "../../src/modules/agency/service.ts";
 import { recordError } from "../../src/modules/errors/service.ts";
-import { changeTraffic } from "../../src/modules/ledger/service.ts";
 import type { TrafficRecordType } from "../../src/modules/traffic/schema.ts";
 import { toBase64Json } from "../../src/rpc/envelope.ts";
 import { loggedInClient, startTestServer, type TestServer } from "../harness.ts";
+import { recordTraffic } from "../traffic.ts";
 import { launchChromium, loginInBrowser, newPage, payloadOf, poll, screenshots } from "./chromium.ts";
 
 let server: TestServer;
@@ -36,18 +35,8 @@ const trafficOf = (id: string) =>
   db().query<{ traffic: number }, [string]>("SELECT traffic FROM balances WHERE user_id = ?").get(id)
     ?.traffic;
 
-function record(userId: string, type: TrafficRecordType, bytes: number) {
-  tx(db(), () =>
-    changeTraffic(db(), {
-      userId,
-      type,
-      desc: "测试",
-      traffic: bytes,
-      now: Date.now(),
-      timeZone: "Asia/Shanghai",
-    }),
-  );
-}
+const record = (userId: string, type: TrafficRecordType, bytes: number) =>
+  recordTraffic(server, userId, type, bytes);
 
 test("an admin filters all traffic records by type and clears the error log", async () => {
   const admin = await loggedInClient(server, { role: "admin" });

@@ -4,7 +4,7 @@
  * owner and agency_allocate on the customer in one transaction.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { ApiClient, loggedInClient, startTestServer, type TestServer } from "../../../tests/harness.ts";
+import { ApiClient, loggedInClient, startWithAdmin, type TestServer } from "../../../tests/harness.ts";
 import { tx } from "../../db/db.ts";
 import { GB } from "../../lib/traffic.ts";
 import { changeTraffic } from "../ledger/service.ts";
@@ -16,13 +16,8 @@ import type { Agency, AgencyCustomers, AllocateResult } from "./schema.ts";
 let server: TestServer;
 let admin: ApiClient;
 
-beforeAll(async () => {
-  server = await startTestServer();
-  admin = (await loggedInClient(server, { role: "admin" })).client;
-});
-afterAll(async () => {
-  await server?.close();
-});
+beforeAll(async () => ({ server, admin } = await startWithAdmin()));
+afterAll(() => server?.close());
 
 const db = () => server.context.db;
 
@@ -56,11 +51,8 @@ const records = (userId: string, type: TrafficRecordType) =>
     )
     .all(userId, type);
 
-async function ok<T>(client: ApiClient, path: string, payload: unknown = {}): Promise<T> {
-  const answer = await client.call<T>(path, payload);
-  if (answer.code !== 0) throw new Error(`${path}: ${answer.code} ${answer.msg}`);
-  return answer.data;
-}
+/** `client.ok(path, payload)`: the data of a call that must succeed. */
+const ok = <T>(client: ApiClient, path: string, payload: unknown = {}) => client.ok<T>(path, payload);
 
 /** An agency owner with `trafficG` of permanent traffic and one attached customer, both logged in. */
 async function agencyWithCustomer(trafficG = 10) {

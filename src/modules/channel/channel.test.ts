@@ -16,7 +16,13 @@ import {
   startShopServer,
   walletFen,
 } from "../../../tests/commerce.ts";
-import { ApiClient, loggedInClient, type TestServer, uniqueEmail } from "../../../tests/harness.ts";
+import {
+  ApiClient,
+  loggedInClient,
+  startWithAdmin,
+  type TestServer,
+  uniqueEmail,
+} from "../../../tests/harness.ts";
 import { tx } from "../../db/db.ts";
 import { DAY_MS } from "../../lib/time.ts";
 import { settleWithoutGateway } from "../../payments/credit.ts";
@@ -34,8 +40,7 @@ let admin: ApiClient;
 let comboId: string;
 
 beforeAll(async () => {
-  server = await startShopServer();
-  admin = (await loggedInClient(server, { role: "admin" })).client;
+  ({ server, admin } = await startWithAdmin(startShopServer));
   // 10.10 yuan: 15% of it is 151.5 fen, which must round up to 152.
   comboId = makeCombo(server, { name: "月付", price: 10.1, traffic: 1024 })._id;
 });

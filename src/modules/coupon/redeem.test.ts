@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { makeCoupon } from "../../../tests/commerce.ts";
 import { ApiClient, loggedInClient, startTestServer, type TestServer } from "../../../tests/harness.ts";
+import { trafficLedgerSum } from "../../../tests/traffic.ts";
 import { tx } from "../../db/db.ts";
 import { DAY_MS } from "../../lib/time.ts";
 import { DEFAULT_DAILY_LIMIT, GB } from "../../lib/traffic.ts";
@@ -52,12 +53,7 @@ function footprint(userId: string) {
   };
 }
 
-const ledgerSum = (userId: string) =>
-  (
-    server.context.db
-      .query("SELECT COALESCE(SUM(traffic_change), 0) AS total FROM traffic_records WHERE user_id = ?")
-      .get(userId) as { total: number }
-  ).total;
+const ledgerSum = (userId: string) => trafficLedgerSum(server, userId);
 
 const authTimes = (code: string) =>
   (

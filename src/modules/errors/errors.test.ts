@@ -8,7 +8,7 @@ import {
   ApiClient,
   decodeAnswer,
   loggedInClient,
-  startTestServer,
+  startWithAdmin,
   type TestServer,
   uniqueEmail,
 } from "../../../tests/harness.ts";
@@ -22,8 +22,7 @@ let admin: ApiClient;
 let user: ApiClient;
 
 beforeAll(async () => {
-  server = await startTestServer();
-  admin = (await loggedInClient(server, { role: "admin" })).client;
+  ({ server, admin } = await startWithAdmin());
   user = (await loggedInClient(server)).client;
 });
 afterAll(async () => {

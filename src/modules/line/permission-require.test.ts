@@ -4,7 +4,8 @@
  * see, and "none" is what comes back; a permission id round-trips and can be taken off again.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { type ApiClient, loggedInClient, startTestServer, type TestServer } from "../../../tests/harness.ts";
+import { type ApiClient, loggedInClient, startWithAdmin, type TestServer } from "../../../tests/harness.ts";
+import { V2RAY_NODE } from "../../../tests/nodes.ts";
 import { GB } from "../../lib/traffic.ts";
 import { subscriptionProxies } from "../../subscription/service.ts";
 import type { Agent } from "../node-record/schema.ts";
@@ -19,19 +20,13 @@ let agent: Agent;
 let customer: UserRow;
 
 beforeAll(async () => {
-  server = await startTestServer();
-  admin = (await loggedInClient(server, { role: "admin" })).client;
+  ({ server, admin } = await startWithAdmin());
   agent = await ok<Agent>("/api/admin/agents/update", {
+    ...V2RAY_NODE,
     name: "香港",
     country: { code: "HK" },
-    type: "v2ray",
     ip: "203.0.113.9",
     host: "hk.example.com",
-    ctrl_port: 888,
-    zz_port: 20000,
-    port: 10000,
-    public_port: 10000,
-    serverType: "ubuntu_x86",
   });
   const made = await loggedInClient(server);
   server.context.db.query("UPDATE balances SET traffic = ? WHERE user_id = ?").run(10 * GB, made.user.id);

@@ -7,10 +7,10 @@
  * the wrong CPU are refused with nothing installed.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { type ApiClient, loggedInClient, startTestServer, type TestServer } from "../../../tests/harness.ts";
+import { type ApiClient, startWithAdmin, type TestServer } from "../../../tests/harness.ts";
+import { serveAgentBinary } from "../../../tests/nodes.ts";
 import { agentInput, SERVER_TYPES, type ServerType } from "../node-record/schema.ts";
 import { type AgentRow, findAgentRow, saveAgent } from "../node-record/service.ts";
 import { NO_AGENT_BINARY } from "./install.ts";
@@ -23,20 +23,15 @@ let server: TestServer;
 let admin: ApiClient;
 let dir: string;
 let agentFile: string;
-const savedAgentEnv = process.env.FERRY_AGENT_BINARY;
+let restoreAgent: () => void;
 
 beforeAll(async () => {
-  server = await startTestServer();
-  admin = (await loggedInClient(server, { role: "admin" })).client;
-  dir = mkdtempSync(join(tmpdir(), "ferry-install-"));
-  agentFile = join(dir, "agent");
-  writeFileSync(agentFile, AGENT);
-  process.env.FERRY_AGENT_BINARY = agentFile;
+  ({ server, admin } = await startWithAdmin());
+  ({ dir, file: agentFile, restore: restoreAgent } = serveAgentBinary("ferry-install-", AGENT, "agent"));
 });
 afterAll(async () => {
-  process.env.FERRY_AGENT_BINARY = savedAgentEnv;
+  restoreAgent?.();
   await server?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 let nodeCount = 0;

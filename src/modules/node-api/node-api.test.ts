@@ -5,14 +5,16 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { type ApiClient, loggedInClient, startTestServer, type TestServer } from "../../../tests/harness.ts";
+import { saveNode } from "../../../tests/nodes.ts";
+import { recordTraffic } from "../../../tests/traffic.ts";
 import { tx } from "../../db/db.ts";
 import { GB, MB } from "../../lib/traffic.ts";
 import { newId } from "../../rpc/ids.ts";
 import { changeTraffic } from "../ledger/service.ts";
 import { lineInput } from "../line/schema.ts";
 import { saveLine } from "../line/service.ts";
-import { type Agent, agentInput, type NodeAnomaly } from "../node-record/schema.ts";
-import { type AgentRow, findAgentRow, listAgents, saveAgent } from "../node-record/service.ts";
+import type { Agent, NodeAnomaly } from "../node-record/schema.ts";
+import { type AgentRow, findAgentRow, listAgents } from "../node-record/service.ts";
 import type { UserRow } from "../user/row.ts";
 import { findUserById } from "../user/service.ts";
 import type { NodeUser } from "./service.ts";
@@ -23,21 +25,7 @@ let otherNode: AgentRow;
 
 function makeNode(name: string, ip: string): AgentRow {
   const ctx = server.context;
-  const agent = saveAgent(
-    ctx,
-    agentInput.parse({
-      name,
-      country: { code: "JP" },
-      type: "v2ray",
-      ip,
-      host: "jp.example.com",
-      ctrl_port: 888,
-      zz_port: 20000,
-      port: 10000,
-      public_port: 10000,
-      serverType: "ubuntu_x86",
-    }),
-  );
+  const agent = saveNode(server, { name, country: { code: "JP" }, ip, host: "jp.example.com" });
   return findAgentRow(ctx, agent._id) as AgentRow;
 }
 
@@ -78,16 +66,7 @@ function push(body: unknown, headers: Record<string, string> = {}, params: Recor
 
 async function customer(traffic: number): Promise<UserRow> {
   const { user } = await loggedInClient(server);
-  tx(server.context.db, () =>
-    changeTraffic(server.context.db, {
-      userId: user.id,
-      type: "buy",
-      desc: "测试",
-      traffic,
-      now: Date.now(),
-      timeZone: "Asia/Shanghai",
-    }),
-  );
+  recordTraffic(server, user.id, "buy", traffic);
   return findUserById(server.context, user.id) as UserRow;
 }
 
@@ -203,16 +182,7 @@ describe("user", () => {
 
   test("the list's ETag changes when a user resets the subscription; the same list gets 304", async () => {
     const { client, user } = await loggedInClient(server);
-    tx(server.context.db, () =>
-      changeTraffic(server.context.db, {
-        userId: user.id,
-        type: "buy",
-        desc: "测试",
-        traffic: GB,
-        now: Date.now(),
-        timeZone: "Asia/Shanghai",
-      }),
-    );
+    recordTraffic(server, user.id, "buy", GB);
     const first = await agentFetch(apiUrl("user"));
     const etag = first.headers.get("etag") ?? "";
     expect((await agentFetch(apiUrl("user"), { headers: { "if-none-match": etag } })).status).toBe(304);

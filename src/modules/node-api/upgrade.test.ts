@@ -8,11 +8,11 @@
  * service manager, or refuses a tampered download and keeps running. Also clear_updatetimes.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../../../package.json" with { type: "json" };
-import { type ApiClient, loggedInClient, startTestServer, type TestServer } from "../../../tests/harness.ts";
+import { type ApiClient, startWithAdmin, type TestServer } from "../../../tests/harness.ts";
+import { serveAgentBinary, V2RAY_NODE } from "../../../tests/nodes.ts";
 import { freePort, skipWithoutV2ray, V2RAY } from "../../../tests/v2ray.ts";
 import { type ControlServer, EXIT_UPGRADED, startControlServer } from "../../node-program/control.ts";
 import type { Agent } from "../node-record/schema.ts";
@@ -26,20 +26,15 @@ let server: TestServer;
 let admin: ApiClient;
 let dir: string;
 let served: string;
-const savedAgentEnv = process.env.FERRY_AGENT_BINARY;
+let restoreAgent: () => void;
 
 beforeAll(async () => {
-  server = await startTestServer();
-  admin = (await loggedInClient(server, { role: "admin" })).client;
-  dir = mkdtempSync(join(tmpdir(), "ferry-upgrade-"));
-  served = join(dir, "served-ferry");
-  writeFileSync(served, NEW_EXE);
-  process.env.FERRY_AGENT_BINARY = served;
+  ({ server, admin } = await startWithAdmin());
+  ({ dir, file: served, restore: restoreAgent } = serveAgentBinary("ferry-upgrade-", NEW_EXE));
 });
 afterAll(async () => {
-  process.env.FERRY_AGENT_BINARY = savedAgentEnv;
+  restoreAgent?.();
   await server?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 interface Node {
@@ -81,15 +76,32 @@ async function nodeWithAgent(options: { token?: string } = {}): Promise<Node> {
 }
 
 function nodeForm(name: string, ctrlPort: number) {
+  return { ...V2RAY_NODE, name, ip: "127.0.0.1", ctrl_port: ctrlPort };
+}
+
+/**
+ * Points the panel's address for nodes at a proxy that flips the last byte of every download (nodes
+ * reach the panel through this address); `stop()` clears the address and stops the proxy.
+ */
+function tamperedPanel() {
+  const tamperer = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    async fetch(request) {
+      const url = new URL(request.url);
+      const bytes = new Uint8Array(
+        await (await fetch(`${server.url}${url.pathname}${url.search}`)).arrayBuffer(),
+      );
+      bytes.set([(bytes.at(-1) ?? 0) ^ 1], bytes.length - 1);
+      return new Response(bytes);
+    },
+  });
+  server.context.settings.update({ panel_url: `http://127.0.0.1:${tamperer.port}` });
   return {
-    name,
-    type: "v2ray",
-    ip: "127.0.0.1",
-    ctrl_port: ctrlPort,
-    zz_port: 20000,
-    port: 10000,
-    public_port: 10000,
-    serverType: "ubuntu_x86",
+    async stop() {
+      server.context.settings.update({ panel_url: "" });
+      await tamperer.stop(true);
+    },
   };
 }
 
@@ -119,27 +131,13 @@ describe("upgrade_agentserver", () => {
 
   test("a download tampered with on the way is refused by the agent; its file stays", async () => {
     const node = await nodeWithAgent();
-    // Nodes reach the panel through this address, which flips a byte of the executable.
-    const tamperer = Bun.serve({
-      hostname: "127.0.0.1",
-      port: 0,
-      async fetch(request) {
-        const url = new URL(request.url);
-        const bytes = new Uint8Array(
-          await (await fetch(`${server.url}${url.pathname}${url.search}`)).arrayBuffer(),
-        );
-        bytes.set([(bytes.at(-1) ?? 0) ^ 1], bytes.length - 1);
-        return new Response(bytes);
-      },
-    });
-    server.context.settings.update({ panel_url: `http://127.0.0.1:${tamperer.port}` });
+    const tamperer = tamperedPanel();
     try {
       expect(await upgrade(node.agent)).toEqual({ code: 1000, data: null, msg: "sha256 mismatch" });
       expect(readFileSync(node.exe, "utf8")).toBe(OLD_EXE);
       expect(node.upgradedTo).toEqual([]);
     } finally {
-      server.context.settings.update({ panel_url: "" });
-      await tamperer.stop(true);
+      await tamperer.stop();
       await node.control.stop();
     }
   });
@@ -259,19 +257,7 @@ describe.skipIf(skipWithoutV2ray("upgrade.test.ts"))("with the whole agent (ferr
 
   test("a tampered download: the file stays and the agent keeps serving", async () => {
     const node = await agentNode();
-    const tamperer = Bun.serve({
-      hostname: "127.0.0.1",
-      port: 0,
-      async fetch(request) {
-        const url = new URL(request.url);
-        const bytes = new Uint8Array(
-          await (await fetch(`${server.url}${url.pathname}${url.search}`)).arrayBuffer(),
-        );
-        bytes.set([(bytes.at(-1) ?? 0) ^ 1], bytes.length - 1);
-        return new Response(bytes);
-      },
-    });
-    server.context.settings.update({ panel_url: `http://127.0.0.1:${tamperer.port}` });
+    const tamperer = tamperedPanel();
     try {
       expect(await upgrade(node.agent)).toEqual({ code: 1000, data: null, msg: "sha256 mismatch" });
       expect(readFileSync(node.exe, "utf8")).toBe(OLD_EXE);
@@ -281,8 +267,7 @@ describe.skipIf(skipWithoutV2ray("upgrade.test.ts"))("with the whole agent (ferr
       expect(status.status).toBe(200);
       expect(node.process.exitCode).toBeNull();
     } finally {
-      server.context.settings.update({ panel_url: "" });
-      await tamperer.stop(true);
+      await tamperer.stop();
       node.process.kill();
       await node.process.exited;
     }

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startTestServer, type TestServer } from "../../../tests/harness.ts";
+import { saveNode } from "../../../tests/nodes.ts";
 import { connectLatency } from "../../lib/tcp.ts";
 import { lineInput } from "../line/schema.ts";
 import { saveLine } from "../line/service.ts";
 import { probeAllNodes } from "./latency.ts";
-import { agentInput } from "./schema.ts";
-import { findAgentRow, saveAgent } from "./service.ts";
+import { findAgentRow } from "./service.ts";
 
 let server: TestServer;
 beforeAll(async () => {
@@ -18,19 +18,12 @@ afterAll(async () => {
 test("a node answering on its proxy port gets a latency; a silent one goes back to 0 (未测速)", async () => {
   const listener = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
   // The ss line's port is public_port + 2, so the node's public_port sits 2 below the listener.
-  const agent = saveAgent(
-    server.context,
-    agentInput.parse({
-      name: "本机",
-      type: "v2ray",
-      ip: "127.0.0.1",
-      ctrl_port: 888,
-      zz_port: 20000,
-      port: listener.port - 2,
-      public_port: listener.port - 2,
-      serverType: "ubuntu_x86",
-    }),
-  );
+  const agent = saveNode(server, {
+    name: "本机",
+    ip: "127.0.0.1",
+    port: listener.port - 2,
+    public_port: listener.port - 2,
+  });
   saveLine(
     server.context,
     lineInput.parse({ name: "SS", agentID: agent._id, protocol: "ss", bridge: "none" }),

@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { bindChat, outboxTexts } from "../../../tests/fakes/telegram.ts";
 import { ApiClient, loggedInClient, startTestServer, type TestServer } from "../../../tests/harness.ts";
+import { recordTraffic } from "../../../tests/traffic.ts";
 import { tx } from "../../db/db.ts";
 import { GB } from "../../lib/traffic.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
@@ -48,18 +49,8 @@ async function customer(g = 0, role: Role = "normal"): Promise<Customer> {
   return who;
 }
 
-function grant(userId: string, type: TrafficRecordType, bytes: number) {
-  tx(db(), () =>
-    changeTraffic(db(), {
-      userId,
-      type,
-      desc: "测试",
-      traffic: bytes,
-      now: Date.now(),
-      timeZone: "Asia/Shanghai",
-    }),
-  );
-}
+const grant = (userId: string, type: TrafficRecordType, bytes: number) =>
+  recordTraffic(server, userId, type, bytes);
 
 /** Trial traffic (a freeUse voucher with a time limit): in balances.traffic, not transferable. */
 function grantTrial(userId: string, bytes: number) {

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import {
   ApiClient,
   loggedInClient,
-  startTestServer,
+  startWithAdmin,
   type TestServer,
   uniqueEmail,
 } from "../../../tests/harness.ts";
@@ -19,13 +19,8 @@ import type { HostInfo, Settings } from "./schema.ts";
 let server: TestServer;
 let admin: ApiClient;
 
-beforeAll(async () => {
-  server = await startTestServer();
-  admin = (await loggedInClient(server, { role: "admin" })).client;
-});
-afterAll(async () => {
-  await server?.close();
-});
+beforeAll(async () => ({ server, admin } = await startWithAdmin()));
+afterAll(() => server?.close());
 
 function storedValue(key: string): unknown {
   const row = server.context.db

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { makeCombo, makeCoupon, startShopServer } from "../../../tests/commerce.ts";
-import { ApiClient, loggedInClient, type TestServer } from "../../../tests/harness.ts";
+import { ApiClient, loggedInClient, startWithAdmin, type TestServer } from "../../../tests/harness.ts";
 import { chargeNode, makeChargingNode, startOfBusinessDay } from "../../../tests/traffic.ts";
 import { addDays, businessDay, HOUR_MS } from "../../lib/time.ts";
 import { GB } from "../../lib/traffic.ts";
@@ -22,13 +22,8 @@ const ZONE = "Asia/Shanghai";
 let server: TestServer;
 let admin: ApiClient;
 
-beforeAll(async () => {
-  server = await startShopServer();
-  admin = (await loggedInClient(server, { role: "admin" })).client;
-});
-afterAll(async () => {
-  await server?.close();
-});
+beforeAll(async () => ({ server, admin } = await startWithAdmin(startShopServer)));
+afterAll(() => server?.close());
 
 const zeroDay = (day: string): StasticDay => ({
   day,

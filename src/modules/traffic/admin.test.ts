@@ -3,7 +3,7 @@
  * day_num business days, newest first, with uid and email, filtered by type.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { ApiClient, loggedInClient, startTestServer, type TestServer } from "../../../tests/harness.ts";
+import { ApiClient, loggedInClient, startWithAdmin, type TestServer } from "../../../tests/harness.ts";
 import { tx } from "../../db/db.ts";
 import { DAY_MS } from "../../lib/time.ts";
 import { GB } from "../../lib/traffic.ts";
@@ -16,13 +16,8 @@ let server: TestServer;
 let admin: ApiClient;
 const PATH = "/api/admin/traffic_spend/traffic_records";
 
-beforeAll(async () => {
-  server = await startTestServer();
-  admin = (await loggedInClient(server, { role: "admin" })).client;
-});
-afterAll(async () => {
-  await server?.close();
-});
+beforeAll(async () => ({ server, admin } = await startWithAdmin()));
+afterAll(() => server?.close());
 
 function record(userId: string, type: TrafficRecordType, bytes: number, now: number) {
   const db = server.context.db;

@@ -7,21 +7,22 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startTestServer, type TestServer } from "../../../tests/harness.ts";
+import { saveNode } from "../../../tests/nodes.ts";
+import {
+  applyPush,
+  chargeAtFaceValue,
+  customerWithPackage,
+  pullUserListOf,
+  trafficLedgerSum,
+} from "../../../tests/traffic.ts";
 import { tx } from "../../db/db.ts";
 import { businessDay } from "../../lib/time.ts";
 import { GB, MB } from "../../lib/traffic.ts";
-import { newId } from "../../rpc/ids.ts";
 import { changeTraffic } from "../ledger/service.ts";
 import { lineInput } from "../line/schema.ts";
 import { saveLine } from "../line/service.ts";
-import { checkPush } from "../node-api/report.ts";
-import { servedUserList } from "../node-api/service.ts";
-import { agentInput } from "../node-record/schema.ts";
-import { type AgentRow, findAgentRow, saveAgent } from "../node-record/service.ts";
-import { transformPassword } from "../user/password.ts";
 import type { UserRow } from "../user/row.ts";
-import { createUser, findUserById } from "../user/service.ts";
-import { applyNodeReport } from "./charge.ts";
+import { findUserById } from "../user/service.ts";
 
 const ZONE = "Asia/Shanghai";
 /** 2026-11-21 12:00 in Shanghai, and the same time the next day. */
@@ -36,25 +37,8 @@ let agentId = "";
 beforeAll(async () => {
   server = await startTestServer();
   const ctx = server.context;
-  ctx.settings.update({
-    timezone: ZONE,
-    traffic_spend_scale: 1,
-    upload_traffic_spend_scale: 1,
-    minestTrafficSpend: 0,
-  });
-  agentId = saveAgent(
-    ctx,
-    agentInput.parse({
-      name: "东京 01",
-      type: "v2ray",
-      ip: "203.0.113.9",
-      ctrl_port: 888,
-      zz_port: 20000,
-      port: 10000,
-      public_port: 10000,
-      serverType: "ubuntu_x86",
-    }),
-  )._id;
+  chargeAtFaceValue(server, ZONE);
+  agentId = saveNode(server, { name: "东京 01", ip: "203.0.113.9" })._id;
   saveLine(
     ctx,
     lineInput.parse({ name: "TCP", agentID: agentId, protocol: "vmesh_tcp", bridge: "none", scale: 1 }),
@@ -65,13 +49,13 @@ afterAll(async () => {
 });
 
 async function customer(traffic: number): Promise<UserRow> {
-  const ctx = server.context;
-  const user = await createUser(ctx, {
-    email: `${newId()}@example.com`,
-    passwordDigest: transformPassword("correct-horse-1"),
+  const user = await customerWithPackage(server, {
+    desc: "测试",
+    traffic,
+    now: NOON - 60_000,
+    timeZone: ZONE,
   });
-  changeBalance(user, "buy", traffic, NOON - 60_000);
-  return findUserById(ctx, user.id) as UserRow;
+  return findUserById(server.context, user.id) as UserRow;
 }
 
 function changeBalance(user: UserRow, type: "buy" | "push_spend", traffic: number, now: number) {
@@ -83,17 +67,8 @@ function changeBalance(user: UserRow, type: "buy" | "push_spend", traffic: numbe
 
 /** A push; first the node pulls its user list, unless `pull` is false (it still holds the last one). */
 function report(usage: Record<string, [number, number]>, now: number, pull = true) {
-  const ctx = server.context;
-  if (pull) servedUserList(ctx, findAgentRow(ctx, agentId) as AgentRow, now);
-  const checked = checkPush(JSON.stringify(usage));
-  if (!checked.ok) throw new Error(checked.message);
-  return applyNodeReport(ctx, {
-    agentId,
-    reportId: newId(),
-    inbound: "vmesh_tcp",
-    usage: checked.value,
-    now,
-  });
+  if (pull) pullUserListOf(server, agentId, now);
+  return applyPush(server, agentId, usage, now);
 }
 
 const spendRecords = (user: UserRow) =>
@@ -106,12 +81,7 @@ const usageDays = (user: UserRow) =>
   server.context.db
     .query("SELECT day, download, permanent, overdraft FROM usage_days WHERE user_id = ? ORDER BY day")
     .all(user.id);
-const ledgerSum = (user: UserRow) =>
-  (
-    server.context.db
-      .query("SELECT COALESCE(SUM(traffic_change), 0) AS total FROM traffic_records WHERE user_id = ?")
-      .get(user.id) as { total: number }
-  ).total;
+const ledgerSum = (user: UserRow) => trafficLedgerSum(server, user.id);
 const reload = (user: UserRow) => findUserById(server.context, user.id) as UserRow;
 
 test("one report charges users with and without rows of the day; the next day gets rows of its own", async () => {

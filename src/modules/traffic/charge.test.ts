@@ -7,22 +7,25 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { setUserColumns, startTestServer, type TestServer } from "../../../tests/harness.ts";
-import { tx } from "../../db/db.ts";
+import { saveNode } from "../../../tests/nodes.ts";
+import {
+  chargeAtFaceValue,
+  customerWithPackage,
+  pullUserListOf,
+  trafficLedgerSum,
+} from "../../../tests/traffic.ts";
 import { businessDay, endOfBusinessDay } from "../../lib/time.ts";
 import { DEFAULT_DAILY_LIMIT, GB, MB } from "../../lib/traffic.ts";
 import { newId } from "../../rpc/ids.ts";
-import { changeTraffic } from "../ledger/service.ts";
 import { lineInput } from "../line/schema.ts";
 import { saveLine } from "../line/service.ts";
 import { admissionGraceMs } from "../node-api/admission.ts";
 import { listAnomalies } from "../node-api/anomalies.ts";
 import { checkPush, REPORT_MAX_BYTES } from "../node-api/report.ts";
 import { servedUserList } from "../node-api/service.ts";
-import { agentInput } from "../node-record/schema.ts";
-import { type AgentRow, findAgentRow, saveAgent } from "../node-record/service.ts";
-import { transformPassword } from "../user/password.ts";
+import { type AgentRow, findAgentRow } from "../node-record/service.ts";
 import type { UserRow } from "../user/row.ts";
-import { createUser, findUserById } from "../user/service.ts";
+import { findUserById } from "../user/service.ts";
 import { applyNodeReport, type ChargedUser, type ChargeScales, chargeFor, splitCharge } from "./charge.ts";
 
 const ZONE = "Asia/Shanghai";
@@ -191,30 +194,12 @@ describe("applyNodeReport", () => {
   const lines: Record<string, string> = {};
 
   /** A v2ray node with the CLI's default ports and no lines yet. */
-  const addNode = (name: string, ip: string) =>
-    saveAgent(
-      server.context,
-      agentInput.parse({
-        name,
-        type: "v2ray",
-        ip,
-        ctrl_port: 888,
-        zz_port: 20000,
-        port: 10000,
-        public_port: 10000,
-        serverType: "ubuntu_x86",
-      }),
-    );
+  const addNode = (name: string, ip: string) => saveNode(server, { name, ip });
 
   beforeAll(async () => {
     server = await startTestServer();
     const ctx = server.context;
-    ctx.settings.update({
-      timezone: ZONE,
-      traffic_spend_scale: 1,
-      upload_traffic_spend_scale: 1,
-      minestTrafficSpend: 0,
-    });
+    chargeAtFaceValue(server, ZONE);
     agentId = addNode("香港 01", "203.0.113.7")._id;
     const line = (name: string, protocol: string, scale: number) =>
       saveLine(ctx, lineInput.parse({ name, agentID: agentId, protocol, bridge: "none", scale }))._id;
@@ -234,22 +219,13 @@ describe("applyNodeReport", () => {
     ...fields
   }: Partial<UserRow> = {}): Promise<UserRow> {
     const ctx = server.context;
-    const user = await createUser(ctx, {
-      email: `${newId()}@example.com`,
-      passwordDigest: transformPassword("correct-horse-1"),
+    const user = await customerWithPackage(server, {
+      traffic,
+      vipExpireTime: vip_expire_time,
+      dailyLimit: daily_limit,
+      now: NOON - 60_000,
+      timeZone: ZONE,
     });
-    tx(ctx.db, () =>
-      changeTraffic(ctx.db, {
-        userId: user.id,
-        type: "buy",
-        desc: "测试套餐",
-        traffic,
-        vipExpireTime: vip_expire_time,
-        dailyLimit: daily_limit,
-        now: NOON - 60_000,
-        timeZone: ZONE,
-      }),
-    );
     setUserColumns(ctx.db, user.id, fields);
     return findUserById(ctx, user.id) as UserRow;
   }
@@ -276,16 +252,10 @@ describe("applyNodeReport", () => {
     server.context.db
       .query("SELECT upload, download, quota, permanent, overdraft FROM usage_days WHERE user_id = ?")
       .get(user.id);
-  const ledgerSum = (user: UserRow) =>
-    (
-      server.context.db
-        .query("SELECT COALESCE(SUM(traffic_change), 0) AS total FROM traffic_records WHERE user_id = ?")
-        .get(user.id) as { total: number }
-    ).total;
+  const ledgerSum = (user: UserRow) => trafficLedgerSum(server, user.id);
 
   /** The node pulls its user list, as it does every pull interval (it holds the list from then on). */
-  const pullUserList = (now = Date.now()) =>
-    servedUserList(server.context, findAgentRow(server.context, agentId) as AgentRow, now);
+  const pullUserList = (now = Date.now()) => pullUserListOf(server, agentId, now);
 
   function usageOf(body: Record<string, [number, number]>) {
     const checked = checkPush(JSON.stringify(body));

@@ -9,20 +9,20 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { makeCoupon } from "../../../tests/commerce.ts";
 import { startTestServer, type TestServer } from "../../../tests/harness.ts";
-import { makeChargingNode, noonZone } from "../../../tests/traffic.ts";
+import {
+  applyPush,
+  customerWithPackage,
+  makeChargingNode,
+  noonZone,
+  pullUserListOf,
+  trafficLedgerSum,
+} from "../../../tests/traffic.ts";
 import { tx } from "../../db/db.ts";
 import { businessDateTime, businessDay } from "../../lib/time.ts";
 import { GB, MB } from "../../lib/traffic.ts";
-import { newId } from "../../rpc/ids.ts";
 import { redeemCoupon } from "../coupon/redeem.ts";
 import { changeTraffic } from "../ledger/service.ts";
-import { checkPush } from "../node-api/report.ts";
-import { servedUserList } from "../node-api/service.ts";
-import { type AgentRow, findAgentRow } from "../node-record/service.ts";
-import { applyNodeReport } from "../traffic/charge.ts";
-import { transformPassword } from "../user/password.ts";
 import type { UserRow } from "../user/row.ts";
-import { createUser } from "../user/service.ts";
 import { expireDueTrials, permanentTraffic, trialBalance, warnExpiringTrials } from "./service.ts";
 import { startTrialSweeper } from "./sweeper.ts";
 
@@ -45,24 +45,13 @@ const db = () => server.context.db;
 
 /** A customer with permanent traffic and, optionally, a time package bought through the ledger. */
 async function customer(permanent: number, timePackage?: { dailyLimit: number }): Promise<UserRow> {
-  const ctx = server.context;
-  const user = await createUser(ctx, {
-    email: `${newId()}@example.com`,
-    passwordDigest: transformPassword("correct-horse-1"),
+  return customerWithPackage(server, {
+    traffic: permanent,
+    vipExpireTime: timePackage ? T0 + 30 * 24 * HOUR : undefined,
+    dailyLimit: timePackage?.dailyLimit,
+    now: T0 - 60_000,
+    timeZone: ZONE,
   });
-  tx(ctx.db, () =>
-    changeTraffic(ctx.db, {
-      userId: user.id,
-      type: "buy",
-      desc: "测试套餐",
-      traffic: permanent,
-      vipExpireTime: timePackage ? T0 + 30 * 24 * HOUR : undefined,
-      dailyLimit: timePackage?.dailyLimit,
-      now: T0 - 60_000,
-      timeZone: ZONE,
-    }),
-  );
-  return user;
 }
 
 /** Redeems a fresh trial voucher of `traffic` bytes lasting `hours` at `now`; returns its expiry. */
@@ -79,22 +68,14 @@ function giveTrial(user: UserRow, traffic: number, hours: number, now = T0): num
   return now + hours * HOUR;
 }
 
-const pull = (now: number) =>
-  servedUserList(server.context, findAgentRow(server.context, agentId) as AgentRow, now);
+const pull = (now: number) => pullUserListOf(server, agentId, now);
 
 /** A node report charging `download` bytes to each user (scales are 1), without pulling the list first. */
 function push(usage: [UserRow, number][], now: number) {
-  const checked = checkPush(
-    JSON.stringify(Object.fromEntries(usage.map(([u, bytes]) => [u.node_uid, [0, bytes]]))),
+  const body: Record<number, [number, number]> = Object.fromEntries(
+    usage.map(([u, bytes]) => [u.node_uid, [0, bytes]]),
   );
-  if (!checked.ok) throw new Error(checked.message);
-  return applyNodeReport(server.context, {
-    agentId,
-    reportId: newId(),
-    inbound: "vmesh_tcp",
-    usage: checked.value,
-    now,
-  });
+  return applyPush(server, agentId, body, now);
 }
 
 /** Pulls the list at `now` (as the node does before) and reports. */
@@ -129,11 +110,7 @@ const records = (user: UserRow, type: string) =>
 
 /** balances.traffic = Σ traffic_change, and the trial part never exceeds it. */
 function expectLedgerHolds(user: UserRow) {
-  const sum = db()
-    .query<{ total: number }, [string]>(
-      "SELECT COALESCE(SUM(traffic_change), 0) AS total FROM traffic_records WHERE user_id = ?",
-    )
-    .get(user.id)?.total;
+  const sum = trafficLedgerSum(server, user.id);
   const traffic = balance(user)?.traffic ?? -1;
   expect(sum).toBe(traffic);
   const trial = grants(user).reduce((total, grant) => total + grant.remaining, 0);

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createOrder, makeCombo, startShopServer } from "../../../tests/commerce.ts";
 import { ApiClient, loggedInClient, setUserColumns, type TestServer } from "../../../tests/harness.ts";
 import { confirmLinkOf, type MailSink, sinkSettings, startMailSink } from "../../../tests/mail-sink.ts";
+import { saveNode } from "../../../tests/nodes.ts";
 import { chargeNode, makeChargingNode, noonZone } from "../../../tests/traffic.ts";
 import { DAY_MS } from "../../lib/time.ts";
 import { DEFAULT_DAILY_LIMIT, GB } from "../../lib/traffic.ts";
@@ -18,8 +19,7 @@ import type { Channel } from "../channel/schema.ts";
 import { lineInput } from "../line/schema.ts";
 import { saveLine } from "../line/service.ts";
 import { servedUserList } from "../node-api/service.ts";
-import { agentInput } from "../node-record/schema.ts";
-import { type AgentRow, findAgentRow, saveAgent } from "../node-record/service.ts";
+import { type AgentRow, findAgentRow } from "../node-record/service.ts";
 import { savePermission } from "../permission/service.ts";
 import { transformPassword } from "./password.ts";
 import type { UserRow } from "./row.ts";
@@ -181,20 +181,13 @@ describe("normalPermission", () => {
   test("a user with it sees and may use every line that requires a permission", async () => {
     const ctx = server.context;
     const permission = savePermission(ctx, { name: `专线-${Date.now()}`, desc: "" });
-    const agent = saveAgent(
-      ctx,
-      agentInput.parse({
-        name: "东京 01",
-        country: { code: "JP" },
-        type: "v2ray",
-        ip: "203.0.113.77",
-        ctrl_port: 888,
-        zz_port: 20000,
-        port: 11000,
-        public_port: 11000,
-        serverType: "ubuntu_x86",
-      }),
-    );
+    const agent = saveNode(server, {
+      name: "东京 01",
+      country: { code: "JP" },
+      ip: "203.0.113.77",
+      port: 11000,
+      public_port: 11000,
+    });
     saveLine(
       ctx,
       lineInput.parse({

@@ -12,14 +12,13 @@ import {
   startTestServer,
   type TestServer,
 } from "../../../tests/harness.ts";
+import { saveNode } from "../../../tests/nodes.ts";
 import { GB } from "../../lib/traffic.ts";
 import { Code } from "../../rpc/codes.ts";
 import { DOWNLOAD_PREFIX, FileMsg } from "../file/schema.ts";
 import { png } from "../file/test-images.ts";
 import { lineInput } from "../line/schema.ts";
 import { saveLine } from "../line/service.ts";
-import { agentInput } from "../node-record/schema.ts";
-import { saveAgent } from "../node-record/service.ts";
 import type { UserRow } from "./row.ts";
 import { DEFAULT_ICON, ProfileMsg, type UserInfo } from "./schema.ts";
 import { findUserById } from "./service.ts";
@@ -188,21 +187,12 @@ describe("what a caller cannot do", () => {
 
 describe("the subscription link follows the toggles at once", () => {
   test("clash and v2ray files fetched before and after saving: DNS, rules and English names", async () => {
-    const agent = saveAgent(
-      server.context,
-      agentInput.parse({
-        name: "日本",
-        country: { code: "JP" },
-        type: "v2ray",
-        ip: "203.0.113.77",
-        host: "jp.example.com",
-        ctrl_port: 888,
-        zz_port: 20000,
-        port: 10000,
-        public_port: 10000,
-        serverType: "ubuntu_x86",
-      }),
-    );
+    const agent = saveNode(server, {
+      name: "日本",
+      country: { code: "JP" },
+      ip: "203.0.113.77",
+      host: "jp.example.com",
+    });
     saveLine(
       server.context,
       lineInput.parse({ name: "🇯🇵 日本 家宽", agentID: agent._id, protocol: "vmesh_tcp", bridge: "none" }),

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { createOrder, giveWallet, makeCombo, startShopServer, walletFen } from "../../../tests/commerce.ts";
 import { bindChat, outboxTexts } from "../../../tests/fakes/telegram.ts";
-import { ApiClient, loggedInClient, type TestServer } from "../../../tests/harness.ts";
+import { ApiClient, loggedInClient, startWithAdmin, type TestServer } from "../../../tests/harness.ts";
 import { Code } from "../../rpc/codes.ts";
 import type { Notice } from "../notice/schema.ts";
 import type { Order } from "../order/schema.ts";
@@ -29,13 +29,8 @@ const YUAN = 100;
 let server: TestServer;
 let admin: ApiClient;
 
-beforeAll(async () => {
-  server = await startShopServer();
-  admin = (await loggedInClient(server, { role: "admin" })).client;
-});
-afterAll(async () => {
-  await server?.close();
-});
+beforeAll(async () => ({ server, admin } = await startWithAdmin(startShopServer)));
+afterAll(() => server?.close());
 
 type Customer = Awaited<ReturnType<typeof loggedInClient>>;
 
