@@ -39,6 +39,52 @@ export function Field({ label, error, addon, ref, id, className, ...input }: Fie
   );
 }
 
+/** The e-mail of the login and register forms. */
+export function EmailField(props: Omit<FieldProps, "label">) {
+  return (
+    <Field
+      label="邮箱"
+      type="email"
+      name="email"
+      autoComplete="email"
+      inputMode="email"
+      placeholder="请输入邮箱"
+      {...props}
+    />
+  );
+}
+
+/** The full-width submit button of the sign-in forms; says `busyText` while the request runs. */
+export function SubmitButton({
+  busy,
+  busyText,
+  children,
+}: {
+  busy: boolean;
+  busyText: string;
+  children: string;
+}) {
+  return (
+    <button type="submit" className="btn btn-primary btn-block" disabled={busy}>
+      {busy ? busyText : children}
+    </button>
+  );
+}
+
+/** A code to type in (体验券, 转赠码): no autocomplete or spell check, capitals; focused first. */
+export function CodeField(props: FieldProps) {
+  return (
+    <Field
+      name="code"
+      autoComplete="off"
+      autoCapitalize="characters"
+      spellCheck={false}
+      data-autofocus
+      {...props}
+    />
+  );
+}
+
 interface NewPasswordFieldsProps {
   labels: [password: string, confirm: string];
   placeholders: [password: string, confirm: string];

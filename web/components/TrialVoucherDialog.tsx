@@ -4,14 +4,14 @@
  * here with 请勿重复使用; the server decides everything else. Its own chunk, fetched when the
  * header's 体验券 button is first pressed (TrialVoucher.tsx).
  */
-import { type FormEvent, useId, useState } from "react";
+import { useState } from "react";
 import { REDEEM_COUPON_CALL, RedeemMsg, redeemSuccessText } from "../../src/modules/coupon/schema.ts";
 import { Code } from "../../src/rpc/codes.ts";
 import { call } from "../api.ts";
 import { couponRecords } from "../lib/localTable.ts";
 import { refreshUserInfo } from "../session.ts";
-import { Dialog } from "./Dialog.tsx";
-import { Field } from "./Field.tsx";
+import { CodeField } from "./Field.tsx";
+import { SubmitDialog } from "./SubmitDialog.tsx";
 import { TOAST_MEDIUM, toast } from "./Toast.tsx";
 
 /** The refusals whose server message the customer is shown as it is (seed 000 §8). */
@@ -30,10 +30,8 @@ export function TrialVoucherDialog({ onClose }: { onClose: () => void }) {
   const [code, setCode] = useState("");
   const [error, setError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
-  const formId = useId();
 
-  async function submit(event: FormEvent) {
-    event.preventDefault();
+  async function submit() {
     const trimmed = code.trim();
     if (trimmed === "") return setError(RedeemMsg.empty);
     if (usedOnThisDevice(trimmed)) return setError(RedeemMsg.usedOnThisDevice);
@@ -58,41 +56,27 @@ export function TrialVoucherDialog({ onClose }: { onClose: () => void }) {
   }
 
   return (
-    <Dialog
+    <SubmitDialog
       open
       onClose={onClose}
       title="兑换体验券"
       size="sm"
       className="trial-voucher-dialog"
-      footer={
-        <>
-          <button type="button" className="btn" onClick={onClose}>
-            取消
-          </button>
-          <button type="submit" form={formId} className="btn btn-primary" disabled={busy}>
-            确定
-          </button>
-        </>
-      }
+      submitText="确定"
+      busy={busy}
+      onSubmit={() => void submit()}
     >
-      <form id={formId} className="form" onSubmit={(event) => void submit(event)} noValidate>
-        <Field
-          label="激活码"
-          name="code"
-          autoComplete="off"
-          autoCapitalize="characters"
-          spellCheck={false}
-          placeholder="请输入体验券激活码"
-          value={code}
-          error={error}
-          data-autofocus
-          onChange={(event) => {
-            setCode(event.target.value);
-            setError(undefined);
-          }}
-        />
-        <p className="card-note">体验券可兑换流量或时长套餐；限时体验流量到期后未用完的部分将被清除。</p>
-      </form>
-    </Dialog>
+      <CodeField
+        label="激活码"
+        placeholder="请输入体验券激活码"
+        value={code}
+        error={error}
+        onChange={(event) => {
+          setCode(event.target.value);
+          setError(undefined);
+        }}
+      />
+      <p className="card-note">体验券可兑换流量或时长套餐；限时体验流量到期后未用完的部分将被清除。</p>
+    </SubmitDialog>
   );
 }

@@ -16,6 +16,7 @@ import { Code } from "../../src/rpc/codes.ts";
 import { call } from "../api.ts";
 import { copyToClipboard } from "../components/clipboard.ts";
 import { formatDateTime } from "../components/format.ts";
+import { LoginPrompt } from "../components/LoginPrompt.tsx";
 import { Pager, usePaged } from "../components/Pager.tsx";
 import { type Column, Table } from "../components/Table.tsx";
 import { useSession } from "../session.ts";
@@ -186,14 +187,7 @@ export function ChannelPage() {
     return (
       <div className="page">
         <h1 className="page-title">邀请返利</h1>
-        <section className="card login-prompt">
-          <h2 className="card-title">登录后查看邀请返利</h2>
-          <div className="result-actions">
-            <a className="btn btn-primary" href="#/login">
-              登录
-            </a>
-          </div>
-        </section>
+        <LoginPrompt title="登录后查看邀请返利" />
       </div>
     );
   }

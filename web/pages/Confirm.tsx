@@ -8,7 +8,7 @@ import {
 } from "../../src/modules/user/schema.ts";
 import { Code } from "../../src/rpc/codes.ts";
 import { getJson, NETWORK_ERROR_TOAST } from "../api.ts";
-import { NewPasswordFields } from "../components/Field.tsx";
+import { NewPasswordFields, SubmitButton } from "../components/Field.tsx";
 import { TOAST_SHORT, toast } from "../components/Toast.tsx";
 import { go } from "../lib/nav.ts";
 import { hashPathAndQuery } from "../lib/query.ts";
@@ -183,9 +183,9 @@ function PasswordAgainForm(props: {
         onPassword={setPassword}
         onConfirm={setConfirm}
       />
-      <button type="submit" className="btn btn-primary btn-block" disabled={busy}>
-        {busy ? "提交中…" : "确认修改"}
-      </button>
+      <SubmitButton busy={busy} busyText="提交中…">
+        确认修改
+      </SubmitButton>
     </form>
   );
 }

@@ -27,6 +27,7 @@ import {
 } from "../components/feedback/TicketParts.tsx";
 import { useTickets } from "../components/feedback/useTickets.ts";
 import { formatDateTime } from "../components/format.ts";
+import { LoginPrompt } from "../components/LoginPrompt.tsx";
 import { DEFAULT_PAGE_SIZE, Pager, usePaged } from "../components/Pager.tsx";
 import { Segmented } from "../components/Segmented.tsx";
 import { TOAST_SHORT, toast } from "../components/Toast.tsx";
@@ -44,20 +45,6 @@ const FILTERS: { key: Filter; label: string }[] = [
 function toastRefusal(answer: Answer<unknown>) {
   if (answer.code !== Code.ok && answer.code !== Code.network && answer.code !== Code.notLoggedIn)
     toast.error(answer.msg, TOAST_SHORT);
-}
-
-function LoginPrompt() {
-  return (
-    <section className="card login-prompt">
-      <h2 className="card-title">登录后提交和查看工单</h2>
-      <p className="card-note">遇到使用问题可以提交工单，客服一般在一个工作日内回复。</p>
-      <div className="result-actions">
-        <a className="btn btn-primary" href="#/login">
-          登录
-        </a>
-      </div>
-    </section>
-  );
 }
 
 function Intro({ viewer }: { viewer: TicketViewer }) {
@@ -210,7 +197,10 @@ export function FeedbackPage() {
       <div className="page">
         {head}
         <Intro viewer="user" />
-        <LoginPrompt />
+        <LoginPrompt
+          title="登录后提交和查看工单"
+          note="遇到使用问题可以提交工单，客服一般在一个工作日内回复。"
+        />
       </div>
     );
   }

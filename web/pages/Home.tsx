@@ -1,6 +1,7 @@
 import { formatGB } from "../../src/lib/traffic.ts";
 import type { UserInfo } from "../../src/modules/user/schema.ts";
 import { formatDateTime } from "../components/format.ts";
+import { LoginPrompt } from "../components/LoginPrompt.tsx";
 import { LuckyDrawEntry } from "../components/LuckyDrawEntry.tsx";
 import { SignUseCard } from "../components/SignUseCard.tsx";
 import { AdvancedImport } from "../components/subscribe/AdvancedImport.tsx";
@@ -92,18 +93,14 @@ export function HomePage() {
         </div>
       ) : (
         <div className="card-grid home-cards">
-          <section className="card login-prompt">
-            <h2 className="card-title">登录后开始使用</h2>
-            <p className="card-note">登录后可查看剩余流量、套餐与订阅链接，并按教程导入客户端。</p>
-            <div className="result-actions">
-              <a className="btn btn-primary" href="#/login">
-                登录
-              </a>
-              <a className="btn" href="#/register">
-                注册账号
-              </a>
-            </div>
-          </section>
+          <LoginPrompt
+            title="登录后开始使用"
+            note="登录后可查看剩余流量、套餐与订阅链接，并按教程导入客户端。"
+          >
+            <a className="btn" href="#/register">
+              注册账号
+            </a>
+          </LoginPrompt>
           <SignUseCard user={null} />
         </div>
       )}

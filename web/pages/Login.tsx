@@ -4,7 +4,7 @@ import type { FieldErrors } from "../../src/modules/user/schema.ts";
 import { Code } from "../../src/rpc/codes.ts";
 import { call } from "../api.ts";
 import { AuthLayout } from "../components/AuthLayout.tsx";
-import { Field } from "../components/Field.tsx";
+import { EmailField, Field, SubmitButton } from "../components/Field.tsx";
 import { TOAST_SHORT, toast } from "../components/Toast.tsx";
 import { ALREADY_JUMP_TO_REGISTER, getFlag, loginRecords, setFlag } from "../lib/localTable.ts";
 import { go } from "../lib/nav.ts";
@@ -77,13 +77,7 @@ export function LoginPage() {
       <h1 className="auth-title">登录</h1>
       <p className="auth-subtitle">欢迎回来，登录后即可管理订阅</p>
       <form className="form" onSubmit={submit} onInput={() => void loadLoginRules()} noValidate>
-        <Field
-          label="邮箱"
-          type="email"
-          name="email"
-          autoComplete="email"
-          inputMode="email"
-          placeholder="请输入邮箱"
+        <EmailField
           value={email}
           error={errors.email}
           onChange={(event) => setEmail(event.target.value)}
@@ -105,9 +99,9 @@ export function LoginPage() {
           error={errors.password}
           onChange={(event) => setPassword(event.target.value)}
         />
-        <button type="submit" className="btn btn-primary btn-block" disabled={busy}>
-          {busy ? "登录中…" : "登录"}
-        </button>
+        <SubmitButton busy={busy} busyText="登录中…">
+          登录
+        </SubmitButton>
       </form>
       <div className="auth-links">
         <a href="#/reset">忘记密码？</a>

@@ -4,6 +4,7 @@ import { type Order, OrderMsg } from "../../src/modules/order/schema.ts";
 import { Code } from "../../src/rpc/codes.ts";
 import { call } from "../api.ts";
 import { formatDateTime } from "../components/format.ts";
+import { LoginPrompt } from "../components/LoginPrompt.tsx";
 import { Pager, usePaged } from "../components/Pager.tsx";
 import { Segmented } from "../components/Segmented.tsx";
 import {
@@ -36,20 +37,6 @@ function usePaymentSuccessToast() {
     toast.success(OrderMsg.purchaseSuccess, TOAST_MEDIUM);
     go("/order", { replace: true });
   }, [search]);
-}
-
-function LoginPrompt() {
-  return (
-    <section className="card login-prompt">
-      <h2 className="card-title">登录后查看订单</h2>
-      <p className="card-note">登录后可查看购买记录、取消未支付的订单或反馈订单问题。</p>
-      <div className="result-actions">
-        <a className="btn btn-primary" href="#/login">
-          登录
-        </a>
-      </div>
-    </section>
-  );
 }
 
 function OrderTable({
@@ -160,7 +147,7 @@ export function OrderPage() {
     return (
       <div className="page">
         <h1 className="page-title">订单记录</h1>
-        <LoginPrompt />
+        <LoginPrompt title="登录后查看订单" note="登录后可查看购买记录、取消未支付的订单或反馈订单问题。" />
       </div>
     );
   }

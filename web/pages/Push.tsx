@@ -1,4 +1,4 @@
-import { type FormEvent, useCallback, useEffect, useId, useState } from "react";
+import { useCallback, useEffect, useState } from "react";
 import { formatGB, GB } from "../../src/lib/traffic.ts";
 import {
   PUSH_STATE_TEXT,
@@ -13,9 +13,11 @@ import { call } from "../api.ts";
 import { useConfirm } from "../components/admin/ConfirmDialog.tsx";
 import { copyToClipboard } from "../components/clipboard.ts";
 import { Dialog } from "../components/Dialog.tsx";
-import { Field } from "../components/Field.tsx";
+import { CodeField, Field } from "../components/Field.tsx";
 import { formatDateTime } from "../components/format.ts";
+import { LoginPrompt } from "../components/LoginPrompt.tsx";
 import { Pager, usePaged } from "../components/Pager.tsx";
+import { SubmitDialog } from "../components/SubmitDialog.tsx";
 import { type Column, Table } from "../components/Table.tsx";
 import { TOAST_SHORT, toast } from "../components/Toast.tsx";
 import { refreshUserInfo, useSession } from "../session.ts";
@@ -34,20 +36,6 @@ function rulesText(info: PushList): string {
   return (
     `最低转赠 ${info.minPushNum} G，手续费率 ${rate}，接收方实际到账 = 转赠量 × (1 − ${rate})。` +
     `只有永久流量可以转赠，体验流量不可转赠。转赠码 ${info.returnDays} 天内无人领取自动全额退回，领取前可随时撤回。`
-  );
-}
-
-function LoginPrompt() {
-  return (
-    <section className="card login-prompt">
-      <h2 className="card-title">登录后转赠流量</h2>
-      <p className="card-note">登录后可把永久流量转赠给其他用户，或领取别人转赠给您的流量。</p>
-      <div className="result-actions">
-        <a className="btn btn-primary" href="#/login">
-          登录
-        </a>
-      </div>
-    </section>
   );
 }
 
@@ -134,12 +122,10 @@ function CreateDialog({
   const [error, setError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   const [push, setPush] = useState<Push | null>(null);
-  const formId = useId();
   const g = Number(amount);
   const preview = amount !== "" && Number.isFinite(g) && g > 0 ? receiveBytes(g * GB, info.costRate) : null;
 
-  async function submit(event: FormEvent) {
-    event.preventDefault();
+  async function submit() {
     if (amount.trim() === "" || !Number.isFinite(g)) {
       setError(PushMsg.amountEmpty);
       return;
@@ -191,48 +177,39 @@ function CreateDialog({
     );
   }
   return (
-    <Dialog
+    <SubmitDialog
       open
       onClose={onClose}
       title="转赠流量"
       size="sm"
       closeOnBackdrop={false}
-      footer={
-        <>
-          <button type="button" className="btn" onClick={onClose}>
-            取消
-          </button>
-          <button type="submit" form={formId} className="btn btn-primary" disabled={busy}>
-            生成转赠码
-          </button>
-        </>
-      }
+      submitText="生成转赠码"
+      busy={busy}
+      onSubmit={() => void submit()}
     >
-      <form id={formId} className="form" onSubmit={(event) => void submit(event)} noValidate>
-        <Field
-          label="转赠量 (G)"
-          name="pushNumber"
-          type="number"
-          inputMode="numeric"
-          min={info.minPushNum}
-          step={1}
-          placeholder={`最低 ${info.minPushNum} G，整数`}
-          value={amount}
-          error={error}
-          data-autofocus
-          onChange={(event) => {
-            setAmount(event.target.value);
-            setError(undefined);
-          }}
-        />
-        <p className="card-note push-preview">
-          可转赠永久流量 {formatGB(available)} G（体验流量不可转赠）
-          <br />
-          手续费率 {percent(info.costRate)}，对方实际到账{" "}
-          <strong>{preview === null ? "—" : `${formatGB(preview)} G`}</strong>
-        </p>
-      </form>
-    </Dialog>
+      <Field
+        label="转赠量 (G)"
+        name="pushNumber"
+        type="number"
+        inputMode="numeric"
+        min={info.minPushNum}
+        step={1}
+        placeholder={`最低 ${info.minPushNum} G，整数`}
+        value={amount}
+        error={error}
+        data-autofocus
+        onChange={(event) => {
+          setAmount(event.target.value);
+          setError(undefined);
+        }}
+      />
+      <p className="card-note push-preview">
+        可转赠永久流量 {formatGB(available)} G（体验流量不可转赠）
+        <br />
+        手续费率 {percent(info.costRate)}，对方实际到账{" "}
+        <strong>{preview === null ? "—" : `${formatGB(preview)} G`}</strong>
+      </p>
+    </SubmitDialog>
   );
 }
 
@@ -241,10 +218,8 @@ function ReceiveDialog({ onClose, onReceived }: { onClose: () => void; onReceive
   const [code, setCode] = useState("");
   const [error, setError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
-  const formId = useId();
 
-  async function submit(event: FormEvent) {
-    event.preventDefault();
+  async function submit() {
     if (code.trim() === "") {
       setError(PushMsg.codeEmpty);
       return;
@@ -263,41 +238,27 @@ function ReceiveDialog({ onClose, onReceived }: { onClose: () => void; onReceive
   }
 
   return (
-    <Dialog
+    <SubmitDialog
       open
       onClose={onClose}
       title="接收转赠"
       size="sm"
       closeOnBackdrop={false}
-      footer={
-        <>
-          <button type="button" className="btn" onClick={onClose}>
-            取消
-          </button>
-          <button type="submit" form={formId} className="btn btn-primary" disabled={busy}>
-            领取
-          </button>
-        </>
-      }
+      submitText="领取"
+      busy={busy}
+      onSubmit={() => void submit()}
     >
-      <form id={formId} className="form" onSubmit={(event) => void submit(event)} noValidate>
-        <Field
-          label="转赠码"
-          name="code"
-          autoComplete="off"
-          autoCapitalize="characters"
-          spellCheck={false}
-          placeholder="请输入对方发给您的转赠码"
-          value={code}
-          error={error}
-          data-autofocus
-          onChange={(event) => {
-            setCode(event.target.value);
-            setError(undefined);
-          }}
-        />
-      </form>
-    </Dialog>
+      <CodeField
+        label="转赠码"
+        placeholder="请输入对方发给您的转赠码"
+        value={code}
+        error={error}
+        onChange={(event) => {
+          setCode(event.target.value);
+          setError(undefined);
+        }}
+      />
+    </SubmitDialog>
   );
 }
 
@@ -345,7 +306,10 @@ export function PushPage() {
     return (
       <div className="page">
         <h1 className="page-title">流量转赠</h1>
-        <LoginPrompt />
+        <LoginPrompt
+          title="登录后转赠流量"
+          note="登录后可把永久流量转赠给其他用户，或领取别人转赠给您的流量。"
+        />
       </div>
     );
   }

@@ -5,7 +5,7 @@ import { Code } from "../../src/rpc/codes.ts";
 import { COOKIE_DAYS } from "../../src/rpc/cookies.ts";
 import { call } from "../api.ts";
 import { AuthLayout } from "../components/AuthLayout.tsx";
-import { Field, NewPasswordFields } from "../components/Field.tsx";
+import { EmailField, NewPasswordFields, SubmitButton } from "../components/Field.tsx";
 import { Cookies, setCookie } from "../lib/cookies.ts";
 import { go } from "../lib/nav.ts";
 import { DEFAULT_ICON } from "../routes.ts";
@@ -91,17 +91,7 @@ export function RegisterPage() {
       <h1 className="auth-title">注册</h1>
       <p className="auth-subtitle">注册账号，立即开始使用</p>
       <form className="form" onSubmit={submit} noValidate>
-        <Field
-          label="邮箱"
-          type="email"
-          name="email"
-          autoComplete="email"
-          inputMode="email"
-          placeholder="请输入邮箱"
-          value={email}
-          error={errors.email}
-          onChange={(event) => setEmail(event.target.value)}
-        />
+        <EmailField value={email} error={errors.email} onChange={(event) => setEmail(event.target.value)} />
         <NewPasswordFields
           labels={["密码", "确认密码"]}
           placeholders={["至少 8 位", "再次输入密码"]}
@@ -111,9 +101,9 @@ export function RegisterPage() {
           onPassword={setPassword}
           onConfirm={setConfirm}
         />
-        <button type="submit" className="btn btn-primary btn-block" disabled={busy}>
-          {busy ? "注册中…" : "注册"}
-        </button>
+        <SubmitButton busy={busy} busyText="注册中…">
+          注册
+        </SubmitButton>
       </form>
       <div className="auth-links">
         <span />

@@ -11,7 +11,7 @@ import {
 import { Code } from "../../src/rpc/codes.ts";
 import { call } from "../api.ts";
 import { AuthLayout, RESET_SELLING_POINTS, SELLING_POINTS } from "../components/AuthLayout.tsx";
-import { Field, NewPasswordFields } from "../components/Field.tsx";
+import { Field, NewPasswordFields, SubmitButton } from "../components/Field.tsx";
 import { TOAST_MEDIUM, toast } from "../components/Toast.tsx";
 import { useSession } from "../session.ts";
 
@@ -162,9 +162,9 @@ export function ResetPage() {
                 {formError}
               </p>
             ) : null}
-            <button type="submit" className="btn btn-primary btn-block" disabled={busy}>
-              {busy ? "提交中…" : "确认修改"}
-            </button>
+            <SubmitButton busy={busy} busyText="提交中…">
+              确认修改
+            </SubmitButton>
           </>
         )}
       </form>

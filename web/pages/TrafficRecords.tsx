@@ -10,6 +10,7 @@ import {
 import { Code } from "../../src/rpc/codes.ts";
 import { call } from "../api.ts";
 import { formatDateTime } from "../components/format.ts";
+import { LoginPrompt } from "../components/LoginPrompt.tsx";
 import { Pager, usePaged } from "../components/Pager.tsx";
 import { type Column, Table } from "../components/Table.tsx";
 import { useSession } from "../session.ts";
@@ -75,20 +76,6 @@ function useTrafficRecords(userId: string, filter: TrafficFilter): TrafficRecord
   return records;
 }
 
-function LoginPrompt() {
-  return (
-    <section className="card login-prompt">
-      <h2 className="card-title">登录后查看流量记录</h2>
-      <p className="card-note">登录后可查看最近 {TRAFFIC_RECORD_DAYS} 天的流量消耗、购买与转赠记录。</p>
-      <div className="result-actions">
-        <a className="btn btn-primary" href="#/login">
-          登录
-        </a>
-      </div>
-    </section>
-  );
-}
-
 export function TrafficRecordsPage() {
   const session = useSession();
   const userId = session.user?._id ?? "";
@@ -99,7 +86,10 @@ export function TrafficRecordsPage() {
     return (
       <div className="page">
         <h1 className="page-title">流量记录</h1>
-        <LoginPrompt />
+        <LoginPrompt
+          title="登录后查看流量记录"
+          note={`登录后可查看最近 ${TRAFFIC_RECORD_DAYS} 天的流量消耗、购买与转赠记录。`}
+        />
       </div>
     );
   }

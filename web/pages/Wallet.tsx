@@ -22,6 +22,7 @@ import { useConfirm } from "../components/admin/ConfirmDialog.tsx";
 import { SelectField } from "../components/admin/inputs.tsx";
 import { Field } from "../components/Field.tsx";
 import { formatDateTime } from "../components/format.ts";
+import { LoginPrompt } from "../components/LoginPrompt.tsx";
 import { Pager, usePaged } from "../components/Pager.tsx";
 import { type Column, Table } from "../components/Table.tsx";
 import { TOAST_SHORT, toast } from "../components/Toast.tsx";
@@ -205,14 +206,7 @@ export function WalletPage() {
     return (
       <div className="page">
         <h1 className="page-title">钱包</h1>
-        <section className="card login-prompt">
-          <p className="card-note">登录后查看钱包余额与提现。</p>
-          <div className="result-actions">
-            <a className="btn btn-primary" href="#/login">
-              登录
-            </a>
-          </div>
-        </section>
+        <LoginPrompt note="登录后查看钱包余额与提现。" />
       </div>
     );
   }

@@ -1,5 +1,7 @@
 import { type ReactNode, useCallback, useRef, useState } from "react";
+import type { Answer } from "../../api.ts";
 import { Dialog } from "../Dialog.tsx";
+import { toastResult } from "./feedback.ts";
 
 export interface ConfirmOptions {
   /** Dialog title; 删除确认 when not given (seed 001 §5). */
@@ -67,4 +69,35 @@ export function useConfirm(): [(options: ConfirmOptions) => Promise<boolean>, Re
     </Dialog>
   );
   return [confirm, dialog];
+}
+
+/** The toasts of a delete: `deleted`, or `deleteFailed:{server message}`. */
+export interface DeleteMessages {
+  deleted: string;
+  deleteFailed: string;
+}
+
+/**
+ * useConfirm for actions that call the server: `confirmedCall` asks, sends once confirmed, toasts
+ * the answer and runs `onDone` when it succeeded; `confirmDelete` asks 确认删除? and then `what`.
+ */
+export function useConfirmedCall(onDone: () => unknown) {
+  const [confirm, dialog] = useConfirm();
+  const confirmedCall = async (
+    options: ConfirmOptions,
+    send: () => Promise<Answer<unknown>>,
+    success: string,
+    failure: string,
+  ) => {
+    if (!(await confirm(options))) return;
+    if (toastResult(await send(), success, failure)) void onDone();
+  };
+  const confirmDelete = (what: string, send: () => Promise<Answer<unknown>>, messages: DeleteMessages) =>
+    confirmedCall(
+      { message: `${CONFIRM_DELETE_TEXT} ${what}`, confirmText: "删除" },
+      send,
+      messages.deleted,
+      messages.deleteFailed,
+    );
+  return { confirm, confirmedCall, confirmDelete, dialog };
 }

@@ -1,5 +1,5 @@
-import { type FormEvent, type ReactNode, type Ref, useId } from "react";
-import { Dialog } from "../Dialog.tsx";
+import type { ReactNode, Ref } from "react";
+import { SubmitDialog } from "../SubmitDialog.tsx";
 
 export interface FormDialogProps {
   open: boolean;
@@ -16,43 +16,15 @@ export interface FormDialogProps {
 }
 
 /** The modal add/edit form of the back office: Enter or 保存 submits, 取消 / Esc closes. */
-export function FormDialog({
-  open,
-  title,
-  onClose,
-  onSubmit,
-  busy = false,
-  submitText = "保存",
-  size = "md",
-  formRef,
-  children,
-}: FormDialogProps) {
-  const formId = useId();
-  const submit = (event: FormEvent) => {
-    event.preventDefault();
-    if (!busy) onSubmit();
-  };
+export function FormDialog({ busy = false, submitText = "保存", size = "md", ...form }: FormDialogProps) {
   return (
-    <Dialog
-      open={open}
-      onClose={onClose}
-      title={title}
+    <SubmitDialog
+      {...form}
       size={size}
+      busy={busy}
+      submitText={busy ? "保存中…" : submitText}
       closeOnBackdrop={false}
-      footer={
-        <>
-          <button type="button" className="btn" onClick={onClose}>
-            取消
-          </button>
-          <button type="submit" form={formId} className="btn btn-primary" disabled={busy}>
-            {busy ? "保存中…" : submitText}
-          </button>
-        </>
-      }
-    >
-      <form ref={formRef} id={formId} className="admin-form" onSubmit={submit} noValidate>
-        {children}
-      </form>
-    </Dialog>
+      formClassName="admin-form"
+    />
   );
 }

@@ -17,6 +17,7 @@ import { Dialog } from "../Dialog.tsx";
 import { Field } from "../Field.tsx";
 import { formatDateTime } from "../format.ts";
 import { ImageUpload } from "../ImageUpload.tsx";
+import { SubmitDialog } from "../SubmitDialog.tsx";
 
 export function TicketBadge({ status }: { status: TicketStatus }) {
   return <span className={`badge ticket-status ticket-status-${status}`}>{TICKET_STATUS_TEXT[status]}</span>;
@@ -218,64 +219,53 @@ export function CreateTicketDialog({
 }) {
   const [form, setForm] = useState<TicketForm>({ title: "", desc: "", imageUrl: "" });
   const [errors, setErrors] = useState<Partial<Record<keyof TicketForm, string>>>({});
-  const formId = useId();
   /** Edits a field and drops its error: the message answered what was there before. */
   const edit = (field: keyof TicketForm, value: string) => {
     setForm({ ...form, [field]: value });
     setErrors({ ...errors, [field]: undefined });
   };
 
-  function submit(event?: FormEvent) {
-    event?.preventDefault();
+  function submit() {
     const found = schemaErrors(createTicketInput, form);
     setErrors(found);
     if (Object.keys(found).length === 0) onSubmit(form);
   }
 
   return (
-    <Dialog
+    <SubmitDialog
       open
       onClose={onClose}
       title="提交工单"
       closeOnBackdrop={false}
-      footer={
-        <>
-          <button type="button" className="btn" onClick={onClose}>
-            取消
-          </button>
-          <button type="submit" form={formId} className="btn btn-primary" disabled={busy}>
-            提交
-          </button>
-        </>
-      }
+      submitText="提交"
+      busy={busy}
+      onSubmit={submit}
     >
-      <form id={formId} className="form" onSubmit={submit} noValidate>
-        <Field
-          label="标题"
-          name="title"
-          placeholder="一句话说明问题，例如：香港节点全部超时"
-          maxLength={TICKET_TITLE_MAX}
-          value={form.title}
-          error={errors.title}
-          data-autofocus
-          onChange={(event) => edit("title", event.target.value)}
-        />
-        <DescField
-          label="描述"
-          rows={5}
-          placeholder="请描述遇到的问题：使用的客户端、节点、出现的时间和提示信息"
-          value={form.desc}
-          error={errors.desc}
-          onChange={(desc) => edit("desc", desc)}
-        />
-        <ImageUpload
-          label="截图（可选）"
-          value={form.imageUrl}
-          onChange={(imageUrl) => edit("imageUrl", imageUrl)}
-        />
-        {errors.imageUrl ? <p className="field-error">{errors.imageUrl}</p> : null}
-      </form>
-    </Dialog>
+      <Field
+        label="标题"
+        name="title"
+        placeholder="一句话说明问题，例如：香港节点全部超时"
+        maxLength={TICKET_TITLE_MAX}
+        value={form.title}
+        error={errors.title}
+        data-autofocus
+        onChange={(event) => edit("title", event.target.value)}
+      />
+      <DescField
+        label="描述"
+        rows={5}
+        placeholder="请描述遇到的问题：使用的客户端、节点、出现的时间和提示信息"
+        value={form.desc}
+        error={errors.desc}
+        onChange={(desc) => edit("desc", desc)}
+      />
+      <ImageUpload
+        label="截图（可选）"
+        value={form.imageUrl}
+        onChange={(imageUrl) => edit("imageUrl", imageUrl)}
+      />
+      {errors.imageUrl ? <p className="field-error">{errors.imageUrl}</p> : null}
+    </SubmitDialog>
   );
 }
 

@@ -1,5 +1,5 @@
 /** The payment dialogs of the shop (seed 000 §2): QR code, app link, USDT address. */
-import { useEffect, useState } from "react";
+import { type ReactNode, useEffect, useState } from "react";
 import { isPayLink } from "../../../src/lib/links.ts";
 import { OrderMsg, PAY_MODE_TEXT, type PayMode, type PayResult } from "../../../src/modules/order/schema.ts";
 import { copyToClipboard } from "../clipboard.ts";
@@ -47,17 +47,39 @@ const closeFooter = (onClose: () => void) => (
   </button>
 );
 
-export function QrPayDialog({ result, payMode, mobile, onClose }: PayDialogProps) {
+/** A dialog waiting for the payment: `children`, then 支付完成后将自动确认; only 关闭 closes it. */
+function WaitingPayDialog({
+  result,
+  title,
+  size = "sm",
+  onClose,
+  children,
+}: {
+  result: PayResult;
+  title: string;
+  size?: "sm" | "md";
+  onClose: () => void;
+  children: ReactNode;
+}) {
   return (
     <Dialog
       open
       onClose={onClose}
-      title={`${PAY_MODE_TEXT[payMode]}扫码支付`}
-      size="sm"
+      title={title}
+      size={size}
       closeOnBackdrop={false}
       className={result.sandbox ? "pay-dialog pay-dialog-sandbox" : "pay-dialog"}
       footer={closeFooter(onClose)}
     >
+      {children}
+      <PayWaiting />
+    </Dialog>
+  );
+}
+
+export function QrPayDialog({ result, payMode, mobile, onClose }: PayDialogProps) {
+  return (
+    <WaitingPayDialog result={result} title={`${PAY_MODE_TEXT[payMode]}扫码支付`} onClose={onClose}>
       <SandboxMark sandbox={result.sandbox} />
       <PayAmount result={result} />
       <p className="qr-description">{qrInstruction(payMode, mobile)}</p>
@@ -69,8 +91,7 @@ export function QrPayDialog({ result, payMode, mobile, onClose }: PayDialogProps
           </a>
         </p>
       ) : null}
-      <PayWaiting />
-    </Dialog>
+    </WaitingPayDialog>
   );
 }
 
@@ -85,23 +106,14 @@ export function AppLinkDialog({ result, payMode, mobile, onClose }: PayDialogPro
     else window.open(target, "_blank", "noopener");
   };
   return (
-    <Dialog
-      open
-      onClose={onClose}
-      title={`${PAY_MODE_TEXT[payMode]}支付`}
-      size="sm"
-      closeOnBackdrop={false}
-      className={result.sandbox ? "pay-dialog pay-dialog-sandbox" : "pay-dialog"}
-      footer={closeFooter(onClose)}
-    >
+    <WaitingPayDialog result={result} title={`${PAY_MODE_TEXT[payMode]}支付`} onClose={onClose}>
       <SandboxMark sandbox={result.sandbox} />
       <PayAmount result={result} />
       <p className="qr-description">点击下方按钮打开{app}完成支付，支付完成后回到本页面等待确认。</p>
       <button type="button" className="btn btn-primary btn-block" onClick={open}>
         打开{app}
       </button>
-      <PayWaiting />
-    </Dialog>
+    </WaitingPayDialog>
   );
 }
 
@@ -177,18 +189,9 @@ function useNow(intervalMs: number): number {
 export function UsdtPayDialog({ result, onClose }: PayDialogProps) {
   const now = useNow(1000);
   return (
-    <Dialog
-      open
-      onClose={onClose}
-      title="USDT-TRC20 支付"
-      size="md"
-      closeOnBackdrop={false}
-      className={result.sandbox ? "pay-dialog pay-dialog-sandbox" : "pay-dialog"}
-      footer={closeFooter(onClose)}
-    >
+    <WaitingPayDialog result={result} title="USDT-TRC20 支付" size="md" onClose={onClose}>
       <UsdtPayBody result={result} now={now} />
-      <PayWaiting />
-    </Dialog>
+    </WaitingPayDialog>
   );
 }
 

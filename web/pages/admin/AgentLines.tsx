@@ -22,10 +22,9 @@ import {
 import type { Agent } from "../../../src/modules/node-record/schema.ts";
 import { call, type LineForm } from "../../api.ts";
 import { AdminPage, AdminTable, editDeleteColumn } from "../../components/admin/AdminPage.tsx";
-import { CONFIRM_DELETE_TEXT, useConfirm } from "../../components/admin/ConfirmDialog.tsx";
+import { useConfirmedCall } from "../../components/admin/ConfirmDialog.tsx";
 import { FormDialog } from "../../components/admin/FormDialog.tsx";
-import { toastResult } from "../../components/admin/feedback.ts";
-import { type FieldErrors, schemaErrors, useFormErrors } from "../../components/admin/formErrors.ts";
+import { type FieldErrors, schemaErrors } from "../../components/admin/formErrors.ts";
 import {
   FieldFrame,
   invalidProps,
@@ -34,6 +33,7 @@ import {
   TextAreaField,
 } from "../../components/admin/inputs.tsx";
 import { NumberField, onOff, readNumbers } from "../../components/admin/numbers.tsx";
+import { type DraftDialogProps, useDraftEditor, useDraftForm } from "../../components/admin/useDraftForm.ts";
 import { useRemoteList } from "../../components/admin/useRemoteList.ts";
 import { copyToClipboard } from "../../components/clipboard.ts";
 import { Field } from "../../components/Field.tsx";
@@ -178,28 +178,12 @@ function LineFormDialog({
   permissions,
   onClose,
   onSaved,
-}: {
-  draft: LineDraft;
-  agents: Agent[];
-  entries: Options;
-  permissions: Options;
-  onClose: () => void;
-  onSaved: () => void;
-}) {
-  const [form, setForm] = useState(draft);
-  const { errors, formRef, check } = useFormErrors(LineMsg.saveFailed);
-  const [busy, setBusy] = useState(false);
-  const set = <K extends keyof LineDraft>(key: K, value: LineDraft[K]) => setForm({ ...form, [key]: value });
-  const agent = agents.find((a) => a._id === form.agentID);
-
-  const save = async () => {
+}: DraftDialogProps<LineDraft> & { agents: Agent[]; entries: Options; permissions: Options }) {
+  const { form, setForm, set, bind, errors, dialog } = useDraftForm(draft, LineMsg, onSaved, (form) => {
     const line = draftToLine(form);
-    if (!check(lineErrors(line))) return;
-    setBusy(true);
-    const answer = await call("/api/admin/agent_line/update", line);
-    setBusy(false);
-    if (toastResult(answer, LineMsg.saved, LineMsg.saveFailed)) onSaved();
-  };
+    return { errors: lineErrors(line), send: () => call("/api/admin/agent_line/update", line) };
+  });
+  const agent = agents.find((a) => a._id === form.agentID);
 
   const agentOptions: Options = [
     ...(agent ? [] : [{ value: form.agentID, label: form.agentID ? "节点已删除" : "请选择节点" }]),
@@ -211,25 +195,11 @@ function LineFormDialog({
     ...entries,
   ];
   const number = (key: NumberKey, label: string, step?: string) => (
-    <NumberField
-      label={label}
-      value={form[key]}
-      error={errors[key]}
-      step={step}
-      onChange={(value) => set(key, value)}
-    />
+    <NumberField label={label} step={step} {...bind(key)} />
   );
 
   return (
-    <FormDialog
-      open
-      title={form._id ? "编辑线路" : "添加线路"}
-      onClose={onClose}
-      onSubmit={save}
-      busy={busy}
-      size="lg"
-      formRef={formRef}
-    >
+    <FormDialog open title={form._id ? "编辑线路" : "添加线路"} onClose={onClose} size="lg" {...dialog}>
       <div className="admin-grid">
         <Field
           label="线路名称"
@@ -326,8 +296,8 @@ export function AdminAgentLinesPage() {
   const agents = useRemoteList(() => call("/api/admin/agents/list", {}));
   const entries = useRemoteList(() => call("/api/admin/entrys/list", {}));
   const permissions = useRemoteList(() => call("/api/admin/permissions/list", {}));
-  const [draft, setDraft] = useState<LineDraft | null>(null);
-  const [confirm, confirmDialog] = useConfirm();
+  const editor = useDraftEditor<LineDraft>(list.reload);
+  const { confirmedCall, confirmDelete, dialog: confirmDialog } = useConfirmedCall(list.reload);
 
   const agentName = new Map(agents.rows.map((a) => [a._id, a.name]));
   const entryName = new Map(entries.rows.map((e) => [e._id, e.name]));
@@ -338,26 +308,20 @@ export function AdminAgentLinesPage() {
     void list.reload({ agentID });
   };
 
-  const remove = async (line: AgentLine) => {
-    const ok = await confirm({
-      message: `${CONFIRM_DELETE_TEXT} 线路「${line.name}」将被删除。`,
-      confirmText: "删除",
-    });
-    if (!ok) return;
-    const answer = await call("/api/admin/agent_line/delete_agent", { id: line._id });
-    if (toastResult(answer, LineMsg.deleted, LineMsg.deleteFailed)) void list.reload();
-  };
+  const remove = (line: AgentLine) =>
+    confirmDelete(
+      `线路「${line.name}」将被删除。`,
+      () => call("/api/admin/agent_line/delete_agent", { id: line._id }),
+      LineMsg,
+    );
 
-  const resetHeat = async () => {
-    const ok = await confirm({
-      title: "重置确认",
-      message: "确认将所有线路的流量热度清零?",
-      confirmText: "重置",
-    });
-    if (!ok) return;
-    const answer = await call("/api/admin/agent_line/reset_hot", {});
-    if (toastResult(answer, LineMsg.heatReset, LineMsg.heatResetFailed)) void list.reload();
-  };
+  const resetHeat = () =>
+    confirmedCall(
+      { title: "重置确认", message: "确认将所有线路的流量热度清零?", confirmText: "重置" },
+      () => call("/api/admin/agent_line/reset_hot", {}),
+      LineMsg.heatReset,
+      LineMsg.heatResetFailed,
+    );
 
   const entryText = (line: AgentLine) => {
     if (line.bridge !== "report") return BRIDGE_LABELS[line.bridge];
@@ -380,8 +344,8 @@ export function AdminAgentLinesPage() {
     { key: "scale", title: "流量倍率", render: (row) => row.scale, className: "admin-num" },
     { key: "num", title: "数量", render: (row) => row.num, className: "admin-num" },
     { key: "hot", title: "热度(G)", render: (row) => formatGB(row.hot), className: "admin-num" },
-    editDeleteColumn((row) => setDraft(lineToDraft(row)), remove, [
-      { label: "复制", onClick: (row) => setDraft({ ...lineToDraft(row), _id: undefined }) },
+    editDeleteColumn((row) => editor.edit(lineToDraft(row)), remove, [
+      { label: "复制", onClick: (row) => editor.edit({ ...lineToDraft(row), _id: undefined }) },
       { label: "复制日志", onClick: (row) => void copyToClipboard(JSON.stringify(row, null, 2)) },
     ]),
   ];
@@ -403,7 +367,7 @@ export function AdminAgentLinesPage() {
             type="button"
             className="btn btn-primary"
             onClick={() =>
-              setDraft(newLineDraft(agents.rows.find((a) => a._id === agentFilter) ?? agents.rows[0]))
+              editor.edit(newLineDraft(agents.rows.find((a) => a._id === agentFilter) ?? agents.rows[0]))
             }
           >
             添加
@@ -415,18 +379,13 @@ export function AdminAgentLinesPage() {
         <SelectField label="节点" value={agentFilter} options={filterOptions} onChange={filterBy} />
       </div>
       <AdminTable list={list} columns={columns} rowKey={(row) => row._id} caption="线路列表" />
-      {draft ? (
+      {editor.dialog ? (
         <LineFormDialog
-          key={draft._id ?? "new"}
-          draft={draft}
+          key={editor.key}
+          {...editor.dialog}
           agents={agents.rows}
           entries={entries.rows.map((e) => ({ value: e._id, label: e.name }))}
           permissions={permissions.rows.map((p) => ({ value: p._id, label: p.name }))}
-          onClose={() => setDraft(null)}
-          onSaved={() => {
-            setDraft(null);
-            void list.reload();
-          }}
         />
       ) : null}
       {confirmDialog}

@@ -32,12 +32,13 @@ import {
 import { Code } from "../../../src/rpc/codes.ts";
 import { type AgentForm, call } from "../../api.ts";
 import { AdminPage, AdminTable, editDeleteColumn } from "../../components/admin/AdminPage.tsx";
-import { CONFIRM_DELETE_TEXT, useConfirm } from "../../components/admin/ConfirmDialog.tsx";
+import { useConfirmedCall } from "../../components/admin/ConfirmDialog.tsx";
 import { FormDialog } from "../../components/admin/FormDialog.tsx";
 import { toastFailure, toastResult } from "../../components/admin/feedback.ts";
-import { schemaErrors, useFormErrors } from "../../components/admin/formErrors.ts";
+import { schemaErrors } from "../../components/admin/formErrors.ts";
 import { SelectField, SwitchField, TextAreaField } from "../../components/admin/inputs.tsx";
 import { NumberField, onOff, readNumbers } from "../../components/admin/numbers.tsx";
+import { type DraftDialogProps, useDraftEditor, useDraftForm } from "../../components/admin/useDraftForm.ts";
 import { useRemoteList } from "../../components/admin/useRemoteList.ts";
 import { copyToClipboard } from "../../components/clipboard.ts";
 import { Dialog } from "../../components/Dialog.tsx";
@@ -203,21 +204,15 @@ function useCountries(): Country[] {
 
 const option = <V extends string>(value: V) => ({ value, label: value });
 
-function AgentFormDialog({
-  draft,
-  onClose,
-  onSaved,
-}: {
-  draft: AgentDraft;
-  onClose: () => void;
-  onSaved: () => void;
-}) {
-  const [form, setForm] = useState(draft);
-  const { errors, formRef, check } = useFormErrors(AgentMsg.saveFailed);
-  const [busy, setBusy] = useState(false);
+function AgentFormDialog({ draft, onClose, onSaved }: DraftDialogProps<AgentDraft>) {
+  const { form, setForm, set, bind, errors, dialog } = useDraftForm(draft, AgentMsg, onSaved, (form) => {
+    const agent = draftToAgent(form);
+    return {
+      errors: schemaErrors(agentInput, agent, FIELD_OF),
+      send: () => call("/api/admin/agents/update", agent),
+    };
+  });
   const countries = useCountries();
-  const set = <K extends keyof AgentDraft>(key: K, value: AgentDraft[K]) =>
-    setForm({ ...form, [key]: value });
 
   const countryOptions = [
     { value: "", label: "未设置" },
@@ -227,31 +222,12 @@ function AgentFormDialog({
     countryOptions.push({ value: form.countryCode, label: form.countryCode });
   }
 
-  const save = async () => {
-    const agent = draftToAgent(form);
-    if (!check(schemaErrors(agentInput, agent, FIELD_OF))) return;
-    setBusy(true);
-    const answer = await call("/api/admin/agents/update", agent);
-    setBusy(false);
-    if (toastResult(answer, AgentMsg.saved, AgentMsg.saveFailed)) onSaved();
-  };
-
-  const number = (key: NumberKey, label: string) => (
-    <NumberField label={label} value={form[key]} error={errors[key]} onChange={(value) => set(key, value)} />
-  );
+  const number = (key: NumberKey, label: string) => <NumberField label={label} {...bind(key)} />;
   const isV2ray = form.type === "v2ray";
   const stored = form.stored;
 
   return (
-    <FormDialog
-      open
-      title={form._id ? "编辑节点" : "添加节点"}
-      onClose={onClose}
-      onSubmit={save}
-      busy={busy}
-      size="lg"
-      formRef={formRef}
-    >
+    <FormDialog open title={form._id ? "编辑节点" : "添加节点"} onClose={onClose} size="lg" {...dialog}>
       <div className="admin-grid">
         <Field
           label="名称"
@@ -463,21 +439,18 @@ function AnomaliesDialog({
 
 export function AdminAgentsPage() {
   const list = useRemoteList(() => call("/api/admin/agents/list", {}));
-  const [draft, setDraft] = useState<AgentDraft | null>(null);
+  const editor = useDraftEditor<AgentDraft>(list.reload);
   const [command, setCommand] = useState<{ agent: Agent; command: string } | null>(null);
   const [anomalies, setAnomalies] = useState<{ agent: Agent; rows: NodeAnomaly[] } | null>(null);
-  const [confirm, confirmDialog] = useConfirm();
+  const { confirm, confirmedCall, confirmDelete, dialog: confirmDialog } = useConfirmedCall(list.reload);
   const upgrading = useRef(new Set<string>());
 
-  const remove = async (agent: Agent) => {
-    const ok = await confirm({
-      message: `${CONFIRM_DELETE_TEXT} 节点「${agent.name}」及其线路将被删除。`,
-      confirmText: "删除",
-    });
-    if (!ok) return;
-    const answer = await call("/api/admin/agents/delete", { id: agent._id });
-    if (toastResult(answer, AgentMsg.deleted, AgentMsg.deleteFailed)) void list.reload();
-  };
+  const remove = (agent: Agent) =>
+    confirmDelete(
+      `节点「${agent.name}」及其线路将被删除。`,
+      () => call("/api/admin/agents/delete", { id: agent._id }),
+      AgentMsg,
+    );
 
   const upgrade = async (agent: Agent) => {
     if (upgrading.current.has(agent._id)) return;
@@ -506,16 +479,13 @@ export function AdminAgentsPage() {
     else toastFailure(answer, AgentMsg.anomaliesFailed);
   };
 
-  const resetUpdateCounts = async () => {
-    const ok = await confirm({
-      title: "重置确认",
-      message: "确认把所有节点的更新次数清零?",
-      confirmText: "重置",
-    });
-    if (!ok) return;
-    const answer = await call("/api/admin/agents/clear_updatetimes", {});
-    if (toastResult(answer, AgentMsg.saved, AgentMsg.saveFailed)) void list.reload();
-  };
+  const resetUpdateCounts = () =>
+    confirmedCall(
+      { title: "重置确认", message: "确认把所有节点的更新次数清零?", confirmText: "重置" },
+      () => call("/api/admin/agents/clear_updatetimes", {}),
+      AgentMsg.saved,
+      AgentMsg.saveFailed,
+    );
 
   const v2rayOnly = (row: Agent, on: boolean) => (row.type === "v2ray" ? onOff(on) : "-");
   const columns: Column<Agent>[] = [
@@ -558,8 +528,8 @@ export function AdminAgentsPage() {
           0
         ),
     },
-    editDeleteColumn((row) => setDraft(agentToDraft(row)), remove, [
-      { label: "复制", onClick: (row) => setDraft(copyDraft(row)) },
+    editDeleteColumn((row) => editor.edit(agentToDraft(row)), remove, [
+      { label: "复制", onClick: (row) => editor.edit(copyDraft(row)) },
       { label: "升级节点", onClick: (row) => void upgrade(row) },
       { label: "获取更新命令", onClick: (row) => void showCommand(row) },
     ]),
@@ -573,24 +543,14 @@ export function AdminAgentsPage() {
           <button type="button" className="btn" onClick={() => void resetUpdateCounts()}>
             重置更新次数
           </button>
-          <button type="button" className="btn btn-primary" onClick={() => setDraft(newAgentDraft())}>
+          <button type="button" className="btn btn-primary" onClick={() => editor.edit(newAgentDraft())}>
             添加
           </button>
         </>
       }
     >
       <AdminTable list={list} columns={columns} rowKey={(row) => row._id} caption="节点列表" />
-      {draft ? (
-        <AgentFormDialog
-          key={draft._id ?? "new"}
-          draft={draft}
-          onClose={() => setDraft(null)}
-          onSaved={() => {
-            setDraft(null);
-            void list.reload();
-          }}
-        />
-      ) : null}
+      {editor.dialog ? <AgentFormDialog key={editor.key} {...editor.dialog} /> : null}
       {command ? (
         <CommandDialog agent={command.agent} command={command.command} onClose={() => setCommand(null)} />
       ) : null}

@@ -16,9 +16,9 @@ import {
 } from "../../../src/modules/traffic/schema.ts";
 import { call } from "../../api.ts";
 import { AdminPage, AdminTable } from "../../components/admin/AdminPage.tsx";
+import { SearchButton, useWholeNumber, WholeNumberField } from "../../components/admin/filters.tsx";
 import { SelectField } from "../../components/admin/inputs.tsx";
 import { useRemoteList } from "../../components/admin/useRemoteList.ts";
-import { Field } from "../../components/Field.tsx";
 import type { Column } from "../../components/Table.tsx";
 
 interface Query {
@@ -47,8 +47,7 @@ const columns: Column<AdminTrafficRecord>[] = [
 
 export function AdminAllTrafficRecordsPage() {
   const [type, setType] = useState<TrafficFilter>("all");
-  const [days, setDays] = useState(String(ALL_TRAFFIC_RECORD_DAYS));
-  const [daysError, setDaysError] = useState<string>();
+  const days = useWholeNumber(ALL_TRAFFIC_RECORD_DAYS, { max: 90, message: "请输入1到90的整数" });
   const [truncated, setTruncated] = useState(false);
   const list = useRemoteList(
     async (query: Query) => {
@@ -63,12 +62,8 @@ export function AdminAllTrafficRecordsPage() {
 
   const search = (next: TrafficFilter, event?: FormEvent) => {
     event?.preventDefault();
-    const dayNum = Number(days);
-    if (!Number.isInteger(dayNum) || dayNum < 1 || dayNum > 90) {
-      setDaysError("请输入1到90的整数");
-      return;
-    }
-    setDaysError(undefined);
+    const dayNum = days.read();
+    if (dayNum === undefined) return;
     void list.reload({ type: next, day_num: dayNum });
   };
 
@@ -85,20 +80,8 @@ export function AdminAllTrafficRecordsPage() {
             search(next);
           }}
         />
-        <Field
-          label="天数"
-          type="number"
-          min={1}
-          max={90}
-          step={1}
-          inputMode="numeric"
-          value={days}
-          error={daysError}
-          onChange={(event) => setDays(event.target.value)}
-        />
-        <button type="submit" className="btn btn-primary" disabled={list.loading && list.loaded}>
-          查询
-        </button>
+        <WholeNumberField label="天数" max={90} {...days.field} />
+        <SearchButton list={list} />
       </form>
       {truncated ? (
         <p className="card-note">

@@ -4,17 +4,16 @@
  * is checked with the server's comboInput before saving; a bad value is marked on its field.
  */
 
-import { useState } from "react";
 import { DEFAULT_DAILY_LIMIT, formatGB, GB } from "../../../src/lib/traffic.ts";
 import { type Combo, ComboMsg, comboInput, NEW_COMBO_DEFAULTS } from "../../../src/modules/combo/schema.ts";
 import { type ComboForm, call } from "../../api.ts";
 import { AdminPage, AdminTable, editDeleteColumn } from "../../components/admin/AdminPage.tsx";
-import { CONFIRM_DELETE_TEXT, useConfirm } from "../../components/admin/ConfirmDialog.tsx";
+import { useConfirmedCall } from "../../components/admin/ConfirmDialog.tsx";
 import { FormDialog } from "../../components/admin/FormDialog.tsx";
-import { toastResult } from "../../components/admin/feedback.ts";
-import { schemaErrors, useFormErrors } from "../../components/admin/formErrors.ts";
+import { schemaErrors } from "../../components/admin/formErrors.ts";
 import { CheckListField, TextAreaField } from "../../components/admin/inputs.tsx";
 import { readNumbers } from "../../components/admin/numbers.tsx";
+import { type DraftDialogProps, useDraftEditor, useDraftForm } from "../../components/admin/useDraftForm.ts";
 import { useRemoteList } from "../../components/admin/useRemoteList.ts";
 import { Field } from "../../components/Field.tsx";
 import type { Column } from "../../components/Table.tsx";
@@ -131,27 +130,15 @@ function ComboFormDialog({
   permissions,
   onClose,
   onSaved,
-}: {
-  draft: ComboDraft;
-  permissions: { value: string; label: string }[];
-  onClose: () => void;
-  onSaved: () => void;
-}) {
-  const [form, setForm] = useState(draft);
-  const { errors, formRef, check } = useFormErrors(ComboMsg.saveFailed);
-  const [busy, setBusy] = useState(false);
-  const set = <K extends keyof ComboDraft>(key: K, value: ComboDraft[K]) =>
-    setForm({ ...form, [key]: value });
-  const isTimePack = isTimePackDraft(form);
-
-  const save = async () => {
+}: DraftDialogProps<ComboDraft> & { permissions: { value: string; label: string }[] }) {
+  const { form, set, errors, dialog } = useDraftForm(draft, ComboMsg, onSaved, (form) => {
     const combo = draftToCombo(form);
-    if (!check(schemaErrors(comboInput, combo, FIELD_OF))) return;
-    setBusy(true);
-    const answer = await call("/api/admin/combo/update_combo", combo);
-    setBusy(false);
-    if (toastResult(answer, ComboMsg.saved, ComboMsg.saveFailed)) onSaved();
-  };
+    return {
+      errors: schemaErrors(comboInput, combo, FIELD_OF),
+      send: () => call("/api/admin/combo/update_combo", combo),
+    };
+  });
+  const isTimePack = isTimePackDraft(form);
 
   const numberField = (key: keyof ComboDraft & string, label: string, step = "1", extra = {}) => (
     <Field
@@ -167,15 +154,7 @@ function ComboFormDialog({
   );
 
   return (
-    <FormDialog
-      open
-      title={form._id ? "编辑商品" : "添加商品"}
-      onClose={onClose}
-      onSubmit={save}
-      busy={busy}
-      size="lg"
-      formRef={formRef}
-    >
+    <FormDialog open title={form._id ? "编辑商品" : "添加商品"} onClose={onClose} size="lg" {...dialog}>
       <div className="admin-grid">
         <Field
           label="名称"
@@ -223,21 +202,18 @@ function ComboFormDialog({
 export function AdminCombosPage() {
   const list = useRemoteList(() => call("/api/admin/combo/list", {}));
   const permissions = useRemoteList(() => call("/api/admin/permissions/list", {}));
-  const [draft, setDraft] = useState<ComboDraft | null>(null);
-  const [confirm, confirmDialog] = useConfirm();
+  const editor = useDraftEditor<ComboDraft>(list.reload);
+  const { confirmDelete, dialog: confirmDialog } = useConfirmedCall(list.reload);
 
   const permissionName = new Map(permissions.rows.map((p) => [p._id, p.name]));
   const permissionOptions = permissions.rows.map((p) => ({ value: p._id, label: p.name }));
 
-  const remove = async (combo: Combo) => {
-    const ok = await confirm({
-      message: `${CONFIRM_DELETE_TEXT} 商品「${combo.name}」将被删除。`,
-      confirmText: "删除",
-    });
-    if (!ok) return;
-    const answer = await call("/api/admin/combo/delete_combo", { id: combo._id });
-    if (toastResult(answer, ComboMsg.deleted, ComboMsg.deleteFailed)) void list.reload();
-  };
+  const remove = (combo: Combo) =>
+    confirmDelete(
+      `商品「${combo.name}」将被删除。`,
+      () => call("/api/admin/combo/delete_combo", { id: combo._id }),
+      ComboMsg,
+    );
 
   const columns: Column<Combo>[] = [
     { key: "id", title: "ID", render: (row) => <code className="admin-id">{row._id}</code> },
@@ -262,30 +238,21 @@ export function AdminCombosPage() {
       render: (row) => row.permissionDuration,
       className: "admin-num",
     },
-    editDeleteColumn((row) => setDraft(comboToDraft(row)), remove),
+    editDeleteColumn((row) => editor.edit(comboToDraft(row)), remove),
   ];
 
   return (
     <AdminPage
       title="商品管理"
       actions={
-        <button type="button" className="btn btn-primary" onClick={() => setDraft(newComboDraft())}>
+        <button type="button" className="btn btn-primary" onClick={() => editor.edit(newComboDraft())}>
           添加
         </button>
       }
     >
       <AdminTable list={list} columns={columns} rowKey={(row) => row._id} caption="商品列表" />
-      {draft ? (
-        <ComboFormDialog
-          key={draft._id ?? "new"}
-          draft={draft}
-          permissions={permissionOptions}
-          onClose={() => setDraft(null)}
-          onSaved={() => {
-            setDraft(null);
-            void list.reload();
-          }}
-        />
+      {editor.dialog ? (
+        <ComboFormDialog key={editor.key} {...editor.dialog} permissions={permissionOptions} />
       ) : null}
       {confirmDialog}
     </AdminPage>

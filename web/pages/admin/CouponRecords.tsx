@@ -2,7 +2,7 @@
  * /coupon_records (seed 001 §2.13): the latest uses of coupons, 100 unless another number is asked
  * for; a use given back (an order cancelled) shows 已恢复.
  */
-import { type FormEvent, useState } from "react";
+import type { FormEvent } from "react";
 import {
   type CouponUseRecord,
   couponEffectText,
@@ -10,8 +10,8 @@ import {
 } from "../../../src/modules/coupon/schema.ts";
 import { call } from "../../api.ts";
 import { AdminPage, AdminTable } from "../../components/admin/AdminPage.tsx";
+import { SearchButton, useWholeNumber, WholeNumberField } from "../../components/admin/filters.tsx";
 import { useRemoteList } from "../../components/admin/useRemoteList.ts";
-import { Field } from "../../components/Field.tsx";
 import { formatDateTime } from "../../components/format.ts";
 import type { Column } from "../../components/Table.tsx";
 
@@ -27,8 +27,7 @@ function StatusBadge({ restored }: { restored: boolean }) {
 }
 
 export function AdminCouponRecordsPage() {
-  const [count, setCount] = useState(String(DEFAULT_RECORD_COUNT));
-  const [countError, setCountError] = useState<string>();
+  const count = useWholeNumber(DEFAULT_RECORD_COUNT);
   const list = useRemoteList(
     (query: { limit: number }) => call("/api/yunying/coupon/coupon_record_list", query),
     {
@@ -38,12 +37,8 @@ export function AdminCouponRecordsPage() {
 
   const search = (event: FormEvent) => {
     event.preventDefault();
-    const limit = Number(count);
-    if (!Number.isInteger(limit) || limit < 1) {
-      setCountError("请输入正整数");
-      return;
-    }
-    setCountError(undefined);
+    const limit = count.read();
+    if (limit === undefined) return;
     void list.reload({ limit });
   };
 
@@ -58,19 +53,8 @@ export function AdminCouponRecordsPage() {
   return (
     <AdminPage title="优惠券记录">
       <form className="admin-filter" onSubmit={search}>
-        <Field
-          label="数量"
-          type="number"
-          min={1}
-          step={1}
-          inputMode="numeric"
-          value={count}
-          error={countError}
-          onChange={(event) => setCount(event.target.value)}
-        />
-        <button type="submit" className="btn btn-primary" disabled={list.loading && list.loaded}>
-          查询
-        </button>
+        <WholeNumberField label="数量" {...count.field} />
+        <SearchButton list={list} />
       </form>
       <AdminTable list={list} columns={columns} rowKey={(row) => row._id} caption="优惠券使用记录" />
     </AdminPage>

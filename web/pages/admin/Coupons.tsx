@@ -19,12 +19,17 @@ import {
 } from "../../../src/modules/coupon/schema.ts";
 import { type CouponBatchForm, type CouponForm, call } from "../../api.ts";
 import { AdminPage, AdminTable, editDeleteColumn } from "../../components/admin/AdminPage.tsx";
-import { CONFIRM_DELETE_TEXT, useConfirm } from "../../components/admin/ConfirmDialog.tsx";
+import { CONFIRM_DELETE_TEXT, useConfirmedCall } from "../../components/admin/ConfirmDialog.tsx";
 import { FormDialog } from "../../components/admin/FormDialog.tsx";
-import { toastResult } from "../../components/admin/feedback.ts";
-import { schemaErrors, useFormErrors } from "../../components/admin/formErrors.ts";
+import { schemaErrors } from "../../components/admin/formErrors.ts";
 import { SelectField, SwitchField } from "../../components/admin/inputs.tsx";
 import { NumberField, numberFrom } from "../../components/admin/numbers.tsx";
+import {
+  type DraftDialogProps,
+  type TextKey,
+  useDraftEditor,
+  useDraftForm,
+} from "../../components/admin/useDraftForm.ts";
 import { useRemoteList } from "../../components/admin/useRemoteList.ts";
 import { Field } from "../../components/Field.tsx";
 import { formatDate } from "../../components/format.ts";
@@ -163,24 +168,9 @@ function downloadCodes(codes: readonly string[]) {
 
 const limitText = (n: number) => (n === 0 ? "不限" : String(n));
 
-function CouponFormDialog({
-  draft,
-  onClose,
-  onSaved,
-}: {
-  draft: CouponDraft;
-  onClose: () => void;
-  onSaved: () => void;
-}) {
-  const [form, setForm] = useState(draft);
-  const { errors, formRef, check } = useFormErrors(CouponMsg.saveFailed);
-  const [busy, setBusy] = useState(false);
-  const set = <K extends keyof CouponDraft>(key: K, value: CouponDraft[K]) =>
-    setForm({ ...form, [key]: value });
-  const batch = isBatchDraft(form);
-
-  const save = async () => {
-    const request = batch
+function CouponFormDialog({ draft, onClose, onSaved }: DraftDialogProps<CouponDraft>) {
+  const { form, set, bind, errors, dialog } = useDraftForm(draft, CouponMsg, onSaved, (form) =>
+    isBatchDraft(form)
       ? {
           errors: schemaErrors(couponBatchInput, draftToBatch(form)),
           send: () => call("/api/yunying/coupon/batch_create", draftToBatch(form)),
@@ -188,22 +178,12 @@ function CouponFormDialog({
       : {
           errors: schemaErrors(couponInput, draftToCoupon(form)),
           send: () => call("/api/yunying/coupon/update_coupon", draftToCoupon(form)),
-        };
-    if (!check(request.errors)) return;
-    setBusy(true);
-    const answer = await request.send();
-    setBusy(false);
-    if (toastResult(answer, CouponMsg.saved, CouponMsg.saveFailed)) onSaved();
-  };
+        },
+  );
+  const batch = isBatchDraft(form);
 
-  const number = (key: keyof CouponDraft & string, label: string, step = "1") => (
-    <NumberField
-      label={label}
-      step={step}
-      value={form[key] as string}
-      error={errors[key]}
-      onChange={(value) => set(key, value)}
-    />
+  const number = (key: TextKey<CouponDraft>, label: string, step = "1") => (
+    <NumberField label={label} step={step} {...bind(key)} />
   );
 
   return (
@@ -211,9 +191,7 @@ function CouponFormDialog({
       open
       title={form._id ? "编辑优惠券" : batch ? "批量生成淘宝优惠券" : "添加优惠券"}
       onClose={onClose}
-      onSubmit={save}
-      busy={busy}
-      formRef={formRef}
+      {...dialog}
     >
       <div className="admin-grid">
         <Field
@@ -278,28 +256,31 @@ export function AdminCouponsPage() {
   const list = useRemoteList(() => call("/api/yunying/coupon/coupon_list", {}));
   const [type, setType] = useState<CouponType>("freeUse");
   const [taobao, setTaobao] = useState(false);
-  const [draft, setDraft] = useState<CouponDraft | null>(null);
-  const [confirm, confirmDialog] = useConfirm();
+  const editor = useDraftEditor<CouponDraft>(list.reload);
+  const { confirmedCall, dialog: confirmDialog } = useConfirmedCall(list.reload);
 
   const shown = list.rows.filter((c) => c.type === type && c.taobao === taobao);
   const position = new Map(shown.map((c, i) => [c._id, i + 1]));
 
-  const remove = async (coupon: Coupon) => {
-    if (!(await confirm({ message: CONFIRM_DELETE_TEXT, confirmText: "删除" }))) return;
-    const answer = await call("/api/yunying/coupon/delete_coupon", { id_list: [coupon._id] });
-    if (toastResult(answer, CouponMsg.deleted, CouponMsg.deleteFailed)) void list.reload();
-  };
+  const remove = (coupon: Coupon) =>
+    confirmedCall(
+      { message: CONFIRM_DELETE_TEXT, confirmText: "删除" },
+      () => call("/api/yunying/coupon/delete_coupon", { id_list: [coupon._id] }),
+      CouponMsg.deleted,
+      CouponMsg.deleteFailed,
+    );
 
-  const removeShown = async () => {
-    const ok = await confirm({
-      title: CouponMsg.confirmDeleteAllTitle,
-      message: `${CouponMsg.confirmDeleteAll} 共 ${shown.length} 张。`,
-      confirmText: "全部删除",
-    });
-    if (!ok) return;
-    const answer = await call("/api/yunying/coupon/delete_coupon", { id_list: shown.map((c) => c._id) });
-    if (toastResult(answer, CouponMsg.deletedAll, CouponMsg.deleteAllFailed)) void list.reload();
-  };
+  const removeShown = () =>
+    confirmedCall(
+      {
+        title: CouponMsg.confirmDeleteAllTitle,
+        message: `${CouponMsg.confirmDeleteAll} 共 ${shown.length} 张。`,
+        confirmText: "全部删除",
+      },
+      () => call("/api/yunying/coupon/delete_coupon", { id_list: shown.map((c) => c._id) }),
+      CouponMsg.deletedAll,
+      CouponMsg.deleteAllFailed,
+    );
 
   const columns: Column<Coupon>[] = [
     { key: "index", title: "序号", render: (row) => position.get(row._id), className: "admin-num" },
@@ -335,8 +316,8 @@ export function AdminCouponsPage() {
       render: (row) => (row.expireTime ? formatDate(row.expireTime) : "永不过期"),
     },
     {
-      ...editDeleteColumn((row) => setDraft(couponToDraft(row)), remove, [
-        { label: "复制", onClick: (row) => setDraft(copyDraft(row)) },
+      ...editDeleteColumn((row) => editor.edit(couponToDraft(row)), remove, [
+        { label: "复制", onClick: (row) => editor.edit(copyDraft(row)) },
       ]),
       className: "admin-sticky-actions",
     },
@@ -368,7 +349,7 @@ export function AdminCouponsPage() {
           <button
             type="button"
             className="btn btn-primary"
-            onClick={() => setDraft(newCouponDraft(type, taobao))}
+            onClick={() => editor.edit(newCouponDraft(type, taobao))}
           >
             添加
           </button>
@@ -383,17 +364,7 @@ export function AdminCouponsPage() {
         </label>
       </div>
       <AdminTable list={list} rows={shown} columns={columns} rowKey={(row) => row._id} caption="优惠券列表" />
-      {draft ? (
-        <CouponFormDialog
-          key={draft._id ?? "new"}
-          draft={draft}
-          onClose={() => setDraft(null)}
-          onSaved={() => {
-            setDraft(null);
-            void list.reload();
-          }}
-        />
-      ) : null}
+      {editor.dialog ? <CouponFormDialog key={editor.key} {...editor.dialog} /> : null}
       {confirmDialog}
     </AdminPage>
   );

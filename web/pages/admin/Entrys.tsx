@@ -4,16 +4,15 @@
  * without the id, so saving creates a new entry. The form is checked with the server's entryInput
  * before saving; a bad value is marked on its field.
  */
-import { useState } from "react";
 import { type Entry, entryInput } from "../../../src/modules/entry/schema.ts";
 import { call, type EntryForm } from "../../api.ts";
 import { AdminPage, AdminTable, editDeleteColumn } from "../../components/admin/AdminPage.tsx";
-import { CONFIRM_DELETE_TEXT, useConfirm } from "../../components/admin/ConfirmDialog.tsx";
+import { useConfirmedCall } from "../../components/admin/ConfirmDialog.tsx";
 import { FormDialog } from "../../components/admin/FormDialog.tsx";
-import { toastResult } from "../../components/admin/feedback.ts";
-import { schemaErrors, useFormErrors } from "../../components/admin/formErrors.ts";
+import { schemaErrors } from "../../components/admin/formErrors.ts";
 import { SwitchField, TextAreaField } from "../../components/admin/inputs.tsx";
 import { NumberField, numberFrom } from "../../components/admin/numbers.tsx";
+import { type DraftDialogProps, useDraftEditor, useDraftForm } from "../../components/admin/useDraftForm.ts";
 import { useRemoteList } from "../../components/admin/useRemoteList.ts";
 import { Field } from "../../components/Field.tsx";
 import type { Column } from "../../components/Table.tsx";
@@ -71,39 +70,14 @@ export function draftToEntry(draft: EntryDraft): EntryForm {
   };
 }
 
-function EntryFormDialog({
-  draft,
-  onClose,
-  onSaved,
-}: {
-  draft: EntryDraft;
-  onClose: () => void;
-  onSaved: () => void;
-}) {
-  const [form, setForm] = useState(draft);
-  const { errors, formRef, check } = useFormErrors(EntryMsg.saveFailed);
-  const [busy, setBusy] = useState(false);
-  const set = <K extends keyof EntryDraft>(key: K, value: EntryDraft[K]) =>
-    setForm({ ...form, [key]: value });
-
-  const save = async () => {
+function EntryFormDialog({ draft, onClose, onSaved }: DraftDialogProps<EntryDraft>) {
+  const { form, set, errors, dialog } = useDraftForm(draft, EntryMsg, onSaved, (form) => {
     const entry = draftToEntry(form);
-    if (!check(schemaErrors(entryInput, entry))) return;
-    setBusy(true);
-    const answer = await call("/api/admin/entrys/update", entry);
-    setBusy(false);
-    if (toastResult(answer, EntryMsg.saved, EntryMsg.saveFailed)) onSaved();
-  };
+    return { errors: schemaErrors(entryInput, entry), send: () => call("/api/admin/entrys/update", entry) };
+  });
 
   return (
-    <FormDialog
-      open
-      title={form._id ? "编辑入口" : "添加入口"}
-      onClose={onClose}
-      onSubmit={save}
-      busy={busy}
-      formRef={formRef}
-    >
+    <FormDialog open title={form._id ? "编辑入口" : "添加入口"} onClose={onClose} {...dialog}>
       <div className="admin-grid">
         <Field
           label="名称"
@@ -147,18 +121,15 @@ function EntryFormDialog({
 
 export function AdminEntrysPage() {
   const list = useRemoteList(() => call("/api/admin/entrys/list", {}));
-  const [draft, setDraft] = useState<EntryDraft | null>(null);
-  const [confirm, confirmDialog] = useConfirm();
+  const editor = useDraftEditor<EntryDraft>(list.reload);
+  const { confirmDelete, dialog: confirmDialog } = useConfirmedCall(list.reload);
 
-  const remove = async (entry: Entry) => {
-    const ok = await confirm({
-      message: `${CONFIRM_DELETE_TEXT} 入口「${entry.name}」将被删除，经它中转的线路将不再下发。`,
-      confirmText: "删除",
-    });
-    if (!ok) return;
-    const answer = await call("/api/admin/entrys/delete", { id: entry._id });
-    if (toastResult(answer, EntryMsg.deleted, EntryMsg.deleteFailed)) void list.reload();
-  };
+  const remove = (entry: Entry) =>
+    confirmDelete(
+      `入口「${entry.name}」将被删除，经它中转的线路将不再下发。`,
+      () => call("/api/admin/entrys/delete", { id: entry._id }),
+      EntryMsg,
+    );
 
   const columns: Column<Entry>[] = [
     { key: "index", title: "排序", render: (row) => row.index, className: "admin-num" },
@@ -188,8 +159,8 @@ export function AdminEntrysPage() {
         </span>
       ),
     },
-    editDeleteColumn((row) => setDraft(entryToDraft(row)), remove, [
-      { label: "复制", onClick: (row) => setDraft({ ...entryToDraft(row), _id: undefined }) },
+    editDeleteColumn((row) => editor.edit(entryToDraft(row)), remove, [
+      { label: "复制", onClick: (row) => editor.edit({ ...entryToDraft(row), _id: undefined }) },
     ]),
   ];
 
@@ -197,23 +168,13 @@ export function AdminEntrysPage() {
     <AdminPage
       title="入口管理"
       actions={
-        <button type="button" className="btn btn-primary" onClick={() => setDraft(NEW_ENTRY)}>
+        <button type="button" className="btn btn-primary" onClick={() => editor.edit(NEW_ENTRY)}>
           添加
         </button>
       }
     >
       <AdminTable list={list} columns={columns} rowKey={(row) => row._id} caption="入口列表" />
-      {draft ? (
-        <EntryFormDialog
-          key={draft._id ?? "new"}
-          draft={draft}
-          onClose={() => setDraft(null)}
-          onSaved={() => {
-            setDraft(null);
-            void list.reload();
-          }}
-        />
-      ) : null}
+      {editor.dialog ? <EntryFormDialog key={editor.key} {...editor.dialog} /> : null}
       {confirmDialog}
     </AdminPage>
   );

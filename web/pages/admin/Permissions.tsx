@@ -3,7 +3,7 @@ import { useState } from "react";
 import type { PermissionItem } from "../../../src/modules/permission/schema.ts";
 import { call } from "../../api.ts";
 import { AdminPage, AdminTable, editDeleteColumn } from "../../components/admin/AdminPage.tsx";
-import { CONFIRM_DELETE_TEXT, useConfirm } from "../../components/admin/ConfirmDialog.tsx";
+import { useConfirmedCall } from "../../components/admin/ConfirmDialog.tsx";
 import { FormDialog } from "../../components/admin/FormDialog.tsx";
 import { toastResult } from "../../components/admin/feedback.ts";
 import { useFormErrors } from "../../components/admin/formErrors.ts";
@@ -33,7 +33,7 @@ export function AdminPermissionsPage() {
   const [draft, setDraft] = useState<Draft | null>(null);
   const { errors, formRef, check } = useFormErrors(PermissionMsg.saveFailed);
   const [busy, setBusy] = useState(false);
-  const [confirm, confirmDialog] = useConfirm();
+  const { confirmDelete, dialog: confirmDialog } = useConfirmedCall(list.reload);
 
   const open = (next: Draft) => {
     check({});
@@ -52,15 +52,12 @@ export function AdminPermissionsPage() {
     }
   };
 
-  const remove = async (item: PermissionItem) => {
-    const ok = await confirm({
-      message: `${CONFIRM_DELETE_TEXT} 权限「${item.name}」将被删除。`,
-      confirmText: "删除",
-    });
-    if (!ok) return;
-    const answer = await call("/api/admin/permissions/delete", { id: item._id });
-    if (toastResult(answer, PermissionMsg.deleted, PermissionMsg.deleteFailed)) void list.reload();
-  };
+  const remove = (item: PermissionItem) =>
+    confirmDelete(
+      `权限「${item.name}」将被删除。`,
+      () => call("/api/admin/permissions/delete", { id: item._id }),
+      PermissionMsg,
+    );
 
   const columns: Column<PermissionItem>[] = [
     { key: "name", title: "名称", render: (row) => row.name },

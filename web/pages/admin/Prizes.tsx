@@ -5,7 +5,6 @@
  * from the seed's defaults (一等奖, 10 G, 0 days, weight 1, no discount coupon).
  */
 
-import { useState } from "react";
 import {
   NEW_PRIZE_DEFAULTS,
   type Prize,
@@ -15,12 +14,12 @@ import {
 } from "../../../src/modules/prize/schema.ts";
 import { call } from "../../api.ts";
 import { AdminPage, AdminTable, editDeleteColumn } from "../../components/admin/AdminPage.tsx";
-import { CONFIRM_DELETE_TEXT, useConfirm } from "../../components/admin/ConfirmDialog.tsx";
+import { useConfirmedCall } from "../../components/admin/ConfirmDialog.tsx";
 import { FormDialog } from "../../components/admin/FormDialog.tsx";
-import { toastResult } from "../../components/admin/feedback.ts";
-import { schemaErrors, useFormErrors } from "../../components/admin/formErrors.ts";
+import { schemaErrors } from "../../components/admin/formErrors.ts";
 import { FieldFrame, SwitchField, TextAreaField } from "../../components/admin/inputs.tsx";
 import { NumberField, readNumbers } from "../../components/admin/numbers.tsx";
+import { type DraftDialogProps, useDraftEditor, useDraftForm } from "../../components/admin/useDraftForm.ts";
 import { useRemoteList } from "../../components/admin/useRemoteList.ts";
 import { Field } from "../../components/Field.tsx";
 import { ImageUpload } from "../../components/ImageUpload.tsx";
@@ -93,50 +92,18 @@ export function draftToPrize(draft: PrizeDraft) {
   };
 }
 
-function PrizeFormDialog({
-  draft,
-  onClose,
-  onSaved,
-}: {
-  draft: PrizeDraft;
-  onClose: () => void;
-  onSaved: () => void;
-}) {
-  const [form, setForm] = useState(draft);
-  const { errors, formRef, check } = useFormErrors(PrizeMsg.saveFailed);
-  const [busy, setBusy] = useState(false);
-  const set = <K extends keyof PrizeDraft>(key: K, value: PrizeDraft[K]) =>
-    setForm({ ...form, [key]: value });
-
-  const save = async () => {
+function PrizeFormDialog({ draft, onClose, onSaved }: DraftDialogProps<PrizeDraft>) {
+  const { form, set, bind, errors, dialog } = useDraftForm(draft, PrizeMsg, onSaved, (form) => {
     const prize = draftToPrize(form);
-    if (!check(schemaErrors(prizeInput, prize))) return;
-    setBusy(true);
-    const answer = await call("/api/yunying/prize/update", prize);
-    setBusy(false);
-    if (toastResult(answer, PrizeMsg.saved, PrizeMsg.saveFailed)) onSaved();
-  };
+    return { errors: schemaErrors(prizeInput, prize), send: () => call("/api/yunying/prize/update", prize) };
+  });
 
   const numberField = (key: (typeof NUMBER_KEYS)[number], label: string, step = "1") => (
-    <NumberField
-      label={label}
-      step={step}
-      value={form[key]}
-      error={errors[key]}
-      onChange={(value) => set(key, value)}
-    />
+    <NumberField label={label} step={step} {...bind(key)} />
   );
 
   return (
-    <FormDialog
-      open
-      title={form._id ? "编辑奖品" : "添加奖品"}
-      onClose={onClose}
-      onSubmit={save}
-      busy={busy}
-      size="lg"
-      formRef={formRef}
-    >
+    <FormDialog open title={form._id ? "编辑奖品" : "添加奖品"} onClose={onClose} size="lg" {...dialog}>
       <div className="admin-grid">
         <Field
           label="名称"
@@ -189,19 +156,16 @@ export function AdminPrizesPage() {
     const answer = await call("/api/yunying/prize/list", {});
     return { ...answer, data: answer.data?.prizes ?? null } as typeof answer & { data: Prize[] };
   });
-  const [draft, setDraft] = useState<PrizeDraft | null>(null);
-  const [confirm, confirmDialog] = useConfirm();
+  const editor = useDraftEditor<PrizeDraft>(list.reload);
+  const { confirmDelete, dialog: confirmDialog } = useConfirmedCall(list.reload);
   const stats = prizeStats(list.rows);
 
-  const remove = async (prize: Prize) => {
-    const ok = await confirm({
-      message: `${CONFIRM_DELETE_TEXT} 奖品「${prize.name}」将被删除，已抽中的记录保留。`,
-      confirmText: "删除",
-    });
-    if (!ok) return;
-    const answer = await call("/api/yunying/prize/delete", { id: prize._id });
-    if (toastResult(answer, PrizeMsg.deleted, PrizeMsg.deleteFailed)) void list.reload();
-  };
+  const remove = (prize: Prize) =>
+    confirmDelete(
+      `奖品「${prize.name}」将被删除，已抽中的记录保留。`,
+      () => call("/api/yunying/prize/delete", { id: prize._id }),
+      PrizeMsg,
+    );
 
   const share = (prize: Prize) =>
     stats.totalWeight > 0 ? `${((prize.weight / stats.totalWeight) * 100).toFixed(2)}%` : "—";
@@ -226,7 +190,7 @@ export function AdminPrizesPage() {
     { key: "share", title: "概率", render: share, className: "admin-num" },
     { key: "coupon", title: "折扣券", render: couponText },
     { key: "desc", title: "描述", render: (row) => row.desc || "—", className: "admin-wrap" },
-    editDeleteColumn((row) => setDraft(prizeToDraft(row)), remove),
+    editDeleteColumn((row) => editor.edit(prizeToDraft(row)), remove),
   ];
 
   return (
@@ -237,7 +201,7 @@ export function AdminPrizesPage() {
           type="button"
           className="btn btn-primary"
           aria-label="添加奖品"
-          onClick={() => setDraft(newPrizeDraft())}
+          onClick={() => editor.edit(newPrizeDraft())}
         >
           + 添加
         </button>
@@ -260,17 +224,7 @@ export function AdminPrizesPage() {
         </dl>
       ) : null}
       <AdminTable list={list} columns={columns} rowKey={(row) => row._id} caption="奖品列表" />
-      {draft ? (
-        <PrizeFormDialog
-          key={draft._id ?? "new"}
-          draft={draft}
-          onClose={() => setDraft(null)}
-          onSaved={() => {
-            setDraft(null);
-            void list.reload();
-          }}
-        />
-      ) : null}
+      {editor.dialog ? <PrizeFormDialog key={editor.key} {...editor.dialog} /> : null}
       {confirmDialog}
     </AdminPage>
   );

@@ -11,6 +11,7 @@ import {
 import { Code } from "../../../src/rpc/codes.ts";
 import { call } from "../../api.ts";
 import { AdminPage, AdminTable, LoadingSpinner } from "../../components/admin/AdminPage.tsx";
+import { SearchButton, useWholeNumber, WholeNumberField } from "../../components/admin/filters.tsx";
 import { useRemoteList } from "../../components/admin/useRemoteList.ts";
 import { Dialog } from "../../components/Dialog.tsx";
 import { Field } from "../../components/Field.tsx";
@@ -86,9 +87,8 @@ function OrderDetailDialog({ trade, onClose }: { trade: Trade | null; onClose: (
 }
 
 export function AdminTradeListPage() {
-  const [count, setCount] = useState(String(DEFAULT_TRADE_COUNT));
+  const count = useWholeNumber(DEFAULT_TRADE_COUNT);
   const [filter, setFilter] = useState("");
-  const [countError, setCountError] = useState<string>();
   const list = useRemoteList((query: TradeQuery) => call("/api/admin/trades/tradelist", query), {
     requestNumber: DEFAULT_TRADE_COUNT,
     filterStr: "",
@@ -97,12 +97,8 @@ export function AdminTradeListPage() {
 
   const search = (event: FormEvent) => {
     event.preventDefault();
-    const requestNumber = Number(count);
-    if (!Number.isInteger(requestNumber) || requestNumber < 1) {
-      setCountError("请输入正整数");
-      return;
-    }
-    setCountError(undefined);
+    const requestNumber = count.read();
+    if (requestNumber === undefined) return;
     void list.reload({ requestNumber, filterStr: filter.trim() });
   };
 
@@ -152,25 +148,14 @@ export function AdminTradeListPage() {
   return (
     <AdminPage title="交易流水管理">
       <form className="admin-filter" onSubmit={search}>
-        <Field
-          label="数量"
-          type="number"
-          min={1}
-          step={1}
-          inputMode="numeric"
-          value={count}
-          error={countError}
-          onChange={(event) => setCount(event.target.value)}
-        />
+        <WholeNumberField label="数量" {...count.field} />
         <Field
           label="筛选"
           placeholder="邮箱、商品、订单号、交易号或渠道"
           value={filter}
           onChange={(event) => setFilter(event.target.value)}
         />
-        <button type="submit" className="btn btn-primary" disabled={list.loading && list.loaded}>
-          查询
-        </button>
+        <SearchButton list={list} />
       </form>
       <AdminTable list={list} columns={columns} rowKey={(row) => row.order_id} caption="交易列表" />
       <OrderDetailDialog trade={open} onClose={() => setOpen(null)} />

@@ -29,9 +29,11 @@ import { call } from "../../api.ts";
 import { AdminPage, AdminTable, LoadingSpinner } from "../../components/admin/AdminPage.tsx";
 import { FormDialog } from "../../components/admin/FormDialog.tsx";
 import { toastFailure, toastResult } from "../../components/admin/feedback.ts";
+import { SearchButton, WholeNumberField } from "../../components/admin/filters.tsx";
 import { schemaErrors, useFormErrors } from "../../components/admin/formErrors.ts";
 import { SwitchField } from "../../components/admin/inputs.tsx";
 import { NumberField, numberFrom } from "../../components/admin/numbers.tsx";
+import { useDraftForm } from "../../components/admin/useDraftForm.ts";
 import { useRemoteList } from "../../components/admin/useRemoteList.ts";
 import { Dialog } from "../../components/Dialog.tsx";
 import { Field } from "../../components/Field.tsx";
@@ -164,50 +166,32 @@ function UserFormDialog({
   onClose: () => void;
   onSaved: () => void;
 }) {
-  const [form, setForm] = useState(() => userToDraft(user));
-  const { errors, formRef, check } = useFormErrors(AdminUserMsg.saveFailed);
-  const [busy, setBusy] = useState(false);
-  const set = <K extends keyof UserDraft>(key: K, value: UserDraft[K]) => setForm({ ...form, [key]: value });
-
-  const save = async () => {
-    const payload = draftToUpdate(user._id, form);
-    const { adjust, ...fields } = payload;
-    // The adjustment's errors go under its own fields (traffic, days, wallet, reason).
-    const errors = {
-      ...schemaErrors(updateUserInput, fields),
-      ...(adjust ? schemaErrors(adjustmentInput, adjust) : {}),
-    };
-    if (!check(errors)) return;
-    setBusy(true);
-    const answer = await call("/api/admin/users/update_user", payload);
-    setBusy(false);
-    if (toastResult(answer, AdminUserMsg.saved, AdminUserMsg.saveFailed)) onSaved();
-  };
+  const { form, set, bind, errors, dialog } = useDraftForm(
+    () => userToDraft(user),
+    AdminUserMsg,
+    onSaved,
+    (form: UserDraft) => {
+      const payload = draftToUpdate(user._id, form);
+      const { adjust, ...fields } = payload;
+      return {
+        // The adjustment's errors go under its own fields (traffic, days, wallet, reason).
+        errors: {
+          ...schemaErrors(updateUserInput, fields),
+          ...(adjust ? schemaErrors(adjustmentInput, adjust) : {}),
+        },
+        send: () => call("/api/admin/users/update_user", payload),
+      };
+    },
+  );
 
   const number = (
     key: "scale" | "dailyUnlimitTraffic" | "trafficG" | "days" | "walletYuan",
     label: string,
     step = "any",
-  ) => (
-    <NumberField
-      label={label}
-      step={step}
-      value={form[key]}
-      error={errors[key]}
-      onChange={(value) => set(key, value)}
-    />
-  );
+  ) => <NumberField label={label} step={step} {...bind(key)} />;
 
   return (
-    <FormDialog
-      open
-      title={`编辑用户 · ${user.email}`}
-      onClose={onClose}
-      onSubmit={save}
-      busy={busy}
-      formRef={formRef}
-      size="lg"
-    >
+    <FormDialog open title={`编辑用户 · ${user.email}`} onClose={onClose} size="lg" {...dialog}>
       <div className="admin-grid">
         <SwitchField label="禁用账号" checked={form.disable} onChange={(on) => set("disable", on)} />
         {number("scale", "倍率")}
@@ -451,16 +435,7 @@ export function AdminUserListPage() {
   return (
     <AdminPage title="用户管理">
       <form className="admin-filter" onSubmit={search}>
-        <Field
-          label="数量"
-          type="number"
-          min={1}
-          step={1}
-          inputMode="numeric"
-          value={count}
-          error={countError}
-          onChange={(event) => setCount(event.target.value)}
-        />
+        <WholeNumberField label="数量" value={count} error={countError} onChange={setCount} />
         <Field
           label="筛选"
           placeholder="邮箱、渠道码或用户 ID"
@@ -479,9 +454,7 @@ export function AdminUserListPage() {
           value={toDay}
           onChange={(event) => setToDay(event.target.value)}
         />
-        <button type="submit" className="btn btn-primary" disabled={list.loading && list.loaded}>
-          搜索
-        </button>
+        <SearchButton list={list}>搜索</SearchButton>
         <button type="button" className="btn" onClick={clear}>
           清除
         </button>
