@@ -259,6 +259,12 @@ describe("admin combos", () => {
       "订单详情测试包",
     ]);
 
+    // The table is wider than the page: it scrolls sideways and 详情 stays in view at the right edge.
+    const wrap = page.locator(".table-wrap");
+    expect(await wrap.evaluate((node) => node.scrollWidth > node.clientWidth)).toBe(true);
+    const details = await rows.getByRole("button", { name: "详情" }).boundingBox();
+    expect(details && details.x + details.width <= 1280).toBe(true);
+
     await rows.getByRole("button", { name: "详情" }).click();
     const detail = dialog(page, "订单详情");
     await detail.getByText("付款后没到账").waitFor();

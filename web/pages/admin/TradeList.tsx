@@ -137,6 +137,7 @@ export function AdminTradeListPage() {
     {
       key: "actions",
       title: "操作",
+      className: "admin-sticky-actions",
       render: (row) => (
         <button type="button" className="btn btn-small" onClick={() => setOpen(row)}>
           详情
