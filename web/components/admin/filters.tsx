@@ -1,53 +1,24 @@
 /** The filter form above a back-office record list: whole-number boxes (数量, 天数) and its submit button. */
 import { type ReactNode, useState } from "react";
-import { Field } from "../Field.tsx";
 import type { RemoteList } from "./useRemoteList.ts";
 
 /**
  * A whole number from 1 to `max`, kept as the text typed: `read()` gives it, or undefined after
- * putting `message` under the box. Spread `field` on a WholeNumberField.
+ * putting `message` under the box. Spread `field` on a NumberField.
  */
 export function useWholeNumber(
   initial: number,
-  { max = Number.POSITIVE_INFINITY, message = "请输入正整数" }: { max?: number; message?: string } = {},
+  { max, message = "请输入正整数" }: { max?: number; message?: string } = {},
 ) {
   const [value, setValue] = useState(String(initial));
   const [error, setError] = useState<string>();
   const read = () => {
     const number = Number(value);
-    const valid = Number.isInteger(number) && number >= 1 && number <= max;
+    const valid = Number.isInteger(number) && number >= 1 && (max === undefined || number <= max);
     setError(valid ? undefined : message);
     return valid ? number : undefined;
   };
-  return { field: { value, error, onChange: setValue }, read };
-}
-
-export function WholeNumberField({
-  label,
-  max,
-  value,
-  error,
-  onChange,
-}: {
-  label: string;
-  max?: number;
-  value: string;
-  error?: string;
-  onChange: (value: string) => void;
-}) {
-  return (
-    <Field
-      label={label}
-      type="number"
-      min={1}
-      max={max}
-      step={1}
-      inputMode="numeric"
-      value={value}
-      error={error}
-      onChange={(event) => onChange(event.target.value)}
-    />
-  );
+  return { field: { value, error, min: 1, max, onChange: setValue }, read };
 }
 
 /** 查询 by default; off while a new query loads (the first load leaves it on). */

@@ -17,18 +17,22 @@ export function readNumbers<K extends string>(
   return values;
 }
 
-/** A labelled number input whose value stays text until the form is saved. */
+/** A labelled number input whose value stays text until the form is saved (or the filter is read). */
 export function NumberField({
   label,
   value,
   error,
   step = "1",
+  min,
+  max,
   onChange,
 }: {
   label: string;
   value: string;
   error?: string;
   step?: string;
+  min?: number;
+  max?: number;
   onChange: (value: string) => void;
 }) {
   return (
@@ -37,6 +41,8 @@ export function NumberField({
       type="number"
       inputMode={step === "1" ? "numeric" : "decimal"}
       step={step}
+      min={min}
+      max={max}
       value={value}
       error={error}
       onChange={(event) => onChange(event.target.value)}

@@ -16,8 +16,9 @@ import {
 } from "../../../src/modules/traffic/schema.ts";
 import { call } from "../../api.ts";
 import { AdminPage, AdminTable } from "../../components/admin/AdminPage.tsx";
-import { SearchButton, useWholeNumber, WholeNumberField } from "../../components/admin/filters.tsx";
+import { SearchButton, useWholeNumber } from "../../components/admin/filters.tsx";
 import { SelectField } from "../../components/admin/inputs.tsx";
+import { NumberField } from "../../components/admin/numbers.tsx";
 import { useRemoteList } from "../../components/admin/useRemoteList.ts";
 import type { Column } from "../../components/Table.tsx";
 
@@ -80,7 +81,7 @@ export function AdminAllTrafficRecordsPage() {
             search(next);
           }}
         />
-        <WholeNumberField label="天数" max={90} {...days.field} />
+        <NumberField label="天数" {...days.field} />
         <SearchButton list={list} />
       </form>
       {truncated ? (

@@ -10,7 +10,8 @@ import {
 } from "../../../src/modules/coupon/schema.ts";
 import { call } from "../../api.ts";
 import { AdminPage, AdminTable } from "../../components/admin/AdminPage.tsx";
-import { SearchButton, useWholeNumber, WholeNumberField } from "../../components/admin/filters.tsx";
+import { SearchButton, useWholeNumber } from "../../components/admin/filters.tsx";
+import { NumberField } from "../../components/admin/numbers.tsx";
 import { useRemoteList } from "../../components/admin/useRemoteList.ts";
 import { formatDateTime } from "../../components/format.ts";
 import type { Column } from "../../components/Table.tsx";
@@ -53,7 +54,7 @@ export function AdminCouponRecordsPage() {
   return (
     <AdminPage title="优惠券记录">
       <form className="admin-filter" onSubmit={search}>
-        <WholeNumberField label="数量" {...count.field} />
+        <NumberField label="数量" {...count.field} />
         <SearchButton list={list} />
       </form>
       <AdminTable list={list} columns={columns} rowKey={(row) => row._id} caption="优惠券使用记录" />

@@ -11,7 +11,8 @@ import {
 import { Code } from "../../../src/rpc/codes.ts";
 import { call } from "../../api.ts";
 import { AdminPage, AdminTable, LoadingSpinner } from "../../components/admin/AdminPage.tsx";
-import { SearchButton, useWholeNumber, WholeNumberField } from "../../components/admin/filters.tsx";
+import { SearchButton, useWholeNumber } from "../../components/admin/filters.tsx";
+import { NumberField } from "../../components/admin/numbers.tsx";
 import { useRemoteList } from "../../components/admin/useRemoteList.ts";
 import { Dialog } from "../../components/Dialog.tsx";
 import { Field } from "../../components/Field.tsx";
@@ -149,7 +150,7 @@ export function AdminTradeListPage() {
   return (
     <AdminPage title="交易流水管理">
       <form className="admin-filter" onSubmit={search}>
-        <WholeNumberField label="数量" {...count.field} />
+        <NumberField label="数量" {...count.field} />
         <Field
           label="筛选"
           placeholder="邮箱、商品、订单号、交易号或渠道"

@@ -29,7 +29,7 @@ import { call } from "../../api.ts";
 import { AdminPage, AdminTable, LoadingSpinner } from "../../components/admin/AdminPage.tsx";
 import { FormDialog } from "../../components/admin/FormDialog.tsx";
 import { toastFailure, toastResult } from "../../components/admin/feedback.ts";
-import { SearchButton, WholeNumberField } from "../../components/admin/filters.tsx";
+import { SearchButton } from "../../components/admin/filters.tsx";
 import { schemaErrors, useFormErrors } from "../../components/admin/formErrors.ts";
 import { SwitchField } from "../../components/admin/inputs.tsx";
 import { NumberField, numberFrom } from "../../components/admin/numbers.tsx";
@@ -435,7 +435,7 @@ export function AdminUserListPage() {
   return (
     <AdminPage title="用户管理">
       <form className="admin-filter" onSubmit={search}>
-        <WholeNumberField label="数量" value={count} error={countError} onChange={setCount} />
+        <NumberField label="数量" min={1} value={count} error={countError} onChange={setCount} />
         <Field
           label="筛选"
           placeholder="邮箱、渠道码或用户 ID"
