@@ -57,7 +57,12 @@ const toast = (page: Page, text: string, match: "exact" | "prefix" = "exact") =>
     .filter({ hasText: new RegExp(`^${escapeRegExp(text)}${match === "exact" ? "$" : ""}`) });
 const dialog = (page: Page, title: string) => page.getByRole("dialog", { name: title });
 const rowOf = (page: Page, text: string) => page.getByRole("row").filter({ hasText: text });
-const cellsOf = async (page: Page, text: string) => rowOf(page, text).getByRole("cell").allInnerTexts();
+/** The cells of the row with `text`, once that row is on screen (a save reloads the list after the toast). */
+async function cellsOf(page: Page, text: string) {
+  const row = rowOf(page, text);
+  await row.waitFor();
+  return row.getByRole("cell").allInnerTexts();
+}
 /** The error line an input is marked invalid with (aria-invalid, aria-describedby). */
 async function errorOf(page: Page, input: Locator): Promise<string | null> {
   await poll(() => input.getAttribute("aria-invalid"), "true");
