@@ -11,6 +11,7 @@ import { businessDay } from "../../src/lib/time.ts";
 import { MB } from "../../src/lib/traffic.ts";
 import { SignUseMsg } from "../../src/modules/signuse/schema.ts";
 import { loggedInClient, startTestServer, type TestServer } from "../harness.ts";
+import { noonZone } from "../traffic.ts";
 import { launchChromium, loginInBrowser, newPage, poll, screenshots } from "./chromium.ts";
 
 let server: TestServer;
@@ -19,6 +20,8 @@ let browser: Browser;
 beforeAll(async () => {
   browser = await launchChromium();
   server = await startTestServer();
+  // About noon in the server's zone: the day a check-in remembers cannot turn over mid-test.
+  server.context.settings.update({ timezone: noonZone() });
 });
 afterAll(async () => {
   await browser?.close();

@@ -9,6 +9,7 @@ import {
   startTestServer,
   type TestServer,
 } from "../../../tests/harness.ts";
+import { noonZone } from "../../../tests/traffic.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { randomHex } from "../../rpc/ids.ts";
 import { DOWNLOAD_PREFIX, FileMsg, MAX_IMAGE_BYTES, UPLOAD_NAME_PATTERN } from "./schema.ts";
@@ -20,6 +21,8 @@ let customer: { client: ApiClient; user: { id: string } };
 
 beforeAll(async () => {
   server = await startTestServer();
+  // About noon in the server's zone: the daily upload quota cannot reset mid-test.
+  server.context.settings.update({ timezone: noonZone() });
   customer = await loggedInClient(server);
 });
 afterAll(() => server.close());

@@ -3,7 +3,8 @@
  * per business day, the reward and the streak bonus as permanent traffic with `sign_use` records,
  * the userinfo flags from the data, exactly one credit under 20 simultaneous requests, and the
  * bot's /checkin. Days other than today are simulated by rows for earlier days or by the service's
- * `now`; nothing here reads the clock to decide an outcome.
+ * `now`; the server's zone is one where it is about noon, so the wall clock's day cannot turn over
+ * between a test's today() and the server's.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import {
@@ -14,6 +15,7 @@ import {
   startFakeTelegram,
 } from "../../../tests/fakes/telegram.ts";
 import { ApiClient, loggedInClient, startTestServer, type TestServer } from "../../../tests/harness.ts";
+import { noonZone } from "../../../tests/traffic.ts";
 import { addDays, businessDay, DAY_MS } from "../../lib/time.ts";
 import { MB } from "../../lib/traffic.ts";
 import { Code } from "../../rpc/codes.ts";
@@ -36,6 +38,8 @@ beforeAll(async () => {
   fake = startFakeTelegram();
   server = await startTestServer({ telegram: FAST_BOT_TIMINGS });
   server.context.settings.update({ telegram_api_base: fake.url, telegram_bot_token: FAKE_BOT_TOKEN });
+  // About noon in the server's zone: today() and the server's own today cannot differ mid-test.
+  server.context.settings.update({ timezone: noonZone() });
 });
 afterAll(async () => {
   await server?.close();
@@ -273,12 +277,18 @@ describe("a run over simulated days (the service's clock)", () => {
 
   test("the business day follows the timezone setting: 23:30 and 00:30 Shanghai time are two days", async () => {
     const { user } = await customer();
-    const lateEvening = Date.UTC(2031, 5, 1, 15, 30); // 23:30 in Asia/Shanghai
-    expect(signUse(server.context, user.id, lateEvening).day).toBe("2031-06-01");
-    expect(signUse(server.context, user.id, lateEvening + 3_600_000)).toMatchObject({
-      day: "2031-06-02",
-      continueDays: 2,
-    });
+    const zone = timeZone();
+    server.context.settings.update({ timezone: "Asia/Shanghai" });
+    try {
+      const lateEvening = Date.UTC(2031, 5, 1, 15, 30); // 23:30 in Asia/Shanghai
+      expect(signUse(server.context, user.id, lateEvening).day).toBe("2031-06-01");
+      expect(signUse(server.context, user.id, lateEvening + 3_600_000)).toMatchObject({
+        day: "2031-06-02",
+        continueDays: 2,
+      });
+    } finally {
+      server.context.settings.update({ timezone: zone });
+    }
   });
 });
 
