@@ -37,9 +37,12 @@ let fake: FakeTelegram;
 beforeAll(async () => {
   fake = startFakeTelegram();
   server = await startTestServer({ telegram: FAST_BOT_TIMINGS });
-  server.context.settings.update({ telegram_api_base: fake.url, telegram_bot_token: FAKE_BOT_TOKEN });
-  // About noon in the server's zone: today() and the server's own today cannot differ mid-test.
-  server.context.settings.update({ timezone: noonZone() });
+  // The zone is one where it is about noon: today() and the server's own today cannot differ mid-test.
+  server.context.settings.update({
+    telegram_api_base: fake.url,
+    telegram_bot_token: FAKE_BOT_TOKEN,
+    timezone: noonZone(),
+  });
 });
 afterAll(async () => {
   await server?.close();
