@@ -1,6 +1,20 @@
 import { type ReactNode, useEffect, useRef, useState } from "react";
 import { Dialog } from "./Dialog.tsx";
 
+type QrLibrary = typeof import("qrcode");
+
+/**
+ * The QR library, its own chunk fetched with the first code drawn (not with every page). It is a
+ * CommonJS package: the built chunk exports only `default` (the library), while Bun and bundlers
+ * that copy the names give the functions on the namespace itself; take whichever has them.
+ */
+async function loadQrLibrary(): Promise<QrLibrary> {
+  const module = (await import("qrcode")) as QrLibrary & { default?: QrLibrary };
+  const library = typeof module.toCanvas === "function" ? module : module.default;
+  if (typeof library?.toCanvas !== "function") throw new Error("the QR library chunk has no toCanvas");
+  return library;
+}
+
 export const QR_SIZE = 200;
 /** The canvas is drawn 1 s after opening (seed 000 §2). */
 export const QR_DELAY_MS = 1000;
@@ -18,8 +32,7 @@ export function QrCanvas({ value, label = "二维码" }: { value: string; label?
     const timer = setTimeout(() => {
       const target = canvas.current;
       if (!target || cancelled) return;
-      // The QR library is its own chunk, fetched with the first code drawn (not with every page).
-      import("qrcode")
+      loadQrLibrary()
         .then((qrcode) => qrcode.toCanvas(target, value, { width: QR_SIZE, margin: 1 }))
         .then(() => {
           if (cancelled) return;
