@@ -142,7 +142,7 @@ describe("client guides", () => {
       await step(page, 2)
         .getByRole("button", { name: /^订阅 / })
         .click();
-      await page.getByRole("button", { name: "复制订阅" }).click();
+      await page.getByRole("menuitem", { name: "复制订阅" }).click();
       await poll(() => page.evaluate(() => navigator.clipboard.readText()), linkOf(KEYS[route] as string));
       await page.evaluate(() => navigator.clipboard.writeText(""));
     }
@@ -161,9 +161,9 @@ describe("client guides", () => {
       await step(page, 1)
         .getByRole("button", { name: /^订阅 / })
         .click();
-      await page.getByRole("button", { name: "复制订阅" }).click();
+      await page.getByRole("menuitem", { name: "复制订阅" }).click();
       await toastWith(page, "请您登录后再进行订阅").waitFor();
-      await poll(() => page.getByRole("button", { name: "复制订阅" }).count(), 0);
+      await poll(() => page.getByRole("menuitem", { name: "复制订阅" }).count(), 0);
     }
     expect(errors).toEqual([]);
     await context.close();

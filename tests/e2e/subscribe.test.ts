@@ -109,7 +109,7 @@ describe("dashboard subscriptions", () => {
     // The Shadowrocket dropdown: opened by its button, closed by a click anywhere else.
     const shadowrocket = picker(page).getByRole("button", { name: "订阅 Shadowrocket" });
     await shadowrocket.click();
-    const copy = page.getByRole("button", { name: "复制订阅" });
+    const copy = page.getByRole("menuitem", { name: "复制订阅" });
     await copy.waitFor();
     await expect(shadowrocket.getAttribute("aria-expanded")).resolves.toBe("true");
     await page.getByRole("heading", { name: "使用教程" }).click();
@@ -124,7 +124,7 @@ describe("dashboard subscriptions", () => {
 
     // 一键导入 is the shadowrocket:// link, refused on a desktop.
     await shadowrocket.click();
-    const oneClick = page.getByRole("link", { name: "一键导入" });
+    const oneClick = page.getByRole("menuitem", { name: "一键导入" });
     await expect(oneClick.getAttribute("href")).resolves.toBe(
       `shadowrocket://add/sub://${base64url(linkOf("ss", user))}?remark=%E9%A3%9E%E6%B8%A1`,
     );
@@ -135,7 +135,7 @@ describe("dashboard subscriptions", () => {
 
     // 扫描二维码: the QR dialog with its 200×200 canvas, drawn after a second.
     await shadowrocket.click();
-    await page.getByRole("button", { name: "扫描二维码" }).click();
+    await page.getByRole("menuitem", { name: "扫描二维码" }).click();
     const qr = page.getByRole("dialog", { name: "Shadowrocket 扫码订阅" });
     await qr.waitFor();
     await expect(qr.textContent()).resolves.toContain("请打开手机上的 Shadowrocket");
@@ -151,7 +151,7 @@ describe("dashboard subscriptions", () => {
     const oldLink = linkOf("ss", user);
     expect((await fetch(oldLink)).status).not.toBe(404);
     await shadowrocket.click();
-    await page.getByRole("button", { name: "重置订阅链接" }).click();
+    await page.getByRole("menuitem", { name: "重置订阅链接" }).click();
     const confirm = page.getByRole("dialog", { name: "重置订阅链接" });
     await confirm.waitFor();
     const warning = (await confirm.textContent()) ?? "";
@@ -163,7 +163,7 @@ describe("dashboard subscriptions", () => {
     expect(reload(user).userkey).toBe(user.userkey);
 
     await shadowrocket.click();
-    await page.getByRole("button", { name: "重置订阅链接" }).click();
+    await page.getByRole("menuitem", { name: "重置订阅链接" }).click();
     await confirm.getByRole("button", { name: "确定" }).click();
     await toastWith(page, "status", "订阅链接重置成功，请重新订阅。").waitFor();
     await toastWith(page, "status", "切勿泄露").waitFor();
@@ -172,7 +172,7 @@ describe("dashboard subscriptions", () => {
     expect((await fetch(oldLink)).status).toBe(404);
 
     await shadowrocket.click();
-    await page.getByRole("button", { name: "复制订阅" }).click();
+    await page.getByRole("menuitem", { name: "复制订阅" }).click();
     await poll(() => clipboard(page), linkOf("ss", after));
     expect(linkOf("ss", after)).not.toBe(oldLink);
 
@@ -215,25 +215,25 @@ describe("dashboard subscriptions", () => {
     await expect(card.getByRole("link", { name: linkOf("singbox", user) }).count()).resolves.toBe(1);
     await poll(() => card.getByText("二维码生成中…").count(), 0);
     await card.getByRole("button", { name: "订阅 sing-box" }).click();
-    await page.getByRole("button", { name: "复制订阅" }).click();
+    await page.getByRole("menuitem", { name: "复制订阅" }).click();
     await poll(() => clipboard(page), linkOf("singbox", user));
 
     // SSR copies the SSR link; Surge one-click is for iOS only; Loon's link is loon://import?sub=.
     await card.getByRole("button", { name: "订阅 SSR" }).click();
-    await page.getByRole("button", { name: "复制订阅" }).click();
+    await page.getByRole("menuitem", { name: "复制订阅" }).click();
     await poll(() => clipboard(page), linkOf("ssr", user));
     await card.getByRole("button", { name: "订阅 Surge" }).click();
-    await page.getByRole("link", { name: "一键导入" }).click();
+    await page.getByRole("menuitem", { name: "一键导入" }).click();
     await toastWith(page, "alert", "仅 IOS surge支持一键订阅").waitFor();
     await card.getByRole("button", { name: "订阅 Loon" }).click();
-    await expect(page.getByRole("link", { name: "一键导入" }).getAttribute("href")).resolves.toBe(
+    await expect(page.getByRole("menuitem", { name: "一键导入" }).getAttribute("href")).resolves.toBe(
       `loon://import?sub=${encodeURIComponent(linkOf("loon", user))}`,
     );
-    await expect(page.getByRole("button", { name: "扫描二维码" }).count()).resolves.toBe(1);
+    await expect(page.getByRole("menuitem", { name: "扫描二维码" }).count()).resolves.toBe(1);
     await screenshots(page, "subscribe-advanced");
 
     // The back office forbade key changes for this account.
-    await page.getByRole("button", { name: "重置订阅链接" }).click();
+    await page.getByRole("menuitem", { name: "重置订阅链接" }).click();
     await page.getByRole("dialog", { name: "重置订阅链接" }).getByRole("button", { name: "确定" }).click();
     await toastWith(page, "alert", "该账号不允许这样操作。").waitFor();
     expect(reload(user).userkey).toBe(user.userkey);
@@ -254,13 +254,13 @@ describe("dashboard subscriptions", () => {
     );
     // Only iOS clients offer the QR code on the dashboard.
     await picker(page).getByRole("button", { name: "订阅 SingBox" }).click();
-    await expect(page.getByRole("button", { name: "扫描二维码" }).count()).resolves.toBe(1);
-    await page.getByRole("button", { name: "复制订阅" }).click();
+    await expect(page.getByRole("menuitem", { name: "扫描二维码" }).count()).resolves.toBe(1);
+    await page.getByRole("menuitem", { name: "复制订阅" }).click();
     await toastWith(page, "alert", "请您登录后再进行订阅").waitFor();
     await picker(page).getByRole("tab", { name: "Android" }).click();
     await picker(page).getByRole("button", { name: "订阅 SingBox" }).click();
-    await expect(page.getByRole("button", { name: "扫描二维码" }).count()).resolves.toBe(0);
-    await page.getByRole("link", { name: "一键导入" }).click();
+    await expect(page.getByRole("menuitem", { name: "扫描二维码" }).count()).resolves.toBe(0);
+    await page.getByRole("menuitem", { name: "一键导入" }).click();
     await toastWith(page, "alert", "请您登录后再进行订阅").waitFor();
     expect(page.url()).toEndWith("/#/");
 

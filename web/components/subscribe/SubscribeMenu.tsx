@@ -6,7 +6,7 @@ import { type MouseEvent, type ReactNode, useState } from "react";
 import { SITE_NAME } from "../../routes.ts";
 import { refreshUserInfo, useSession } from "../../session.ts";
 import { copyToClipboard } from "../clipboard.ts";
-import { Dropdown } from "../Dropdown.tsx";
+import { Dropdown, menuItemProps } from "../Dropdown.tsx";
 import { detectPlatform, isMobile } from "../platform.ts";
 import { QrDialog } from "../QrDialog.tsx";
 import { toast } from "../Toast.tsx";
@@ -71,10 +71,12 @@ export function SubscribeMenu({ client, withQr, trigger, triggerClassName }: Sub
         triggerClassName={triggerClassName ?? "btn btn-primary btn-small"}
         align="start"
         className="subscribe-dropdown"
+        menu
       >
         <div className="subscribe-menu">
           {client.deepLink ? (
             <a
+              {...menuItemProps}
               className="subscribe-item"
               href={url ? importLink(client.deepLink, url, SITE_NAME, host ?? undefined) : "#/"}
               onClick={onImport}
@@ -82,15 +84,20 @@ export function SubscribeMenu({ client, withQr, trigger, triggerClassName }: Sub
               一键导入
             </a>
           ) : null}
-          <button type="button" className="subscribe-item" onClick={onCopy}>
+          <button type="button" {...menuItemProps} className="subscribe-item" onClick={onCopy}>
             复制订阅
           </button>
           {withQr ? (
-            <button type="button" className="subscribe-item" onClick={onQr}>
+            <button type="button" {...menuItemProps} className="subscribe-item" onClick={onQr}>
               扫描二维码
             </button>
           ) : null}
-          <button type="button" className="subscribe-item subscribe-item-danger" onClick={onReset}>
+          <button
+            type="button"
+            {...menuItemProps}
+            className="subscribe-item subscribe-item-danger"
+            onClick={onReset}
+          >
             重置订阅链接
           </button>
         </div>
