@@ -1,8 +1,8 @@
 /**
  * Focus and keyboard in Debian's Chromium (issue 26 §D15): every dialog gives the focus back to
  * the control that opened it, closed with its 关闭 button or with Esc (the QR dialog opened from
- * the 订阅 ▾ menu, the subscription reset's confirmation, a back-office form dialog and a delete
- * confirmation); the 订阅 ▾ dropdown is a menu button (role="menu" / "menuitem"), its items
+ * the 订阅 ▾ menu, the subscription reset's confirmation, the shop's order confirmation and pay
+ * QR dialog, a back-office form dialog and a delete confirmation); the 订阅 ▾ dropdown is a menu button (role="menu" / "menuitem"), its items
  * reached with ArrowDown / ArrowUp / Home / End, Esc closing it onto its button, Enter choosing.
  * Needs the SPA built first (`bun scripts/build-web.ts`). One browser, one server.
  */
@@ -12,17 +12,12 @@ import { GB } from "../../src/lib/traffic.ts";
 import { transformPassword } from "../../src/modules/user/password.ts";
 import type { UserRow } from "../../src/modules/user/row.ts";
 import { createUser, findUserById } from "../../src/modules/user/service.ts";
-import {
-  type ApiClient,
-  loggedInClient,
-  setUserColumns,
-  startTestServer,
-  type TestServer,
-  uniqueEmail,
-} from "../harness.ts";
+import { makeCombo, startShopServer } from "../commerce.ts";
+import { type ApiClient, loggedInClient, setUserColumns, type TestServer, uniqueEmail } from "../harness.ts";
 import { launchChromium, loginInBrowser, newPage, poll, screenshots } from "./chromium.ts";
 
 const PASSWORD = "password123";
+const PACK = "流量套餐 100G";
 
 let server: TestServer;
 let browser: Browser;
@@ -30,7 +25,7 @@ let admin: { client: ApiClient; email: string; password: string };
 
 beforeAll(async () => {
   browser = await launchChromium();
-  server = await startTestServer();
+  server = await startShopServer();
   admin = await loggedInClient(server, { role: "admin" });
 });
 
@@ -101,6 +96,33 @@ describe("focus goes back to the opener", () => {
       await poll(() => confirm.count(), 0);
       await expectFocusOn(button);
     }
+    expect(errors).toEqual([]);
+    await context.close();
+  }, 60_000);
+
+  test("the order confirmation and the pay QR dialog, opened by 立即购买 (disabled while the order is made)", async () => {
+    makeCombo(server, { name: PACK, price: 15, traffic: 100 * GB });
+    const user = await newCustomer();
+    const { context, page, errors } = await newPage(browser, 1280);
+    await loginInBrowser(page, server.url, user.email, PASSWORD);
+    await page.goto(`${server.url}/#/shop`);
+    const buy = page.getByRole("article", { name: PACK }).getByRole("button", { name: "立即购买" });
+    const confirm = page.getByRole("dialog", { name: "确认订单" });
+
+    await buy.click();
+    await confirm.waitFor();
+    await page.keyboard.press("Escape");
+    await poll(() => confirm.count(), 0);
+    await expectFocusOn(buy);
+
+    // 确认支付 replaces the confirmation with the QR dialog; its 关闭 comes back to 立即购买 too.
+    await buy.click();
+    await confirm.getByRole("button", { name: "确认支付" }).click();
+    const qr = page.getByRole("dialog", { name: "支付宝扫码支付" });
+    await qr.waitFor();
+    await qr.getByRole("button", { name: "关闭" }).last().click();
+    await poll(() => qr.count(), 0);
+    await expectFocusOn(buy);
     expect(errors).toEqual([]);
     await context.close();
   }, 60_000);

@@ -7,6 +7,29 @@ const FOCUSABLE =
 /** Open dialogs, innermost last: Esc and the focus trap act on the top one only. */
 const stack: string[] = [];
 
+/**
+ * The control the user last acted on: focused, or clicked (Safari does not focus a clicked
+ * button). It is a dialog's opener when the focus is nowhere (<body>) as the dialog opens: its
+ * button was disabled while a request ran, or it was the item of a menu that has closed.
+ */
+let lastControl: HTMLElement | null = null;
+const CONTROL = "a[href], button, input, select, textarea, [tabindex]";
+
+function rememberControl(event: Event) {
+  const control = (event.target as Element | null)?.closest?.(CONTROL);
+  if (control instanceof HTMLElement) lastControl = control;
+}
+
+if (typeof document !== "undefined") {
+  document.addEventListener("focusin", rememberControl, true);
+  document.addEventListener("click", rememberControl, true);
+}
+
+/** Where the focus goes back to when the dialog closes: what had it, else the control last used. */
+function openerOf(active: Element | null): HTMLElement | null {
+  return active instanceof HTMLElement && active !== document.body ? active : lastControl;
+}
+
 export interface DialogProps {
   open: boolean;
   onClose: () => void;
@@ -20,7 +43,10 @@ export interface DialogProps {
   className?: string;
 }
 
-/** An accessible modal: role=dialog, aria-modal, labelled by its title, Esc closes, focus kept inside. */
+/**
+ * An accessible modal: role=dialog, aria-modal, labelled by its title, Esc closes, focus kept
+ * inside and given back to the control that opened it.
+ */
 export function Dialog({
   open,
   onClose,
@@ -38,7 +64,7 @@ export function Dialog({
 
   useEffect(() => {
     if (!open) return;
-    const previous = document.activeElement as HTMLElement | null;
+    const opener = openerOf(document.activeElement);
     stack.push(id);
     document.body.classList.add("modal-open");
     const node = panel.current;
@@ -73,7 +99,7 @@ export function Dialog({
       const at = stack.indexOf(id);
       if (at >= 0) stack.splice(at, 1);
       if (stack.length === 0) document.body.classList.remove("modal-open");
-      previous?.focus?.();
+      if (opener?.isConnected) opener.focus();
     };
   }, [open, id]);
 
