@@ -219,17 +219,19 @@ interface NewAttempt {
   amount: number;
 }
 
+/** A new attempt to ask the provider about, with what the request needs. */
+interface Asking {
+  input: CheckoutInput;
+  attempt: NewAttempt;
+  bases: CallbackBases | null;
+  now: number;
+}
+
 /**
  * Asks the provider how to collect a new attempt and stores its answer on the attempt. A failure
  * closes the attempt, is logged, and comes back as the RpcError every waiting dobuy gets.
  */
-async function askProvider(
-  ctx: AppContext,
-  input: CheckoutInput,
-  attempt: NewAttempt,
-  bases: CallbackBases | null,
-  now: number,
-): Promise<PaymentAction> {
+async function askProvider(ctx: AppContext, { input, attempt, bases, now }: Asking): Promise<PaymentAction> {
   const { order, provider, tradeNo, amount } = attempt;
   try {
     const action = await provider.createPayment(ctx, {
@@ -262,17 +264,12 @@ async function askProvider(
 }
 
 /** Starts asking the provider, so that a dobuy arriving meanwhile waits for the same answer. */
-function startAsking(
-  ctx: AppContext,
-  input: CheckoutInput,
-  attempt: NewAttempt,
-  bases: CallbackBases | null,
-  now: number,
-): Promise<PaymentAction> {
+function startAsking(ctx: AppContext, asking: Asking): Promise<PaymentAction> {
   const answers = onTheWay(ctx);
-  const answer = askProvider(ctx, input, attempt, bases, now);
-  answers.set(attempt.tradeNo, answer);
-  const forget = () => answers.delete(attempt.tradeNo);
+  const tradeNo = asking.attempt.tradeNo;
+  const answer = askProvider(ctx, asking);
+  answers.set(tradeNo, answer);
+  const forget = () => answers.delete(tradeNo);
   answer.then(forget, forget);
   return answer;
 }
@@ -343,7 +340,7 @@ export async function checkout(ctx: AppContext, input: CheckoutInput, now = Date
     case "reused":
       return toPayResult(prepared.order, prepared.provider, prepared.amount, await prepared.action);
     case "new": {
-      const action = await startAsking(ctx, input, prepared, bases, now);
+      const action = await startAsking(ctx, { input, attempt: prepared, bases, now });
       return toPayResult(prepared.order, prepared.provider, prepared.amount, action);
     }
   }
