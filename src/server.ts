@@ -21,6 +21,7 @@ import { startLatencyProbe } from "./modules/node-record/latency.ts";
 import { agentCalls } from "./modules/node-record/routes.ts";
 import { noticeCalls } from "./modules/notice/routes.ts";
 import { orderCalls } from "./modules/order/routes.ts";
+import { startOrderSweeper } from "./modules/order/sweeper.ts";
 import { permissionCalls } from "./modules/permission/routes.ts";
 import { prizeCalls } from "./modules/prize/routes.ts";
 import { pushCalls } from "./modules/push/routes.ts";
@@ -273,6 +274,7 @@ export function startServer(options: ServeOptions): RunningServer {
   const latencyProbe = startLatencyProbe(context);
   const trialSweeper = startTrialSweeper(context);
   const pushSweeper = startPushSweeper(context);
+  const orderSweeper = startOrderSweeper(context);
   const telegramBot = startTelegramBot(context, options.telegram);
   const scheduledBackups = startScheduledBackups(context, options.dataDir, options.backupCheckMs);
   const releasePidFile = claimPidFile(options.dataDir);
@@ -304,6 +306,7 @@ export function startServer(options: ServeOptions): RunningServer {
       await latencyProbe.stop();
       await trialSweeper.stop();
       await pushSweeper.stop();
+      await orderSweeper.stop();
       await telegramBot.stop();
       context.mailer.close();
       context.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");

@@ -1,7 +1,7 @@
 /**
  * The ledger invariant (issue #3): after a seeded random sequence of orders, coupons, wallet
- * deductions, sandbox payments (correct, repeated, concurrent, wrong amount), manual crediting and
- * cancels over HTTP, every user's traffic, vipExpireTime and wallet equal what their ledger rows add
+ * deductions, sandbox payments (correct, repeated, concurrent, wrong amount), manual crediting,
+ * cancels over HTTP and the sweeper cancelling day-old unpaid orders, every user's traffic, vipExpireTime and wallet equal what their ledger rows add
  * up to, every paid order was credited exactly once, and every coupon's use count matches its
  * unrestored usage records. Rerun a failure with FERRY_INVARIANT_SEED=<the seed in the test's name>.
  */
@@ -9,6 +9,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { DAY_MS } from "../src/lib/time.ts";
 import { GB } from "../src/lib/traffic.ts";
 import type { Order, PayResult } from "../src/modules/order/schema.ts";
+import { cancelAbandonedOrders, UNPAID_ORDER_MS } from "../src/modules/order/service.ts";
 import { returnExpiredPushes } from "../src/modules/push/service.ts";
 import { signUse } from "../src/modules/signuse/service.ts";
 import { expireDueTrials } from "../src/modules/trial/service.ts";
@@ -134,6 +135,7 @@ test(`balances equal their ledgers after a random sequence of shop actions (FERR
     giveWallet(server, user.id, rand.int(5000));
   }
   const ordersOf = new Map<string, string[]>(users.map((u) => [u.id, []]));
+  let swept = 0;
   const trades: Trade[] = [];
   const delivered: Trade[] = [];
   const seen = new Map<string, Set<number>>();
@@ -191,6 +193,9 @@ test(`balances equal their ledgers after a random sequence of shop actions (FERR
     } else if (roll < 94) {
       const answer = await user.client.call("/api/order/cancel_order", { order_id: someOrder() });
       expectCode("cancel_order", answer.code, [0, 1026]);
+    } else if (roll < 95) {
+      // A day passes: the sweeper cancels every open order, returning coupons and wallet parts.
+      swept += cancelAbandonedOrders(server.context, Date.now() + UNPAID_ORDER_MS + 1);
     } else if (roll < 96) {
       const orderId = someOrder() as string;
       try {
@@ -214,6 +219,21 @@ test(`balances equal their ledgers after a random sequence of shop actions (FERR
       });
     }
   }
+  // The run ends with a wallet part on an open order and a day passing, so every run's ledgers hold
+  // a wallet return by the sweeper.
+  const last = users[0] as { id: string; client: ApiClient };
+  giveWallet(server, last.id, 100);
+  const held = await createOrder(last.client, (combos[0] as { _id: string })._id);
+  expect((await last.client.call<Order>("/api/shop/wallet_check", { order_id: held._id })).data.status).toBe(
+    "wallet_spend",
+  );
+  swept += cancelAbandonedOrders(server.context, Date.now() + UNPAID_ORDER_MS + 1);
+  const sweptBack = db
+    .query<{ n: number }, [string]>(
+      "SELECT COUNT(*) AS n FROM wallet_entries WHERE order_id = ? AND type = 'order_refund'",
+    )
+    .get(held._id)?.n;
+  expect(sweptBack).toBe(1);
   const codesSummary = [...seen].map(([action, c]) => `${action} ${[...c].sort().join("/")}`).join(", ");
 
   // Per user: balances are what the ledgers add up to, and what the orders say they should be.
@@ -370,7 +390,7 @@ test(`balances equal their ledgers after a random sequence of shop actions (FERR
       "SELECT result, COUNT(*) AS n FROM payment_events GROUP BY result",
     )
     .all();
-  const run = `codes seen: ${codesSummary}; orders: ${JSON.stringify(statuses)}; payment events: ${JSON.stringify(events)}`;
+  const run = `codes seen: ${codesSummary}; orders: ${JSON.stringify(statuses)}; swept: ${swept}; payment events: ${JSON.stringify(events)}`;
   expect(
     statuses.map((r) => r.status),
     run,

@@ -1,7 +1,8 @@
 /**
  * `/api/shop/dobuy`: pick the provider for the pay mode, record a payment attempt for the order's
  * remainder, and ask the provider how to collect it. A remainder of zero (wallet or coupon covered
- * everything) is settled at once through markPaid.
+ * everything) is settled at once through markPaid. The open attempt of an unchanged order is shown
+ * again rather than asking the gateway anew, and new attempts are rate limited (issue 26).
  */
 import type { AppContext } from "../context.ts";
 import { tx } from "../db/db.ts";
@@ -20,8 +21,16 @@ import {
 } from "../modules/order/service.ts";
 import { type Settings, siteOrigin } from "../modules/settings/schema.ts";
 import { Code, RpcError } from "../rpc/codes.ts";
+import type { RateRule } from "../rpc/rate-limit.ts";
 import { settleWithoutGateway } from "./credit.ts";
-import { type Device, newTradeNo, type PaymentAction, type PaymentProvider } from "./provider.ts";
+import {
+  type Device,
+  newTradeNo,
+  type PaymentAction,
+  type PaymentProvider,
+  type PaymentRow,
+  paidReturnPath,
+} from "./provider.ts";
 import { providerFor } from "./registry.ts";
 
 export interface CheckoutInput {
@@ -66,7 +75,7 @@ function returnUrlFor(bases: CallbackBases, wanted: string, orderId: string): st
   } catch {
     // not a URL: use ours
   }
-  return `${bases.back}/#/order?payment=success&order=${orderId}`;
+  return `${bases.back}${paidReturnPath(orderId)}`;
 }
 
 /** Thrown when a provider hands back a link with a scheme the panel never shows (javascript:, data:, …). */
@@ -138,11 +147,138 @@ function toPayResult(
   }
 }
 
+/** New payment attempts an order may make a minute, and an account an hour (issue 26). */
+export const PAY_ATTEMPTS_PER_ORDER: RateRule = { name: "pay-attempts-order", max: 5, windowMs: 60_000 };
+export const PAY_ATTEMPTS_PER_ACCOUNT: RateRule = {
+  name: "pay-attempts-account",
+  max: 30,
+  windowMs: 60 * 60_000,
+};
+/**
+ * An open attempt of an unchanged order is shown again instead of asking the gateway anew for this
+ * long after it was made (gateways keep a QR code payable for 2 hours and more), and a USDT amount
+ * while it has REUSE_MIN_LEFT_MS left before it expires.
+ */
+export const PAYMENT_REUSE_MS = 10 * 60_000;
+const REUSE_MIN_LEFT_MS = 5 * 60_000;
+
+/** Per server: trade number → the provider's answer still on its way (a concurrent dobuy waits for it). */
+const answersOnTheWay = new WeakMap<AppContext, Map<string, Promise<PaymentAction>>>();
+
+function onTheWay(ctx: AppContext): Map<string, Promise<PaymentAction>> {
+  let answers = answersOnTheWay.get(ctx);
+  if (!answers) {
+    answers = new Map();
+    answersOnTheWay.set(ctx, answers);
+  }
+  return answers;
+}
+
+/**
+ * The order's open attempt when this dobuy would make the same one again: same provider, pay
+ * mode, device and amount, recent, and with the provider's answer stored or on its way.
+ */
+function reusableAttempt(
+  ctx: AppContext,
+  orderId: string,
+  wanted: { provider: PaymentProvider; payMode: PayMode; device: Device; amountFen: number },
+  now: number,
+): PaymentAction | Promise<PaymentAction> | null {
+  const attempt = ctx.db
+    .query<PaymentRow, [string]>(
+      "SELECT * FROM payments WHERE order_id = ? AND status = 'pending' ORDER BY create_time DESC LIMIT 1",
+    )
+    .get(orderId);
+  if (
+    !attempt ||
+    attempt.provider !== wanted.provider.id ||
+    attempt.method !== wanted.payMode ||
+    attempt.device !== wanted.device ||
+    attempt.amount_fen !== wanted.amountFen ||
+    now - attempt.create_time >= PAYMENT_REUSE_MS ||
+    (attempt.expire_time !== null && attempt.expire_time - now < REUSE_MIN_LEFT_MS)
+  )
+    return null;
+  if (attempt.action) return JSON.parse(attempt.action) as PaymentAction;
+  return onTheWay(ctx).get(attempt.trade_no) ?? null;
+}
+
+/** Takes one new attempt from the order's and the account's budgets, or refuses with 1005. */
+function countNewAttempt(ctx: AppContext, userId: string, orderId: string): void {
+  const taken = ctx.limiter.reserve([
+    { rule: PAY_ATTEMPTS_PER_ORDER, key: orderId },
+    { rule: PAY_ATTEMPTS_PER_ACCOUNT, key: userId },
+  ]);
+  if (!taken) throw new RpcError(Code.tooManyRequests, OrderMsg.tooManyPayAttempts);
+}
+
+interface NewAttempt {
+  order: OrderRow;
+  provider: PaymentProvider;
+  tradeNo: string;
+  amount: number;
+}
+
+/** A new attempt to ask the provider about, with what the request needs. */
+interface Asking {
+  input: CheckoutInput;
+  attempt: NewAttempt;
+  bases: CallbackBases | null;
+  now: number;
+}
+
+/**
+ * Asks the provider how to collect a new attempt and stores its answer on the attempt. A failure
+ * closes the attempt, is logged, and comes back as the RpcError every waiting dobuy gets.
+ */
+async function askProvider(ctx: AppContext, { input, attempt, bases, now }: Asking): Promise<PaymentAction> {
+  const { order, provider, tradeNo, amount } = attempt;
+  try {
+    const action = await provider.createPayment(ctx, {
+      tradeNo,
+      orderId: order.id,
+      userId: input.userId,
+      amountFen: amount,
+      subject: order.desc,
+      method: input.payMode,
+      clientIp: input.clientIp,
+      device: input.device,
+      isMobile: input.isMobile,
+      notifyUrl: bases ? `${bases.notify}/api/pay/notify/${provider.id}` : "",
+      returnUrl: bases ? returnUrlFor(bases, input.returnUrl, order.id) : "",
+      panelOrigin: bases?.site ?? "",
+      now,
+    });
+    checkPayLinks(provider.id, action);
+    ctx.db.query("UPDATE payments SET action = ? WHERE trade_no = ?").run(JSON.stringify(action), tradeNo);
+    return action;
+  } catch (error) {
+    ctx.db
+      .query("UPDATE payments SET status = 'closed' WHERE trade_no = ? AND status = 'pending'")
+      .run(tradeNo);
+    if (error instanceof RpcError) throw error;
+    recordError(ctx.db, `pay ${provider.id} ${payModeText(input.payMode)}`, error);
+    if (error instanceof UnsafePayLinkError) throw new RpcError(Code.badInput, OrderMsg.unsafePayLink);
+    throw new RpcError(Code.internal, OrderMsg.buyFailed);
+  }
+}
+
+/** Starts asking the provider, so that a dobuy arriving meanwhile waits for the same answer. */
+function startAsking(ctx: AppContext, asking: Asking): Promise<PaymentAction> {
+  const answers = onTheWay(ctx);
+  const tradeNo = asking.attempt.tradeNo;
+  const answer = askProvider(ctx, asking);
+  answers.set(tradeNo, answer);
+  const forget = () => answers.delete(tradeNo);
+  answer.then(forget, forget);
+  return answer;
+}
+
 export async function checkout(ctx: AppContext, input: CheckoutInput, now = Date.now()): Promise<PayResult> {
   const bases = callbackBases(ctx.settings.all());
   const prepared = tx(ctx.db, () => {
     const order = ownOrder(ctx.db, input.userId, input.orderId);
-    if (order.status === "paied") return { order, paid: true as const };
+    if (order.status === "paied") return { kind: "paid" as const, order };
     if (!isOpen(order)) throw new RpcError(Code.badInput, OrderMsg.notPayable);
     if (order.coupon_use_id) {
       // The coupon may have expired or been limited since it was put on the order (seed: 1017 also on buy).
@@ -154,12 +290,15 @@ export async function checkout(ctx: AppContext, input: CheckoutInput, now = Date
     const amount = payableFen(order);
     if (amount === 0) {
       settleWithoutGateway(ctx, order.id, "wallet", "wallet", now);
-      return { order: findOrder(ctx.db, order.id) as OrderRow, paid: true as const };
+      return { kind: "paid" as const, order: findOrder(ctx.db, order.id) as OrderRow };
     }
     const provider = providerFor(ctx, input.payMode);
     if (!provider) throw new RpcError(Code.badInput, OrderMsg.payModeOff);
-    if (provider.callbacks && !bases)
-      return { order, paid: false as const, provider, refused: true as const };
+    if (provider.callbacks && !bases) return { kind: "refused" as const, provider };
+    const wanted = { provider, payMode: input.payMode, device: input.device, amountFen: amount };
+    const action = reusableAttempt(ctx, order.id, wanted, now);
+    if (action) return { kind: "reused" as const, order, provider, amount, action };
+    countNewAttempt(ctx, input.userId, order.id);
     const tradeNo = newTradeNo(now);
     // A new attempt supersedes the older ones (EPay refuses a reused number with other parameters).
     closePendingPayments(ctx.db, order.id);
@@ -183,47 +322,26 @@ export async function checkout(ctx: AppContext, input: CheckoutInput, now = Date
     ctx.db
       .query("UPDATE orders SET pay_mode = ?, device = ? WHERE id = ?")
       .run(input.payMode, input.device, order.id);
-    return { order, paid: false as const, provider, refused: false as const, tradeNo, amount };
+    return { kind: "new" as const, order, provider, amount, tradeNo };
   });
-  if (prepared.paid) return paidResult(prepared.order, "钱包");
-  if (prepared.refused) {
-    // The customer learns that the admin must act; the admin learns why from the error log.
-    recordError(
-      ctx.db,
-      `pay ${prepared.provider.id} ${payModeText(input.payMode)}`,
-      new Error(
-        "未设置站点地址（site_url）：支付网关的回调地址无从生成，已拒绝创建支付。请在配置管理中填写站点地址",
-      ),
-    );
-    throw new RpcError(Code.badInput, OrderMsg.noSiteOrigin);
-  }
-
-  const { order, provider, tradeNo, amount } = prepared;
-  try {
-    const action = await provider.createPayment(ctx, {
-      tradeNo,
-      orderId: order.id,
-      userId: input.userId,
-      amountFen: amount,
-      subject: order.desc,
-      method: input.payMode,
-      clientIp: input.clientIp,
-      device: input.device,
-      isMobile: input.isMobile,
-      notifyUrl: bases ? `${bases.notify}/api/pay/notify/${provider.id}` : "",
-      returnUrl: bases ? returnUrlFor(bases, input.returnUrl, order.id) : "",
-      panelOrigin: bases?.site ?? "",
-      now,
-    });
-    checkPayLinks(provider.id, action);
-    return toPayResult(order, provider, amount, action);
-  } catch (error) {
-    ctx.db
-      .query("UPDATE payments SET status = 'closed' WHERE trade_no = ? AND status = 'pending'")
-      .run(tradeNo);
-    if (error instanceof RpcError) throw error;
-    recordError(ctx.db, `pay ${provider.id} ${payModeText(input.payMode)}`, error);
-    if (error instanceof UnsafePayLinkError) throw new RpcError(Code.badInput, OrderMsg.unsafePayLink);
-    throw new RpcError(Code.internal, OrderMsg.buyFailed);
+  switch (prepared.kind) {
+    case "paid":
+      return paidResult(prepared.order, "钱包");
+    case "refused":
+      // The customer learns that the admin must act; the admin learns why from the error log.
+      recordError(
+        ctx.db,
+        `pay ${prepared.provider.id} ${payModeText(input.payMode)}`,
+        new Error(
+          "未设置站点地址（site_url）：支付网关的回调地址无从生成，已拒绝创建支付。请在配置管理中填写站点地址",
+        ),
+      );
+      throw new RpcError(Code.badInput, OrderMsg.noSiteOrigin);
+    case "reused":
+      return toPayResult(prepared.order, prepared.provider, prepared.amount, await prepared.action);
+    case "new": {
+      const action = await startAsking(ctx, { input, attempt: prepared, bases, now });
+      return toPayResult(prepared.order, prepared.provider, prepared.amount, action);
+    }
   }
 }

@@ -529,6 +529,8 @@ describe("links from the gateway (issue 11, finding 12)", () => {
             .query<{ status: string }, [string]>("SELECT status FROM payments WHERE order_id = ?")
             .all(order._id);
           expect(attempts.map((a) => a.status)).toEqual(["closed"]);
+          // Given up, so the next create_order makes a new order rather than handing this one back.
+          await call(client, "/api/order/cancel_order", { order_id: order._id });
         }
       }
     } finally {
@@ -557,6 +559,7 @@ describe("links from the gateway (issue 11, finding 12)", () => {
           pay_mode: "wxpay",
         });
         expect([pay.qrcode, pay.payurl, pay.urlscheme]).toContain(Object.values(reply)[0] as string);
+        await call(client, "/api/order/cancel_order", { order_id: order._id });
       }
     } finally {
       gateway.mode = "qrcode";

@@ -30,6 +30,8 @@ export interface PaymentRow {
   create_time: number;
   expire_time: number | null;
   pay_time: number | null;
+  /** The PaymentAction the provider answered, as JSON; null until it has answered. */
+  action: string | null;
 }
 
 export interface PaymentRequest {
@@ -101,6 +103,9 @@ export const textAck =
   (body: string, status = 200) =>
   () =>
     new Response(body, { status, headers: { "content-type": "text/plain; charset=utf-8" } });
+
+/** Where a paid customer's browser lands on the site: 订单记录 with the purchase-success toast. */
+export const paidReturnPath = (orderId: string) => `/#/order?payment=success&order=${orderId}`;
 
 const TRADE_NO_CHARS = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
 

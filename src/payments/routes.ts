@@ -9,7 +9,7 @@ import { readBodyText } from "../lib/http.ts";
 import { findOrder } from "../modules/order/service.ts";
 import { findPayment, markPaid } from "./credit.ts";
 import { logPaymentEvent } from "./events.ts";
-import { textAck } from "./provider.ts";
+import { paidReturnPath, textAck } from "./provider.ts";
 import { providerById } from "./registry.ts";
 import { SANDBOX_CSS, SANDBOX_CSS_PATH, sandboxPage } from "./sandbox.ts";
 
@@ -88,6 +88,9 @@ export function paymentRoutes(ctx: AppContext) {
       const visible = payment?.provider === "sandbox" ? payment : null;
       const subject = visible ? (findOrder(ctx.db, visible.order_id)?.desc ?? "") : "";
       const done = new URL(request.url).searchParams.get("done") === "1";
+      // Paid: back to the site as a real gateway's return URL sends the customer (issue 26).
+      if (done && visible?.status === "paid")
+        return new Response(null, { status: 303, headers: { location: paidReturnPath(visible.order_id) } });
       return new Response(sandboxPage(visible, subject, done), {
         status: visible ? 200 : 404,
         headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-store" },

@@ -11,6 +11,7 @@ import type { Combo } from "../../src/modules/combo/schema.ts";
 import { randomTronAddress } from "../fakes/trongrid.ts";
 import { type ApiClient, loggedInClient, startTestServer, type TestServer, uniqueEmail } from "../harness.ts";
 import { launchChromium, loginInBrowser, newPage, poll, recordCspViolations } from "./chromium.ts";
+import { payOnSandboxCashier } from "./sandbox-cashier.ts";
 
 const PASSWORD = "password123";
 const PACK = "流量套餐 100G";
@@ -95,8 +96,7 @@ describe("the SPA under its Content-Security-Policy", () => {
     const cashier = await context.newPage();
     const cashierProblems = await watch(cashier);
     await cashier.goto(new URL(payUrl, server.url).toString());
-    await cashier.getByRole("button", { name: "确认支付（沙箱）" }).click();
-    await cashier.getByText("支付完成，请回到商店页面").waitFor();
+    await payOnSandboxCashier(cashier);
     await cashier.close();
     await page.getByRole("status").filter({ hasText: "购买成功" }).waitFor({ timeout: 8000 });
     await page.waitForURL((url) => url.hash === "#/", { timeout: 8000 });

@@ -13,6 +13,7 @@ import type { Browser, Page } from "playwright-core";
 import { runInShell, type ServeProcess, startServe } from "../../cli/test-helpers.ts";
 import { uniqueEmail } from "../harness.ts";
 import { launchChromium, loginInBrowser, newPage, poll, screenshots } from "./chromium.ts";
+import { payOnSandboxCashier } from "./sandbox-cashier.ts";
 
 const ADMIN_PASSWORD = "first-admin-password";
 const CUSTOMER_PASSWORD = "customer-password";
@@ -136,8 +137,7 @@ async function customerBuys(page: Page, base: string) {
   const payUrl = (await qr.getByRole("link", { name: "打开支付页面" }).getAttribute("href")) as string;
   const cashier = await page.context().newPage();
   await cashier.goto(new URL(payUrl, base).toString());
-  await cashier.getByRole("button", { name: "确认支付（沙箱）" }).click();
-  await cashier.getByText("支付完成，请回到商店页面").waitFor();
+  await payOnSandboxCashier(cashier);
   await cashier.close();
   await page.getByRole("status").filter({ hasText: "购买成功" }).waitFor({ timeout: 8000 });
   await page.waitForURL((url) => url.hash === "#/", { timeout: 8000 });

@@ -12,6 +12,7 @@ import { WalletMsg } from "../../src/modules/wallet/schema.ts";
 import { giveWallet, makeCombo, startShopServer, walletFen } from "../commerce.ts";
 import { type ApiClient, loggedInClient, type TestServer, uniqueEmail } from "../harness.ts";
 import { launchChromium, loginInBrowser, newPage, poll, reloadPage, screenshots } from "./chromium.ts";
+import { payOnSandboxCashier } from "./sandbox-cashier.ts";
 
 const TRC20 = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t";
 const COMBO = "年付套餐";
@@ -62,8 +63,7 @@ async function buyWithSandbox(page: Page) {
   const payUrl = await qr.getByRole("link", { name: "打开支付页面" }).getAttribute("href");
   const cashier = await page.context().newPage();
   await cashier.goto(payUrl as string);
-  await cashier.getByRole("button", { name: "确认支付（沙箱）" }).click();
-  await cashier.getByText("支付完成，请回到商店页面").waitFor();
+  await payOnSandboxCashier(cashier);
   await cashier.close();
   await page.getByRole("status").filter({ hasText: "购买成功" }).waitFor({ timeout: 8000 });
 }

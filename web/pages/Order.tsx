@@ -7,9 +7,11 @@ import { formatDateTime } from "../components/format.ts";
 import { LoginPrompt } from "../components/LoginPrompt.tsx";
 import { Pager, usePaged } from "../components/Pager.tsx";
 import { Segmented } from "../components/Segmented.tsx";
+import { CheckoutFlow } from "../components/shop/CheckoutFlow.tsx";
 import {
   canCancel,
   canFeedback,
+  canPay,
   filterOrders,
   ORDER_FILTERS,
   type OrderFilter,
@@ -21,12 +23,18 @@ import {
   OrderDetailDialog,
   StatusBadge,
 } from "../components/shop/OrderDialogs.tsx";
-import { type Column, Table } from "../components/Table.tsx";
+import { type Column, EMPTY_TEXT, Table } from "../components/Table.tsx";
 import { TOAST_MEDIUM, TOAST_SHORT, toast } from "../components/Toast.tsx";
 import { go } from "../lib/nav.ts";
+import { useMediaQuery } from "../lib/useMediaQuery.ts";
 import { useSession } from "../session.ts";
 
-type OpenDialog = { kind: "detail" | "cancel" | "feedback"; order: Order } | null;
+type DialogKind = "pay" | "detail" | "cancel" | "feedback";
+type OpenDialog = { kind: DialogKind; order: Order } | null;
+type OnOpen = (kind: DialogKind, order: Order) => void;
+
+/** Below this width the orders are cards: a table with a pinned 操作 column covered 订单金额 (issue 26). */
+const CARDS_QUERY = "(max-width: 1023px)";
 
 /** `?payment=success` (the gateways' return URL): one purchase-success toast, then the query goes. */
 function usePaymentSuccessToast() {
@@ -39,53 +47,100 @@ function usePaymentSuccessToast() {
   }, [search]);
 }
 
-function OrderTable({
-  orders,
-  onOpen,
-}: {
-  orders: Order[];
-  onOpen: (kind: "detail" | "cancel" | "feedback", order: Order) => void;
-}) {
-  const { slice, pager } = usePaged(orders);
+/** 去支付 for an unpaid order (the shop's confirm and pay dialogs again), then the seed's actions. */
+function OrderActions({ order, onOpen }: { order: Order; onOpen: OnOpen }) {
+  return (
+    <div className="row-actions">
+      {canPay(order.status) ? (
+        <button type="button" className="btn btn-small btn-primary" onClick={() => onOpen("pay", order)}>
+          去支付
+        </button>
+      ) : null}
+      <button type="button" className="btn btn-small" onClick={() => onOpen("detail", order)}>
+        详情
+      </button>
+      {canCancel(order.status) ? (
+        <button type="button" className="btn btn-small" onClick={() => onOpen("cancel", order)}>
+          取消
+        </button>
+      ) : null}
+      {canFeedback(order.status) ? (
+        <button type="button" className="btn btn-small" onClick={() => onOpen("feedback", order)}>
+          反馈
+        </button>
+      ) : null}
+    </div>
+  );
+}
+
+const couponText = (order: Order) =>
+  order.coupon_code ? `${order.coupon_name || order.coupon_code} −${yuan(order.coupon_discount)}` : "—";
+
+function OrderTable({ orders, onOpen }: { orders: readonly Order[]; onOpen: OnOpen }) {
   const columns: Column<Order>[] = [
-    { key: "desc", title: "商品", render: (order) => order.desc },
-    // Status early and the actions pinned right, so a phone shows both without scrolling sideways.
+    { key: "desc", title: "商品", render: (order) => order.desc, className: "order-desc" },
     { key: "status", title: "状态", render: (order) => <StatusBadge order={order} /> },
     { key: "money", title: "订单金额", render: (order) => yuan(order.order_money), className: "num" },
-    {
-      key: "coupon",
-      title: "优惠券",
-      render: (order) =>
-        order.coupon_code ? `${order.coupon_name || order.coupon_code} −${yuan(order.coupon_discount)}` : "—",
-    },
+    { key: "coupon", title: "优惠券", render: couponText },
     { key: "wallet", title: "钱包抵扣", render: (order) => yuan(order.wallet_spend), className: "num" },
     { key: "time", title: "创建时间", render: (order) => formatDateTime(order.create_time) },
+    // Pinned right, so the actions stay in view when a narrow window scrolls the table sideways.
     {
       key: "actions",
       title: "操作",
       className: "order-actions",
-      render: (order) => (
-        <div className="row-actions">
-          <button type="button" className="btn btn-small" onClick={() => onOpen("detail", order)}>
-            详情
-          </button>
-          {canCancel(order.status) ? (
-            <button type="button" className="btn btn-small" onClick={() => onOpen("cancel", order)}>
-              取消
-            </button>
-          ) : null}
-          {canFeedback(order.status) ? (
-            <button type="button" className="btn btn-small" onClick={() => onOpen("feedback", order)}>
-              反馈
-            </button>
-          ) : null}
-        </div>
-      ),
+      render: (order) => <OrderActions order={order} onOpen={onOpen} />,
     },
   ];
+  return <Table columns={columns} rows={orders} rowKey={(order) => order._id} caption="订单列表" />;
+}
+
+/** On a phone: one card per order, every figure on its own line and the actions below. */
+function OrderCards({ orders, onOpen }: { orders: readonly Order[]; onOpen: OnOpen }) {
+  if (orders.length === 0) return <p className="card order-cards-empty">{EMPTY_TEXT}</p>;
+  return (
+    <ul className="order-cards" aria-label="订单列表">
+      {orders.map((order) => (
+        <li key={order._id} className="card order-card">
+          <div className="order-card-head">
+            <strong className="order-card-title">{order.desc}</strong>
+            <StatusBadge order={order} />
+          </div>
+          <dl className="order-lines">
+            <div>
+              <dt>订单金额</dt>
+              <dd>{yuan(order.order_money)}</dd>
+            </div>
+            {order.coupon_code ? (
+              <div>
+                <dt>优惠券</dt>
+                <dd>{couponText(order)}</dd>
+              </div>
+            ) : null}
+            {order.wallet_spend > 0 ? (
+              <div>
+                <dt>钱包抵扣</dt>
+                <dd>{yuan(order.wallet_spend)}</dd>
+              </div>
+            ) : null}
+            <div>
+              <dt>创建时间</dt>
+              <dd>{formatDateTime(order.create_time)}</dd>
+            </div>
+          </dl>
+          <OrderActions order={order} onOpen={onOpen} />
+        </li>
+      ))}
+    </ul>
+  );
+}
+
+function OrderList({ orders, onOpen }: { orders: Order[]; onOpen: OnOpen }) {
+  const { slice, pager } = usePaged(orders);
+  const cards = useMediaQuery(CARDS_QUERY);
   return (
     <>
-      <Table columns={columns} rows={slice} rowKey={(order) => order._id} caption="订单列表" />
+      {cards ? <OrderCards orders={slice} onOpen={onOpen} /> : <OrderTable orders={slice} onOpen={onOpen} />}
       <Pager {...pager} />
     </>
   );
@@ -109,6 +164,12 @@ export function OrderPage() {
     if (userId) void load();
     else setOrders(null);
   }, [userId, load]);
+
+  // Stays on 订单记录: the list shows the order as 成功 (the shop goes home instead, seed 000 §9).
+  const paid = useCallback(() => {
+    setDialog(null);
+    void load();
+  }, [load]);
 
   async function cancel(order: Order) {
     setBusy(true);
@@ -147,7 +208,10 @@ export function OrderPage() {
     return (
       <div className="page">
         <h1 className="page-title">订单记录</h1>
-        <LoginPrompt title="登录后查看订单" note="登录后可查看购买记录、取消未支付的订单或反馈订单问题。" />
+        <LoginPrompt
+          title="登录后查看订单"
+          note="登录后可查看购买记录、支付或取消未支付的订单、反馈订单问题。"
+        />
       </div>
     );
   }
@@ -156,7 +220,17 @@ export function OrderPage() {
     <div className="page">
       <h1 className="page-title">订单记录</h1>
       <Segmented legend="订单状态" items={ORDER_FILTERS} value={filter} onChange={setFilter} />
-      <OrderTable key={filter} orders={shown} onOpen={(kind, order) => setDialog({ kind, order })} />
+      <OrderList key={filter} orders={shown} onOpen={(kind, order) => setDialog({ kind, order })} />
+      {dialog?.kind === "pay" ? (
+        <CheckoutFlow
+          order={dialog.order}
+          onClose={() => {
+            setDialog(null);
+            void load(); // a coupon or the wallet may have changed the order
+          }}
+          onPaid={paid}
+        />
+      ) : null}
       {dialog?.kind === "detail" ? (
         <OrderDetailDialog
           order={dialog.order}

@@ -1,30 +1,16 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import type { Combo } from "../../src/modules/combo/schema.ts";
-import { type Order, OrderMsg, type PayMode, type PayResult } from "../../src/modules/order/schema.ts";
+import { type Order, OrderMsg } from "../../src/modules/order/schema.ts";
 import { Code } from "../../src/rpc/codes.ts";
 import { call } from "../api.ts";
-import { isMobile } from "../components/platform.ts";
 import { requireLogin } from "../components/requireLogin.ts";
+import { CheckoutFlow } from "../components/shop/CheckoutFlow.tsx";
 import { ComboCard } from "../components/shop/ComboCard.tsx";
-import {
-  HOME_AFTER_PAID_MS,
-  type PayDialogKind,
-  payDialogKind,
-  splitCombos,
-} from "../components/shop/format.ts";
-import { OrderConfirmDialog } from "../components/shop/OrderConfirmDialog.tsx";
-import { PayDialog } from "../components/shop/PayDialogs.tsx";
-import { usePaymentPoll } from "../components/shop/usePaymentPoll.ts";
-import { TOAST_MEDIUM, TOAST_SHORT, toast } from "../components/Toast.tsx";
+import { HOME_AFTER_PAID_MS, splitCombos } from "../components/shop/format.ts";
+import { usePayModes } from "../components/shop/usePayModes.ts";
+import { TOAST_SHORT, toast } from "../components/Toast.tsx";
 import { go } from "../lib/nav.ts";
-import { isAgency, refreshUserInfo, useSession } from "../session.ts";
-
-interface OpenPayment {
-  result: PayResult;
-  payMode: PayMode;
-  kind: PayDialogKind;
-  mobile: boolean;
-}
+import { isAgency, useSession } from "../session.ts";
 
 function ComboSection({
   id,
@@ -71,10 +57,9 @@ export function ShopPage() {
   const userId = session.user?._id ?? "";
   const [combos, setCombos] = useState<Combo[] | null>(null);
   const [loadFailed, setLoadFailed] = useState(false);
-  const [payModes, setPayModes] = useState<PayMode[] | null>(null);
+  const payModes = usePayModes();
   const [creating, setCreating] = useState<string | null>(null);
   const [order, setOrder] = useState<Order | null>(null);
-  const [payment, setPayment] = useState<OpenPayment | null>(null);
   const homeTimer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
 
   // Seed 000 §2: agency users have no shop.
@@ -100,28 +85,14 @@ export function ShopPage() {
     };
   }, [session.ready, userId]);
 
-  useEffect(() => {
-    let live = true;
-    void call("/api/shop/pay_modes", {}).then((answer) => {
-      if (live) setPayModes(answer.code === Code.ok ? answer.data : []);
-    });
-    return () => {
-      live = false;
-    };
-  }, []);
-
   useEffect(() => () => clearTimeout(homeTimer.current), []);
 
+  // Seed 000 §9: home 5 s after the purchase-success toast.
   const paid = useCallback(() => {
-    setPayment(null);
     setOrder(null);
-    toast.success(OrderMsg.purchaseSuccess, TOAST_MEDIUM);
-    void refreshUserInfo();
     clearTimeout(homeTimer.current);
     homeTimer.current = setTimeout(() => go("/"), HOME_AFTER_PAID_MS);
   }, []);
-
-  usePaymentPoll(payment ? payment.result._id : null, paid);
 
   async function buy(combo: Combo) {
     if (creating || !requireLogin()) return;
@@ -136,15 +107,6 @@ export function ShopPage() {
       return;
     }
     setOrder(answer.data);
-  }
-
-  function payResult(result: PayResult, payMode: PayMode) {
-    const mobile = isMobile();
-    const kind = payDialogKind(result, payMode, mobile);
-    setOrder(null);
-    if (kind === "paid") paid();
-    else if (kind === "none") toast.error(OrderMsg.buyFailed, TOAST_SHORT);
-    else setPayment({ result, payMode, kind, mobile });
   }
 
   if (agency) return <div className="page" />;
@@ -185,21 +147,12 @@ export function ShopPage() {
         </>
       )}
       {order ? (
-        <OrderConfirmDialog
+        <CheckoutFlow
+          key={order._id}
           order={order}
           payModes={payModes}
-          onOrderChange={setOrder}
           onClose={() => setOrder(null)}
-          onPayResult={payResult}
-        />
-      ) : null}
-      {payment ? (
-        <PayDialog
-          kind={payment.kind}
-          result={payment.result}
-          payMode={payment.payMode}
-          mobile={payment.mobile}
-          onClose={() => setPayment(null)}
+          onPaid={paid}
         />
       ) : null}
     </div>

@@ -138,6 +138,10 @@ export const OrderMsg = {
   purchaseSuccess: "购买成功",
   notFound: "订单不存在",
   notCancellable: "该订单不能取消",
+  tooManyOrders: "下单过于频繁，请稍后再试",
+  tooManyPayAttempts: "发起支付过于频繁，请稍后再试",
+  /** The wallet entry of an order the sweeper cancelled (issue 26). */
+  expiredRefundDesc: (desc: string) => `订单超时未支付，已自动取消 ${desc}`,
   agencyRefused: "代理用户不能购买",
   walletLocked: "订单已使用钱包抵扣，如需更改优惠券请取消订单后重新下单",
   notPayable: "订单状态不允许支付",

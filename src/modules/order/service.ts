@@ -6,11 +6,13 @@
 import type { AppContext } from "../../context.ts";
 import { type Db, tx } from "../../db/db.ts";
 import { fenToYuan } from "../../lib/money.ts";
+import { DAY_MS } from "../../lib/time.ts";
 import { availablePayModes } from "../../payments/registry.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { newId } from "../../rpc/ids.ts";
+import type { RateRule } from "../../rpc/rate-limit.ts";
 import { comboCredit } from "../combo/schema.ts";
-import { findComboForUser, toCombo } from "../combo/service.ts";
+import { type ComboRow, findComboForUser, toCombo } from "../combo/service.ts";
 import {
   checkOrderCoupon,
   couponDiscountFen,
@@ -111,6 +113,62 @@ export function walletDeductionFen(balanceFen: number, payable: number): number 
   return balanceFen;
 }
 
+/** An order left unpaid this long is cancelled by the sweeper (sweeper.ts): coupon and wallet part return. */
+export const UNPAID_ORDER_MS = DAY_MS;
+/** create_order hands back an open order only while it has at least this long left to be paid. */
+const REUSE_MARGIN_MS = 60 * 60_000;
+/** New orders an account may make an hour (issue 26); handing back its open order makes none. */
+export const ORDERS_PER_HOUR: RateRule = { name: "orders-made", max: 30, windowMs: 60 * 60_000 };
+
+/** What an order made from the combo now holds: its price and what paying it credits (DESIGN §7). */
+type OrderTerms = Pick<
+  OrderRow,
+  | "combo_id"
+  | "desc"
+  | "order_money_fen"
+  | "add_traffic"
+  | "add_vip_duration"
+  | "daily_limit"
+  | "gain_permissions"
+  | "permission_duration"
+  | "from_channel"
+>;
+
+function orderTerms(combo: ComboRow, channelCode: string): OrderTerms {
+  const credit = comboCredit(toCombo(combo));
+  return {
+    combo_id: combo.id,
+    desc: combo.name,
+    order_money_fen: combo.price_fen,
+    add_traffic: credit.traffic,
+    add_vip_duration: combo.vip_duration,
+    daily_limit: credit.dailyLimit,
+    gain_permissions: combo.permissions_gain,
+    permission_duration: combo.permission_duration,
+    from_channel: channelCode,
+  };
+}
+
+/**
+ * The customer's open order for these terms, if one can stand for a new one (docs/decisions.md,
+ * issue 26): untouched (no coupon on it, no wallet part taken), made on exactly today's terms (the
+ * combo's price, credit, name and the customer's channel), and far enough from the sweeper's cut.
+ */
+function reusableOrder(db: Db, userId: string, terms: OrderTerms, now: number): OrderRow | null {
+  const untouched = db
+    .query<OrderRow, [string, string, number]>(
+      `SELECT * FROM orders WHERE user_id = ? AND combo_id = ? AND status = 'topay' AND coupon_use_id IS NULL
+         AND create_time > ? ORDER BY create_time DESC, id DESC LIMIT 20`,
+    )
+    .all(userId, terms.combo_id, now - (UNPAID_ORDER_MS - REUSE_MARGIN_MS));
+  const keys = Object.keys(terms) as (keyof OrderTerms)[];
+  return untouched.find((order) => keys.every((key) => order[key] === terms[key])) ?? null;
+}
+
+/**
+ * Seed 000 §4 create_order. Opening the order dialog again hands back the customer's open order
+ * for the same combo instead of making another (issue 26); a new one counts against ORDERS_PER_HOUR.
+ */
 export function createOrder(ctx: AppContext, user: UserRow, comboId: string, now = Date.now()): Order {
   if (user.is_agency) throw new RpcError(Code.forbidden, OrderMsg.agencyRefused);
   const combo = findComboForUser(ctx, comboId, user.channel_code);
@@ -118,29 +176,35 @@ export function createOrder(ctx: AppContext, user: UserRow, comboId: string, now
   // wallet covers the price.
   if (combo.price_fen > user.wallet_fen && availablePayModes(ctx).length === 0)
     throw new RpcError(Code.badInput, OrderMsg.noPayModes);
-  const credit = comboCredit(toCombo(combo));
-  const id = newId(now);
-  ctx.db
-    .query(
-      `INSERT INTO orders (id, user_id, combo_id, desc, order_money_fen, add_traffic, add_vip_duration, daily_limit,
-         gain_permissions, permission_duration, from_channel, create_time)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
-    .run(
-      id,
-      user.id,
-      combo.id,
-      combo.name,
-      combo.price_fen,
-      credit.traffic,
-      combo.vip_duration,
-      credit.dailyLimit,
-      combo.permissions_gain,
-      combo.permission_duration,
-      user.channel_code,
-      now,
-    );
-  return toOrder(findOrder(ctx.db, id) as OrderRow);
+  const terms = orderTerms(combo, user.channel_code);
+  return tx(ctx.db, () => {
+    const open = reusableOrder(ctx.db, user.id, terms, now);
+    if (open) return toOrder(open);
+    if (!ctx.limiter.hit(ORDERS_PER_HOUR, user.id))
+      throw new RpcError(Code.tooManyRequests, OrderMsg.tooManyOrders);
+    const id = newId(now);
+    ctx.db
+      .query(
+        `INSERT INTO orders (id, user_id, combo_id, desc, order_money_fen, add_traffic, add_vip_duration, daily_limit,
+           gain_permissions, permission_duration, from_channel, create_time)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        id,
+        user.id,
+        terms.combo_id,
+        terms.desc,
+        terms.order_money_fen,
+        terms.add_traffic,
+        terms.add_vip_duration,
+        terms.daily_limit,
+        terms.gain_permissions,
+        terms.permission_duration,
+        terms.from_channel,
+        now,
+      );
+    return toOrder(findOrder(ctx.db, id) as OrderRow);
+  });
 }
 
 /**
@@ -251,6 +315,26 @@ export function walletCheck(ctx: AppContext, userId: string, orderId: string, no
   });
 }
 
+/** Cancels an open order in the caller's transaction: frees the coupon, returns the wallet part, closes its attempts. */
+function cancelOpenOrder(db: Db, order: OrderRow, walletDesc: string, now: number) {
+  dropCoupon(db, order, now);
+  if (order.wallet_spend_fen > 0) {
+    changeWallet(db, {
+      userId: order.user_id,
+      type: "order_refund",
+      changeFen: order.wallet_spend_fen,
+      desc: walletDesc,
+      orderId: order.id,
+      now,
+    });
+  }
+  db.query("UPDATE orders SET status = 'cancled', wallet_spend_fen = 0, cancel_time = ? WHERE id = ?").run(
+    now,
+    order.id,
+  );
+  closePendingPayments(db, order.id);
+}
+
 /**
  * Cancels an unpaid order (topay or wallet_spend; 1026 otherwise): frees the coupon, returns the
  * wallet deduction, closes its pending payments. A late notification for it is then refused and logged.
@@ -259,22 +343,29 @@ export function cancelOrder(ctx: AppContext, userId: string, orderId: string, no
   return tx(ctx.db, () => {
     const order = ownOrder(ctx.db, userId, orderId);
     if (!isOpen(order)) throw new RpcError(Code.orderNotCancellable, OrderMsg.notCancellable);
-    dropCoupon(ctx.db, order, now);
-    if (order.wallet_spend_fen > 0) {
-      changeWallet(ctx.db, {
-        userId,
-        type: "order_refund",
-        changeFen: order.wallet_spend_fen,
-        desc: `取消订单 ${order.desc}`,
-        orderId,
-        now,
-      });
-    }
-    ctx.db
-      .query("UPDATE orders SET status = 'cancled', wallet_spend_fen = 0, cancel_time = ? WHERE id = ?")
-      .run(now, orderId);
-    closePendingPayments(ctx.db, orderId);
+    cancelOpenOrder(ctx.db, order, `取消订单 ${order.desc}`, now);
     return toOrder(findOrder(ctx.db, orderId) as OrderRow);
+  });
+}
+
+/**
+ * The sweeper's round (sweeper.ts): cancels, as 取消 would, the unpaid orders made more than
+ * UNPAID_ORDER_MS ago whose latest payment attempt is as old, so no gateway QR code or USDT amount
+ * of theirs is still live. At most `limit` a round, oldest first; answers how many.
+ */
+export function cancelAbandonedOrders(ctx: AppContext, now = Date.now(), limit = 500): number {
+  const cutoff = now - UNPAID_ORDER_MS;
+  return tx(ctx.db, () => {
+    const abandoned = ctx.db
+      .query<OrderRow, [number, number]>(
+        `SELECT * FROM orders o WHERE status IN ('topay', 'wallet_spend') AND create_time <= ?1
+           AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.order_id = o.id AND p.create_time > ?1)
+         ORDER BY create_time LIMIT ?2`,
+      )
+      .all(cutoff, limit);
+    for (const order of abandoned)
+      cancelOpenOrder(ctx.db, order, OrderMsg.expiredRefundDesc(order.desc), now);
+    return abandoned.length;
   });
 }
 

@@ -80,9 +80,12 @@ export function couponErrorText(code: number): string {
   }
 }
 
-/** A failed dobuy: the coupon's usage text for 1017 (seed 000 §8), the generic text otherwise. */
-export const buyErrorText = (code: number) =>
-  code === Code.couponUsedUp ? OrderMsg.couponUsedUp : OrderMsg.buyFailed;
+/** A failed dobuy: the coupon's usage text for 1017 (seed 000 §8), the rate limit's for 1005, else the generic text. */
+export function buyErrorText(code: number): string {
+  if (code === Code.couponUsedUp) return OrderMsg.couponUsedUp;
+  if (code === Code.tooManyRequests) return OrderMsg.tooManyPayAttempts;
+  return OrderMsg.buyFailed;
+}
 
 export type PayDialogKind = "paid" | "usdt" | "applink" | "qr" | "none";
 
@@ -144,6 +147,7 @@ export function filterOrders<T extends { status: OrderStatus }>(
   return orders.filter((order) => statuses.includes(order.status));
 }
 
-/** Seed 000 §4: cancel for topay and wallet_spend; feedback for paied and wallet_spend. */
+/** Seed 000 §4: cancel for topay and wallet_spend; feedback for paied and wallet_spend. 去支付 as cancel (issue 26). */
 export const canCancel = (status: OrderStatus) => status === "topay" || status === "wallet_spend";
+export const canPay = canCancel;
 export const canFeedback = (status: OrderStatus) => status === "paied" || status === "wallet_spend";

@@ -121,6 +121,7 @@ describe("order coupon and buy texts (seed 000 §8)", () => {
   test("a buy refused for coupon usage says so; other failures the generic text", () => {
     expect(buyErrorText(Code.couponUsedUp)).toBe(OrderMsg.couponUsedUp);
     expect(buyErrorText(Code.internal)).toBe("创建订单失败，请稍后重试");
+    expect(buyErrorText(Code.tooManyRequests)).toBe("发起支付过于频繁，请稍后再试");
   });
 });
 
