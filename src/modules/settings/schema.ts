@@ -227,6 +227,20 @@ export const SECRET_SETTINGS: readonly SettingKey[] = [
 ];
 export const SECRET_MASK = "********";
 
+/**
+ * Settings naming a server the panel itself calls, or hands to a gateway to call (issue 26, C11):
+ * none may point at this machine, the local network or link-local addresses unless the server
+ * runs with --allow-private-urls. URLs, and the SMTP host.
+ */
+export const OUTBOUND_URL_SETTINGS = [
+  "epay_url",
+  "notify_url",
+  "return_url",
+  "trongrid_url",
+  "telegram_api_base",
+] as const satisfies readonly SettingKey[];
+export const OUTBOUND_HOST_SETTINGS = ["smtp_host"] as const satisfies readonly SettingKey[];
+
 type SettingsShape = typeof settingsSchema.shape;
 
 /**
