@@ -63,10 +63,11 @@ interface Watched {
   close(): Promise<void>;
 }
 
-/** A logged-in customer's page that records anything a followed `javascript:` link would cause. */
-async function customerPage(options: { mobile?: boolean } = {}): Promise<Watched> {
-  const email = uniqueEmail("links");
-  await createUser(server.context, { email, passwordDigest: transformPassword(PASSWORD) });
+/**
+ * A logged-in customer's page (a visitor's that has loaded nothing yet, with `visitor`) that records
+ * anything a followed `javascript:` link would cause.
+ */
+async function customerPage(options: { mobile?: boolean; visitor?: boolean } = {}): Promise<Watched> {
   const context = await browser.newContext({
     viewport: options.mobile ? { width: 390, height: 800 } : { width: 1280, height: 800 },
     locale: "zh-CN",
@@ -79,7 +80,11 @@ async function customerPage(options: { mobile?: boolean } = {}): Promise<Watched
     void dialog.dismiss();
   });
   await recordCspViolations(page, ran);
-  await loginInBrowser(page, server.url, email, PASSWORD);
+  if (!options.visitor) {
+    const email = uniqueEmail("links");
+    await createUser(server.context, { email, passwordDigest: transformPassword(PASSWORD) });
+    await loginInBrowser(page, server.url, email, PASSWORD);
+  }
   return { page, ran, close: () => context.close() };
 }
 
@@ -186,6 +191,69 @@ describe("notice links", () => {
       await poll(() => bell.count(), 0);
       await expectNothingRan(watched, "#/order");
     } finally {
+      await watched.close();
+    }
+  }, 60_000);
+});
+
+describe("the announcement's group link (issue 26, C10)", () => {
+  /** A visitor's first look at the shop with the announcement on: its dialog, once it shows. */
+  async function announcementWith(watched: Watched) {
+    await watched.page.goto(`${server.url}/#/shop`);
+    const dialog = watched.page.getByRole("dialog", { name: "最新公告" });
+    await dialog.getByText("欢迎使用飞渡，祝您使用愉快！").waitFor();
+    return dialog;
+  }
+
+  test("a javascript: link in the database is shown as no link at all", async () => {
+    server.context.settings.update({ notice_show: true, notice_title: "维护通知" });
+    server.context.db
+      .query(
+        "INSERT INTO settings (key, value, update_time) VALUES ('group_link', ?, 0) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+      )
+      .run(JSON.stringify(EVIL));
+    server.context.settings.update({});
+    const watched = await customerPage({ visitor: true });
+    try {
+      const dialog = await announcementWith(watched);
+      expect(await dialog.getByRole("link", { name: "点击加入" }).count()).toBe(0);
+      await expectNothingRan(watched, "#/shop");
+    } finally {
+      await watched.close();
+    }
+  }, 60_000);
+
+  test("the SPA renders no javascript: href even when the answer carrying it is tampered with", async () => {
+    const watched = await customerPage({ visitor: true });
+    const { page } = watched;
+    try {
+      await page.route("**/api/host/get", async (route: Route) => {
+        const response = await route.fetch();
+        const body = (await response.json()) as { data: string };
+        const decoded = fromBase64Json(body.data);
+        if (!decoded.ok) throw new Error(decoded.reason);
+        const answer = decoded.value as { code: number; data: Record<string, unknown>; msg: string };
+        const tampered = { ...answer, data: { ...answer.data, group_link: EVIL } };
+        await route.fulfill({ response, body: JSON.stringify({ data: toBase64Json(tampered) }) });
+      });
+      const dialog = await announcementWith(watched);
+      expect(await dialog.getByRole("link", { name: "点击加入" }).count()).toBe(0);
+      await expectNothingRan(watched, "#/shop");
+    } finally {
+      await watched.close();
+    }
+  }, 60_000);
+
+  test("a safe link is shown and leads where it says", async () => {
+    server.context.settings.update({ group_link: "https://t.me/ferry_group" });
+    const watched = await customerPage({ visitor: true });
+    try {
+      const dialog = await announcementWith(watched);
+      expect(await dialog.getByRole("link", { name: "点击加入" }).getAttribute("href")).toBe(
+        "https://t.me/ferry_group",
+      );
+    } finally {
+      server.context.settings.update({ notice_show: false, group_link: "" });
       await watched.close();
     }
   }, 60_000);
