@@ -10,6 +10,7 @@ import type { Browser, Page, Route } from "playwright-core";
 import { GB } from "../../src/lib/traffic.ts";
 import type { Combo } from "../../src/modules/combo/schema.ts";
 import { OrderMsg, type PayResult } from "../../src/modules/order/schema.ts";
+import type { HostInfo } from "../../src/modules/settings/schema.ts";
 import { transformPassword } from "../../src/modules/user/password.ts";
 import { createUser } from "../../src/modules/user/service.ts";
 import { fromBase64Json, toBase64Json } from "../../src/rpc/envelope.ts";
@@ -99,18 +100,23 @@ async function pay(page: Page, method: "支付宝" | "微信支付") {
   await bought;
 }
 
-/** Rewrites the links of every /api/shop/dobuy answer, as a compromised gateway or proxy would. */
-async function tamperPayResult(page: Page, links: Partial<PayResult>) {
-  await page.route("**/api/shop/dobuy", async (route: Route) => {
+/** Rewrites the data of every answer of `path`, as a compromised gateway or proxy would. */
+async function tamperAnswer<T>(page: Page, path: string, change: (data: T) => T) {
+  await page.route(`**${path}`, async (route: Route) => {
     const response = await route.fetch();
     const body = (await response.json()) as { data: string };
     const decoded = fromBase64Json(body.data);
     if (!decoded.ok) throw new Error(decoded.reason);
-    const answer = decoded.value as { code: number; data: PayResult; msg: string };
+    const answer = decoded.value as { code: number; data: T; msg: string };
     expect(answer.code).toBe(0);
-    const tampered = { ...answer, data: { ...answer.data, ...links } };
+    const tampered = { ...answer, data: change(answer.data) };
     await route.fulfill({ response, body: JSON.stringify({ data: toBase64Json(tampered) }) });
   });
+}
+
+/** Rewrites the links of every /api/shop/dobuy answer. */
+async function tamperPayResult(page: Page, links: Partial<PayResult>) {
+  await tamperAnswer<PayResult>(page, "/api/shop/dobuy", (data) => ({ ...data, ...links }));
 }
 
 async function expectNothingRan(watched: Watched, hash: string) {
@@ -205,6 +211,17 @@ describe("the announcement's group link (issue 26, C10)", () => {
     return dialog;
   }
 
+  /** The announcement shows, without the group link, and nothing ran. */
+  async function expectNoGroupLink(watched: Watched) {
+    try {
+      const dialog = await announcementWith(watched);
+      expect(await dialog.getByRole("link", { name: "点击加入" }).count()).toBe(0);
+      await expectNothingRan(watched, "#/shop");
+    } finally {
+      await watched.close();
+    }
+  }
+
   test("a javascript: link in the database is shown as no link at all", async () => {
     server.context.settings.update({ notice_show: true, notice_title: "维护通知" });
     server.context.db
@@ -213,35 +230,13 @@ describe("the announcement's group link (issue 26, C10)", () => {
       )
       .run(JSON.stringify(EVIL));
     server.context.settings.update({});
-    const watched = await customerPage({ visitor: true });
-    try {
-      const dialog = await announcementWith(watched);
-      expect(await dialog.getByRole("link", { name: "点击加入" }).count()).toBe(0);
-      await expectNothingRan(watched, "#/shop");
-    } finally {
-      await watched.close();
-    }
+    await expectNoGroupLink(await customerPage({ visitor: true }));
   }, 60_000);
 
   test("the SPA renders no javascript: href even when the answer carrying it is tampered with", async () => {
     const watched = await customerPage({ visitor: true });
-    const { page } = watched;
-    try {
-      await page.route("**/api/host/get", async (route: Route) => {
-        const response = await route.fetch();
-        const body = (await response.json()) as { data: string };
-        const decoded = fromBase64Json(body.data);
-        if (!decoded.ok) throw new Error(decoded.reason);
-        const answer = decoded.value as { code: number; data: Record<string, unknown>; msg: string };
-        const tampered = { ...answer, data: { ...answer.data, group_link: EVIL } };
-        await route.fulfill({ response, body: JSON.stringify({ data: toBase64Json(tampered) }) });
-      });
-      const dialog = await announcementWith(watched);
-      expect(await dialog.getByRole("link", { name: "点击加入" }).count()).toBe(0);
-      await expectNothingRan(watched, "#/shop");
-    } finally {
-      await watched.close();
-    }
+    await tamperAnswer<HostInfo>(watched.page, "/api/host/get", (data) => ({ ...data, group_link: EVIL }));
+    await expectNoGroupLink(watched);
   }, 60_000);
 
   test("a safe link is shown and leads where it says", async () => {
