@@ -193,9 +193,9 @@ describe("the error-log budget is kept per source (C7)", () => {
     expect(noisy.length).toBe(PER_SOURCE_PER_WINDOW + 1);
     expect(noisy.at(-1)?.msg).toContain("本小时错误过多");
 
-    recordError(db, "telegram outbox", new Error("bot token refused"), window + 2000);
+    recordError(db, "telegram sender", new Error("bot token refused"), window + 2000);
     expect(errorRows().at(-1)).toEqual({
-      name: "telegram outbox",
+      name: "telegram sender",
       msg: "bot token refused",
       repeat_count: 1,
     });
