@@ -37,13 +37,15 @@ export async function resolveTarget(host: string, allowPrivate: boolean): Promis
   const named = hostKind(bare);
   if (!allowPrivate && named !== null && named !== "public") throw new PrivateTargetError(host, bare);
   const addresses = addressKind(bare) !== null ? [bare] : (await Bun.dns.lookup(bare)).map((r) => r.address);
-  const first = addresses[0];
-  if (first === undefined) throw new Error(`${host} 无法解析`);
   if (!allowPrivate) {
     const local = addresses.find((address) => addressKind(address) !== "public");
     if (local !== undefined) throw new PrivateTargetError(host, local);
   }
-  return first;
+  // One address is dialled, without fetch's fallback between families: IPv4 where there is one,
+  // as many servers have no IPv6 route.
+  const chosen = addresses.find((address) => !address.includes(":")) ?? addresses[0];
+  if (chosen === undefined) throw new Error(`${host} 无法解析`);
+  return chosen;
 }
 
 /**

@@ -25,7 +25,7 @@ export function refuseLocalTargets(patch: Partial<Settings>, allowPrivate: boole
   ];
   for (const [key, host] of targets) {
     const kind = host === null ? null : hostKind(host);
-    if (host === null || kind === null || kind === "public") continue;
+    if (kind === null || kind === "public") continue;
     throw new RpcError(
       Code.badInput,
       `参数错误 ${key}: 不能指向${ADDRESS_KIND_TEXT[kind]}（${host}）；内网网关须以 ${ALLOW_PRIVATE_FLAG} 启动服务`,
