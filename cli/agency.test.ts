@@ -37,6 +37,8 @@ test("every agency command has --help", async () => {
 });
 
 test("set, attach and allocate: the owner's page shows the customer with the traffic", async () => {
+  // Allocations share the transfer minimum (default 20 G); this test moves a few G.
+  server.context.settings.update({ minPushNum: 1 });
   const owner = await loggedInClient(server);
   const customer = await loggedInClient(server);
   const db = server.context.db;
@@ -88,6 +90,10 @@ test("set, attach and allocate: the owner's page shows the customer with the tra
     cli.withData(["agency", "allocate", owner.email, customer.email, "--traffic-g", "0"]),
   );
   expectOneLineError(zero, /--traffic-g: 分配的流量须大于0/);
+  const tiny = await ferry(
+    cli.withData(["agency", "allocate", owner.email, customer.email, "--traffic-g", "1e-10"]),
+  );
+  expectOneLineError(tiny, "最低分配1G");
   const notNumber = await ferry(
     cli.withData(["agency", "allocate", owner.email, customer.email, "--traffic-g", "x"]),
   );

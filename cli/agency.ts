@@ -103,7 +103,10 @@ export function registerAgencyCommands(program: Command) {
     )
     .argument("<agency-email>", "the owner")
     .argument("<customer-email>", "the customer, attached to that agency")
-    .requiredOption("--traffic-g <G>", "traffic in G, more than 0, at most the owner's permanent traffic")
+    .requiredOption(
+      "--traffic-g <G>",
+      "traffic in G, at least the transfer minimum (setting minPushNum), at most the owner's permanent traffic",
+    )
     .addOption(dataOption())
     .option("--json", "print as JSON")
     .action((agencyEmail: string, customerEmail: string, options: Options & { trafficG: string }) => {

@@ -5,6 +5,7 @@ import pkg from "../package.json" with { type: "json" };
 import { type Db, openDatabase } from "../src/db/db.ts";
 import { DatabaseTooNewError, migrationStatus } from "../src/db/migrate.ts";
 import { migrations } from "../src/embedded.ts";
+import { ALLOW_PRIVATE_FLAG } from "../src/lib/outbound.ts";
 import { shellQuote } from "../src/modules/node-api/install.ts";
 import { siteOrigin } from "../src/modules/settings/schema.ts";
 import { hasAdmin } from "../src/modules/user/service.ts";
@@ -65,11 +66,25 @@ function ferryCommand(): string {
 }
 
 /** What `serve` prints on start: where it listens, what to open, and the first step when there is no admin. */
+interface ServeFlags {
+  host: string;
+  port: string;
+  data?: string;
+  trustProxy?: string | true;
+  allowPrivateUrls?: boolean;
+}
+
 function startupLines(server: RunningServer, host: string, dataDir: string): string[] {
   const lines = [`ferry ${pkg.version} listening on ${host}:${server.port}, data in ${dataDir}`];
   if (ALL_ADDRESSES.has(host)) {
     lines.push(
       "listening on all addresses: other machines can reach it; --host 127.0.0.1 keeps it to this one",
+    );
+  }
+  if (server.context.allowPrivateUrls) {
+    lines.push(
+      `${ALLOW_PRIVATE_FLAG}: the server may call loopback, private and link-local addresses ` +
+        "(EPay, TronGrid, Telegram Bot API, SMTP)",
     );
   }
   lines.push(`open ${siteOrigin(server.context.settings.all()) ?? server.url}/`);
@@ -112,13 +127,20 @@ export function buildProgram(): Command {
       "believe X-Forwarded-For/-Proto/-Host from these reverse proxies only: comma-separated IPs or CIDRs, " +
         "none = loopback (env FERRY_TRUST_PROXY=1 or a list)",
     )
-    .action((options: { host: string; port: string; data?: string; trustProxy?: string | true }) => {
+    .option(
+      ALLOW_PRIVATE_FLAG,
+      "let the server call loopback, private and link-local addresses it is configured with: an internal " +
+        "payment gateway or Bot API, a local SMTP relay (env FERRY_ALLOW_PRIVATE_URLS=1)",
+    )
+    .action((options: ServeFlags) => {
       const dataDir = resolve(dataDirOption(options.data));
       const port = parsePort(options.port);
       const trustProxy = trustedProxyList(options.trustProxy);
+      const allowPrivateUrls =
+        options.allowPrivateUrls === true || process.env.FERRY_ALLOW_PRIVATE_URLS === "1";
       let server: RunningServer;
       try {
-        server = startServer({ dataDir, host: options.host, port, trustProxy });
+        server = startServer({ dataDir, host: options.host, port, trustProxy, allowPrivateUrls });
       } catch (error) {
         if (error instanceof DatabaseTooNewError) die(error.message);
         if ((error as { code?: unknown }).code === "EADDRINUSE") {

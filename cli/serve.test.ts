@@ -160,3 +160,18 @@ test("start-up: all addresses said in a line, the site address as the URL, an ad
   expect(after.stdout).not.toContain("no admin account yet");
   expect(after.stdout).not.toMatch(/all addresses/);
 });
+
+test("start-up says when the server may call private addresses (--allow-private-urls or FERRY_ALLOW_PRIVATE_URLS=1)", async () => {
+  const line =
+    "--allow-private-urls: the server may call loopback, private and link-local addresses " +
+    "(EPay, TronGrid, Telegram Bot API, SMTP)";
+  const printed = async (args: string[], env: Record<string, string> = {}) => {
+    const server = await startServe(["--port", "0", "--data", dataDir, ...args], { env });
+    const out = await server.stop();
+    expect({ code: out.code, stderr: out.stderr }).toEqual({ code: 0, stderr: "" });
+    return out.stdout.split("\n");
+  };
+  expect(await printed(["--allow-private-urls"])).toContain(line);
+  expect(await printed([], { FERRY_ALLOW_PRIVATE_URLS: "1" })).toContain(line);
+  expect((await printed([])).filter((printedLine) => printedLine.includes("allow-private-urls"))).toEqual([]);
+});

@@ -31,6 +31,8 @@ export interface AppContext {
   aliveIps: AliveIps;
   /** The reverse proxies whose X-Forwarded-For / -Proto / -Host are believed (see rpc/forwarded.ts). */
   trustedProxies: TrustedProxies;
+  /** `--allow-private-urls`: the server may call loopback and private addresses (lib/outbound.ts). */
+  allowPrivateUrls: boolean;
   /** `<data>/uploads`: the only folder uploaded images are written to and served from. */
   uploadsDir: string;
   /** `<data>/guide`: the operator's client installers and guide images, served at `/guide/...`. */
@@ -44,6 +46,8 @@ export interface ContextOptions {
   trustProxy?: boolean | string;
   /** Multiplies every rate limit; tests that are not about rate limits raise it. */
   rateLimitScale?: number;
+  /** Let the server call loopback, private and link-local addresses (an internal gateway, test fakes). */
+  allowPrivateUrls?: boolean;
 }
 
 export function createContext(db: Db, options: ContextOptions = {}): AppContext {
@@ -51,7 +55,7 @@ export function createContext(db: Db, options: ContextOptions = {}): AppContext 
   return {
     db,
     settings,
-    mailer: new Mailer(settings),
+    mailer: new Mailer(settings, options.allowPrivateUrls ?? false),
     limiter: new RateLimiter(options.rateLimitScale ?? 1),
     cache: {
       sessions: new ReadCache(db),
@@ -64,6 +68,7 @@ export function createContext(db: Db, options: ContextOptions = {}): AppContext 
     trustedProxies: parseTrustedProxies(
       options.trustProxy === true ? LOOPBACK_PROXIES : options.trustProxy || "",
     ),
+    allowPrivateUrls: options.allowPrivateUrls ?? false,
     uploadsDir: resolve(options.dataDir ?? "./data", "uploads"),
     guideDir: resolve(options.dataDir ?? "./data", "guide"),
   };

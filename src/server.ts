@@ -88,11 +88,31 @@ const clientIp = (request: Request): string => requestView(request).ip;
 
 type Handler = (request: Request) => Response | Promise<Response>;
 
+/** The one "no such page": API paths in plain text, the rest in Chinese. */
+function notFound(path: string): Response {
+  return new Response(path.startsWith("/api/") ? "Not Found" : "页面不存在", { status: 404 });
+}
+
+/**
+ * Whether every percent-escape in the path decodes to UTF-8. Elysia hands a route parameter that
+ * does not (`%ff`, `%`, overlong `%c0%af`) to its handler as null; no such path names anything.
+ */
+function pathDecodes(url: string): boolean {
+  if (!url.includes("%")) return true;
+  try {
+    decodeURIComponent(new URL(url).pathname);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * What every request gets outside the router, once: its view (client address, https, host; only
- * trusted proxies are believed) recorded on arrival, and the security headers on whatever answer
- * leaves, 404s and 500s included. Done around Elysia's fetch rather than as global hooks, which
- * cost every call a third more CPU.
+ * trusted proxies are believed) recorded on arrival, a 404 for a path that does not decode (issue
+ * 26, C7: before any route sees it), and the security headers on whatever answer leaves, 404s and
+ * 500s included. Done around Elysia's fetch rather than as global hooks, which cost every call a
+ * third more CPU.
  */
 function guarded(app: AppContext, handle: Handler) {
   return (request: Request, server: { requestIP(request: Request): { address: string } | null }) => {
@@ -105,7 +125,7 @@ function guarded(app: AppContext, handle: Handler) {
       setSecurityHeaders(response.headers, https);
       return response;
     };
-    const answer = handle(request);
+    const answer = pathDecodes(request.url) ? handle(request) : notFound(new URL(request.url).pathname);
     return answer instanceof Promise ? answer.then(secure) : secure(answer);
   };
 }
@@ -194,11 +214,11 @@ export function buildApp(app: AppContext) {
     });
   }
   return new Elysia()
-    .onError(({ code, error, request, path }) => {
-      if (code === "NOT_FOUND") {
-        return new Response(path.startsWith("/api/") ? "Not Found" : "页面不存在", { status: 404 });
-      }
-      recordError(app.db, `${request.method} ${path}`, error);
+    .onError(({ code, error, request, path, route }) => {
+      if (code === "NOT_FOUND") return notFound(path);
+      // The source is the route as registered, never the path asked for: each path a stranger
+      // makes up would otherwise be a source of its own with its own budget (errors/service.ts).
+      recordError(app.db, `${request.method} ${route || "(no route)"}`, error);
       return new Response("服务器内部错误", { status: 500 });
     })
     .get("/healthz", () => new Response("ok"))
@@ -218,7 +238,7 @@ export function buildApp(app: AppContext) {
     )
     .get("/*", ({ request, path }) => {
       const file = webFiles.get(path);
-      if (!file || path === "/index.html") return new Response("页面不存在", { status: 404 });
+      if (!file || path === "/index.html") return notFound(path);
       return serveFile(file, request);
     });
 }

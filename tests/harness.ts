@@ -20,8 +20,13 @@ export interface TestServer extends RunningServer {
   close(): Promise<void>;
 }
 
+/**
+ * A server on a fresh data directory. Its fakes of internet services listen on 127.0.0.1, so it
+ * may call private addresses (`--allow-private-urls`) unless `allowPrivateUrls: false`, as in the
+ * tests of that refusal.
+ */
 export async function startTestServer(
-  options: { rateLimitScale?: number; telegram?: Partial<BotTimings> } = {},
+  options: { rateLimitScale?: number; telegram?: Partial<BotTimings>; allowPrivateUrls?: boolean } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "ferry-test-"));
   const server = startServer({
@@ -30,6 +35,7 @@ export async function startTestServer(
     port: 0,
     rateLimitScale: options.rateLimitScale ?? 1000,
     telegram: options.telegram,
+    allowPrivateUrls: options.allowPrivateUrls ?? true,
   });
   // A deployed panel knows its own origin (site_url); tests about an unset one clear it.
   server.context.settings.update({ site_url: server.url });

@@ -3,9 +3,11 @@
  * server-to-server through `mapi.php` so the panel shows the QR itself; notifications arrive as
  * signed GETs; `api.php?act=order` answers the active query.
  */
+
 import { createHash } from "node:crypto";
 import type { AppContext } from "../context.ts";
 import { formatYuan, parseYuan } from "../lib/money.ts";
+import { outboundFetch } from "../lib/outbound.ts";
 import { cutUtf8 } from "../lib/text.ts";
 import { Code, RpcError } from "../rpc/codes.ts";
 import { sameSecret } from "../rpc/ids.ts";
@@ -113,12 +115,16 @@ async function createPayment(ctx: AppContext, request: PaymentRequest): Promise<
   const body = new URLSearchParams(
     signed({ ...submitParams, clientip: plainIp(request.clientIp), device: request.device }, config.key),
   );
-  const response = await fetch(new URL("mapi.php", config.apiUrl), {
-    method: "POST",
-    headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
-    body,
-    signal: AbortSignal.timeout(CREATE_TIMEOUT_MS),
-  });
+  const response = await outboundFetch(
+    new URL("mapi.php", config.apiUrl),
+    {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded", accept: "application/json" },
+      body,
+      signal: AbortSignal.timeout(CREATE_TIMEOUT_MS),
+    },
+    ctx.allowPrivateUrls,
+  );
   const text = await response.text();
   if (!response.ok) throw new Error(`EPay mapi.php answered HTTP ${response.status}: ${text.slice(0, 200)}`);
   let reply: MapiReply;
@@ -185,7 +191,11 @@ export const epayProvider: PaymentProvider = {
     }).toString();
     let response: Response;
     try {
-      response = await fetch(url, { signal: AbortSignal.timeout(QUERY_TIMEOUT_MS) });
+      response = await outboundFetch(
+        url,
+        { signal: AbortSignal.timeout(QUERY_TIMEOUT_MS) },
+        ctx.allowPrivateUrls,
+      );
     } catch (error) {
       const reason = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
       throw new Error(`EPay order query failed: ${reason.split(config.key).join("***")}`);

@@ -59,6 +59,7 @@ async function queryAndCredit(ctx: AppContext, provider: PaymentProvider, tradeN
     if (answer?.status !== "paid") return;
     markPaid(ctx, { ...answer, provider: provider.id, raw: JSON.stringify(answer), source: "query" });
   } catch (error) {
-    recordError(ctx.db, `query ${provider.id} ${tradeNo}`, error);
+    // One source per gateway, not per payment: ever-new sources would each get a budget (errors/service.ts).
+    recordError(ctx.db, `query ${provider.id}`, error);
   }
 }

@@ -5,8 +5,10 @@
  * (usdt_transfers): an exact amount inside a payment's window pays it through markPaid; anything
  * else is recorded as unmatched for review, never credited.
  */
+
 import type { AppContext } from "../context.ts";
 import { tx } from "../db/db.ts";
+import { outboundFetch } from "../lib/outbound.ts";
 import { recordError } from "../modules/errors/service.ts";
 import { markPaid } from "./credit.ts";
 import type { PaymentRow } from "./provider.ts";
@@ -187,10 +189,11 @@ async function pollAddress(
   const url = transfersUrl(ctx, address, minTimestamp);
   for (let page = 0; page < MAX_PAGES; page += 1) {
     result.requests += 1;
-    const response = await fetch(url, {
-      headers,
-      signal: AbortSignal.any([state.abort.signal, AbortSignal.timeout(FETCH_TIMEOUT_MS)]),
-    });
+    const response = await outboundFetch(
+      url,
+      { headers, signal: AbortSignal.any([state.abort.signal, AbortSignal.timeout(FETCH_TIMEOUT_MS)]) },
+      ctx.allowPrivateUrls,
+    );
     if (THROTTLED.has(response.status)) {
       await response.body?.cancel();
       result.throttled = true;

@@ -36,7 +36,14 @@ async function strictServer(): Promise<TestServer> {
 
 async function proxiedServer(): Promise<RunningServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "ferry-proxied-"));
-  const server = startServer({ dataDir, port: 0, trustProxy: true, rateLimitScale: 1 });
+  // Its mail sink listens on 127.0.0.1, as the harness's fakes do.
+  const server = startServer({
+    dataDir,
+    port: 0,
+    trustProxy: true,
+    rateLimitScale: 1,
+    allowPrivateUrls: true,
+  });
   open.push({
     async close() {
       await server.stop();

@@ -47,6 +47,21 @@ export class RateLimiter {
     };
   }
 
+  /**
+   * Runs `fn` on one try from every bucket, kept only when `fn` returns: a refused attempt (it
+   * throws) costs nothing. When a bucket is full, throws `full()` instead and `fn` does not run.
+   */
+  succeeding<T>(buckets: readonly RateBucket[], full: () => Error, fn: () => T, now = Date.now()): T {
+    const slot = this.reserve(buckets, now);
+    if (!slot) throw full();
+    try {
+      return fn();
+    } catch (error) {
+      slot.release();
+      throw error;
+    }
+  }
+
   private counter(rule: RateRule, key: string, now: number): Counter {
     this.sweep(now);
     const id = `${rule.name}\u0000${key}`;

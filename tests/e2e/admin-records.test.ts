@@ -133,6 +133,20 @@ test("an agency owner sees 代理中心 and allocates traffic to its customer; o
   await page.getByRole("link", { name: "代理中心" }).click();
   await page.getByRole("heading", { name: "代理中心 · 华东代理" }).waitFor();
   expect(await page.getByTestId("agency-available").textContent()).toBe("5.00 G");
+  // below the transfer minimum (minPushNum, 20 G by default): said beside the field, nothing sent
+  const amount = page.getByLabel("流量(G)");
+  expect(await amount.getAttribute("placeholder")).toBe("最低 20 G");
+  let allocations = 0;
+  page.on("request", (r) => {
+    if (r.url().endsWith("/api/agency/allocate")) allocations += 1;
+  });
+  await amount.fill("2");
+  await page.getByRole("button", { name: "分配" }).click();
+  await page.getByText("最低分配20G").waitFor();
+  expect(allocations).toBe(0);
+  server.context.settings.update({ minPushNum: 1 });
+  await page.reload();
+  await page.getByRole("heading", { name: "代理中心 · 华东代理" }).waitFor();
   await page.getByLabel("流量(G)").fill("2");
   const sent = page.waitForRequest((r) => r.url().endsWith("/api/agency/allocate"));
   await page.getByRole("button", { name: "分配" }).click();

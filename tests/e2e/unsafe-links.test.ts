@@ -10,6 +10,7 @@ import type { Browser, Page, Route } from "playwright-core";
 import { GB } from "../../src/lib/traffic.ts";
 import type { Combo } from "../../src/modules/combo/schema.ts";
 import { OrderMsg, type PayResult } from "../../src/modules/order/schema.ts";
+import type { HostInfo } from "../../src/modules/settings/schema.ts";
 import { transformPassword } from "../../src/modules/user/password.ts";
 import { createUser } from "../../src/modules/user/service.ts";
 import { fromBase64Json, toBase64Json } from "../../src/rpc/envelope.ts";
@@ -63,10 +64,11 @@ interface Watched {
   close(): Promise<void>;
 }
 
-/** A logged-in customer's page that records anything a followed `javascript:` link would cause. */
-async function customerPage(options: { mobile?: boolean } = {}): Promise<Watched> {
-  const email = uniqueEmail("links");
-  await createUser(server.context, { email, passwordDigest: transformPassword(PASSWORD) });
+/**
+ * A logged-in customer's page (a visitor's that has loaded nothing yet, with `visitor`) that records
+ * anything a followed `javascript:` link would cause.
+ */
+async function customerPage(options: { mobile?: boolean; visitor?: boolean } = {}): Promise<Watched> {
   const context = await browser.newContext({
     viewport: options.mobile ? { width: 390, height: 800 } : { width: 1280, height: 800 },
     locale: "zh-CN",
@@ -79,7 +81,11 @@ async function customerPage(options: { mobile?: boolean } = {}): Promise<Watched
     void dialog.dismiss();
   });
   await recordCspViolations(page, ran);
-  await loginInBrowser(page, server.url, email, PASSWORD);
+  if (!options.visitor) {
+    const email = uniqueEmail("links");
+    await createUser(server.context, { email, passwordDigest: transformPassword(PASSWORD) });
+    await loginInBrowser(page, server.url, email, PASSWORD);
+  }
   return { page, ran, close: () => context.close() };
 }
 
@@ -94,18 +100,23 @@ async function pay(page: Page, method: "支付宝" | "微信支付") {
   await bought;
 }
 
-/** Rewrites the links of every /api/shop/dobuy answer, as a compromised gateway or proxy would. */
-async function tamperPayResult(page: Page, links: Partial<PayResult>) {
-  await page.route("**/api/shop/dobuy", async (route: Route) => {
+/** Rewrites the data of every answer of `path`, as a compromised gateway or proxy would. */
+async function tamperAnswer<T>(page: Page, path: string, change: (data: T) => T) {
+  await page.route(`**${path}`, async (route: Route) => {
     const response = await route.fetch();
     const body = (await response.json()) as { data: string };
     const decoded = fromBase64Json(body.data);
     if (!decoded.ok) throw new Error(decoded.reason);
-    const answer = decoded.value as { code: number; data: PayResult; msg: string };
+    const answer = decoded.value as { code: number; data: T; msg: string };
     expect(answer.code).toBe(0);
-    const tampered = { ...answer, data: { ...answer.data, ...links } };
+    const tampered = { ...answer, data: change(answer.data) };
     await route.fulfill({ response, body: JSON.stringify({ data: toBase64Json(tampered) }) });
   });
+}
+
+/** Rewrites the links of every /api/shop/dobuy answer. */
+async function tamperPayResult(page: Page, links: Partial<PayResult>) {
+  await tamperAnswer<PayResult>(page, "/api/shop/dobuy", (data) => ({ ...data, ...links }));
 }
 
 async function expectNothingRan(watched: Watched, hash: string) {
@@ -186,6 +197,58 @@ describe("notice links", () => {
       await poll(() => bell.count(), 0);
       await expectNothingRan(watched, "#/order");
     } finally {
+      await watched.close();
+    }
+  }, 60_000);
+});
+
+describe("the announcement's group link (issue 26, C10)", () => {
+  /** A visitor's first look at the shop with the announcement on: its dialog, once it shows. */
+  async function announcementWith(watched: Watched) {
+    await watched.page.goto(`${server.url}/#/shop`);
+    const dialog = watched.page.getByRole("dialog", { name: "最新公告" });
+    await dialog.getByText("欢迎使用飞渡，祝您使用愉快！").waitFor();
+    return dialog;
+  }
+
+  /** The announcement shows, without the group link, and nothing ran. */
+  async function expectNoGroupLink(watched: Watched) {
+    try {
+      const dialog = await announcementWith(watched);
+      expect(await dialog.getByRole("link", { name: "点击加入" }).count()).toBe(0);
+      await expectNothingRan(watched, "#/shop");
+    } finally {
+      await watched.close();
+    }
+  }
+
+  test("a javascript: link in the database is shown as no link at all", async () => {
+    server.context.settings.update({ notice_show: true, notice_title: "维护通知" });
+    server.context.db
+      .query(
+        "INSERT INTO settings (key, value, update_time) VALUES ('group_link', ?, 0) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+      )
+      .run(JSON.stringify(EVIL));
+    server.context.settings.update({});
+    await expectNoGroupLink(await customerPage({ visitor: true }));
+  }, 60_000);
+
+  test("the SPA renders no javascript: href even when the answer carrying it is tampered with", async () => {
+    const watched = await customerPage({ visitor: true });
+    await tamperAnswer<HostInfo>(watched.page, "/api/host/get", (data) => ({ ...data, group_link: EVIL }));
+    await expectNoGroupLink(watched);
+  }, 60_000);
+
+  test("a safe link is shown and leads where it says", async () => {
+    server.context.settings.update({ group_link: "https://t.me/ferry_group" });
+    const watched = await customerPage({ visitor: true });
+    try {
+      const dialog = await announcementWith(watched);
+      expect(await dialog.getByRole("link", { name: "点击加入" }).getAttribute("href")).toBe(
+        "https://t.me/ferry_group",
+      );
+    } finally {
+      server.context.settings.update({ notice_show: false, group_link: "" });
       await watched.close();
     }
   }, 60_000);

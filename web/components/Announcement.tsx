@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from "react";
+import { isSafeHref } from "../../src/lib/links.ts";
 import type { HostInfo } from "../../src/modules/settings/schema.ts";
 import { Cookies, getCookie, setCookie } from "../lib/cookies.ts";
 import { useSession } from "../session.ts";
@@ -34,7 +35,7 @@ function AnnouncementBody({ host }: { host: HostInfo }) {
         请牢记本站推荐访问域名 <strong>{domain}</strong>，收藏备用，防止走失。
       </p>
       {contact_info ? <p className="notice-content">联系方式：{contact_info}</p> : null}
-      {group_link ? (
+      {isSafeHref(group_link) ? (
         <p>
           交流群：
           <a href={group_link} target="_blank" rel="noreferrer noopener">

@@ -68,6 +68,10 @@ export function AgencyPage() {
       setAmountError("分配的流量须大于0");
       return;
     }
+    if (data && trafficG < data.minAllocateG) {
+      setAmountError(AgencyMsg.amountTooLow(data.minAllocateG));
+      return;
+    }
     setAmountError(undefined);
     setBusy(true);
     const customerEmail = email || data?.customers[0]?.email || "";
@@ -104,7 +108,7 @@ export function AgencyPage() {
         <span className="card-note">体验流量不可分配；分配后流量归客户所有。</span>
       </div>
       {data.customers.length > 0 ? (
-        <form className="admin-filter records-filter" onSubmit={allocate}>
+        <form className="admin-filter records-filter" onSubmit={allocate} noValidate>
           <SelectField
             label="客户"
             className="agency-customer"
@@ -115,9 +119,10 @@ export function AgencyPage() {
           <Field
             label="流量(G)"
             type="number"
-            min={0}
+            min={data.minAllocateG}
             step="any"
             inputMode="decimal"
+            placeholder={`最低 ${data.minAllocateG} G`}
             value={amount}
             error={amountError}
             onChange={(event) => setAmount(event.target.value)}

@@ -3,21 +3,33 @@
  * allocates its own permanent traffic (never trial traffic) to its customers, agency_spend on the
  * owner and agency_allocate on the customer in one transaction.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { ApiClient, loggedInClient, startWithAdmin, type TestServer } from "../../../tests/harness.ts";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import {
+  ApiClient,
+  loggedInClient,
+  startTestServer,
+  startWithAdmin,
+  type TestServer,
+} from "../../../tests/harness.ts";
 import { tx } from "../../db/db.ts";
 import { GB } from "../../lib/traffic.ts";
 import { changeTraffic } from "../ledger/service.ts";
 import type { TrafficRecordType } from "../traffic/schema.ts";
 import { addTrialGrant } from "../trial/service.ts";
 import type { Role, UserInfo } from "../user/schema.ts";
-import type { Agency, AgencyCustomers, AllocateResult } from "./schema.ts";
+import { type Agency, type AgencyCustomers, ALLOCATIONS_PER_HOUR, type AllocateResult } from "./schema.ts";
 
 let server: TestServer;
 let admin: ApiClient;
 
-beforeAll(async () => ({ server, admin } = await startWithAdmin()));
+// Real rate limits (the per-owner allocation limit is tested here).
+beforeAll(
+  async () => ({ server, admin } = await startWithAdmin(() => startTestServer({ rateLimitScale: 1 }))),
+);
 afterAll(() => server?.close());
+// Allocations share the transfer minimum (default 20 G); most tests here move a few G.
+beforeAll(() => server.context.settings.update({ minPushNum: 1 }));
+afterEach(() => server.context.settings.update({ minPushNum: 1 }));
 
 const db = () => server.context.db;
 
@@ -230,6 +242,7 @@ describe("the owner allocates its permanent traffic", () => {
     expect(list).toEqual({
       name: "华东代理",
       available: 5.5 * GB,
+      minAllocateG: 1,
       customers: [
         {
           _id: customer.user.id,
@@ -323,5 +336,53 @@ describe("the owner allocates its permanent traffic", () => {
     expect(userRow(customer.user.id)?.traffic).toBe(3 * GB);
     expect(records(owner.user.id, "agency_spend").length).toBe(3);
     expect(records(customer.user.id, "agency_allocate").length).toBe(3);
+  });
+
+  test("below the transfer minimum is 1037 and writes nothing: 200 calls of 1e-10 G leave no ledger row", async () => {
+    const { owner, customer } = await agencyWithCustomer(50);
+    server.context.settings.update({ minPushNum: 20 });
+    const answers = await Promise.all(
+      Array.from({ length: 200 }, () =>
+        owner.client.call("/api/agency/allocate", { email: customer.email, trafficG: 1e-10 }),
+      ),
+    );
+    expect(new Set(answers.map((a) => `${a.code} ${a.msg}`))).toEqual(new Set(["1037 最低分配20G"]));
+    for (const trafficG of [19.99, 1, 0.4]) {
+      const answer = await owner.client.call("/api/agency/allocate", { email: customer.email, trafficG });
+      expect({ code: answer.code, msg: answer.msg }).toEqual({ code: 1037, msg: "最低分配20G" });
+    }
+    expect(records(owner.user.id, "agency_spend")).toEqual([]);
+    expect(records(customer.user.id, "agency_allocate")).toEqual([]);
+    // The owner's page states the minimum; the minimum itself is allowed.
+    expect((await ok<AgencyCustomers>(owner.client, "/api/agency/customers")).minAllocateG).toBe(20);
+    await ok(owner.client, "/api/agency/allocate", { email: customer.email, trafficG: 20 });
+    expect(userRow(customer.user.id)?.traffic).toBe(20 * GB);
+    // One setting for both: lowered, transfers and allocations follow.
+    server.context.settings.update({ minPushNum: 5 });
+    const low = await owner.client.call("/api/agency/allocate", { email: customer.email, trafficG: 4 });
+    expect({ code: low.code, msg: low.msg }).toEqual({ code: 1037, msg: "最低分配5G" });
+    expect((await owner.client.call("/api/push/create", { pushNumber: 4 })).msg).toBe("最低转赠5G");
+  });
+
+  test(`1005 after ${ALLOCATIONS_PER_HOUR} allocations in an hour by one owner; refusals do not count, other owners are not limited`, async () => {
+    const { owner, customer } = await agencyWithCustomer(ALLOCATIONS_PER_HOUR + 10);
+    // refused attempts first: they cost nothing
+    for (let i = 0; i < 5; i += 1) {
+      expect(
+        (await owner.client.call("/api/agency/allocate", { email: customer.email, trafficG: 1e6 })).code,
+      ).toBe(1000);
+      expect(
+        (await owner.client.call("/api/agency/allocate", { email: customer.email, trafficG: 99_999 })).code,
+      ).toBe(1038);
+    }
+    for (let i = 0; i < ALLOCATIONS_PER_HOUR; i += 1) {
+      await ok(owner.client, "/api/agency/allocate", { email: customer.email, trafficG: 1 });
+    }
+    const refused = await owner.client.call("/api/agency/allocate", { email: customer.email, trafficG: 1 });
+    expect({ code: refused.code, msg: refused.msg }).toEqual({ code: 1005, msg: "分配过于频繁，请稍后再试" });
+    expect(records(customer.user.id, "agency_allocate").length).toBe(ALLOCATIONS_PER_HOUR);
+    expect(userRow(owner.user.id)?.traffic).toBe(10 * GB);
+    const other = await agencyWithCustomer(2);
+    await ok(other.owner.client, "/api/agency/allocate", { email: other.customer.email, trafficG: 1 });
   });
 });

@@ -22,6 +22,8 @@ export type AttachCustomerInput = z.infer<typeof attachCustomerInput>;
 
 /** Largest single allocation (G); a typo of a few zeros is refused rather than applied. */
 export const MAX_ALLOCATE_G = 100_000;
+/** Allocations one owner may make per hour (refused attempts do not count). */
+export const ALLOCATIONS_PER_HOUR = 60;
 
 export const allocateInput = z
   .object({
@@ -63,6 +65,8 @@ export interface AgencyCustomers {
   name: string;
   /** The owner's permanent traffic (trial traffic excluded): the most it can allocate (bytes). */
   available: number;
+  /** The least one allocation moves (G): the transfer minimum. */
+  minAllocateG: number;
   customers: AgencyCustomer[];
 }
 
@@ -85,6 +89,8 @@ export const AgencyMsg = {
   notAttached: "该用户不是此代理的客户",
   callerNotOwner: "您不是代理，不能分配流量",
   notYourCustomer: "该用户不是您的代理客户",
+  amountTooLow: (min: number) => `最低分配${min}G`,
+  tooFrequent: "分配过于频繁，请稍后再试",
   notEnough: (availableG: string) => `可分配的永久流量不足（当前 ${availableG}G，体验流量不可分配）`,
   spendDesc: (g: string, email: string) => `分配给代理客户 ${email} ${g}G`,
   allocateDesc: (g: string, name: string) => `代理 ${name} 分配 ${g}G`,

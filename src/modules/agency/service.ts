@@ -9,7 +9,9 @@ import type { AppContext } from "../../context.ts";
 import { type Db, tx } from "../../db/db.ts";
 import { GB } from "../../lib/traffic.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
+import type { RateRule } from "../../rpc/rate-limit.ts";
 import { changeTraffic } from "../ledger/service.ts";
+import { transferMinimumG } from "../push/service.ts";
 import { permanentTraffic } from "../trial/service.ts";
 import type { UserRow } from "../user/row.ts";
 import { findUserByEmail, findUserById } from "../user/service.ts";
@@ -18,6 +20,7 @@ import {
   type Agency,
   type AgencyCustomers,
   AgencyMsg,
+  ALLOCATIONS_PER_HOUR,
   type AllocateInput,
   type AllocateResult,
   type AttachCustomerInput,
@@ -26,6 +29,12 @@ import {
 
 /** The owner's page lists at most this many customers. */
 const CUSTOMER_LIMIT = 1000;
+
+const ALLOCATIONS: RateRule = {
+  name: "agency-allocations",
+  max: ALLOCATIONS_PER_HOUR,
+  windowMs: 60 * 60_000,
+};
 
 /** G for messages: at most two decimals, no trailing zeros. */
 const g = (bytes: number) => String(Number((bytes / GB).toFixed(2)));
@@ -136,9 +145,9 @@ function requireOwnCustomer(ctx: AppContext, ownerId: string, who: { customer_id
 
 /**
  * The owner gives `trafficG` of its permanent traffic (never trial traffic) to one of its
- * customers: 1003 when the caller owns no agency, 1004 when the customer is not its, 1038 when it
- * has not that much permanent traffic. The check and both ledger rows are one transaction, so
- * concurrent allocations can never spend the same traffic twice.
+ * customers: 1037 below the transfer minimum, 1003 when the caller owns no agency, 1004 when the
+ * customer is not its, 1038 when it has not that much permanent traffic, 1005 after
+ * ALLOCATIONS_PER_HOUR this hour (refusals do not count).
  */
 export function allocateTraffic(
   ctx: AppContext,
@@ -146,6 +155,21 @@ export function allocateTraffic(
   input: AllocateInput,
   now = Date.now(),
 ): AllocateResult {
+  const min = transferMinimumG(ctx);
+  if (input.trafficG < min) throw new RpcError(Code.pushAmountTooLow, AgencyMsg.amountTooLow(min));
+  return ctx.limiter.succeeding(
+    [{ rule: ALLOCATIONS, key: ownerId }],
+    () => new RpcError(Code.tooManyRequests, AgencyMsg.tooFrequent),
+    () => moveAllocation(ctx, ownerId, input, now),
+    now,
+  );
+}
+
+/**
+ * The check and both ledger rows of one allocation, in one transaction, so concurrent
+ * allocations can never spend the same traffic twice.
+ */
+function moveAllocation(ctx: AppContext, ownerId: string, input: AllocateInput, now: number): AllocateResult {
   const bytes = Math.round(input.trafficG * GB);
   const timeZone = ctx.settings.get("timezone");
   return tx(ctx.db, () => {
@@ -192,7 +216,12 @@ export function agencyCustomers(ctx: AppContext, ownerId: string, now = Date.now
        WHERE u.agency_id = ?1 ORDER BY u.create_time DESC, u.id LIMIT ?2`,
     )
     .all(ownerId, CUSTOMER_LIMIT);
-  return { name: agency.name, available: permanentTraffic(ctx.db, ownerId, now), customers };
+  return {
+    name: agency.name,
+    available: permanentTraffic(ctx.db, ownerId, now),
+    minAllocateG: transferMinimumG(ctx),
+    customers,
+  };
 }
 
 /** Every agency with its customer count, newest first (the CLI and admins). */

@@ -4,6 +4,11 @@
  * lastTime); each source (name) adds at most PER_SOURCE_PER_WINDOW new rows an hour and all
  * sources together TOTAL_PER_WINDOW, beyond which errors are only counted on an overflow row;
  * texts are cut; rows not seen for ERROR_DAYS expire. A client that went away is no error at all.
+ *
+ * The source is a name the code chooses, from a set the code bounds (issue 26, C7): a route as
+ * registered (`GET /api/subscript/:client/:userId/:userkey`), an envelope call's path, a job's name
+ * (`usdt watcher`, `query epay`). Never a value from a request: each made-up path would be a
+ * source with a budget of its own, and 300 of them would use up the total that real errors need.
  */
 import { countRepeat, expireOncePerWindow, logWindowStart } from "../../db/counted-log.ts";
 import type { Db } from "../../db/db.ts";

@@ -212,20 +212,82 @@ describe("/metrics access", () => {
     }
   });
 
+  test("without a token, every kind of proxy header gets 404 from loopback (issue 26, C9)", async () => {
+    const headers: Record<string, string> = {
+      "x-forwarded-for": "203.0.113.7",
+      "x-forwarded-host": "panel.example.com",
+      "x-forwarded-proto": "https",
+      "x-forwarded-port": "443",
+      "x-forwarded-server": "edge",
+      forwarded: "for=203.0.113.7",
+      "x-real-ip": "203.0.113.7",
+      via: "1.1 nginx",
+      "cf-connecting-ip": "203.0.113.7",
+      "cf-ray": "8f1a2b3c4d5e6f70-SJC",
+      "cf-ipcountry": "CN",
+      "true-client-ip": "203.0.113.7",
+      "x-client-ip": "203.0.113.7",
+      "x-cluster-client-ip": "203.0.113.7",
+      "fastly-client-ip": "203.0.113.7",
+      "client-ip": "203.0.113.7",
+      "x-originating-ip": "203.0.113.7",
+      "x-remote-addr": "203.0.113.7",
+      "x-original-forwarded-for": "203.0.113.7",
+      "x-envoy-external-address": "203.0.113.7",
+      "x-azure-clientip": "203.0.113.7",
+      "akamai-origin-hop": "1",
+      "x-amz-cf-id": "abc",
+      "cdn-loop": "cloudflare",
+    };
+    const served: string[] = [];
+    for (const [name, value] of Object.entries(headers)) {
+      const response = await scrape({ [name]: value });
+      const text = await response.text();
+      if (response.status !== 404 || text.includes("ferry_")) served.push(`${name} → ${response.status}`);
+    }
+    expect(served).toEqual([]);
+    // And without any, the local scraper is still served.
+    expect((await scrape({ "user-agent": "Prometheus/3.0", accept: "text/plain" })).status).toBe(200);
+  });
+
+  test("without a token, a server with trust-proxy on answers no one: the token is required", async () => {
+    const trusted = server.context.trustedProxies;
+    server.context.trustedProxies = parseTrustedProxies("10.0.0.5");
+    try {
+      // A proxy that adds no header at all makes every visitor a loopback peer without one.
+      const bare = await scrape();
+      expect(bare.status).toBe(404);
+      expect(await bare.text()).not.toContain("ferry_");
+      server.context.settings.update({ metrics_token: TOKEN });
+      expect((await scrape({ authorization: `Bearer ${TOKEN}` })).status).toBe(200);
+    } finally {
+      server.context.trustedProxies = trusted;
+      server.context.settings.update({ metrics_token: "" });
+    }
+  });
+
   test("the rule: loopback peers only without a token; the bearer token from anywhere with one", () => {
     const none = new Headers();
-    expect(metricsAccess("", { ip: "127.0.0.1" }, none)).toBe("allowed");
-    expect(metricsAccess("", { ip: "::1" }, none)).toBe("allowed");
-    expect(metricsAccess("", { ip: "::ffff:127.0.0.1" }, none)).toBe("allowed");
-    expect(metricsAccess("", { ip: "203.0.113.7" }, none)).toBe("hidden");
-    expect(metricsAccess("", { ip: "10.0.0.2" }, none)).toBe("hidden");
-    expect(metricsAccess("", { ip: "" }, none)).toBe("hidden");
-    expect(metricsAccess("", { ip: "127.0.0.1" }, new Headers({ forwarded: "for=1.2.3.4" }))).toBe("hidden");
+    const direct = (ip: string, headers = none) => metricsAccess("", { ip, headers, behindProxy: false });
+    expect(direct("127.0.0.1")).toBe("allowed");
+    expect(direct("127.0.0.53")).toBe("allowed");
+    expect(direct("::1")).toBe("allowed");
+    expect(direct("::ffff:127.0.0.1")).toBe("allowed");
+    expect(direct("203.0.113.7")).toBe("hidden");
+    expect(direct("10.0.0.2")).toBe("hidden");
+    expect(direct("")).toBe("hidden");
+    expect(direct("127.0.0.1", new Headers({ forwarded: "for=1.2.3.4" }))).toBe("hidden");
+    expect(direct("127.0.0.1", new Headers({ "X-Custom-Client-IP": "1.2.3.4" }))).toBe("hidden");
+    expect(metricsAccess("", { ip: "127.0.0.1", headers: none, behindProxy: true })).toBe("hidden");
     const bearer = new Headers({ authorization: `Bearer ${TOKEN}` });
-    expect(metricsAccess(TOKEN, { ip: "203.0.113.7" }, bearer)).toBe("allowed");
-    expect(metricsAccess(TOKEN, { ip: "127.0.0.1" }, none)).toBe("unauthorized");
-    expect(metricsAccess(TOKEN, { ip: "127.0.0.1" }, new Headers({ authorization: "Bearer " }))).toBe(
-      "unauthorized",
-    );
+    expect(metricsAccess(TOKEN, { ip: "203.0.113.7", headers: bearer, behindProxy: true })).toBe("allowed");
+    expect(metricsAccess(TOKEN, { ip: "127.0.0.1", headers: none, behindProxy: false })).toBe("unauthorized");
+    expect(
+      metricsAccess(TOKEN, {
+        ip: "127.0.0.1",
+        headers: new Headers({ authorization: "Bearer " }),
+        behindProxy: false,
+      }),
+    ).toBe("unauthorized");
   });
 });

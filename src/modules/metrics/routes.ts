@@ -8,7 +8,11 @@ const EXPOSITION_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 /** `GET /metrics`: Prometheus text format, for the bearer token or a local scraper (service.ts). */
 export function metricsRoutes(app: AppContext) {
   return new Elysia().get("/metrics", ({ request }) => {
-    const access = metricsAccess(app.settings.get("metrics_token"), requestView(request), request.headers);
+    const access = metricsAccess(app.settings.get("metrics_token"), {
+      ip: requestView(request).ip,
+      headers: request.headers,
+      behindProxy: app.trustedProxies.entries.length > 0,
+    });
     if (access === "hidden") return new Response("页面不存在", { status: 404 });
     if (access === "unauthorized") {
       return new Response("Unauthorized", {

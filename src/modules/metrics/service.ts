@@ -5,11 +5,10 @@
  * with a few cheap queries.
  */
 import { statSync } from "node:fs";
-import { isIP } from "node:net";
 import type { AppContext } from "../../context.ts";
 import type { Db } from "../../db/db.ts";
+import { addressKind } from "../../lib/addresses.ts";
 import { sameSecret } from "../../rpc/ids.ts";
-import type { RequestView } from "../../rpc/request-view.ts";
 import { type NodeState, nodeState } from "../node-record/schema.ts";
 import { agentStatus, listAgentRows } from "../node-record/service.ts";
 import { CallMetrics, familyText, LabeledCounter, type Sample } from "./registry.ts";
@@ -177,28 +176,37 @@ export function metricsText(ctx: AppContext, now = Date.now()): string {
 
 export type MetricsAccess = "allowed" | "unauthorized" | "hidden";
 
-/** Headers a proxy adds: a request carrying one came through a proxy, whatever its socket says. */
-const FORWARDING_HEADERS = ["x-forwarded-for", "forwarded", "x-real-ip"];
+/**
+ * Headers a proxy, load balancer or CDN adds (issue 26, C9): a request carrying any of them came
+ * through one, whatever its socket says. Matched by name, so the family is covered, not a list:
+ * Forwarded, Via, X-Forwarded-*, X-Real-IP, any *-Client-IP (True-, X-, X-Cluster-, Fastly-),
+ * CF-Connecting-IP and the CDNs' own prefixes, X-Original-*, CDN-Loop.
+ */
+const PROXY_HEADER =
+  /^(?:forwarded|via|cdn-loop|x-forwarded(?:-.+)?|x-real-ip|.*client-?ip|.*connecting-ip|x-originating-ip|x-remote-(?:ip|addr)|x-proxyuser-ip|x-original-.+|x-host|cf-.+|fastly-.+|akamai-.+|x-akamai-.+|x-azure-.+|x-envoy-.+|x-amz-cf-.+|x-appengine-.+|x-vercel-.+|x-nf-.+)$/;
 
-function isLoopback(address: string): boolean {
-  const bare = address.startsWith("::ffff:") ? address.slice(7) : address;
-  if (isIP(bare) === 4) return bare.startsWith("127.");
-  return bare === "::1";
+/** Whether any header of the request is one a proxy adds. */
+export function cameThroughProxy(headers: Headers): boolean {
+  for (const name of headers.keys()) if (PROXY_HEADER.test(name)) return true;
+  return false;
 }
 
 /**
  * Who may scrape. With `metrics_token` set: only `Authorization: Bearer <token>` (constant-time
- * compare), from anywhere; anyone else gets 401. Without it: only a client on this machine
- * (the real peer, or what a trusted proxy forwarded) that came through no proxy; everyone else
- * gets 404, so the public site does not show the endpoint. An untrusted reverse proxy on the same
- * machine makes every visitor look local, hence the forwarding-header check.
+ * compare), from anywhere; anyone else gets 401. Without it: only a client on this machine talking
+ * to ferry directly: a loopback peer, no proxy header of any kind, and no trusted proxy configured
+ * (`--trust-proxy` says a proxy forwards the public's requests, which then come from loopback, and
+ * a proxy need not add any header). Everyone else gets 404, so the public site does not show it.
  */
-export function metricsAccess(token: string, view: Pick<RequestView, "ip">, headers: Headers): MetricsAccess {
+export function metricsAccess(
+  token: string,
+  request: { ip: string; headers: Headers; behindProxy: boolean },
+): MetricsAccess {
   if (token !== "") {
-    const auth = headers.get("authorization") ?? "";
+    const auth = request.headers.get("authorization") ?? "";
     const given = auth.startsWith("Bearer ") ? auth.slice(7).trim() : "";
     return given !== "" && sameSecret(given, token) ? "allowed" : "unauthorized";
   }
-  if (!isLoopback(view.ip)) return "hidden";
-  return FORWARDING_HEADERS.some((name) => headers.has(name)) ? "hidden" : "allowed";
+  const direct = addressKind(request.ip) === "loopback" && !request.behindProxy;
+  return direct && !cameThroughProxy(request.headers) ? "allowed" : "hidden";
 }

@@ -53,6 +53,14 @@ interface PushRow {
   finish_time: number | null;
 }
 
+/**
+ * The least G one transfer moves, and one agency allocation too (issue 26, C8): the minPushNum
+ * setting (seed 000 §9), read here only.
+ */
+export function transferMinimumG(ctx: AppContext): number {
+  return ctx.settings.get("minPushNum");
+}
+
 /** G for messages: at most two decimals, no trailing zeros ("20", "13.4"). */
 const g = (bytes: number) => String(Number((bytes / GB).toFixed(2)));
 
@@ -106,7 +114,7 @@ export function listPushes(ctx: AppContext, userId: string, now = Date.now()): P
     )
     .all(userId, LIST_LIMIT);
   return {
-    minPushNum: ctx.settings.get("minPushNum"),
+    minPushNum: transferMinimumG(ctx),
     costRate: ctx.settings.get("pushCostRate"),
     returnDays: PUSH_RETURN_DAYS,
     pushList: rows.map((row) => toPush(row, userId)),
@@ -115,14 +123,11 @@ export function listPushes(ctx: AppContext, userId: string, now = Date.now()): P
 
 /** Gives `fn` one of the account's hourly transfers; a refused transfer gives it back. */
 function withCreateSlot<T>(ctx: AppContext, userId: string, fn: () => T): T {
-  const slot = ctx.limiter.reserve([{ rule: CREATES, key: userId }]);
-  if (!slot) throw new RpcError(Code.pushTooFrequent, PushMsg.tooFrequent);
-  try {
-    return fn();
-  } catch (error) {
-    slot.release();
-    throw error;
-  }
+  return ctx.limiter.succeeding(
+    [{ rule: CREATES, key: userId }],
+    () => new RpcError(Code.pushTooFrequent, PushMsg.tooFrequent),
+    fn,
+  );
 }
 
 /**
@@ -137,7 +142,7 @@ export function createPush(
   now = Date.now(),
 ): Push {
   if (sender.is_agency) throw new RpcError(Code.forbidden, PushMsg.agencyRefused);
-  const min = ctx.settings.get("minPushNum");
+  const min = transferMinimumG(ctx);
   if (pushNumberG < min) throw new RpcError(Code.pushAmountTooLow, PushMsg.amountTooLow(min));
   if (!Number.isSafeInteger(pushNumberG)) throw new RpcError(Code.pushAmountTooLow, PushMsg.amountNotWhole);
   const bytes = pushNumberG * GB;

@@ -3,6 +3,7 @@ import { defineCall } from "../../rpc/call.ts";
 import { canMailLinks } from "../user/confirm.ts";
 import { emptyInput } from "../user/schema.ts";
 import { type HostInfo, settingsPatchSchema } from "./schema.ts";
+import { refuseLocalTargets } from "./service.ts";
 
 export const settingsCalls = [
   defineCall({
@@ -42,6 +43,7 @@ export const settingsCalls = [
     access: "admin",
     input: settingsPatchSchema,
     handle(ctx, input) {
+      refuseLocalTargets(input, ctx.app.allowPrivateUrls);
       ctx.app.settings.update(input);
       return ctx.app.settings.forDisplay();
     },

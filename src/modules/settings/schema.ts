@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { isSafeHref } from "../../lib/links.ts";
 
 const text = (fallback = "") => z.string().max(4000).default(fallback);
 const num = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
@@ -159,7 +160,12 @@ export const settingsSchema = z.object({
   notice_mark_red: flag(false),
   notice_day_interval: num(1, 1, 365),
   contact_info: text(),
-  group_link: text(),
+  /** The announcement's 交流群 link: relative or http(s), the rule of every link the panel shows. */
+  group_link: z
+    .string()
+    .max(300)
+    .refine((value) => value === "" || isSafeHref(value), "群组链接须为 http(s):// 开头的链接或站内链接")
+    .default(""),
   // outgoing mail
   smtp_host: text(),
   smtp_port: num(465, 1, 65_535),
@@ -226,6 +232,20 @@ export const SECRET_SETTINGS: readonly SettingKey[] = [
   "metrics_token",
 ];
 export const SECRET_MASK = "********";
+
+/**
+ * Settings naming a server the panel itself calls, or hands to a gateway to call (issue 26, C11):
+ * none may point at this machine, the local network or link-local addresses unless the server
+ * runs with --allow-private-urls. URLs, and the SMTP host.
+ */
+export const OUTBOUND_URL_SETTINGS = [
+  "epay_url",
+  "notify_url",
+  "return_url",
+  "trongrid_url",
+  "telegram_api_base",
+] as const satisfies readonly SettingKey[];
+export const OUTBOUND_HOST_SETTINGS = ["smtp_host"] as const satisfies readonly SettingKey[];
 
 type SettingsShape = typeof settingsSchema.shape;
 

@@ -1,5 +1,37 @@
 import { type Db, tx } from "../../db/db.ts";
-import { SECRET_MASK, SECRET_SETTINGS, type SettingKey, type Settings, settingsSchema } from "./schema.ts";
+import { ADDRESS_KIND_TEXT, hostKind, urlHost } from "../../lib/addresses.ts";
+import { ALLOW_PRIVATE_FLAG } from "../../lib/outbound.ts";
+import { Code, RpcError } from "../../rpc/codes.ts";
+import {
+  OUTBOUND_HOST_SETTINGS,
+  OUTBOUND_URL_SETTINGS,
+  SECRET_MASK,
+  SECRET_SETTINGS,
+  type SettingKey,
+  type Settings,
+  settingsSchema,
+} from "./schema.ts";
+
+/**
+ * Refuses (1000) a patch that points a server the panel calls at this machine, the local network
+ * or a link-local address, written as an address or as `localhost` (issue 26, C11). A name is
+ * checked where it is used, after it resolves (lib/outbound.ts).
+ */
+export function refuseLocalTargets(patch: Partial<Settings>, allowPrivate: boolean): void {
+  if (allowPrivate) return;
+  const targets: [SettingKey, string | null][] = [
+    ...OUTBOUND_URL_SETTINGS.map((key): [SettingKey, string | null] => [key, urlHost(patch[key] ?? "")]),
+    ...OUTBOUND_HOST_SETTINGS.map((key): [SettingKey, string | null] => [key, patch[key]?.trim() || null]),
+  ];
+  for (const [key, host] of targets) {
+    const kind = host === null ? null : hostKind(host);
+    if (kind === null || kind === "public") continue;
+    throw new RpcError(
+      Code.badInput,
+      `参数错误 ${key}: 不能指向${ADDRESS_KIND_TEXT[kind]}（${host}）；内网网关须以 ${ALLOW_PRIVATE_FLAG} 启动服务`,
+    );
+  }
+}
 
 /**
  * The key/value settings store. Values are JSON in the `settings` table; anything missing or

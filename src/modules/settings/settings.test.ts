@@ -266,6 +266,36 @@ describe("/api/admin/config/get and set_config", () => {
     await admin.call("/api/admin/config/set_config", { notify_url: "" });
   });
 
+  test("the announcement's group link is relative or http(s), like every link the panel shows (issue 26, C10)", async () => {
+    for (const group_link of [
+      "javascript:alert(document.cookie)",
+      "JavaScript:alert(1)",
+      " java\tscript:alert(1)",
+      "data:text/html,<script>alert(1)</script>",
+      "vbscript:msgbox(1)",
+      "file:///etc/passwd",
+    ]) {
+      const answer = await admin.call("/api/admin/config/set_config", { group_link });
+      expect({ group_link, code: answer.code, msg: answer.msg }).toEqual({
+        group_link,
+        code: 1000,
+        msg: "参数错误 group_link: 群组链接须为 http(s):// 开头的链接或站内链接",
+      });
+    }
+    for (const group_link of ["https://t.me/ferry_group", "http://qm.qq.com/q/abc", "#/feedback", ""]) {
+      expect((await admin.call("/api/admin/config/set_config", { group_link })).code).toBe(0);
+      expect(storedValue("group_link")).toBe(group_link);
+    }
+    // One already in the database (an older version, a hand edit) is never handed out.
+    server.context.db
+      .query("UPDATE settings SET value = ? WHERE key = 'group_link'")
+      .run(JSON.stringify("javascript:alert(1)"));
+    server.context.settings.update({});
+    const host = await new ApiClient(server.url).call<HostInfo>("/api/host/get");
+    expect(host.data.group_link).toBe("");
+    expect((await admin.call<Settings>("/api/admin/config/get")).data.group_link).toBe("");
+  });
+
   test("the SMTP password is never shown: masked in get and set answers; saving the mask keeps it", async () => {
     const secret = "Sm7p-Secret-Value";
     expect((await getConfig()).smtp_password).toBe("");

@@ -3,7 +3,9 @@
  * answered by `{ok: true, result}` or `{ok: false, error_code, description, parameters?}`. Every
  * call has a timeout and a bounded answer; nothing here runs on a panel request's path.
  */
+
 import { readStreamCapped } from "../../lib/http.ts";
+import { outboundFetch } from "../../lib/outbound.ts";
 
 /** https://core.telegram.org/bots/api#user */
 export interface TgUser {
@@ -54,6 +56,8 @@ const MAX_ANSWER_BYTES = 4 * 1024 * 1024;
 export interface BotEndpoint {
   base: string;
   token: string;
+  /** `--allow-private-urls`: the base may be a loopback or private address (lib/outbound.ts). */
+  allowPrivate: boolean;
 }
 
 /** `<base>/bot<token>/<method>`; base may carry a path (a self-hosted Bot API behind a prefix). */
@@ -73,13 +77,16 @@ export async function callBot<T>(
   if (options.signal) signals.push(options.signal);
   let response: Response;
   try {
-    response = await fetch(methodUrl(endpoint, method), {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(params),
-      signal: AbortSignal.any(signals),
-      redirect: "error",
-    });
+    response = await outboundFetch(
+      methodUrl(endpoint, method),
+      {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(params),
+        signal: AbortSignal.any(signals),
+      },
+      endpoint.allowPrivate,
+    );
   } catch (error) {
     return failure(0, describeFetchError(error));
   }

@@ -90,6 +90,7 @@ class Napper {
 const endpointOf = (ctx: AppContext): BotEndpoint => ({
   base: ctx.settings.get("telegram_api_base"),
   token: ctx.settings.get("telegram_bot_token"),
+  allowPrivate: ctx.allowPrivateUrls,
 });
 
 export function startTelegramBot(ctx: AppContext, options: Partial<BotTimings> = {}): RunningBot {

@@ -285,7 +285,7 @@ const SECTIONS: Section[] = [
     fields: [
       {
         ...secret("metrics_token", "监控令牌"),
-        hint: `Prometheus 抓取 /metrics 时带 Authorization: Bearer <令牌>；留空则只允许本机直接抓取。已设置时显示 ${SECRET_MASK}，不修改则保留原值`,
+        hint: `Prometheus 抓取 /metrics 时带 Authorization: Bearer <令牌>；留空则只允许本机直接抓取（以 --trust-proxy 启动时须设置令牌）。已设置时显示 ${SECRET_MASK}，不修改则保留原值`,
       },
     ],
   },
