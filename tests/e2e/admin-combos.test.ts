@@ -93,7 +93,7 @@ describe("admin combos", () => {
     expect(sent).toMatchObject({ name: "e2e 流量包", price: 12.5, traffic: 30 * GB, vipDuration: 0 });
     expect(sent).not.toHaveProperty("limit");
     expect(sent).not.toHaveProperty("_id");
-    await toast(page, "商品配置成功").waitFor();
+    await toast(page, "添加成功").waitFor();
     await form.waitFor({ state: "hidden" });
 
     const row = page.getByRole("row").filter({ hasText: "e2e 流量包" });

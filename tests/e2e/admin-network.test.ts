@@ -141,7 +141,7 @@ describe("admin nodes, entries and lines", () => {
       desc: "",
       visible: true,
     });
-    await toast(page, "更新成功").waitFor();
+    await toast(page, "添加成功").waitFor();
     await entryForm.waitFor({ state: "hidden" });
     expect((await cellsOf(page, "e2e 入口")).slice(0, 6)).toEqual([
       "0",
@@ -151,7 +151,7 @@ describe("admin nodes, entries and lines", () => {
       "",
       "可用",
     ]);
-    await poll(() => toast(page, "更新成功").count(), 0);
+    await poll(() => toast(page, "添加成功").count(), 0);
 
     // The node: v2ray defaults first, then reality's (seed 001 §2.3.1).
     await page.goto(`${server.url}/#/admin_agents`);
@@ -202,8 +202,9 @@ describe("admin nodes, entries and lines", () => {
       ssh_password: "",
     });
     expect(nodeSent).not.toHaveProperty("_id");
-    await toast(page, "更新成功").waitFor();
+    await toast(page, "添加成功").waitFor();
     await nodeForm.waitFor({ state: "hidden" });
+    await poll(() => toast(page, "添加成功").count(), 0);
     const nodeCells = await cellsOf(page, "东京 Reality");
     // Ports and the rest are in 详情 (issue 26 D13; tests/e2e/admin-nodes.test.ts).
     expect(nodeCells.slice(0, 8)).toEqual([
@@ -276,7 +277,7 @@ describe("admin nodes, entries and lines", () => {
       msg: "",
       bridgeAddr: "",
     });
-    await toast(page, "更新线路成功").waitFor();
+    await toast(page, "添加成功").waitFor();
     await lineForm.waitFor({ state: "hidden" });
     expect((await cellsOf(page, "e2e 东京")).slice(0, 10)).toEqual([
       "0",
@@ -366,7 +367,7 @@ describe("admin nodes, entries and lines", () => {
       bridgeAddr: "cdn.example.net",
       scale: 1.5,
     });
-    await toast(page, "更新线路成功").waitFor();
+    await toast(page, "添加成功").waitFor();
     await rowOf(page, "香港 CDN").waitFor();
     expect((await cellsOf(page, "香港 CDN")).slice(3, 5)).toEqual(["VMess WebSocket", "CDN"]);
 
@@ -451,7 +452,7 @@ describe("admin nodes, entries and lines", () => {
       zz_port: 20000,
       host: "hk.example.com",
     });
-    await toast(page, "更新成功").waitFor();
+    await toast(page, "添加成功").waitFor();
     await rowOf(page, "香港 v2ray 2").waitFor();
 
     const copyRow = rowOf(page, "香港 v2ray 2");

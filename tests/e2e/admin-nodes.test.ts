@@ -155,7 +155,7 @@ describe("/admin_agents node form", () => {
       type: "v2ray",
       ...defaults,
     });
-    await toast(page, "更新成功").waitFor();
+    await toast(page, "添加成功").waitFor();
     await form.waitFor({ state: "hidden" });
     expect(sends).toBe(1);
 

@@ -92,7 +92,7 @@ describe("lucky draw", () => {
     await uploaded;
     await form.getByRole("img", { name: /已选图片/ }).waitFor();
     await form.getByRole("button", { name: "保存" }).click();
-    await toast(page, "配置奖品成功").waitFor();
+    await toast(page, "添加成功").waitFor();
     await page.getByRole("cell", { name: "一等奖", exact: true }).waitFor();
     await page.getByRole("img", { name: "一等奖的图片" }).waitFor();
 
@@ -110,7 +110,7 @@ describe("lucky draw", () => {
     await form.getByText("折扣须在 0.1 到 1 之间，以 0.1 为单位").waitFor();
     await discount.fill("0.8");
     await form.getByRole("button", { name: "保存" }).click();
-    await toast(page, "配置奖品成功").last().waitFor();
+    await toast(page, "添加成功").last().waitFor();
     await page.getByRole("cell", { name: "二等奖", exact: true }).waitFor();
     // 10 × 1 + 1 × 3 = 13 G over weight 4: 325.00 %.
     await poll(() => stat(page, "总权重"), "4");

@@ -99,7 +99,6 @@ export interface MyDraw {
 }
 
 export const PrizeMsg = {
-  saved: "配置奖品成功",
   saveFailed: "配置奖品失败",
   deleted: "删除成功",
   deleteFailed: "删除失败",

@@ -41,7 +41,6 @@ import type { Column } from "../../components/Table.tsx";
 
 /** Seed 001 §8 toasts of this screen. */
 export const LineMsg = {
-  saved: "更新线路成功",
   saveFailed: "线路配置失败",
   deleted: "删除成功",
   deleteFailed: "删除失败",
