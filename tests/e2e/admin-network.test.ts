@@ -109,11 +109,15 @@ describe("admin nodes, entries and lines", () => {
     const { context, page, errors } = await newPage(browser, 1280);
     await login(page);
 
-    // No entry yet: the line form says so where the entry is chosen and links to 入口管理.
+    // No entry yet: a new line starts 直连 (issue 26 D17); choosing 中转 says there is no entry
+    // where it is chosen and links to 入口管理.
     await page.goto(`${server.url}/#/admin_agentLines`);
     await page.getByRole("heading", { name: "线路管理" }).waitFor();
     await page.getByRole("button", { name: "添加" }).click();
     const noEntry = dialog(page, "添加线路");
+    expect(await noEntry.getByLabel("桥接方式", { exact: true }).inputValue()).toBe("none");
+    expect(await noEntry.getByText("暂无入口。").count()).toBe(0);
+    await noEntry.getByLabel("桥接方式", { exact: true }).selectOption({ label: "中转" });
     expect(await noEntry.getByLabel("入口", { exact: true }).count()).toBe(0);
     await noEntry.getByText("暂无入口。").waitFor();
     await page.waitForTimeout(300); // let the dialog's fade-in finish
