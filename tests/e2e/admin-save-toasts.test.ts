@@ -43,6 +43,91 @@ async function editAndSave(page: Page, name: string, title: string) {
   await saveExpecting(page, dialog(page, title), "更新成功");
 }
 
+const field = (form: Locator, label: string) => form.getByLabel(label, { exact: true });
+
+/** A list screen with an add/edit dialog: how to fill a new record, and the text its row shows. */
+interface Screen {
+  route: string;
+  heading: string;
+  /** The header button that opens 添加<thing>. */
+  addButton: string;
+  thing: string;
+  row: string;
+  fill: (form: Locator) => Promise<void>;
+}
+
+const SCREENS: Screen[] = [
+  {
+    route: "admin_permissions",
+    heading: "权限管理",
+    addButton: "添加",
+    thing: "权限",
+    row: "toast 权限",
+    fill: (form) => field(form, "名称").fill("toast 权限"),
+  },
+  {
+    route: "admin_entrys",
+    heading: "入口管理",
+    addButton: "添加",
+    thing: "入口",
+    row: "toast 入口",
+    fill: async (form) => {
+      await field(form, "名称").fill("toast 入口");
+      await field(form, "默认IP").fill("198.51.100.60");
+    },
+  },
+  {
+    route: "admin_agents",
+    heading: "节点管理",
+    addButton: "添加",
+    thing: "节点",
+    row: "toast 节点",
+    fill: async (form) => {
+      await field(form, "名称").fill("toast 节点");
+      await field(form, "IP").fill("203.0.113.60");
+    },
+  },
+  {
+    route: "admin_agentLines",
+    heading: "线路管理",
+    addButton: "添加",
+    thing: "线路",
+    row: "toast 线路",
+    fill: async (form) => {
+      await field(form, "线路名称").fill("toast 线路");
+      await field(form, "节点").selectOption({ label: "toast 节点（v2ray）" });
+      await field(form, "桥接方式").selectOption({ label: "直连" });
+    },
+  },
+  {
+    route: "admin_combos",
+    heading: "商品管理",
+    addButton: "添加",
+    thing: "商品",
+    row: "toast 商品",
+    fill: (form) => field(form, "名称").fill("toast 商品"),
+  },
+  {
+    route: "admin_coupon",
+    heading: "优惠券管理",
+    addButton: "添加",
+    thing: "优惠券",
+    row: "TOAST1",
+    fill: async (form) => {
+      await field(form, "名称").fill("toast 优惠券");
+      await field(form, "券码").fill("TOAST1");
+    },
+  },
+  {
+    route: "admin_prize",
+    heading: "抽奖管理",
+    addButton: "添加奖品",
+    thing: "奖品",
+    row: "toast 奖品",
+    fill: (form) => field(form, "名称").fill("toast 奖品"),
+  },
+];
+
 async function openScreen(page: Page, route: string, heading: string) {
   await page.goto(`${server.url}/#/${route}`);
   await page.getByRole("heading", { name: heading }).waitFor();
@@ -54,67 +139,24 @@ describe("add and edit toasts", () => {
     const customer = await loggedInClient(server);
     const { page, context, errors } = await newPage(browser, 1280);
     await loginInBrowser(page, server.url, admin.email, admin.password);
-    const field = (form: Locator, label: string) => form.getByLabel(label, { exact: true });
 
-    await openScreen(page, "admin_permissions", "权限管理");
-    await page.getByRole("button", { name: "添加" }).click();
-    let form = dialog(page, "添加权限");
-    await field(form, "名称").fill("toast 权限");
-    await saveExpecting(page, form, "添加成功");
-    await editAndSave(page, "toast 权限", "编辑权限");
+    for (const screen of SCREENS) {
+      await openScreen(page, screen.route, screen.heading);
+      await page.getByRole("button", { name: screen.addButton, exact: true }).click();
+      const form = dialog(page, `添加${screen.thing}`);
+      await screen.fill(form);
+      await saveExpecting(page, form, "添加成功");
+      await editAndSave(page, screen.row, `编辑${screen.thing}`);
+    }
 
-    await openScreen(page, "admin_entrys", "入口管理");
-    await page.getByRole("button", { name: "添加" }).click();
-    form = dialog(page, "添加入口");
-    await field(form, "名称").fill("toast 入口");
-    await field(form, "默认IP").fill("198.51.100.60");
-    await saveExpecting(page, form, "添加成功");
-    await editAndSave(page, "toast 入口", "编辑入口");
-
+    // A copy is a new record.
     await openScreen(page, "admin_agents", "节点管理");
-    await page.getByRole("button", { name: "添加" }).click();
-    form = dialog(page, "添加节点");
-    await field(form, "名称").fill("toast 节点");
-    await field(form, "IP").fill("203.0.113.60");
-    await saveExpecting(page, form, "添加成功");
-    await editAndSave(page, "toast 节点", "编辑节点");
-    // A copy is a new node.
     await rowOf(page, "toast 节点").getByRole("button", { name: "复制", exact: true }).click();
-    form = dialog(page, "添加节点");
-    await field(form, "名称").fill("toast 节点 副本");
-    await saveExpecting(page, form, "添加成功");
+    const copy = dialog(page, "添加节点");
+    await field(copy, "名称").fill("toast 节点 副本");
+    await saveExpecting(page, copy, "添加成功");
 
-    await openScreen(page, "admin_agentLines", "线路管理");
-    await page.getByRole("button", { name: "添加" }).click();
-    form = dialog(page, "添加线路");
-    await field(form, "线路名称").fill("toast 线路");
-    await field(form, "节点").selectOption({ label: "toast 节点（v2ray）" });
-    await field(form, "桥接方式").selectOption({ label: "直连" });
-    await saveExpecting(page, form, "添加成功");
-    await editAndSave(page, "toast 线路", "编辑线路");
-
-    await openScreen(page, "admin_combos", "商品管理");
-    await page.getByRole("button", { name: "添加" }).click();
-    form = dialog(page, "添加商品");
-    await field(form, "名称").fill("toast 商品");
-    await saveExpecting(page, form, "添加成功");
-    await editAndSave(page, "toast 商品", "编辑商品");
-
-    await openScreen(page, "admin_coupon", "优惠券管理");
-    await page.getByRole("button", { name: "添加" }).click();
-    form = dialog(page, "添加优惠券");
-    await field(form, "名称").fill("toast 优惠券");
-    await field(form, "券码").fill("TOAST1");
-    await saveExpecting(page, form, "添加成功");
-    await editAndSave(page, "TOAST1", "编辑优惠券");
-
-    await openScreen(page, "admin_prize", "抽奖管理");
-    await page.getByRole("button", { name: "添加奖品" }).click();
-    form = dialog(page, "添加奖品");
-    await field(form, "名称").fill("toast 奖品");
-    await saveExpecting(page, form, "添加成功");
-    await editAndSave(page, "toast 奖品", "编辑奖品");
-
+    // Users are only edited.
     await openScreen(page, "admin_userlist", "用户管理");
     await editAndSave(page, customer.email, `编辑用户 · ${customer.email}`);
 
