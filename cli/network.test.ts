@@ -270,7 +270,7 @@ describe("line", () => {
     // h2 node: protocol h2, bridge none without asking.
     const hy = await ferryJson<AgentLine>(["line", "add", "--node", h2._id, "--name", "Hy 线路"]);
     expect(hy).toMatchObject({ agentID: h2._id, protocol: "h2", bridge: "none", num: 1, scale: 1 });
-    // v2ray node: vmesh_tcp via report, so the entry is needed.
+    // v2ray node with --entry: vmesh_tcp via report.
     const relayed = await ferryJson<AgentLine>([
       "line",
       "add",
