@@ -270,7 +270,7 @@ describe("line", () => {
     // h2 node: protocol h2, bridge none without asking.
     const hy = await ferryJson<AgentLine>(["line", "add", "--node", h2._id, "--name", "Hy 线路"]);
     expect(hy).toMatchObject({ agentID: h2._id, protocol: "h2", bridge: "none", num: 1, scale: 1 });
-    // v2ray node: vmesh_tcp via report, so the entry is needed.
+    // v2ray node with --entry: vmesh_tcp via report.
     const relayed = await ferryJson<AgentLine>([
       "line",
       "add",
@@ -338,6 +338,28 @@ describe("line", () => {
     expect(listed.data).toEqual(onV2ray);
   });
 
+  test("without --entry a line is direct, on a v2ray and a Reality node alike (issue 26 D17)", async () => {
+    const node = (type: string, host: string[] = []) =>
+      ferryJson<Agent>([
+        "node",
+        "add",
+        "--name",
+        `D17 ${type}`,
+        "--type",
+        type,
+        "--ip",
+        "192.0.2.40",
+        ...host,
+      ]);
+    const v2ray = await node("v2ray");
+    const reality = await node("reality", ["--host", "www.example.com"]);
+    const direct = await ferryJson<AgentLine>(["line", "add", "--node", v2ray._id, "--name", "D17 直连"]);
+    expect(direct).toMatchObject({ protocol: "vmesh_tcp", bridge: "none", entryID: "" });
+    const vless = await ferryJson<AgentLine>(["line", "add", "--node", reality._id, "--name", "D17 Reality"]);
+    expect(vless).toMatchObject({ protocol: "reality", bridge: "none", entryID: "" });
+    expect(await ferryOk(["line", "add", "--help"])).toMatch(/with --entry, else\s+none \(direct\)/);
+  });
+
   test("bad input: one-line errors and nothing created", async () => {
     const v2ray = await ferryJson<Agent>([
       "node",
@@ -354,7 +376,7 @@ describe("line", () => {
     await expectRefused(
       (
         [
-          [add, /--entry: 中转线路需要选择入口/],
+          [[...add, "--bridge", "report"], /--entry: 中转线路需要选择入口/],
           [
             [...add, "--bridge", "none", "--fix-name", "--num", "3"],
             /--num: 固定名字，就不要配置多个，否则会出现重名/,

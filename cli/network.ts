@@ -491,8 +491,8 @@ function registerLineCommands(program: Command) {
   line
     .command("add")
     .description(
-      "add a line to a node. Protocol and bridge default by node type: h2 → h2 direct (none), " +
-        "reality → reality via report, v2ray → vmesh_tcp via report; report needs --entry",
+      "add a line to a node. Protocol defaults by node type (h2 → h2, reality → reality, " +
+        "v2ray → vmesh_tcp); the bridge is report (relayed) with --entry, else none (direct); h2 is always direct",
     )
     .requiredOption("--node <id>", "the node's id")
     .requiredOption("--name <name>", "line name (proxy names are built from it)")
@@ -515,7 +515,7 @@ function registerLineCommands(program: Command) {
     .action((options: LineAddOptions) => {
       const { created, text } = withContext(options.data, (ctx) => {
         const agent = agentOrDie(ctx, options.node);
-        const defaults = lineDefaultsForNode(agent.type);
+        const defaults = lineDefaultsForNode(agent.type, options.entry !== undefined);
         const input = parseOrDie(
           lineInput,
           {

@@ -25,7 +25,7 @@ test("prize list has --help", async () => {
 
 test("lists the prizes the back office saved, with total weight, Σ traffic × weight and win rate", async () => {
   expect(await cli.ok(["prize", "list"])).toBe(
-    "no prizes\ntotal weight 0  traffic × weight 0 G  win rate 0.00%\n",
+    "no prizes\ntotal weight 0  traffic × weight 0 G  expected per draw 0.00 G  win rate 0.00%\n",
   );
 
   const { client } = await loggedInClient(server, { role: "yunying" });
@@ -41,12 +41,15 @@ test("lists the prizes the back office saved, with total weight, Σ traffic × w
     discountValue: 0.8,
     discountDuration: 5,
   });
+  const blank = await save({ name: "谢谢参与", gainTraffic: 0, gainVipTime: 0, weight: 4 });
 
   expect(await cli.ok(["prize", "list"])).toBe(
     [
       `${big._id}  一等奖  10 G  -  weight 1`,
       `${small._id}  二等奖  2 G  3 days  coupon ×0.8 for 5 days  weight 3`,
-      "total weight 4  traffic × weight 16 G  win rate 400.00%",
+      `${blank._id}  谢谢参与  -  -  weight 4`,
+      // 16 G over weight 8: 2 G a draw; half the weight gives something.
+      "total weight 8  traffic × weight 16 G  expected per draw 2.00 G  win rate 50.00%",
       "",
     ].join("\n"),
   );

@@ -3,6 +3,7 @@
  * manager (seed 001 §2.15), from the same service.
  */
 import type { Command } from "commander";
+import { formatTraffic } from "../src/lib/traffic.ts";
 import type { Prize, PrizeList } from "../src/modules/prize/schema.ts";
 import { listPrizes } from "../src/modules/prize/service.ts";
 import { dataOption, printJsonOr, withContext } from "./shared.ts";
@@ -21,13 +22,17 @@ const prizeLine = (p: Prize) =>
     .join("  ");
 
 const statsLine = ({ stats }: PrizeList) =>
-  `total weight ${stats.totalWeight}  traffic × weight ${stats.trafficWeightG} G  win rate ${stats.winRate}`;
+  `total weight ${stats.totalWeight}  traffic × weight ${stats.trafficWeightG} G  ` +
+  `expected per draw ${formatTraffic(stats.expectedTraffic)}  win rate ${stats.winRate}`;
 
 export function registerPrizeCommands(program: Command) {
   const prize = program.command("prize").description("lucky-draw prizes");
   prize
     .command("list")
-    .description("list the prizes with total weight, Σ traffic × weight and win rate")
+    .description(
+      "list the prizes with total weight, Σ traffic × weight, the traffic one draw gives on average " +
+        "and the win rate (share of the weight on prizes that give something)",
+    )
     .addOption(dataOption())
     .option("--json", "print {prizes, stats} as JSON")
     .action((options: { data?: string; json?: boolean }) => {

@@ -48,6 +48,7 @@ import { COOKIE_DAYS, days, isHttps, parseCookies, serializeCookie } from "./rpc
 import { recordRequestView } from "./rpc/forwarded.ts";
 import { requestView } from "./rpc/request-view.ts";
 import { pagePolicy, setSecurityHeaders } from "./rpc/security-headers.ts";
+import { subscriptionCalls } from "./subscription/calls.ts";
 import { subscriptionRoutes } from "./subscription/routes.ts";
 
 /** Every envelope call of the product; each module contributes its list. */
@@ -78,6 +79,7 @@ const calls: CallDef[] = [
   ...channelCalls,
   ...walletCalls,
   ...chargeAdminCalls,
+  ...subscriptionCalls,
 ];
 
 /** Bun answers 413 above this; envelope calls have their own smaller limit (1000). */

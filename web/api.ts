@@ -135,6 +135,7 @@ export interface CallMap {
   // nodes, entries, lines and subscriptions (issue 4)
   "/api/agent/agent_list": { input: Empty; output: PublicAgent[] };
   "/api/user/reset_userkey": { input: Empty; output: { userkey: string } };
+  "/api/user/ssr_lines": { input: Empty; output: { lines: number } };
   "/api/user/change_use_info": { input: ChangeUseInfoInput; output: UserInfo };
   "/api/admin/agents/list": { input: Empty; output: Agent[] };
   "/api/admin/agents/update": { input: AgentForm; output: Agent };

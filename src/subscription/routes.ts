@@ -1,7 +1,8 @@
 /**
  * Subscription links and the files around them (seed 000 §7, DESIGN §5: not enveloped).
  *   GET /api/subscript/{client}/{userId}/{userkey}   the file a client app imports
- *   GET /user/getUserAllURL?type=ssr                 the logged-in user's share links, one a line
+ *   GET /user/getUserAllURL?type=ssr                 the logged-in user's share links, one a line, or
+ *                                                    in words why there are none
  *   GET /describe/ss_rule.conf, /describe/q.filter   rule files for Shadowrocket and Quantumult
  *   GET /country/country.json                        the node form's country list
  */
@@ -15,6 +16,7 @@ import { formatFor, isClient } from "./clients.ts";
 import type { Format } from "./model.ts";
 import { quantumultFilter, shadowrocketRules } from "./rules.ts";
 import {
+  Notice,
   renderSubscription,
   SITE_TITLE,
   subscriptionHeaders,
@@ -62,7 +64,9 @@ export function subscriptionRoutes(app: AppContext) {
         title: SITE_TITLE,
         query: new URLSearchParams({ base64: "0" }),
       });
-      return new Response(file.body, {
+      // A person reads this page: a placeholder link would only mislead, so the reason is said.
+      const body = file.notice === null ? file.body : `${listingNotice(format, file.notice)}\n`;
+      return new Response(body, {
         headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "private, no-store" },
       });
     })
@@ -72,6 +76,9 @@ export function subscriptionRoutes(app: AppContext) {
       Response.json(COUNTRIES, { headers: { "cache-control": "public, max-age=86400" } }),
     );
 }
+
+const listingNotice = (format: Format, notice: string) =>
+  format === "ssr" && notice === Notice.unsupported ? Notice.noSsrLines : notice;
 
 function ruleFile(body: string): Response {
   return new Response(body, {

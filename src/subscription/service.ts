@@ -33,6 +33,9 @@ export const Notice = {
   noTraffic: "流量已用完，请到商店购买套餐",
   noLines: "暂无可用线路，请联系客服",
   unsupported: "当前客户端不支持可用线路，请换用其他客户端",
+  /** The SSR listing page's words for `unsupported` (issue 26 D16). */
+  noSsrLines:
+    "暂无支持 SSR 的线路：SSR 只能使用「Shadowsocks（兼容 SSR）」线路。请改用首页其他客户端的订阅。",
 } as const;
 
 /** Today's time-package quota left (0 without a running package) and permanent traffic left. */
@@ -117,6 +120,11 @@ export function profileToggles(
   };
 }
 
+/** How many links the SSR listing holds for the user: the lines they may use that SSR can express. */
+export function ssrLineCount(ctx: AppContext, user: UserRow, now = Date.now()): number {
+  return visibleLineProxies(ctx, user, now).filter((proxy) => supports("ssr", proxy)).length;
+}
+
 /** The proxies for a format, or the one notice entry that says why there are none. */
 export function subscriptionProxies(
   ctx: AppContext,
@@ -153,6 +161,8 @@ export interface SubscriptionRequest {
 export interface SubscriptionFile extends Rendered {
   usage: UsageInfo;
   title: string;
+  /** Why the file holds only the notice entry instead of lines; null when it lists lines. */
+  notice: string | null;
 }
 
 export function renderSubscription(
@@ -174,7 +184,7 @@ export function renderSubscription(
     query: request.query,
     toggles: profileToggles(user),
   });
-  return { ...rendered, usage, title: request.title };
+  return { ...rendered, usage, title: request.title, notice };
 }
 
 /** The profile's name: the `name` query parameter (v2box and friends) or the site's name. */

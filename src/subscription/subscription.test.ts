@@ -297,6 +297,28 @@ describe("subscription HTTP edge", () => {
     expect(visitor.headers.get("location")).toBe("/#/login");
   });
 
+  test("without a line SSR can use, the listing says so in words and ssr_lines answers 0 (issue 26 D16)", async () => {
+    const ssrLines = async (who: ApiClient) =>
+      (await who.call<{ lines: number }>("/api/user/ssr_lines")).data;
+    expect(await ssrLines(client)).toEqual({ lines: 1 });
+    ctx().db.query("UPDATE agent_lines SET public = 0 WHERE name = '香港 SSR'").run();
+    try {
+      const listing = await client.get("/user/getUserAllURL?type=ssr");
+      expect(listing.status).toBe(200);
+      expect(await listing.text()).toBe(`${Notice.noSsrLines}\n`);
+      expect(await ssrLines(client)).toEqual({ lines: 0 });
+    } finally {
+      ctx().db.query("UPDATE agent_lines SET public = 1 WHERE name = '香港 SSR'").run();
+    }
+    // Out of traffic: the lines are there, the page says why none is listed.
+    const empty = await customer({ traffic: 0 });
+    expect(await ssrLines(empty.client)).toEqual({ lines: 1 });
+    expect(await (await empty.client.get("/user/getUserAllURL?type=ssr")).text()).toBe(
+      `${Notice.noTraffic}\n`,
+    );
+    expect((await new ApiClient(server.url).call("/api/user/ssr_lines")).code).toBe(1002);
+  });
+
   test("rule files keep the subscription host direct: describe_host when set", async () => {
     const plain = await (await fetch(`${server.url}/describe/ss_rule.conf`)).text();
     expect(plain).toContain("DOMAIN,127.0.0.1,DIRECT");

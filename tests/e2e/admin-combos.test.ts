@@ -93,7 +93,7 @@ describe("admin combos", () => {
     expect(sent).toMatchObject({ name: "e2e 流量包", price: 12.5, traffic: 30 * GB, vipDuration: 0 });
     expect(sent).not.toHaveProperty("limit");
     expect(sent).not.toHaveProperty("_id");
-    await toast(page, "商品配置成功").waitFor();
+    await toast(page, "添加成功").waitFor();
     await form.waitFor({ state: "hidden" });
 
     const row = page.getByRole("row").filter({ hasText: "e2e 流量包" });
@@ -217,6 +217,40 @@ describe("admin combos", () => {
     await context.close();
     expect(errors).toEqual([]);
     server.context.settings.update({ alipay: "", epay_key: "", exchange_rate: 7.2 });
+  });
+
+  test("settings: the install-script addresses are labelled by server type, saved under the seed's names", async () => {
+    const { context, page, errors } = await newPage(browser, 1280);
+    await login(page, adminEmail);
+    await page.goto(`${server.url}/#/admin_config`);
+    const section = page.getByRole("group", { name: "安装脚本地址" });
+    await section.waitFor();
+    expect(await section.locator(".field-label").allTextContents()).toEqual([
+      "面板地址（节点连接用）",
+      "Alpine",
+      "Ubuntu x86",
+      "Ubuntu ARM",
+      "Ubuntu 国内",
+      "Ubuntu Reality",
+      "Alpine Reality",
+    ]);
+    await section.getByLabel("Alpine", { exact: true }).fill("https://scripts.example.com/alpine.sh");
+    await section.getByLabel("Ubuntu 国内", { exact: true }).fill("https://scripts.example.com/cn.sh");
+    await section.scrollIntoViewIfNeeded();
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 800 });
+      await section.screenshot({ path: join(SHOTS, `admin-config-install-${width}.png`) });
+    }
+    await page.setViewportSize({ width: 1280, height: 800 });
+    expect(await save(page)).toEqual({
+      install_apine: "https://scripts.example.com/alpine.sh",
+      install_ubuntu_guonei: "https://scripts.example.com/cn.sh",
+    });
+    await toast(page, "更新成功").waitFor();
+    expect(server.context.settings.get("install_apine")).toBe("https://scripts.example.com/alpine.sh");
+    await context.close();
+    expect(errors).toEqual([]);
+    server.context.settings.update({ install_apine: "", install_ubuntu_guonei: "" });
   });
 
   test("trades: filter by text and the order detail dialog", async () => {

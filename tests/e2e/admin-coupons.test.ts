@@ -75,7 +75,7 @@ test("a yunying user batch-creates 10 Taobao coupons, downloads a.txt, edits, co
     useNumPerUser: 1,
     count: 10,
   });
-  await toast(page, "配置优惠券成功").waitFor();
+  await toast(page, "添加成功").waitFor();
   await form.waitFor({ state: "hidden" });
   await poll(() => bodyRows(page).count(), 10);
 
@@ -126,9 +126,9 @@ test("a yunying user batch-creates 10 Taobao coupons, downloads a.txt, edits, co
   expect(saves).toBe(0);
   await add.getByLabel("金额(元)").fill("5");
   await add.getByLabel("过期时间").fill("2031-12-31");
-  await noToast(page, "配置优惠券成功");
+  await noToast(page, "添加成功");
   await add.getByRole("button", { name: "保存" }).click();
-  await toast(page, "配置优惠券成功").waitFor();
+  await toast(page, "添加成功").waitFor();
   const cashRow = page.getByRole("row").filter({ hasText: "CASH5" });
   await cashRow.waitFor();
   expect((await cashRow.getByRole("cell").allInnerTexts()).slice(2, 9)).toEqual([

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Locator, Page } from "playwright-core";
+import { GB } from "../../src/lib/traffic.ts";
 import { type Agent, newNodeDefaults } from "../../src/modules/node-record/schema.ts";
 import { type AgentRow, findAgentRow } from "../../src/modules/node-record/service.ts";
 import { startControlServer } from "../../src/node-program/control.ts";
@@ -52,7 +53,7 @@ const toast = (page: Page, text: string) =>
 const rowOf = (page: Page, text: string) => page.getByRole("row").filter({ hasText: text });
 /** 状态, 运行版本, 更新次数 of a node's row. */
 const statusCells = async (page: Page, name: string) =>
-  (await rowOf(page, name).getByRole("cell").allInnerTexts()).slice(10, 13);
+  (await rowOf(page, name).getByRole("cell").allInnerTexts()).slice(4, 7);
 
 async function addNode(name: string, ctrlPort: number): Promise<AgentRow> {
   const answer = await admin.call<Agent>("/api/admin/agents/update", {
@@ -154,7 +155,7 @@ describe("/admin_agents node form", () => {
       type: "v2ray",
       ...defaults,
     });
-    await toast(page, "更新成功").waitFor();
+    await toast(page, "添加成功").waitFor();
     await form.waitFor({ state: "hidden" });
     expect(sends).toBe(1);
 
@@ -253,6 +254,104 @@ describe("/admin_agents node actions", () => {
       await control.stop();
     }
     await screenshots(page, "admin-nodes");
+    expect(errors).toEqual([]);
+    await context.close();
+  });
+});
+
+/** The left and right edge of every button in the row. */
+async function buttonEdges(page: Page, name: string) {
+  const row = rowOf(page, name);
+  const boxes = await row.getByRole("button").evaluateAll((buttons) =>
+    buttons.map((button) => {
+      const box = button.getBoundingClientRect();
+      return { label: button.textContent ?? "", left: box.left, right: box.right };
+    }),
+  );
+  return boxes;
+}
+
+describe("/admin_agents layout", () => {
+  test("at 1280 px every row action, 异常上报 included, is in view; the rest of a node is in 详情", async () => {
+    const node = await addNode("e2e 香港 BGP 宽度节点 01", 888);
+    server.context.db
+      .query("UPDATE agents SET desc = ?, host = ?, ip = ?, country_code = 'HK' WHERE id = ?")
+      .run(
+        "香港 BGP 线路，晚高峰较稳定，适合游戏与视频",
+        "hk.example.com",
+        "2001:db8:85a3::8a2e:370:7334",
+        node.id,
+      );
+    // The node reports a user it was not given: the row gets an 异常上报 count to open.
+    const stranger = await loggedInClient(server);
+    server.context.db.query("UPDATE balances SET traffic = ? WHERE user_id = ?").run(GB, stranger.user.id);
+    const push = await fetch(
+      `${server.url}/api/v1/server/UniProxy/push?node_type=ferry&node_id=${node.node_no}&token=${node.api_token}`,
+      {
+        method: "POST",
+        body: JSON.stringify({ [stranger.user.node_uid]: [0, GB] }),
+        headers: { "user-agent": "ferry-agent/0.1.0" },
+      },
+    );
+    expect(push.status).toBe(200);
+
+    const { page, context, errors } = await newPage(browser, 1280);
+    await loginInBrowser(page, server.url, adminEmail, adminPassword);
+    await page.goto(`${server.url}/#/admin_agents`);
+    await page.getByRole("heading", { name: "节点管理" }).waitFor();
+    await rowOf(page, "e2e 香港 BGP 宽度节点 01").waitFor();
+
+    const labels = ["详情", "编辑", "复制", "升级节点", "获取更新命令", "删除"];
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 800 });
+      await page.waitForTimeout(200);
+      const edges = await buttonEdges(page, "e2e 香港 BGP 宽度节点 01");
+      // 1280: the anomaly count and every action; 390: the actions (the sticky column).
+      const expected = width === 1280 ? ["1", ...labels] : labels;
+      const inView = edges.filter((edge) => edge.left >= 0 && edge.right <= width).map((edge) => edge.label);
+      expect(inView).toEqual(expect.arrayContaining(expected));
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width);
+    }
+    await page.setViewportSize({ width: 1280, height: 800 });
+    // Nothing to scroll at 1280: the table fits its container.
+    expect(
+      await page.locator(".admin-list .table-wrap").evaluate((wrap) => wrap.scrollWidth <= wrap.clientWidth),
+    ).toBe(true);
+    await screenshots(page, "admin-nodes-layout");
+
+    // 详情 holds what left the table: ports, warp, logging, the description, the install flavour.
+    await rowOf(page, "e2e 香港 BGP 宽度节点 01").getByRole("button", { name: "详情" }).click();
+    const details = page.getByRole("dialog", { name: "节点详情：e2e 香港 BGP 宽度节点 01" });
+    await details.waitFor();
+    const facts = await details
+      .locator("dl")
+      .evaluate((list) =>
+        Object.fromEntries(
+          [...list.querySelectorAll("dt")].map((dt) => [dt.textContent, dt.nextElementSibling?.textContent]),
+        ),
+      );
+    expect(facts).toMatchObject({
+      名称: "e2e 香港 BGP 宽度节点 01",
+      类型: "v2ray",
+      IP: "2001:db8:85a3::8a2e:370:7334",
+      国家: "🇭🇰 香港",
+      "域名（WS/TLS，可空）": "hk.example.com",
+      控制端口: "888",
+      中转端口: "20000",
+      端口: "10000",
+      公开端口: "10000",
+      "Warp 分流": "关",
+      日志: "关",
+      服务器类型: "Ubuntu x86",
+      描述: "香港 BGP 线路，晚高峰较稳定，适合游戏与视频",
+      状态: "正常",
+      运行版本: "0.1.0",
+      更新次数: "0",
+      异常上报: "1",
+    });
+    await screenshots(page, "admin-node-details");
+    await details.getByRole("button", { name: "关闭" }).first().click();
+    await details.waitFor({ state: "hidden" });
     expect(errors).toEqual([]);
     await context.close();
   });

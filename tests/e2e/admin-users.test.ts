@@ -74,7 +74,7 @@ test("an admin finds a customer, adds 10 G with a reason, sets a channel and dis
     dailyUnlimitTraffic: 30,
     adjust: { trafficG: 10, days: 0, walletYuan: 0, reason: "线路故障补偿" },
   });
-  await toast(page, "用户配置成功").waitFor();
+  await toast(page, "更新成功").waitFor();
   await form.waitFor({ state: "hidden" });
   await row.getByRole("cell", { name: "0.00 / 10.00" }).waitFor();
 
@@ -122,7 +122,7 @@ test("an admin finds a customer, adds 10 G with a reason, sets a channel and dis
   await row.getByRole("button", { name: "编辑" }).click();
   await form.getByRole("switch", { name: "禁用账号" }).check();
   await form.getByRole("button", { name: "保存" }).click();
-  await toast(page, "用户配置成功").waitFor();
+  await toast(page, "更新成功").waitFor();
   await row.getByText("已禁用").waitFor();
   expect((await customer.client.call("/api/user/userinfo")).code).toBe(1002);
   // Their next call (another filter of their records) answers 1002 and sends them to the login page.

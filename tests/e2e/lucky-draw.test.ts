@@ -7,6 +7,7 @@
  * Screenshots at 1280 and 390 px. Needs the SPA built first (`bun scripts/build-web.ts`).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
 import type { Browser, Page, Response } from "playwright-core";
 import { tx } from "../../src/db/db.ts";
 import { GB } from "../../src/lib/traffic.ts";
@@ -17,7 +18,7 @@ import { transformPassword } from "../../src/modules/user/password.ts";
 import { createUser } from "../../src/modules/user/service.ts";
 import { type Answer, fromBase64Json } from "../../src/rpc/envelope.ts";
 import { startTestServer, type TestServer, uniqueEmail } from "../harness.ts";
-import { launchChromium, loginInBrowser, newPage, poll, reloadPage, screenshots } from "./chromium.ts";
+import { launchChromium, loginInBrowser, newPage, poll, reloadPage, SHOTS, screenshots } from "./chromium.ts";
 
 const PASSWORD = "password123";
 
@@ -74,6 +75,7 @@ describe("lucky draw", () => {
     await page.getByRole("heading", { name: "抽奖管理" }).waitFor();
     await page.getByRole("cell", { name: "暂无记录" }).waitFor();
     expect(await stat(page, "总权重")).toBe("0");
+    expect(await stat(page, "每次期望流量")).toBe("0.00 G");
     expect(await stat(page, "中奖率")).toBe("0.00%");
 
     await page.getByRole("button", { name: "添加奖品" }).click();
@@ -92,7 +94,7 @@ describe("lucky draw", () => {
     await uploaded;
     await form.getByRole("img", { name: /已选图片/ }).waitFor();
     await form.getByRole("button", { name: "保存" }).click();
-    await toast(page, "配置奖品成功").waitFor();
+    await toast(page, "添加成功").waitFor();
     await page.getByRole("cell", { name: "一等奖", exact: true }).waitFor();
     await page.getByRole("img", { name: "一等奖的图片" }).waitFor();
 
@@ -110,20 +112,30 @@ describe("lucky draw", () => {
     await form.getByText("折扣须在 0.1 到 1 之间，以 0.1 为单位").waitFor();
     await discount.fill("0.8");
     await form.getByRole("button", { name: "保存" }).click();
-    await toast(page, "配置奖品成功").last().waitFor();
+    await toast(page, "添加成功").last().waitFor();
     await page.getByRole("cell", { name: "二等奖", exact: true }).waitFor();
-    // 10 × 1 + 1 × 3 = 13 G over weight 4: 325.00 %.
+    // 10 × 1 + 1 × 3 = 13 G over weight 4: a draw gives 3.25 G on average (the seed's "325.00 %"),
+    // and every draw wins something.
     await poll(() => stat(page, "总权重"), "4");
     expect(await stat(page, "流量×权重(G)")).toBe("13");
-    expect(await stat(page, "中奖率")).toBe("325.00%");
+    expect(await stat(page, "每次期望流量")).toBe("3.25 G");
+    expect(await stat(page, "中奖率")).toBe("100.00%");
     await page.getByRole("cell", { name: "8 折 · 7 天" }).waitFor();
 
-    // Delete asks first.
+    // A blank of weight 2 (nothing to win): a third of the draws give nothing, 13 / 6 G on average.
     await page.getByRole("button", { name: "添加奖品" }).click();
     form = page.getByRole("dialog", { name: "添加奖品" });
     await form.getByLabel("名称").fill("删除我");
+    await form.getByLabel("奖励流量(G)").fill("0");
+    await form.getByLabel("权重").fill("2");
     await form.getByRole("button", { name: "保存" }).click();
     await page.getByRole("cell", { name: "删除我", exact: true }).waitFor();
+    await poll(() => stat(page, "总权重"), "6");
+    expect(await stat(page, "每次期望流量")).toBe("2.17 G");
+    expect(await stat(page, "中奖率")).toBe("66.67%");
+    await page.locator(".prize-stats").screenshot({ path: join(SHOTS, "admin-prize-stats-1280.png") });
+
+    // Delete asks first.
     await page
       .getByRole("row", { name: /删除我/ })
       .getByRole("button", { name: "删除" })

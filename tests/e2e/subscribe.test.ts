@@ -196,9 +196,9 @@ describe("dashboard subscriptions", () => {
     await expect(card.getByRole("link", { name: "使用异常？" }).getAttribute("href")).resolves.toBe(
       "/#/windows_errors",
     );
-    await expect(card.getByRole("link", { name: /全部节点链接/ }).getAttribute("href")).resolves.toBe(
-      "/user/getUserAllURL?type=ssr",
-    );
+    // No line yet, so none SSR can use: the listing is named without a link (tests/e2e/ssr-listing.test.ts).
+    await card.getByText("全部节点链接（SSR）：暂无支持 SSR 的线路。").waitFor();
+    await expect(card.getByRole("link", { name: /全部节点链接/ }).count()).resolves.toBe(0);
     const buttons = card.locator(".advanced-clients > .dropdown > button");
     await expect(buttons.allTextContents()).resolves.toEqual([
       "Shadowrocket推荐",

@@ -82,7 +82,6 @@ export const NEW_COMBO_DEFAULTS = {
 };
 
 export const ComboMsg = {
-  saved: "商品配置成功",
   saveFailed: "商品配置失败",
   deleted: "删除成功",
   deleteFailed: "商品删除失败",

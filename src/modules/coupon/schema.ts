@@ -136,8 +136,8 @@ export const couponRecordsInput = z.object({ limit: z.number().int().min(1).max(
 export const CouponMsg = {
   codeTaken: "优惠券码已存在",
   notFound: "优惠券不存在",
-  // The manager's toasts (seed 001 §8): failures get ":{server message}" appended.
-  saved: "配置优惠券成功",
+  // The manager's toasts (seed 001 §8): failures get ":{server message}" appended. A save's
+  // success is the back office's 添加成功 / 更新成功 (issue 26 D14).
   saveFailed: "配置优惠券失败",
   deleted: "删除优惠券成功",
   deleteFailed: "删除优惠券失败",

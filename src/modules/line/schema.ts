@@ -69,11 +69,18 @@ export interface AgentLine {
   bridgeAddr: string;
 }
 
-/** Seed 001 §2.9: an h2 node forces protocol h2 and bridge none; any other node starts on report. */
-export function lineDefaultsForNode(type: NodeType): Pick<AgentLine, "protocol" | "bridge"> {
+/**
+ * Seed 001 §2.9: an h2 node forces protocol h2 and bridge none; any other node starts on report,
+ * when there is an entry to relay through, else direct (issue 26 D17: a relay without an entry
+ * cannot be saved).
+ */
+export function lineDefaultsForNode(
+  type: NodeType,
+  hasEntry: boolean,
+): Pick<AgentLine, "protocol" | "bridge"> {
   if (type === "h2") return { protocol: "h2", bridge: "none" };
-  if (type === "reality") return { protocol: "reality", bridge: "report" };
-  return { protocol: "vmesh_tcp", bridge: "report" };
+  const bridge = hasEntry ? "report" : "none";
+  return { protocol: type === "reality" ? "reality" : "vmesh_tcp", bridge };
 }
 
 /** Seed 001 §3 "permissionRequire, or none": the wire value of a line anyone may see. */

@@ -15,6 +15,16 @@ export const SERVER_TYPES = [
 ] as const;
 export type ServerType = (typeof SERVER_TYPES)[number];
 
+/** How the back office names each install flavour; the wire names stay (seed 001 spells alpine "apine"). */
+export const SERVER_TYPE_LABELS: Record<ServerType, string> = {
+  apine: "Alpine",
+  ubuntu_x86: "Ubuntu x86",
+  ubuntu_arm: "Ubuntu ARM",
+  ubuntu_guonei: "Ubuntu 国内",
+  ubuntu_reality: "Ubuntu Reality",
+  alpine_reality: "Alpine Reality",
+};
+
 /**
  * Shadowsocks ciphers a node may use: the classic AEAD three every client accepts, and the two
  * AES 2022 methods (subscription-formats.md §2). aes-192-gcm and 2022-chacha are left out on purpose.

@@ -190,16 +190,34 @@ describe("the prize manager", () => {
       discountDuration: 5,
     });
 
-    // Σ weight 4; Σ traffic × weight = 10 + 6 = 16 G; 16 / 4 = 4 → 400.00 %.
+    // Σ weight 4; Σ traffic × weight = 10 + 6 = 16 G; a draw gives 16 / 4 = 4 G on average, and
+    // both prizes give something: the seed's "400.00 %" is the 4 G, the win rate is 100 %.
     expect(await prizeList()).toEqual({
       prizes: [first, second],
-      stats: { totalWeight: 4, trafficWeightG: 16, winRate: "400.00%" },
+      stats: { totalWeight: 4, trafficWeightG: 16, expectedTraffic: 4 * GB, winRate: "100.00%" },
     });
 
     const edited = await savePrize({ ...first, name: "特等奖", gainTraffic: 1.5, weight: 2 });
     expect(edited).toEqual({ ...first, name: "特等奖", gainTraffic: 1.5, weight: 2 });
-    // 1.5 × 2 + 2 × 3 = 9 G over weight 5: 1.8 → 180.00 %.
-    expect((await prizeList()).stats).toEqual({ totalWeight: 5, trafficWeightG: 9, winRate: "180.00%" });
+    // 1.5 × 2 + 2 × 3 = 9 G over weight 5: 1.8 G a draw.
+    expect((await prizeList()).stats).toEqual({
+      totalWeight: 5,
+      trafficWeightG: 9,
+      expectedTraffic: Math.round(1.8 * GB),
+      winRate: "100.00%",
+    });
+    // A blank (谢谢参与) of weight 5: half the draws give nothing, and the average halves.
+    const blank = await savePrize({ name: "谢谢参与", gainTraffic: 0, gainVipTime: 0, weight: 5 });
+    expect((await prizeList()).stats).toEqual({
+      totalWeight: 10,
+      trafficWeightG: 9,
+      expectedTraffic: Math.round(0.9 * GB),
+      winRate: "50.00%",
+    });
+    // A coupon alone is something won.
+    await savePrize({ ...blank, hasDiscountCoupon: true, discountValue: 0.9, discountDuration: 3 });
+    expect((await prizeList()).stats.winRate).toBe("100.00%");
+    expect((await yunying.call("/api/yunying/prize/delete", { id: blank._id })).code).toBe(0);
 
     expect((await yunying.call("/api/yunying/prize/delete", { id: first._id })).code).toBe(0);
     expect((await prizeList()).prizes).toEqual([second]);
@@ -213,7 +231,7 @@ describe("the prize manager", () => {
   test("an empty table has zero statistics", async () => {
     expect(await prizeList()).toEqual({
       prizes: [],
-      stats: { totalWeight: 0, trafficWeightG: 0, winRate: "0.00%" },
+      stats: { totalWeight: 0, trafficWeightG: 0, expectedTraffic: 0, winRate: "0.00%" },
     });
   });
 

@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { optionalId } from "../../lib/id-schema.ts";
+import { GB } from "../../lib/traffic.ts";
 import { imageRef } from "../file/schema.ts";
 
 /**
@@ -28,12 +29,18 @@ export interface Prize {
 /** A prize as a customer sees it on the board: everything but its weight (the odds stay private). */
 export type BoardPrize = Omit<Prize, "weight" | "createTime">;
 
-/** Seed 001 §2.15 statistics of the whole table. */
+/**
+ * Seed 001 §2.15 statistics of the whole table. The seed's "win rate" (Σ traffic × weight over
+ * the total weight, as a percent) is what one draw gives on average, so it is `expectedTraffic`;
+ * `winRate` is the chance that a draw gives anything (issue 26 D19, docs/decisions.md).
+ */
 export interface PrizeStats {
   totalWeight: number;
   /** Σ gainTraffic × weight, in G. */
   trafficWeightG: number;
-  /** trafficWeightG / totalWeight as a percent with 2 decimals ("0.00%" for an empty table). */
+  /** Bytes one draw gives on average: Σ gainTraffic × weight / Σ weight (0 for an empty table). */
+  expectedTraffic: number;
+  /** The share of the weight on prizes that give something, a percent with 2 decimals ("0.00%" when empty). */
   winRate: string;
 }
 
@@ -43,12 +50,27 @@ export interface PrizeList {
   stats: PrizeStats;
 }
 
+type PrizeGain = Pick<Prize, "gainTraffic" | "gainVipTime" | "hasDiscountCoupon">;
+
+/** Whether drawing the prize gives the customer anything (traffic, days or a coupon). */
+export const prizeGivesSomething = (prize: PrizeGain) =>
+  prize.gainTraffic > 0 || prize.gainVipTime > 0 || prize.hasDiscountCoupon;
+
 /** The statistics of seed 001 §2.15, computed once for the page, the list call and the CLI. */
-export function prizeStats(prizes: readonly Pick<Prize, "gainTraffic" | "weight">[]): PrizeStats {
+export function prizeStats(prizes: readonly (PrizeGain & Pick<Prize, "weight">)[]): PrizeStats {
   const totalWeight = prizes.reduce((sum, prize) => sum + prize.weight, 0);
   const trafficWeightG = prizes.reduce((sum, prize) => sum + prize.gainTraffic * prize.weight, 0);
-  const rate = totalWeight > 0 ? (trafficWeightG / totalWeight) * 100 : 0;
-  return { totalWeight, trafficWeightG: Number(trafficWeightG.toFixed(2)), winRate: `${rate.toFixed(2)}%` };
+  const winningWeight = prizes.reduce(
+    (sum, prize) => sum + (prizeGivesSomething(prize) ? prize.weight : 0),
+    0,
+  );
+  const share = (part: number) => (totalWeight > 0 ? part / totalWeight : 0);
+  return {
+    totalWeight,
+    trafficWeightG: Number(trafficWeightG.toFixed(2)),
+    expectedTraffic: Math.round(share(trafficWeightG) * GB),
+    winRate: `${(share(winningWeight) * 100).toFixed(2)}%`,
+  };
 }
 
 /** What a prize gives, in words, for the notice, the bot and the CLI ("10G 流量、3 天时长"). */
@@ -99,7 +121,6 @@ export interface MyDraw {
 }
 
 export const PrizeMsg = {
-  saved: "配置奖品成功",
   saveFailed: "配置奖品失败",
   deleted: "删除成功",
   deleteFailed: "删除失败",

@@ -29,6 +29,7 @@ import {
   type PrizeList,
   PrizeMsg,
   prizeGainText,
+  prizeGivesSomething,
   prizeStats,
 } from "./schema.ts";
 
@@ -208,8 +209,8 @@ function tellPrizeWon(
   prize: Prize,
   couponCode: string,
 ): void {
+  if (!prizeGivesSomething(prize)) return;
   const gains = prizeGainText(prize);
-  if (gains === "") return;
   const coupon = couponCode ? `，优惠券码 ${couponCode}（${prize.discountDuration} 天内下单可用）` : "";
   const text = `恭喜您在幸运抽奖中抽中「${prize.name}」：${gains}${coupon}`;
   createNotice(ctx, { userId, desc: text, href: "/#/lucky_draw" });

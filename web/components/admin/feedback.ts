@@ -3,6 +3,13 @@ import type { Answer } from "../../api.ts";
 import { TOAST_SHORT, toast } from "../Toast.tsx";
 
 /**
+ * The success toast of every back-office add/edit dialog, the same on every screen (issue 26 D14):
+ * a draft without an id becomes a new record (添加, 复制, 批量生成), one with an id is updated.
+ */
+export const SaveToast = { added: "添加成功", updated: "更新成功" } as const;
+export const savedToast = (draft: { _id?: string }) => (draft._id ? SaveToast.updated : SaveToast.added);
+
+/**
  * The back office's save/delete toasts (seed 001 §8, 2 s): `success` on code 0, otherwise
  * `failure:{server message}`. Network failures and expired sessions already toasted in api.ts.
  */

@@ -4,12 +4,11 @@
  */
 import { useState } from "react";
 import type { Answer } from "../../api.ts";
-import { toastResult } from "./feedback.ts";
+import { savedToast, toastResult } from "./feedback.ts";
 import { type FieldErrors, useFormErrors } from "./formErrors.ts";
 
-/** The toasts of a save: `saved`, or `saveFailed:{server message}`. */
+/** The failure toast of a save, `saveFailed:{server message}`; success is savedToast's. */
 export interface SaveMessages {
-  saved: string;
   saveFailed: string;
 }
 
@@ -51,10 +50,10 @@ export function useDraftEditor<D extends { _id?: string }>(reload: () => unknown
 /**
  * The dialog's form: `set` edits one field, `bind(key)` is a field's value, error and onChange for
  * the inputs that hand back a value (NumberField, …). Saving checks `request(form).errors` under
- * the fields, sends, toasts the answer and calls `onSaved` when it succeeded. Spread `dialog` on
- * the FormDialog.
+ * the fields, sends, toasts the answer (添加成功 for a draft without `_id`, else 更新成功) and calls
+ * `onSaved` when it succeeded. Spread `dialog` on the FormDialog.
  */
-export function useDraftForm<D extends object>(
+export function useDraftForm<D extends { _id?: string }>(
   initial: D | (() => D),
   messages: SaveMessages,
   onSaved: () => void,
@@ -76,7 +75,7 @@ export function useDraftForm<D extends object>(
     setBusy(true);
     const answer = await send();
     setBusy(false);
-    if (toastResult(answer, messages.saved, messages.saveFailed)) onSaved();
+    if (toastResult(answer, savedToast(form), messages.saveFailed)) onSaved();
   };
 
   return { form, setForm, set, bind, errors, dialog: { onSubmit: save, busy, formRef } };

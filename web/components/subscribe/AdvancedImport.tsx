@@ -1,7 +1,11 @@
 /**
  * 订阅导入（进阶） (seed 000 §2): a button per client app, each opening the same subscribe dropdown,
- * and a sing-box QR code for phones (请登录 for visitors).
+ * and a sing-box QR code for phones (请登录 for visitors). 全部节点链接（SSR） is a link unless the
+ * customer has no line SSR can use, when the card says so instead (issue 26 D16).
  */
+import { useEffect, useState } from "react";
+import { Code } from "../../../src/rpc/codes.ts";
+import { call } from "../../api.ts";
 import { useSession } from "../../session.ts";
 import { QrCanvas } from "../QrDialog.tsx";
 import { ADVANCED_CLIENTS, SINGBOX_CLIENT, type SubscribeClient, userSubscriptionUrl } from "./clients.ts";
@@ -9,6 +13,37 @@ import { SubscribeMenu } from "./SubscribeMenu.tsx";
 
 /** The SSR share links of every line, one a line (seed 000 §2). */
 export const LISTING_URL = "/user/getUserAllURL?type=ssr";
+
+/** How many lines the SSR listing holds for the logged-in customer; null for visitors or while unknown. */
+function useSsrLines(): number | null {
+  const userId = useSession().user?._id;
+  const [lines, setLines] = useState<number | null>(null);
+  useEffect(() => {
+    setLines(null);
+    if (!userId) return;
+    let current = true;
+    void call("/api/user/ssr_lines", {}, { quiet: true }).then((answer) => {
+      if (current && answer.code === Code.ok) setLines(answer.data.lines);
+    });
+    return () => {
+      current = false;
+    };
+  }, [userId]);
+  return lines;
+}
+
+function ListingNote() {
+  const lines = useSsrLines();
+  if (lines === 0) {
+    return <p className="card-note">以下为各客户端的专用订阅。全部节点链接（SSR）：暂无支持 SSR 的线路。</p>;
+  }
+  return (
+    <p className="card-note">
+      以下为各客户端的专用订阅。也可查看 <a href={LISTING_URL}>全部节点链接（SSR）</a>
+      ，逐条导入。
+    </p>
+  );
+}
 
 function ClientButton({ client }: { client: SubscribeClient }) {
   return (
@@ -57,10 +92,7 @@ export function AdvancedImport() {
         </h2>
         <a href="/#/windows_errors">使用异常？</a>
       </div>
-      <p className="card-note">
-        以下为各客户端的专用订阅。也可查看 <a href={LISTING_URL}>全部节点链接（SSR）</a>
-        ，逐条导入。
-      </p>
+      <ListingNote />
       <div className="advanced-clients">
         {ADVANCED_CLIENTS.map((client) => (
           <ClientButton key={client.name} client={client} />

@@ -1,6 +1,7 @@
 /**
  * /admin_agentLines (seed 001 §2.9): the lines subscriptions are made of. Choosing a node sets the
- * protocol and bridge it starts on (lineDefaultsForNode); the protocol list is the node type's;
+ * protocol and bridge it starts on (lineDefaultsForNode: 中转 only while an entry exists, else
+ * 直连); the protocol list is the node type's;
  * the entry field appears only for 中转 (with a link to 入口管理 while there is no entry) and the CDN
  * address only for CDN. The form is checked with the server's lineInput before saving, so a fixed
  * name with a count above 1 is refused on the count (seed 001 §5). 复制日志 copies the line's JSON.
@@ -41,7 +42,6 @@ import type { Column } from "../../components/Table.tsx";
 
 /** Seed 001 §8 toasts of this screen. */
 export const LineMsg = {
-  saved: "更新线路成功",
   saveFailed: "线路配置失败",
   deleted: "删除成功",
   deleteFailed: "删除失败",
@@ -74,9 +74,9 @@ export function bridgesFor(protocol: LineProtocol): readonly Bridge[] {
   return BRIDGES.filter((bridge) => bridge !== "cf_cdn" || protocol === "vmesh_ws");
 }
 
-/** Seed 001 §2.9: a node of type h2 forces h2 / direct, any other starts on 中转. */
-export function withNode(draft: LineDraft, agent: Pick<Agent, "_id" | "type">): LineDraft {
-  return { ...draft, agentID: agent._id, ...lineDefaultsForNode(agent.type) };
+/** Seed 001 §2.9: a node of type h2 forces h2 / direct, any other starts on 中转 if there is an entry. */
+export function withNode(draft: LineDraft, agent: Pick<Agent, "_id" | "type">, hasEntry: boolean): LineDraft {
+  return { ...draft, agentID: agent._id, ...lineDefaultsForNode(agent.type, hasEntry) };
 }
 
 /** A protocol change keeps the bridge when the protocol allows it, else falls back. */
@@ -86,13 +86,13 @@ export function withProtocol(draft: LineDraft, protocol: LineProtocol): LineDraf
   return { ...draft, protocol, bridge };
 }
 
-export function newLineDraft(agent: Pick<Agent, "_id" | "type"> | undefined): LineDraft {
+export function newLineDraft(agent: Pick<Agent, "_id" | "type"> | undefined, hasEntry: boolean): LineDraft {
   const draft: LineDraft = {
     name: "",
     index: "0",
     agentID: "",
     protocol: "vmesh_tcp",
-    bridge: "report",
+    bridge: hasEntry ? "report" : "none",
     entryID: "",
     scale: "1",
     num: "1",
@@ -103,7 +103,7 @@ export function newLineDraft(agent: Pick<Agent, "_id" | "type"> | undefined): Li
     msg: "",
     bridgeAddr: "",
   };
-  return agent ? withNode(draft, agent) : draft;
+  return agent ? withNode(draft, agent, hasEntry) : draft;
 }
 
 export function lineToDraft(line: AgentLine): LineDraft {
@@ -222,7 +222,7 @@ function LineFormDialog({
           }
           onChange={(id) => {
             const chosen = agents.find((a) => a._id === id);
-            if (chosen) setForm(withNode(form, chosen));
+            if (chosen) setForm(withNode(form, chosen, entries.length > 0));
           }}
         />
         <SelectField
@@ -367,7 +367,12 @@ export function AdminAgentLinesPage() {
             type="button"
             className="btn btn-primary"
             onClick={() =>
-              editor.edit(newLineDraft(agents.rows.find((a) => a._id === agentFilter) ?? agents.rows[0]))
+              editor.edit(
+                newLineDraft(
+                  agents.rows.find((a) => a._id === agentFilter) ?? agents.rows[0],
+                  entries.rows.length > 0,
+                ),
+              )
             }
           >
             添加

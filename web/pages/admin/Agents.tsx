@@ -8,8 +8,10 @@
  * the count opens them per user and day. A new node starts from its type's defaults for every port
  * (newNodeDefaults, as `ferry node add`), so name and IP are enough; the form is checked with the
  * server's agentInput before saving. A node that never called the panel is 未连接, not 异常.
+ * The table keeps what an operator scans (issue 26 D13): order, ports, warp, logging and the
+ * description are in 详情, and the 操作 column stays in view at the right edge.
  */
-import { useEffect, useRef, useState } from "react";
+import { Fragment, type ReactNode, useEffect, useRef, useState } from "react";
 import { formatTraffic } from "../../../src/lib/traffic.ts";
 import {
   type Agent,
@@ -23,6 +25,7 @@ import {
   type NodeType,
   newNodeDefaults,
   nodeState,
+  SERVER_TYPE_LABELS,
   SERVER_TYPES,
   type ServerType,
   SS_METHODS,
@@ -203,6 +206,37 @@ function useCountries(): Country[] {
 }
 
 const option = <V extends string>(value: V) => ({ value, label: value });
+const serverTypeOption = (value: ServerType) => ({ value, label: SERVER_TYPE_LABELS[value] });
+
+/** A list of label / value pairs (the form's Reality keys, 详情). */
+function Facts({ facts }: { facts: readonly (readonly [string, ReactNode])[] }) {
+  return (
+    <dl className="admin-details">
+      {facts.map(([label, value]) => (
+        <Fragment key={label}>
+          <dt>{label}</dt>
+          <dd>{value}</dd>
+        </Fragment>
+      ))}
+    </dl>
+  );
+}
+
+const realityFacts = (keys: Pick<Agent, "reality_public_key" | "reality_short_id">) =>
+  [
+    [
+      "Reality 公钥",
+      <code key="public-key" className="admin-id">
+        {keys.reality_public_key}
+      </code>,
+    ],
+    [
+      "Short ID",
+      <code key="short-id" className="admin-id">
+        {keys.reality_short_id}
+      </code>,
+    ],
+  ] as const;
 
 function AgentFormDialog({ draft, onClose, onSaved }: DraftDialogProps<AgentDraft>) {
   const { form, setForm, set, bind, errors, dialog } = useDraftForm(draft, AgentMsg, onSaved, (form) => {
@@ -253,7 +287,7 @@ function AgentFormDialog({ draft, onClose, onSaved }: DraftDialogProps<AgentDraf
         <SelectField
           label="服务器类型"
           value={form.serverType}
-          options={SERVER_TYPES.map(option)}
+          options={SERVER_TYPES.map(serverTypeOption)}
           error={errors.serverType}
           onChange={(serverType) => set("serverType", serverType)}
         />
@@ -313,16 +347,7 @@ function AgentFormDialog({ draft, onClose, onSaved }: DraftDialogProps<AgentDraf
         onChange={(desc) => set("desc", desc)}
       />
       {stored && form.type === "reality" && stored.reality_public_key ? (
-        <dl className="admin-details">
-          <dt>Reality 公钥</dt>
-          <dd>
-            <code className="admin-id">{stored.reality_public_key}</code>
-          </dd>
-          <dt>Short ID</dt>
-          <dd>
-            <code className="admin-id">{stored.reality_short_id}</code>
-          </dd>
-        </dl>
+        <Facts facts={realityFacts(stored)} />
       ) : null}
       <p className="admin-hint">密钥由服务器生成，不需要填写。</p>
     </FormDialog>
@@ -342,6 +367,71 @@ function StatusBadge({ agent }: { agent: Agent }) {
 }
 
 const orDash = (text: string) => text || "-";
+const countryText = (agent: Agent) =>
+  agent.country.code ? `${agent.country.flag} ${agent.country.name}` : "-";
+
+/** 详情: every fact of the node (seed 001 §2.3), the columns the table leaves out included. */
+function DetailsDialog({
+  agent,
+  onEdit,
+  onClose,
+}: {
+  agent: Agent;
+  onEdit: () => void;
+  onClose: () => void;
+}) {
+  const facts: (readonly [string, ReactNode])[] = [
+    ["名称", agent.name],
+    ["排序", agent.index],
+    ["国家", countryText(agent)],
+    ["类型", agent.type],
+    ["服务器类型", SERVER_TYPE_LABELS[agent.serverType]],
+    ["IP", agent.ip],
+    [HOST_LABELS[agent.type], orDash(agent.host)],
+    ["控制端口", agent.ctrl_port],
+    ["中转端口", agent.zz_port],
+    ["端口", agent.port],
+    ["公开端口", agent.public_port],
+  ];
+  if (agent.type === "v2ray") {
+    facts.push(
+      ["SS 加密方式", agent.ss_method],
+      ["Warp 分流", onOff(agent.warp)],
+      ["日志", onOff(agent.open_log)],
+    );
+  }
+  if (agent.type === "reality" && agent.reality_public_key) facts.push(...realityFacts(agent));
+  facts.push(
+    ["SSH 端口", agent.ssh_port],
+    ["SSH 用户名", orDash(agent.ssh_username)],
+    ["描述", orDash(agent.desc)],
+    ["状态", <StatusBadge key="status" agent={agent} />],
+    ["最近连接", agent.lastSeenTime ? formatDateTime(agent.lastSeenTime) : "从未"],
+    ["运行版本", orDash(agent.agent_version)],
+    ["更新次数", agent.updateConfigTimes],
+    ["异常上报", agent.anomalies],
+  );
+  return (
+    <Dialog
+      open
+      onClose={onClose}
+      title={`节点详情：${agent.name}`}
+      size="lg"
+      footer={
+        <>
+          <button type="button" className="btn" data-autofocus onClick={onClose}>
+            关闭
+          </button>
+          <button type="button" className="btn btn-primary" onClick={onEdit}>
+            编辑
+          </button>
+        </>
+      }
+    >
+      <Facts facts={facts} />
+    </Dialog>
+  );
+}
 
 /** 获取更新命令: the one-line command to run as root on the node (it holds the node's token). */
 function CommandDialog({ agent, command, onClose }: { agent: Agent; command: string; onClose: () => void }) {
@@ -442,6 +532,7 @@ export function AdminAgentsPage() {
   const editor = useDraftEditor<AgentDraft>(list.reload);
   const [command, setCommand] = useState<{ agent: Agent; command: string } | null>(null);
   const [anomalies, setAnomalies] = useState<{ agent: Agent; rows: NodeAnomaly[] } | null>(null);
+  const [details, setDetails] = useState<Agent | null>(null);
   const { confirm, confirmedCall, confirmDelete, dialog: confirmDialog } = useConfirmedCall(list.reload);
   const upgrading = useRef(new Set<string>());
 
@@ -487,26 +578,11 @@ export function AdminAgentsPage() {
       AgentMsg.saveFailed,
     );
 
-  const v2rayOnly = (row: Agent, on: boolean) => (row.type === "v2ray" ? onOff(on) : "-");
   const columns: Column<Agent>[] = [
-    { key: "index", title: "排序", render: (row) => row.index, className: "admin-num" },
-    { key: "name", title: "名称", render: (row) => row.name },
-    {
-      key: "country",
-      title: "国家",
-      render: (row) => (row.country.code ? `${row.country.flag} ${row.country.name}` : "-"),
-    },
+    { key: "name", title: "名称", render: (row) => row.name, className: "admin-wrap" },
+    { key: "country", title: "国家", render: countryText },
     { key: "type", title: "类型", render: (row) => row.type },
     { key: "ip", title: "IP", render: (row) => row.ip },
-    { key: "ctrl", title: "控制端口", render: (row) => row.ctrl_port, className: "admin-num" },
-    {
-      key: "ports",
-      title: "中转/端口/公开",
-      render: (row) => `${row.zz_port} / ${row.port} / ${row.public_port}`,
-    },
-    { key: "warp", title: "Warp 分流", render: (row) => v2rayOnly(row, row.warp) },
-    { key: "log", title: "日志", render: (row) => v2rayOnly(row, row.open_log) },
-    { key: "desc", title: "描述", render: (row) => row.desc, className: "admin-wrap" },
     { key: "status", title: "状态", render: (row) => <StatusBadge agent={row} /> },
     { key: "version", title: "运行版本", render: (row) => orDash(row.agent_version) },
     { key: "updates", title: "更新次数", render: (row) => row.updateConfigTimes, className: "admin-num" },
@@ -528,11 +604,15 @@ export function AdminAgentsPage() {
           0
         ),
     },
-    editDeleteColumn((row) => editor.edit(agentToDraft(row)), remove, [
-      { label: "复制", onClick: (row) => editor.edit(copyDraft(row)) },
-      { label: "升级节点", onClick: (row) => void upgrade(row) },
-      { label: "获取更新命令", onClick: (row) => void showCommand(row) },
-    ]),
+    {
+      ...editDeleteColumn((row) => editor.edit(agentToDraft(row)), remove, [
+        { label: "详情", onClick: setDetails },
+        { label: "复制", onClick: (row) => editor.edit(copyDraft(row)) },
+        { label: "升级节点", onClick: (row) => void upgrade(row) },
+        { label: "获取更新命令", onClick: (row) => void showCommand(row) },
+      ]),
+      className: "admin-sticky-actions node-actions",
+    },
   ];
 
   return (
@@ -556,6 +636,16 @@ export function AdminAgentsPage() {
       ) : null}
       {anomalies ? (
         <AnomaliesDialog agent={anomalies.agent} rows={anomalies.rows} onClose={() => setAnomalies(null)} />
+      ) : null}
+      {details ? (
+        <DetailsDialog
+          agent={details}
+          onClose={() => setDetails(null)}
+          onEdit={() => {
+            setDetails(null);
+            editor.edit(agentToDraft(details));
+          }}
+        />
       ) : null}
       {confirmDialog}
     </AdminPage>

@@ -4,6 +4,7 @@
  * is left in place (the server ignores it).
  */
 import { type FormEvent, useCallback, useEffect, useState } from "react";
+import { SERVER_TYPE_LABELS, SERVER_TYPES } from "../../../src/modules/node-record/schema.ts";
 import {
   PAY_ACCOUNTS,
   SECRET_MASK,
@@ -182,12 +183,10 @@ const SECTIONS: Section[] = [
         "节点下载程序和上报用的地址；留空则用当前后台的地址",
         "https://panel.example.com",
       ),
-      text("install_apine", "apine"),
-      text("install_ubuntu_x86", "ubuntu_x86"),
-      text("install_ubuntu_arm", "ubuntu_arm"),
-      text("install_ubuntu_guonei", "ubuntu_guonei"),
-      text("install_ubuntu_reality", "ubuntu_reality"),
-      text("install_alpine_reality", "alpine_reality"),
+      // Labelled as the node form names the server types; the settings keep the seed's names.
+      ...SERVER_TYPES.map((type) =>
+        text(`install_${type}`, SERVER_TYPE_LABELS[type], undefined, "留空则用面板自带的脚本"),
+      ),
     ],
   },
   {

@@ -19,7 +19,6 @@ import type { Column } from "../../components/Table.tsx";
 
 /** Seed 001 §8 toasts of this screen. */
 export const EntryMsg = {
-  saved: "更新成功",
   saveFailed: "配置失败",
   deleted: "删除成功",
   deleteFailed: "删除失败",

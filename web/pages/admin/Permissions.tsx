@@ -5,7 +5,7 @@ import { call } from "../../api.ts";
 import { AdminPage, AdminTable, editDeleteColumn } from "../../components/admin/AdminPage.tsx";
 import { useConfirmedCall } from "../../components/admin/ConfirmDialog.tsx";
 import { FormDialog } from "../../components/admin/FormDialog.tsx";
-import { toastResult } from "../../components/admin/feedback.ts";
+import { savedToast, toastResult } from "../../components/admin/feedback.ts";
 import { useFormErrors } from "../../components/admin/formErrors.ts";
 import { TextAreaField } from "../../components/admin/inputs.tsx";
 import { useRemoteList } from "../../components/admin/useRemoteList.ts";
@@ -14,7 +14,6 @@ import type { Column } from "../../components/Table.tsx";
 
 /** Seed 001 §8 toasts of this screen. */
 export const PermissionMsg = {
-  saved: "更新成功",
   saveFailed: "配置失败",
   deleted: "权限删除成功",
   deleteFailed: "权限删除失败",
@@ -46,7 +45,7 @@ export function AdminPermissionsPage() {
     setBusy(true);
     const answer = await call("/api/admin/permissions/update", draft);
     setBusy(false);
-    if (toastResult(answer, PermissionMsg.saved, PermissionMsg.saveFailed)) {
+    if (toastResult(answer, savedToast(draft), PermissionMsg.saveFailed)) {
       setDraft(null);
       void list.reload();
     }

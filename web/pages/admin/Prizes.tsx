@@ -1,10 +1,12 @@
 /**
  * /admin_prize (seed 001 §2.15): the lucky-draw prizes with the statistics (total weight, Σ traffic
- * × weight in G, win rate), add (+), edit, delete after confirmation, and an edit modal with the
+ * × weight in G, the traffic one draw gives on average — the seed's "win rate" — and the real win
+ * rate), add (+), edit, delete after confirmation, and an edit modal with the
  * prize image. The form is checked with the server's prizeInput before saving; a new prize starts
  * from the seed's defaults (一等奖, 10 G, 0 days, weight 1, no discount coupon).
  */
 
+import { formatTraffic } from "../../../src/lib/traffic.ts";
 import {
   NEW_PRIZE_DEFAULTS,
   type Prize,
@@ -218,8 +220,12 @@ export function AdminPrizesPage() {
             <dd>{stats.trafficWeightG}</dd>
           </div>
           <div>
+            <dt>每次期望流量</dt>
+            <dd title="流量×权重 ÷ 总权重：平均每次抽奖送出的流量">{formatTraffic(stats.expectedTraffic)}</dd>
+          </div>
+          <div>
             <dt>中奖率</dt>
-            <dd>{stats.winRate}</dd>
+            <dd title="送出流量、时长或折扣券的奖品所占的权重比例">{stats.winRate}</dd>
           </div>
         </dl>
       ) : null}

@@ -115,7 +115,7 @@ describe("field errors from the server's schemas", () => {
   });
 
   test("line: no node, no entry, a fixed name twice, each on its field", () => {
-    const line = draftToLine({ ...newLineDraft(undefined), name: "线路", fixName: true, num: "2" });
+    const line = draftToLine({ ...newLineDraft(undefined, true), name: "线路", fixName: true, num: "2" });
     expect(lineErrors(line)).toEqual({
       agentID: "请选择节点",
       num: FIX_NAME_REFUSAL,

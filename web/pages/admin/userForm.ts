@@ -26,6 +26,8 @@ export function dayBound(day: string, end: boolean): number | null {
 
 /** The edit form's state: numbers stay text while typed; blank adjustment fields mean 0. */
 export interface UserDraft {
+  /** The user being edited. */
+  _id: string;
   disable: boolean;
   scale: string;
   canChangeDescribeKey: boolean;
@@ -41,6 +43,7 @@ export interface UserDraft {
 }
 
 export const userToDraft = (user: AdminUser): UserDraft => ({
+  _id: user._id,
   disable: user.disable,
   scale: String(user.scale),
   canChangeDescribeKey: user.canChangeDescribeKey,
