@@ -3,16 +3,20 @@
  * promo card (seed 000 §2, §6: shown to a customer, hidden in agency mode); 重置更新次数 answered
  * with an error toasts 刷新失败 (seed 001 §8) and changes nothing; a lucky-draw prize with a
  * discount of 0 (seed 001 §5: 0 to 1) is saved from the prize form and its 免单 coupon makes the
- * winner's order cost nothing. Needs the SPA built first. Screenshots in test-results/.
+ * winner's order cost nothing; a combo's duration (seed 001 §3) set in 商品管理 shows on the shop
+ * card, and the traffic bought with it shows on the dashboard with its expiry. Needs the SPA built
+ * first. Screenshots in test-results/.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import dayjs from "dayjs";
 import type { Browser, Page } from "playwright-core";
+import { DAY_MS } from "../../src/lib/time.ts";
 import { GB } from "../../src/lib/traffic.ts";
 import { attachCustomer, setAgency } from "../../src/modules/agency/service.ts";
 import { changeTraffic } from "../../src/modules/ledger/service.ts";
 import type { DrawResult } from "../../src/modules/prize/schema.ts";
 import { setRole } from "../../src/modules/user/service.ts";
-import { makeCombo, startShopServer } from "../commerce.ts";
+import { giveWallet, makeCombo, startShopServer } from "../commerce.ts";
 import { loggedInClient, type TestServer } from "../harness.ts";
 import { saveNode } from "../nodes.ts";
 import { launchChromium, loginInBrowser, newPage, poll, screenshots } from "./chromium.ts";
@@ -166,6 +170,60 @@ describe("抽奖管理 › a discount of 0", () => {
       .query<{ traffic: number }, [string]>("SELECT traffic FROM balances WHERE user_id = ?")
       .get(winner.user.id);
     expect(balance?.traffic).toBe(20 * GB);
+    expect([...errors, ...shopper.errors]).toEqual([]);
+    await shopper.context.close();
+  });
+});
+
+describe("商品管理 › 流量有效期 (the seed's duration)", () => {
+  test("set in the form, shown on the shop card, and the bought traffic shows its expiry on the dashboard", async () => {
+    const admin = await loggedInClient(server, { role: "admin" });
+    const { context, page, errors } = await newPage(browser, 1280);
+    await loginInBrowser(page, server.url, admin.email, admin.password);
+    await page.goto(`${server.url}/#/admin_combos`);
+    await page.getByRole("heading", { name: "商品管理" }).waitFor();
+    await page.getByRole("button", { name: "添加" }).click();
+    const form = page.getByRole("dialog", { name: "添加商品" });
+    expect(await form.getByLabel("流量有效期(天)").inputValue()).toBe("0");
+    await form.getByLabel("名称").fill("三十天流量包");
+    await form.getByLabel("价格(元)").fill("9");
+    await form.getByLabel("流量(G)").fill("10");
+    await form.getByLabel("VIP天数").fill("0");
+    await form.getByLabel("流量有效期(天)").fill("30");
+    await form.getByRole("button", { name: "保存" }).click();
+    const row = page.getByRole("row").filter({ hasText: "三十天流量包" });
+    await row.waitFor();
+    expect(await row.getByRole("cell", { name: "10.00 · 30 天" }).count()).toBe(1);
+    const stored = db()
+      .query<{ duration: number }, []>("SELECT duration FROM combos WHERE name = '三十天流量包'")
+      .get();
+    expect(stored).toEqual({ duration: 30 });
+    await context.close();
+
+    // A customer sees it on the card and buys it with wallet money.
+    const customer = await loggedInClient(server);
+    giveWallet(server, customer.user.id, 900);
+    const shopper = await newPage(browser, 390);
+    await loginInBrowser(shopper.page, server.url, customer.email, customer.password);
+    await shopper.page.goto(`${server.url}/#/shop`);
+    const card = shopper.page.getByRole("article", { name: "三十天流量包" });
+    await card.waitFor();
+    const facts = await card.locator(".combo-fact").allInnerTexts();
+    expect(facts.map((fact) => fact.replace(/\s+/g, " "))).toContain("有效期 购买后 30 天");
+    await card.getByRole("button", { name: "立即购买" }).click();
+    const dialog = shopper.page.getByRole("dialog", { name: "确认订单" });
+    // The wallet covers the price when the order is confirmed: it is settled at once.
+    await dialog.waitFor();
+    const paidAt = Date.now();
+    await dialog.getByRole("button", { name: "确认支付" }).click();
+    await shopper.page.getByRole("status").filter({ hasText: "购买成功" }).waitFor();
+    await shopper.page.goto(`${server.url}/#/`);
+    const note = shopper.page.getByTestId("trial-traffic-note");
+    await note.waitFor();
+    const expiry = dayjs(paidAt + 30 * DAY_MS).format("M月D日");
+    expect(await note.textContent()).toStartWith(`含限时流量 10.00 GB，${expiry} `);
+    expect(await note.textContent()).toEndWith(" 到期");
+    await screenshots(shopper.page, "home-expiring-package");
     expect([...errors, ...shopper.errors]).toEqual([]);
     await shopper.context.close();
   });

@@ -44,6 +44,8 @@ export interface OrderRow {
   status: OrderStatus;
   add_traffic: number;
   add_vip_duration: number;
+  /** Days the credited traffic stays usable; 0 = permanent (the combo's duration when ordered). */
+  traffic_days: number;
   daily_limit: number | null;
   gain_permissions: string;
   permission_duration: number;
@@ -123,8 +125,8 @@ export function createOrder(ctx: AppContext, user: UserRow, comboId: string, now
   ctx.db
     .query(
       `INSERT INTO orders (id, user_id, combo_id, desc, order_money_fen, add_traffic, add_vip_duration, daily_limit,
-         gain_permissions, permission_duration, from_channel, create_time)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+         gain_permissions, permission_duration, from_channel, create_time, traffic_days)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     )
     .run(
       id,
@@ -139,6 +141,7 @@ export function createOrder(ctx: AppContext, user: UserRow, comboId: string, now
       combo.permission_duration,
       user.channel_code,
       now,
+      combo.duration,
     );
   return toOrder(findOrder(ctx.db, id) as OrderRow);
 }
