@@ -83,8 +83,23 @@ describe("combo", () => {
       price: 15,
       traffic: 100 * GB,
       vipDuration: 0,
+      duration: 0,
       additionPersend: 20,
     });
+    // The seed's duration: the traffic lasts 30 days after payment.
+    const expiring = await ferryJson<Combo>([
+      "combo",
+      "create",
+      "--name",
+      "30天流量包",
+      "--price",
+      "9",
+      "--traffic-g",
+      "10",
+      "--traffic-days",
+      "30",
+    ]);
+    expect(expiring).toMatchObject({ traffic: 10 * GB, vipDuration: 0, duration: 30 });
     const month = await ferryJson<Combo>([
       "combo",
       "create",
@@ -119,12 +134,14 @@ describe("combo", () => {
     expect(text.stdout).toContain("100G 流量包");
     expect(text.stdout).toContain("¥25.50");
     expect(text.stdout).toContain("100.00 G");
+    expect(text.stdout).toContain("30天流量包  ¥9.00  10.00 G  traffic lasts 30 days");
 
     // The running server's shop shows them at once.
     const { client } = await loggedInClient(server);
     const shop = await client.call<Combo[]>("/api/shop/list");
     expect(shop.data.find((c) => c._id === traffic._id)).toEqual(traffic);
     expect(shop.data.find((c) => c._id === month._id)).toEqual(month);
+    expect(shop.data.find((c) => c._id === expiring._id)).toEqual(expiring);
   });
 
   test("bad input: one-line errors and nothing created", async () => {
@@ -137,6 +154,10 @@ describe("combo", () => {
       [["combo", "create", "--name", "x", "--price", "1.005", "--traffic-g", "1"], /两位小数/],
       [["combo", "create", "--name", "x", "--price", "1", "--traffic-g", "-5"], /traffic/],
       [["combo", "create", "--name", "x", "--price", "1", "--days", "1.5"], /vipDuration/],
+      [
+        ["combo", "create", "--name", "x", "--price", "1", "--traffic-g", "1", "--traffic-days", "-1"],
+        /流量有效期不能为负/,
+      ],
       [["combo", "create", "--name", "x", "--price", "1"], /sells nothing/],
       [
         ["combo", "create", "--name", "x", "--price", "1", "--permission", "nope", "--permission-days", "3"],

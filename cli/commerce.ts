@@ -44,6 +44,7 @@ const comboLine = (c: Combo) =>
     c.name,
     `¥${formatYuan(Math.round(c.price * 100))}`,
     c.traffic > 0 ? `${formatGB(c.traffic)} G` : "-",
+    c.traffic > 0 && c.duration > 0 ? `traffic lasts ${c.duration} days` : "",
     c.vipDuration > 0 ? `${c.vipDuration} days` : "-",
     c.additionPersend > 0 ? `+${c.additionPersend}%` : "",
     c.permissionsGain.length
@@ -71,6 +72,7 @@ interface ComboCreateOptions {
   name: string;
   price: string;
   trafficG?: string;
+  trafficDays?: string;
   days?: string;
   limitG?: string;
   bonus?: string;
@@ -102,7 +104,11 @@ function registerComboCommands(program: Command) {
     .description("add a combo to the shop")
     .requiredOption("--name <name>", "name shown in the shop")
     .requiredOption("--price <yuan>", "price in yuan, at most 2 decimals")
-    .option("--traffic-g <G>", "permanent traffic in G (1024^3 bytes)")
+    .option("--traffic-g <G>", "traffic in G (1024^3 bytes); permanent unless --traffic-days")
+    .option(
+      "--traffic-days <n>",
+      "days the traffic lasts after payment (seed duration; default 0 = never expires)",
+    )
     .option("--days <n>", "time package: days added to vipExpireTime")
     .option("--limit-g <G>", "time package: daily quota in G (default 50)")
     .option("--bonus <percent>", "bonus percent on traffic / daily quota (20 means 20%)")
@@ -124,6 +130,7 @@ function registerComboCommands(program: Command) {
           price: numberOption("--price", options.price),
           traffic: Math.round(trafficG * GB),
           vipDuration: numberOption("--days", options.days) ?? 0,
+          duration: numberOption("--traffic-days", options.trafficDays),
           limit: limitG === undefined ? undefined : Math.round(limitG * GB),
           additionPersend: numberOption("--bonus", options.bonus),
           deviceNum: numberOption("--devices", options.devices),

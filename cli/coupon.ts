@@ -96,7 +96,7 @@ function withCouponOptions(command: Command): Command {
     .option("--traffic-hours <h>", "freeUse: the traffic expires this many hours after redeeming")
     .option("--days <n>", "freeTime: days of time package")
     .option("--money <yuan>", "cash: yuan off an order, at most 2 decimals")
-    .option("--discount <rate>", "discount: 0.1 to 1 (0.9 = 10% off)")
+    .option("--discount <rate>", "discount: 0.1 to 1 (0.9 = 10% off), or 0 for a free order (免单)")
     .option("--per-user <n>", "uses per customer, 0 = no limit (default 1)")
     .option("--total <n>", "uses in all, 0 = no limit (default 1)")
     .option("--expire <YYYY-MM-DD>", "last day it can be used (timezone setting); default never")

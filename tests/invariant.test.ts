@@ -405,7 +405,8 @@ test(`balances equal their ledgers after a random sequence of shop actions (FERR
  * Issue 14: the same invariant over the ways engagement moves traffic — check-ins over simulated
  * days, trial and permanent vouchers, time-package vouchers, lucky draws, transfers (created,
  * received by racing customers, taken back, returned after 7 days), trial expiries and node reports
- * that cross from quota to trial to permanent traffic.
+ * that cross from quota to trial to permanent traffic. Issue 26: packages whose traffic lasts 7 days
+ * (a combo's duration), bought with wallet money, spent by node reports and expiring.
  */
 test(`traffic equals its ledger after a random sequence of engagement actions (FERRY_INVARIANT_SEED=${seed})`, async () => {
   const rand = prng(seed ^ 0x5eed_14);
@@ -476,6 +477,17 @@ test(`traffic equals its ledger after a random sequence of engagement actions (F
     NumberOfAuthorizations: 0,
   });
   const voucherCodes = ["GIFT3", "TRY2H", "TRY2H", "DAYS1", "FEW", "C3", "NOPE"];
+  const weekPack = makeCombo(server, { name: "七日流量", price: 1, traffic: 2 * GB, duration: 7 });
+  /** Buys the 7-day package with wallet money (settled at once); its 7 days pass at once when `expire`. */
+  const buyWeekPack = async (user: { id: string; client: ApiClient }, expire: boolean, now: number) => {
+    giveWallet(server, user.id, 100);
+    const order = await createOrder(user.client, weekPack._id);
+    expect((await user.client.call("/api/shop/wallet_check", { order_id: order._id })).code).toBe(0);
+    expectCode("buy_package", (await dobuy(user.client, order._id)).code, [0]);
+    if (!expire) return;
+    db.query("UPDATE trial_grants SET expire_time = ? WHERE order_id = ?").run(now - 1, order._id);
+    expireDueTrials(ctx, now);
+  };
 
   const users: { id: string; nodeUid: number; client: ApiClient; day: number }[] = [];
   for (let i = 0; i < USERS + 1; i++) {
@@ -554,6 +566,8 @@ test(`traffic equals its ledger after a random sequence of engagement actions (F
         "UPDATE trial_grants SET expire_time = ? WHERE id = (SELECT id FROM trial_grants WHERE remaining > 0 ORDER BY id LIMIT 1)",
       ).run(now - 1);
       if (rand.next() < 0.5) expireDueTrials(ctx, now);
+    } else if (roll < 77) {
+      await buyWeekPack(user, !seen.has("buy_package") || rand.next() < 0.5, now);
     } else {
       // A node report: up to 3 GB for up to three users (expiry inside the report's transaction).
       const usage: Record<number, [number, number]> = {};
@@ -584,6 +598,7 @@ test(`traffic equals its ledger after a random sequence of engagement actions (F
       expectCode(action, done.code, [0]);
     }
   }
+  if (!seen.has("buy_package")) await buyWeekPack(rand.pick(users), true, Date.now());
   const summary = [...seen].map(([action, c]) => `${action} ${[...c].sort().join("/")}`).join(", ");
 
   const sumOf = (sql: string, ...params: (string | number)[]) =>
@@ -647,6 +662,19 @@ test(`traffic equals its ledger after a random sequence of engagement actions (F
         id,
       ),
     );
+    // Packages: what was bought is what the paid orders sold; what expired is at most what they sold.
+    expect(byType("buy")).toBe(
+      sumOf(
+        "SELECT COALESCE(SUM(add_traffic), 0) AS n FROM orders WHERE user_id = ? AND status = 'paied'",
+        id,
+      ),
+    );
+    expect(byType("buy_expire", -1)).toBeLessThanOrEqual(
+      sumOf(
+        "SELECT COALESCE(SUM(amount), 0) AS n FROM trial_grants WHERE user_id = ? AND order_id IS NOT NULL AND expired_time IS NOT NULL",
+        id,
+      ),
+    );
     // Node traffic: what left balances.traffic is what the usage statistics say was charged to it.
     expect(byType("spend", -1)).toBe(
       sumOf("SELECT COALESCE(SUM(permanent), 0) AS n FROM usage_days WHERE user_id = ?", id),
@@ -666,11 +694,15 @@ test(`traffic equals its ledger after a random sequence of engagement actions (F
   }
   // The run exercised every path: each action succeeded at least once, and trial traffic expired.
   expect([...seen.keys()].sort(), summary).toEqual(
-    ["draw", "push/cancel", "push/create", "push/receive", "redeem_coupon", "sign_use"].sort(),
+    ["buy_package", "draw", "push/cancel", "push/create", "push/receive", "redeem_coupon", "sign_use"].sort(),
   );
   for (const action of seen.keys()) expect(seen.get(action)?.has(0), `${action}: ${summary}`).toBe(true);
   expect(
     sumOf("SELECT COUNT(*) AS n FROM traffic_records WHERE type = 'tiyan_expire'"),
+    summary,
+  ).toBeGreaterThan(0);
+  expect(
+    sumOf("SELECT COUNT(*) AS n FROM trial_grants WHERE order_id IS NOT NULL AND expired_time IS NOT NULL"),
     summary,
   ).toBeGreaterThan(0);
 }, 120_000);

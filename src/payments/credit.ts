@@ -19,6 +19,7 @@ import {
   payableFen,
 } from "../modules/order/service.ts";
 import { tellOrderPaid } from "../modules/telegram/alerts.ts";
+import { addTrialGrant } from "../modules/trial/service.ts";
 import { Code, RpcError } from "../rpc/codes.ts";
 import { logPaymentEvent } from "./events.ts";
 import { newTradeNo, type PaymentRow, type ProviderId, type VerifiedPayment } from "./provider.ts";
@@ -49,7 +50,10 @@ export function extendedTimePackage(
   };
 }
 
-/** Credits what the order was sold (DESIGN §7). Runs inside markPaid's transaction. */
+/**
+ * Credits what the order was sold (DESIGN §7). Runs inside markPaid's transaction. Traffic of a
+ * combo with a duration stays usable for that many days from now, then what is left of it goes.
+ */
 export function creditOrder(ctx: AppContext, order: OrderRow, now: number): void {
   const db = ctx.db;
   const user = db
@@ -72,6 +76,15 @@ export function creditOrder(ctx: AppContext, order: OrderRow, now: number): void
     now,
     timeZone: ctx.settings.get("timezone"),
   });
+  if (order.traffic_days > 0 && order.add_traffic > 0) {
+    addTrialGrant(db, {
+      userId: order.user_id,
+      orderId: order.id,
+      amount: order.add_traffic,
+      expireTime: now + order.traffic_days * DAY_MS,
+      now,
+    });
+  }
   db.query("UPDATE users SET paid_user = 1 WHERE id = ?").run(order.user_id);
   if (order.permission_duration > 0) {
     const grant = db.query(

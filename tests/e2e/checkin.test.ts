@@ -99,11 +99,18 @@ describe("dashboard check-in", () => {
     expect(signUseRows(other.user.id)).toBe(0);
     await expect(card(page).getByRole("button", { name: "签到" }).isEnabled()).resolves.toBe(true);
 
-    // An account that never paid hears the paid rule.
+    // An account that never paid sees the rewards with the paid-only rule, and hears it on trying.
     await logout(page);
     const unpaid = await customer(false);
     await loginInBrowser(page, server.url, unpaid.email, unpaid.password);
-    await expect(card(page).textContent()).resolves.toContain("付费用户每天签到可领取永久流量");
+    const paidOnly = card(page).locator(".sign-use-paid-only");
+    await paidOnly.waitFor();
+    expect(await paidOnly.textContent()).toBe(
+      "付费用户才能领取每日福利，购买任意套餐后即可每天签到。连续签到满 30 天额外奖励 1024 MB。 去购买",
+    );
+    expect(await paidOnly.getByRole("link", { name: "去购买" }).getAttribute("href")).toBe("/#/shop");
+    await expect(card(page).locator(".stat-value").textContent()).resolves.toBe("200");
+    expect(await card(page).getByRole("progressbar").count()).toBe(0);
     await card(page).getByRole("button", { name: "签到" }).click();
     await poll(async () => (await toasts(page)).includes(SignUseMsg.notPaid), true);
     expect(signUseRows(unpaid.user.id)).toBe(0);

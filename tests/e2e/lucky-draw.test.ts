@@ -105,11 +105,11 @@ describe("lucky draw", () => {
     await form.getByLabel("奖励流量(G)").fill("1");
     await form.getByLabel("权重").fill("3");
     await form.getByRole("switch", { name: "赠送折扣券" }).check();
-    const discount = form.getByLabel("折扣(0.1-1，0.9 即九折)");
+    const discount = form.getByLabel("折扣(0-1，0.9 即九折，0 为免单)");
     await discount.fill("0.85");
     await form.getByRole("button", { name: "保存" }).click();
     await poll(() => discount.getAttribute("aria-invalid"), "true");
-    await form.getByText("折扣须在 0.1 到 1 之间，以 0.1 为单位").waitFor();
+    await form.getByText("折扣须在 0 到 1 之间，以 0.1 为单位（0 为免单）").waitFor();
     await discount.fill("0.8");
     await form.getByRole("button", { name: "保存" }).click();
     await toast(page, "添加成功").last().waitFor();

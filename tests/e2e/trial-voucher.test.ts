@@ -96,7 +96,7 @@ describe("trial voucher modal", () => {
     await dialog(page).waitFor({ state: "detached" });
     await poll(() => trafficCard(page).locator(".stat-value").textContent(), "15.00");
     const note = await page.getByTestId("trial-traffic-note").textContent();
-    expect(note).toMatch(/^含体验流量 5\.00 GB，\d{1,2}月\d{1,2}日 \d{2}:\d{2} 到期$/);
+    expect(note).toMatch(/^含限时流量 5\.00 GB，\d{1,2}月\d{1,2}日 \d{2}:\d{2} 到期$/);
     expect(await page.evaluate(() => localStorage.getItem("couponRecords"))).toContain('"code":"tryfive"');
     await screenshots(page, "trial-voucher-redeemed");
 

@@ -1,7 +1,8 @@
 /**
  * The dashboard's 每日签到 card (seed 000 §2, §5, §8). Checks, in the seed's order: logged in, paid,
  * and this browser's cookie (another account already checked in here today, refused locally); the
- * server decides everything else and is the only one that credits.
+ * server decides everything else and is the only one that credits. An unpaid customer sees the
+ * rewards with the paid-only rule and a way to the shop before trying.
  */
 import { useEffect, useState } from "react";
 import {
@@ -16,21 +17,20 @@ import type { UserInfo } from "../../src/modules/user/schema.ts";
 import { Code } from "../../src/rpc/codes.ts";
 import { call } from "../api.ts";
 import { Cookies, getCookie, setCookie } from "../lib/cookies.ts";
-import { refreshUserInfo } from "../session.ts";
+import { isAgency, refreshUserInfo, useSession } from "../session.ts";
 import { requireLogin } from "./requireLogin.ts";
 import { TOAST_MEDIUM, TOAST_SHORT, toast } from "./Toast.tsx";
 
 /** Long enough to outlive the business day it names; it is compared with the server's `today`. */
 const COOKIE_DAYS = 2;
 
-/** The rewards and the run so far, for paid customers (the call refuses anyone else). */
+/** The rewards and the run so far, for any logged-in customer (only the check-in needs a paid account). */
 function useSignUseInfo(user: UserInfo | null) {
   const [info, setInfo] = useState<SignUseInfo | null>(null);
-  const paid = user?.paidUser === true;
   const userId = user?._id;
   useEffect(() => {
     setInfo(null);
-    if (!paid || !userId) return;
+    if (!userId) return;
     let live = true;
     void call(SIGN_USE_INFO_CALL, {}).then((answer) => {
       if (live && answer.code === Code.ok) setInfo(answer.data);
@@ -38,7 +38,7 @@ function useSignUseInfo(user: UserInfo | null) {
     return () => {
       live = false;
     };
-  }, [paid, userId]);
+  }, [userId]);
   return [info, setInfo] as const;
 }
 
@@ -89,8 +89,30 @@ function RunProgress({ info }: { info: SignUseInfo }) {
   );
 }
 
+/**
+ * What an unpaid customer is told on the card before trying (seed 000 §5, §6: check-in is for paid
+ * users): the rule, and where to become one unless the shop is closed to them (agency mode).
+ */
+function PaidOnlyNote({ info }: { info: SignUseInfo }) {
+  const agency = isAgency(useSession());
+  return (
+    <p className="card-note sign-use-paid-only">
+      {SignUseMsg.notPaid}
+      {agency ? "。" : "，购买任意套餐后即可每天签到。"}连续签到满 {info.continueSignUseDay} 天额外奖励{" "}
+      {info.continueSignReward} MB。
+      {agency ? null : (
+        <>
+          {" "}
+          <a href="/#/shop">去购买</a>
+        </>
+      )}
+    </p>
+  );
+}
+
 export function SignUseCard({ user }: { user: UserInfo | null }) {
   const [info, setInfo] = useSignUseInfo(user);
+  const paid = user?.paidUser === true;
   const [busy, setBusy] = useState(false);
   const done = user?.signUseToday === true;
 
@@ -110,7 +132,7 @@ export function SignUseCard({ user }: { user: UserInfo | null }) {
         <h2 id="card-sign-use" className="card-title">
           每日签到
         </h2>
-        {info ? <span className="badge">连续 {info.continueDays} 天</span> : null}
+        {info && paid ? <span className="badge">连续 {info.continueDays} 天</span> : null}
       </div>
       {info ? (
         <>
@@ -119,7 +141,7 @@ export function SignUseCard({ user }: { user: UserInfo | null }) {
             <span className="stat-unit"> MB</span>
           </p>
           <p className="stat-label">每日签到可得永久流量</p>
-          <RunProgress info={info} />
+          {paid ? <RunProgress info={info} /> : <PaidOnlyNote info={info} />}
         </>
       ) : (
         <p className="stat-label sign-use-pitch">付费用户每天签到可领取永久流量，连续签到还有额外奖励。</p>

@@ -3,6 +3,7 @@ import type { UserInfo } from "../../src/modules/user/schema.ts";
 import { formatDateTime } from "../components/format.ts";
 import { LoginPrompt } from "../components/LoginPrompt.tsx";
 import { LuckyDrawEntry } from "../components/LuckyDrawEntry.tsx";
+import { PromoCard } from "../components/PromoCard.tsx";
 import { SignUseCard } from "../components/SignUseCard.tsx";
 import { AdvancedImport } from "../components/subscribe/AdvancedImport.tsx";
 import { ClientPicker } from "../components/subscribe/ClientPicker.tsx";
@@ -104,6 +105,7 @@ export function HomePage() {
           <SignUseCard user={null} />
         </div>
       )}
+      {agency ? null : <PromoCard />}
       {user && !agency ? <LuckyDrawEntry /> : null}
       <ClientPicker agency={agency} />
       <AdvancedImport />

@@ -81,7 +81,7 @@ describe("the prize form", () => {
       discountDuration: "0",
     };
     expect(schemaErrors(prizeInput, draftToPrize(coupon))).toEqual({
-      discountValue: "折扣须在 0.1 到 1 之间，以 0.1 为单位",
+      discountValue: "折扣须在 0 到 1 之间，以 0.1 为单位（0 为免单）",
       discountDuration: "优惠券有效天数须为 1 到 3650 的整数",
     });
   });

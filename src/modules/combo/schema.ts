@@ -10,6 +10,8 @@ export interface Combo {
   price: number;
   traffic: number;
   vipDuration: number;
+  /** Days the traffic it sells stays usable after payment; 0 = never expires (seed 001 §3 duration). */
+  duration: number;
   /** Daily quota of a time package in bytes (DESIGN §7; 50 GB when not set). */
   limit: number;
   additionPersend: number;
@@ -51,6 +53,7 @@ export const comboInput = z.object({
     .min(0)
     .max(2 ** 53 - 1),
   vipDuration: z.number().int().min(0).max(36_500),
+  duration: z.number().int("流量有效期须为整数天").min(0, "流量有效期不能为负").max(36_500).default(0),
   limit: z
     .number()
     .int()
@@ -72,6 +75,8 @@ export const NEW_COMBO_DEFAULTS = {
   price: 0.01,
   trafficG: 1,
   vipDuration: 1,
+  /** Traffic that never expires, as seed 000 sells traffic packages. */
+  duration: 0,
   additionPersend: 0,
   deviceNum: 0,
   speed: "150Mbps",

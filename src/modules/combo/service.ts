@@ -15,6 +15,7 @@ export interface ComboRow {
   price_fen: number;
   traffic: number;
   vip_duration: number;
+  duration: number;
   daily_limit: number | null;
   addition_persend: number;
   device_num: number;
@@ -33,6 +34,7 @@ export function toCombo(row: ComboRow): Combo {
     price: fenToYuan(row.price_fen),
     traffic: row.traffic,
     vipDuration: row.vip_duration,
+    duration: row.duration,
     limit: row.daily_limit ?? DEFAULT_DAILY_LIMIT,
     additionPersend: row.addition_persend,
     deviceNum: row.device_num,
@@ -101,13 +103,15 @@ export function saveCombo(ctx: AppContext, input: ComboInput, now = Date.now()):
       JSON.stringify(gains),
       input.permissionDuration,
       input.permissionsDesc,
+      input.duration,
     ] as const;
     let id = input._id;
     if (id) {
       const changed = ctx.db
         .query(
           `UPDATE combos SET sort_order = ?, name = ?, price_fen = ?, traffic = ?, vip_duration = ?, daily_limit = ?,
-             addition_persend = ?, device_num = ?, speed = ?, permissions_gain = ?, permission_duration = ?, permissions_desc = ?
+             addition_persend = ?, device_num = ?, speed = ?, permissions_gain = ?, permission_duration = ?, permissions_desc = ?,
+             duration = ?
            WHERE id = ?`,
         )
         .run(...values, id).changes;
@@ -117,8 +121,8 @@ export function saveCombo(ctx: AppContext, input: ComboInput, now = Date.now()):
       ctx.db
         .query(
           `INSERT INTO combos (sort_order, name, price_fen, traffic, vip_duration, daily_limit, addition_persend, device_num,
-             speed, permissions_gain, permission_duration, permissions_desc, id, create_time)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+             speed, permissions_gain, permission_duration, permissions_desc, duration, id, create_time)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
         .run(...values, id, now);
     }

@@ -312,5 +312,6 @@ describe("couponEffectText", () => {
     expect(effect({ type: "discount", discount: 0.9 })).toBe("9折");
     expect(effect({ type: "discount", discount: 0.1 })).toBe("1折");
     expect(effect({ type: "discount", discount: 1 })).toBe("不打折");
+    expect(effect({ type: "discount", discount: 0 })).toBe("免单");
   });
 });

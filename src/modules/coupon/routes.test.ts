@@ -256,7 +256,7 @@ describe("batch_create", () => {
       [{ type: "freeUse", trafficG: 1, count: 2.5 }, "数量必须是整数"],
       [{ type: "freeUse", trafficG: 1 }, "count"],
       [{ type: "freeUse", count: 3 }, "流量券的流量必须大于 0"],
-      [{ type: "discount", discount: 0, count: 3 }, "折扣最小 0.1"],
+      [{ type: "discount", discount: 0.05, count: 3 }, "折扣最小 0.1"],
     ] as const) {
       const answer = await yunying.call(`${COUPON}/batch_create`, fields);
       expect({ fields, code: answer.code }).toEqual({ fields, code: 1000 });

@@ -59,6 +59,18 @@ function isCalendarDay(text: string): boolean {
   return date.getUTCFullYear() === year && date.getUTCMonth() === month - 1 && date.getUTCDate() === day;
 }
 
+/**
+ * The discount rate that takes the whole price off (免单). Seed 001 gives discount coupons 0.1 to 1
+ * and lucky-draw prizes 0 to 1; a prize's coupon is a coupon of this model, so 0 is allowed too.
+ */
+export const FREE_ORDER = 0;
+
+/** A discount rate as the pages and the CLI show it: 0.85 is 八五折 (8.5折); 1 takes nothing off; 0 all. */
+export function discountText(rate: number): string {
+  if (rate === FREE_ORDER) return "免单";
+  return rate >= 1 ? "不打折" : `${Number((rate * 10).toFixed(2))}折`;
+}
+
 /** The fields of a coupon the manager edits, before traffic is settled to bytes and checked. */
 const couponFields = z.object({
   _id: optionalId,
@@ -77,7 +89,11 @@ const couponFields = z.object({
   traffixLimitTime: count(1_000_000).default(0),
   vipDay: count(36_500).default(0),
   forMoney: yuanInput().default(0),
-  discount: z.number().min(0.1, "折扣最小 0.1").max(1, "折扣最大 1").default(1),
+  discount: z
+    .number()
+    .max(1, "折扣最大 1")
+    .refine((rate) => rate === FREE_ORDER || rate >= 0.1, "折扣最小 0.1（0 为免单）")
+    .default(1),
   useNumPerUser: count(1_000_000).default(1),
   NumberOfAuthorizations: count(100_000_000).default(1),
   expireTime: z
@@ -171,8 +187,7 @@ export function couponEffectText({ type, traffic, days, money, discount }: Coupo
   if (type === "freeUse") return `${formatGB(traffic)} G`;
   if (type === "freeTime") return `${days} 天`;
   if (type === "cash") return `${formatYuan(yuanToFen(money))} 元`;
-  // 0.85 is 八五折: 8.5折; 1 takes nothing off.
-  return discount >= 1 ? "不打折" : `${Number((discount * 10).toFixed(2))}折`;
+  return discountText(discount);
 }
 
 export const couponEffect = (coupon: Coupon): CouponEffect => ({

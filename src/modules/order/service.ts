@@ -46,6 +46,8 @@ export interface OrderRow {
   status: OrderStatus;
   add_traffic: number;
   add_vip_duration: number;
+  /** Days the credited traffic stays usable; 0 = permanent (the combo's duration when ordered). */
+  traffic_days: number;
   daily_limit: number | null;
   gain_permissions: string;
   permission_duration: number;
@@ -132,6 +134,7 @@ type OrderTerms = Pick<
   | "gain_permissions"
   | "permission_duration"
   | "from_channel"
+  | "traffic_days"
 >;
 
 function orderTerms(combo: ComboRow, channelCode: string): OrderTerms {
@@ -146,6 +149,7 @@ function orderTerms(combo: ComboRow, channelCode: string): OrderTerms {
     gain_permissions: combo.permissions_gain,
     permission_duration: combo.permission_duration,
     from_channel: channelCode,
+    traffic_days: combo.duration,
   };
 }
 
@@ -186,8 +190,8 @@ export function createOrder(ctx: AppContext, user: UserRow, comboId: string, now
     ctx.db
       .query(
         `INSERT INTO orders (id, user_id, combo_id, desc, order_money_fen, add_traffic, add_vip_duration, daily_limit,
-           gain_permissions, permission_duration, from_channel, create_time)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           gain_permissions, permission_duration, from_channel, create_time, traffic_days)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         id,
@@ -202,6 +206,7 @@ export function createOrder(ctx: AppContext, user: UserRow, comboId: string, now
         terms.permission_duration,
         terms.from_channel,
         now,
+        terms.traffic_days,
       );
     return toOrder(findOrder(ctx.db, id) as OrderRow);
   });

@@ -5,12 +5,13 @@
  * the winner, and refuses clearly; 20 simultaneous draws spend no more than the traffic allows.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { createOrder, makeCombo, startShopServer } from "../../../tests/commerce.ts";
+import { createOrder, dobuy, makeCombo, startShopServer } from "../../../tests/commerce.ts";
 import { ApiClient, loggedInClient, type TestServer } from "../../../tests/harness.ts";
 import { tx } from "../../db/db.ts";
 import { DAY_MS } from "../../lib/time.ts";
 import { GB } from "../../lib/traffic.ts";
 import { Code } from "../../rpc/codes.ts";
+import { type Coupon, couponEffect, couponEffectText } from "../coupon/schema.ts";
 import { FileMsg } from "../file/schema.ts";
 import { png } from "../file/test-images.ts";
 import { changeTraffic } from "../ledger/service.ts";
@@ -245,9 +246,9 @@ describe("the prize manager", () => {
       [{ gainVipTime: -1 }, "gainVipTime: VIP天数不能为负"],
       [{ weight: -1 }, "weight: 权重不能为负"],
       [{ weight: 0.5 }, "weight: 权重须为整数"],
-      [{ ...coupon, discountValue: 0 }, "discountValue: 折扣须在 0.1 到 1 之间，以 0.1 为单位"],
-      [{ ...coupon, discountValue: 1.1 }, "discountValue: 折扣须在 0.1 到 1 之间，以 0.1 为单位"],
-      [{ ...coupon, discountValue: 0.85 }, "discountValue: 折扣须在 0.1 到 1 之间，以 0.1 为单位"],
+      [{ ...coupon, discountValue: -0.1 }, "discountValue: 折扣须在 0 到 1 之间，以 0.1 为单位（0 为免单）"],
+      [{ ...coupon, discountValue: 1.1 }, "discountValue: 折扣须在 0 到 1 之间，以 0.1 为单位（0 为免单）"],
+      [{ ...coupon, discountValue: 0.85 }, "discountValue: 折扣须在 0 到 1 之间，以 0.1 为单位（0 为免单）"],
       [{ ...coupon, discountDuration: 0 }, "discountDuration: 优惠券有效天数须为 1 到 3650 的整数"],
       [{ photoUrl: "https://evil.example/x.png" }, `photoUrl: ${FileMsg.notYours}`],
     ];
@@ -456,6 +457,46 @@ describe("drawing", () => {
       code: result.couponCode,
     });
     expect(twice.code).toBe(Code.couponUsedUp);
+  });
+
+  test("a discount of 0 (seed 001 §5: 0 to 1) is a 免单 coupon: the winner's order costs nothing and is paid at once", async () => {
+    const prize = await savePrize({
+      name: "免单奖",
+      gainTraffic: 0,
+      hasDiscountCoupon: true,
+      discountValue: 0,
+      discountDuration: 3,
+    });
+    expect(prize).toMatchObject({ hasDiscountCoupon: true, discountValue: 0, discountDuration: 3 });
+    const winner = await customerWith(1);
+    const result = await draw(winner.client);
+    expect(result.code).toBe(0);
+    const code = result.data.couponCode;
+    expect(code).toMatch(/^[A-Z]{6}$/);
+    const notices = (await winner.client.call<{ desc: string }[]>("/api/user_notive/list")).data;
+    expect(notices[0]?.desc).toBe(
+      `恭喜您在幸运抽奖中抽中「免单奖」：免单券，优惠券码 ${code}（3 天内下单可用）`,
+    );
+
+    const combo = makeCombo(server, { name: "免单测试套餐", price: 88, traffic: 10 * GB });
+    const order = await createOrder(winner.client, combo._id);
+    const used = await winner.client.call<Order>("/api/coupon/orderUseCoupon", { order_id: order._id, code });
+    expect(used.code).toBe(0);
+    expect(used.data).toMatchObject({ coupon_code: code, coupon_discount: 88, pay_money: 0 });
+    const paid = await dobuy(winner.client, order._id);
+    expect(paid.data.status).toBe("paied");
+    expect(userRow(winner.userId).traffic).toBe(10 * GB);
+    // The coupon list and the usage records say what it gave.
+    const listed = (await yunying.call<Coupon[]>("/api/yunying/coupon/coupon_list")).data.find(
+      (coupon) => coupon.code === code,
+    ) as Coupon;
+    expect(couponEffectText(couponEffect(listed))).toBe("免单");
+    // The manager can edit the winner's coupon (here its name) without being refused for its 0.
+    const edited = await yunying.call<Coupon>("/api/yunying/coupon/update_coupon", {
+      ...listed,
+      name: "免单",
+    });
+    expect({ code: edited.code, discount: edited.data?.discount }).toEqual({ code: 0, discount: 0 });
   });
 
   test("refused clearly, with nothing spent: no prizes, all weights 0, short of permanent traffic", async () => {

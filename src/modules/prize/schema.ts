@@ -5,11 +5,13 @@
 import { z } from "zod";
 import { optionalId } from "../../lib/id-schema.ts";
 import { GB } from "../../lib/traffic.ts";
+import { FREE_ORDER } from "../coupon/schema.ts";
 import { imageRef } from "../file/schema.ts";
 
 /**
  * A prize as the back office edits it. gainTraffic in G (bytes in the table), gainVipTime in DAYS
- * of time package, discountValue 0.1–1 (0.9 = 10 % off), discountDuration in days, photoUrl ""
+ * of time package, discountValue 0–1 in steps of 0.1 (0.9 = 10 % off, 0 = 免单: the whole order),
+ * discountDuration in days, photoUrl ""
  * or the download path of an upload.
  */
 export interface Prize {
@@ -80,9 +82,17 @@ export function prizeGainText(
   const parts: string[] = [];
   if (prize.gainTraffic > 0) parts.push(`${prize.gainTraffic}G 流量`);
   if (prize.gainVipTime > 0) parts.push(`${prize.gainVipTime} 天时长`);
-  if (prize.hasDiscountCoupon) parts.push(`${Number((prize.discountValue * 10).toFixed(1))} 折优惠券`);
+  if (prize.hasDiscountCoupon) parts.push(prizeCouponText(prize.discountValue));
   return parts.join("、");
 }
+
+/** A prize's discount in short: "8 折", or 免单 for a discount of 0 (the order costs nothing). */
+export const prizeDiscountText = (discountValue: number): string =>
+  discountValue === FREE_ORDER ? "免单" : `${Number((discountValue * 10).toFixed(1))} 折`;
+
+/** The coupon a prize gives: "8 折优惠券", or 免单券. */
+const prizeCouponText = (discountValue: number): string =>
+  `${prizeDiscountText(discountValue)}${discountValue === FREE_ORDER ? "券" : "优惠券"}`;
 
 /** `/api/prize/board`: the seats in board order, what one draw costs and what the customer may spend. */
 export interface DrawBoard {
@@ -131,7 +141,7 @@ export const PrizeMsg = {
   agencyRefused: "代理用户不能参与抽奖",
 } as const;
 
-/** 0.1, 0.2, … 1 (seed 001 §5: step 0.1), tolerant of float noise from a number input. */
+/** 0, 0.1, 0.2, … 1 (seed 001 §5: 0 to 1, step 0.1), tolerant of float noise from a number input. */
 const isTenth = (value: number) => Math.abs(value * 10 - Math.round(value * 10)) < 1e-9;
 
 /** `/api/yunying/prize/update`: without `_id` it creates a prize. */
@@ -153,8 +163,8 @@ export const prizeInput = z
     const refuse = (path: string, message: string) =>
       issues.addIssue({ code: "custom", path: [path], message });
     const discount = prize.discountValue;
-    if (discount < 0.1 || discount > 1 || !isTenth(discount))
-      refuse("discountValue", "折扣须在 0.1 到 1 之间，以 0.1 为单位");
+    if (discount < 0 || discount > 1 || !isTenth(discount))
+      refuse("discountValue", "折扣须在 0 到 1 之间，以 0.1 为单位（0 为免单）");
     const days = prize.discountDuration;
     if (!Number.isInteger(days) || days < 1 || days > 3650)
       refuse("discountDuration", "优惠券有效天数须为 1 到 3650 的整数");

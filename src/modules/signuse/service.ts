@@ -52,9 +52,12 @@ function requirePaid(db: Db, userId: string) {
   if (user?.paid_user !== 1) throw new RpcError(Code.forbidden, SignUseMsg.notPaid);
 }
 
-/** `/api/user/sign_use_info`: the rewards in MB and the run so far (today's check-in included). */
+/**
+ * `/api/user/sign_use_info`: the rewards in MB and the run so far (today's check-in included). Any
+ * account may read it (seed 000 limits only the check-in itself to paid accounts), so the dashboard
+ * can show an unpaid customer what checking in would give.
+ */
 export function signUseInfo(ctx: AppContext, userId: string, now: number): SignUseInfo {
-  requirePaid(ctx.db, userId);
   const settings = ctx.settings.all();
   const today = businessDay(now, settings.timezone);
   const latest = latestRecent(ctx.db, userId, today);

@@ -112,15 +112,26 @@ describe("who may check in", () => {
     }
   });
 
-  test("a customer who never paid is refused with the unpaid message and gains nothing", async () => {
+  test("a customer who never paid is refused the check-in with the unpaid message and gains nothing", async () => {
     const { client, user } = await customer({ paid: false });
-    for (const path of [SIGN_USE_CALL, SIGN_USE_INFO_CALL]) {
-      expect(await client.call(path)).toEqual({ code: Code.forbidden, data: null, msg: SignUseMsg.notPaid });
-    }
+    expect(await client.call(SIGN_USE_CALL)).toEqual({
+      code: Code.forbidden,
+      data: null,
+      msg: SignUseMsg.notPaid,
+    });
     expect(SignUseMsg.notPaid).toBe("付费用户才能领取每日福利");
     expect(trafficOf(user.id)).toBe(0);
     expect(signUseRecords(user.id)).toEqual([]);
     expect(await flagsOf(client)).toEqual({ signUseToday: false, haveContinueSignUseData: false });
+  });
+
+  test("sign_use_info answers a customer who never paid too, as it answers a new paid one", async () => {
+    const unpaid = (await customer({ paid: false })).client;
+    const paid = (await customer()).client;
+    const answer = await unpaid.call<SignUseInfo>(SIGN_USE_INFO_CALL);
+    expect(answer.code).toBe(Code.ok);
+    expect(answer).toEqual(await paid.call<SignUseInfo>(SIGN_USE_INFO_CALL));
+    expect(answer.data).toMatchObject({ signUseRewardTraffic: 200, continueDays: 0, today: today() });
   });
 });
 

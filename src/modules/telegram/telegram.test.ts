@@ -302,7 +302,7 @@ describe("commands", () => {
     const answer = await ask(chat, "/traffic");
     expect(answer).toContain("永久流量：剩余 12.00 G");
     expect(answer).toContain("时间套餐：今日剩余 50.00 G，有效期至");
-    expect(answer).not.toContain("体验流量");
+    expect(answer).not.toContain("限时流量");
 
     // 2 G of the 12 G become running trial traffic: told apart, never counted as permanent.
     db.query(
@@ -311,7 +311,7 @@ describe("commands", () => {
     ).run(user.id, 2 * GB, 2 * GB, now + DAY_MS, now);
     const withTrial = await ask(chat, "/traffic");
     expect(withTrial).toContain("永久流量：剩余 10.00 G");
-    expect(withTrial).toContain("体验流量：剩余 2.00 G，最早于");
+    expect(withTrial).toContain("限时流量：剩余 2.00 G，最早于");
   });
 
   test("/sub gives the subscription link on the configured site, and says so when no site is configured", async () => {

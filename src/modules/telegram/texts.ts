@@ -6,7 +6,10 @@ import { trafficLeft } from "../../subscription/service.ts";
 import { trialBalance } from "../trial/service.ts";
 import type { UserRow } from "../user/row.ts";
 
-/** The account's traffic as /traffic tells it: the time package today, permanent traffic and trial traffic. */
+/**
+ * The account's traffic as /traffic tells it: the time package today, permanent traffic and the
+ * traffic that expires (trial vouchers' and packages bought with a duration: 限时流量).
+ */
 export function trafficText(ctx: AppContext, user: UserRow, now = Date.now()): string {
   const timeZone = ctx.settings.get("timezone");
   const left = trafficLeft(ctx, user, now);
@@ -21,7 +24,7 @@ export function trafficText(ctx: AppContext, user: UserRow, now = Date.now()): s
   lines.push(`永久流量：剩余 ${formatTraffic(Math.max(0, left.permanent - trial.trialTraffic))}`);
   if (trial.trialTraffic > 0)
     lines.push(
-      `体验流量：剩余 ${formatTraffic(trial.trialTraffic)}，最早于 ${businessDateTime(trial.trialExpireTime, timeZone)} 到期`,
+      `限时流量：剩余 ${formatTraffic(trial.trialTraffic)}，最早于 ${businessDateTime(trial.trialExpireTime, timeZone)} 到期`,
     );
   return lines.join("\n");
 }

@@ -14,6 +14,7 @@ export const TRAFFIC_RECORD_TYPES = [
   "agency_spend",
   "agency_allocate",
   "admin_adjust",
+  "buy_expire",
 ] as const;
 export type TrafficRecordType = (typeof TRAFFIC_RECORD_TYPES)[number];
 
@@ -31,6 +32,7 @@ export const TRAFFIC_TYPE_TEXT: Record<TrafficRecordType, string> = {
   agency_spend: "代理消耗",
   agency_allocate: "代理分配",
   admin_adjust: "管理员调整",
+  buy_expire: "流量包到期",
 };
 
 /** The type filter: one type, or "all". */
@@ -41,9 +43,13 @@ const filterOf = (types: readonly TrafficRecordType[]): readonly { key: TrafficF
 ];
 /**
  * The customer's filter is the seed's list (seed 000 §4 "Traffic filter types"); an admin
- * adjustment (issue 16) is listed under 全部 with its own label.
+ * adjustment (issue 16) and the expiry of a package with a duration (issue 26) are listed under 全部
+ * with their own labels.
  */
-export const TRAFFIC_FILTERS = filterOf(TRAFFIC_RECORD_TYPES.filter((type) => type !== "admin_adjust"));
+const BEYOND_SEED_TYPES: readonly TrafficRecordType[] = ["admin_adjust", "buy_expire"];
+export const TRAFFIC_FILTERS = filterOf(
+  TRAFFIC_RECORD_TYPES.filter((type) => !BEYOND_SEED_TYPES.includes(type)),
+);
 /** The back office's filter (全部流量记录): every type. */
 export const ALL_TRAFFIC_FILTERS = filterOf(TRAFFIC_RECORD_TYPES);
 

@@ -1,8 +1,10 @@
 /**
- * Trial traffic that expires (issue 14 §2, migration 010 trial_grants). A grant is part of
- * balances.traffic while its `remaining` is above 0, so balances.traffic = Σ traffic_change still holds:
- * node charging takes it after today's time-package quota and before permanent traffic (charge.ts),
- * and at expiry what is left of it goes with a tiyan_expire record.
+ * Traffic that expires (issue 14 §2, migration 010 trial_grants): a trial voucher's, or, since issue
+ * 26, a package bought from a combo with a `duration` (migration 014, the grant names its order). A
+ * grant is part of balances.traffic while its `remaining` is above 0, so balances.traffic =
+ * Σ traffic_change still holds: node charging takes it after today's time-package quota and before
+ * permanent traffic (charge.ts), and at expiry what is left of it goes with a tiyan_expire record (a
+ * bought package's with a buy_expire record).
  */
 import type { AppContext } from "../../context.ts";
 import { type Db, tx } from "../../db/db.ts";
@@ -22,6 +24,7 @@ export interface TrialBalance {
 /** How long before its expiry a customer is told about trial traffic still left. */
 export const TRIAL_WARN_MS = 24 * HOUR_MS;
 export const TRIAL_EXPIRE_DESC = "体验流量到期";
+export const PACKAGE_EXPIRE_DESC = "流量包到期";
 
 type HeldGrant = { remaining: number; expire_time: number };
 
@@ -75,24 +78,37 @@ export function permanentTraffic(db: Db, userId: string, _now: number): number {
 
 export interface NewTrialGrant {
   userId: string;
-  couponUseId: string;
+  /** The trial voucher's use the traffic came with … */
+  couponUseId?: string;
+  /** … or the order of a combo with a duration that bought it. */
+  orderId?: string;
   amount: number;
   expireTime: number;
   now: number;
 }
 
-/** Marks `amount` of the traffic just credited as trial traffic until `expireTime`. Inside the crediting tx. */
+/** Marks `amount` of the traffic just credited as expiring at `expireTime`. Inside the crediting tx. */
 export function addTrialGrant(db: Db, grant: NewTrialGrant): void {
   db.query(
-    `INSERT INTO trial_grants (user_id, coupon_use_id, amount, remaining, expire_time, create_time)
-     VALUES (?, ?, ?, ?, ?, ?)`,
-  ).run(grant.userId, grant.couponUseId, grant.amount, grant.amount, grant.expireTime, grant.now);
+    `INSERT INTO trial_grants (user_id, coupon_use_id, order_id, amount, remaining, expire_time, create_time)
+     VALUES (?, ?, ?, ?, ?, ?, ?)`,
+  ).run(
+    grant.userId,
+    grant.couponUseId ?? "",
+    grant.orderId ?? null,
+    grant.amount,
+    grant.amount,
+    grant.expireTime,
+    grant.now,
+  );
 }
 
 interface DueGrant {
   id: number;
   user_id: string;
   remaining: number;
+  /** The order that bought it; null for a trial voucher's grant. */
+  order_id: string | null;
 }
 
 /**
@@ -107,7 +123,7 @@ export function expireDueTrials(ctx: AppContext, now: number): number {
   return tx(db, () => {
     const due = db
       .query<DueGrant, [number]>(
-        "SELECT id, user_id, remaining FROM trial_grants WHERE remaining > 0 AND expire_time <= ? ORDER BY expire_time, id",
+        "SELECT id, user_id, remaining, order_id FROM trial_grants WHERE remaining > 0 AND expire_time <= ? ORDER BY expire_time, id",
       )
       .all(now);
     if (due.length === 0) return 0;
@@ -119,8 +135,9 @@ export function expireDueTrials(ctx: AppContext, now: number): number {
       if (removed > 0) {
         changeTraffic(db, {
           userId: grant.user_id,
-          type: "tiyan_expire",
-          desc: TRIAL_EXPIRE_DESC,
+          ...(grant.order_id
+            ? { type: "buy_expire", desc: PACKAGE_EXPIRE_DESC, orderId: grant.order_id }
+            : { type: "tiyan_expire", desc: TRIAL_EXPIRE_DESC }),
           traffic: -removed,
           now,
           timeZone,
@@ -136,9 +153,17 @@ interface ExpiringGrant extends DueGrant {
   expire_time: number;
 }
 
-/** The text of the "about to expire" notice and bot message. */
-export function trialExpiringText(remaining: number, expireTime: number, timeZone: string): string {
-  return `您有 ${formatGB(remaining)} G 体验流量将于 ${businessDateTime(expireTime, timeZone)} 到期，到期后未用完的部分将被清除`;
+/** The text of the "about to expire" notice and bot message; `bought`: a package's, not a voucher's. */
+export function trialExpiringText(
+  remaining: number,
+  expireTime: number,
+  timeZone: string,
+  bought = false,
+): string {
+  const what = bought
+    ? `您购买的流量包还有 ${formatGB(remaining)} G`
+    : `您有 ${formatGB(remaining)} G 体验流量`;
+  return `${what}${bought ? " " : ""}将于 ${businessDateTime(expireTime, timeZone)} 到期，到期后未用完的部分将被清除`;
 }
 
 /**
@@ -150,7 +175,7 @@ export function warnExpiringTrials(ctx: AppContext, now: number): number {
   return tx(db, () => {
     const expiring = db
       .query<ExpiringGrant, [number, number]>(
-        `SELECT id, user_id, remaining, expire_time FROM trial_grants
+        `SELECT id, user_id, remaining, expire_time, order_id FROM trial_grants
          WHERE remaining > 0 AND expire_time > ?1 AND expire_time <= ?2 AND warned_time IS NULL
          ORDER BY expire_time, id`,
       )
@@ -159,7 +184,7 @@ export function warnExpiringTrials(ctx: AppContext, now: number): number {
     const mark = db.query("UPDATE trial_grants SET warned_time = ? WHERE id = ? AND warned_time IS NULL");
     for (const grant of expiring) {
       if (mark.run(now, grant.id).changes === 0) continue;
-      const text = trialExpiringText(grant.remaining, grant.expire_time, timeZone);
+      const text = trialExpiringText(grant.remaining, grant.expire_time, timeZone, grant.order_id !== null);
       createNotice(ctx, { userId: grant.user_id, desc: text, href: "/#/" });
       queueUserMessage(ctx, grant.user_id, text, `trial-expiring:${grant.id}`);
     }

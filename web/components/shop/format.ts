@@ -44,7 +44,10 @@ export function comboFacts(combo: Combo): ComboFact[] {
     if (bonus) {
       facts.push({ label: "实得流量", value: formatTraffic(comboCredit(combo).traffic) });
     }
-    if (comboKind(combo) === "traffic") facts.push({ label: "有效期", value: "永久有效" });
+    // The traffic's life: the combo's duration from payment (a time card names it apart from 时长).
+    const trafficLife = comboKind(combo) === "traffic" ? "有效期" : "流量有效期";
+    if (combo.duration > 0) facts.push({ label: trafficLife, value: `购买后 ${combo.duration} 天` });
+    else if (comboKind(combo) === "traffic") facts.push({ label: trafficLife, value: "永久有效" });
   }
   facts.push({ label: "设备数", value: combo.deviceNum > 0 ? `${combo.deviceNum} 台` : "不限" });
   facts.push({ label: "速度", value: combo.speed.trim() || "不限速" });

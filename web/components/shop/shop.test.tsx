@@ -29,6 +29,7 @@ const combo = (patch: Partial<Combo>): Combo => ({
   price: 15,
   traffic: 0,
   vipDuration: 0,
+  duration: 0,
   limit: 50 * GB,
   additionPersend: 0,
   deviceNum: 0,
@@ -77,6 +78,22 @@ describe("combo cards", () => {
       设备数: "3 台",
       速度: "150Mbps",
     });
+  });
+
+  test("a combo with a duration says how long its traffic lasts after payment (seed 001 §3 duration)", () => {
+    expect(facts(combo({ traffic: 10 * GB, duration: 30 }))).toEqual({
+      流量: "10.00 G",
+      有效期: "购买后 30 天",
+      设备数: "不限",
+      速度: "不限速",
+    });
+    expect(facts(combo({ traffic: 10 * GB, vipDuration: 7, duration: 14 }))).toMatchObject({
+      时长: "7 天",
+      流量: "10.00 G",
+      流量有效期: "购买后 14 天",
+    });
+    // A time card's traffic without a duration is permanent, as before: nothing more is said.
+    expect(facts(combo({ traffic: 10 * GB, vipDuration: 7 })).流量有效期).toBeUndefined();
   });
 
   test("a time pack: daily quota with the bonus, total = daily × days (seed 000 §9)", () => {

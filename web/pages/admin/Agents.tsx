@@ -60,6 +60,9 @@ export const AgentMsg = {
   commandFailed: "获取命令失败",
   commandCopied: "命令已复制到剪贴板",
   anomaliesFailed: "获取异常上报失败",
+  /** 重置更新次数: the seed's 更新成功, and its 刷新失败 when the server refuses. */
+  countsReset: "更新成功",
+  countsResetFailed: "刷新失败",
 } as const;
 
 /** What the host field means for each node type. */
@@ -574,8 +577,8 @@ export function AdminAgentsPage() {
     confirmedCall(
       { title: "重置确认", message: "确认把所有节点的更新次数清零?", confirmText: "重置" },
       () => call("/api/admin/agents/clear_updatetimes", {}),
-      AgentMsg.saved,
-      AgentMsg.saveFailed,
+      AgentMsg.countsReset,
+      AgentMsg.countsResetFailed,
     );
 
   const columns: Column<Agent>[] = [

@@ -2,6 +2,7 @@
  * /admin_combos (seed 001 §2.8): the products. Traffic and the daily quota are edited in G and sent
  * in bytes (G × 1024³); a new combo starts from the seed's defaults (NEW_COMBO_DEFAULTS). The form
  * is checked with the server's comboInput before saving; a bad value is marked on its field.
+ * 流量有效期 is the seed's `duration`: days the traffic lasts after payment, 0 = permanent.
  */
 
 import { DEFAULT_DAILY_LIMIT, formatGB, GB } from "../../../src/lib/traffic.ts";
@@ -25,6 +26,8 @@ export interface ComboDraft {
   price: string;
   trafficG: string;
   vipDuration: string;
+  /** Days the traffic lasts after payment; 0 = never expires. */
+  duration: string;
   /** Daily quota of a time pack in G; blank = the server default (50 G). */
   limitG: string;
   additionPersend: string;
@@ -40,6 +43,7 @@ type NumberKey =
   | "price"
   | "trafficG"
   | "vipDuration"
+  | "duration"
   | "additionPersend"
   | "deviceNum"
   | "orderID"
@@ -57,6 +61,7 @@ export function newComboDraft(): ComboDraft {
     price: String(d.price),
     trafficG: String(d.trafficG),
     vipDuration: String(d.vipDuration),
+    duration: String(d.duration),
     limitG: bytesToG(DEFAULT_DAILY_LIMIT),
     additionPersend: String(d.additionPersend),
     deviceNum: String(d.deviceNum),
@@ -75,6 +80,7 @@ export function comboToDraft(combo: Combo): ComboDraft {
     price: String(combo.price),
     trafficG: bytesToG(combo.traffic),
     vipDuration: String(combo.vipDuration),
+    duration: String(combo.duration),
     limitG: bytesToG(combo.limit),
     additionPersend: String(combo.additionPersend),
     deviceNum: String(combo.deviceNum),
@@ -93,6 +99,7 @@ const NUMBER_KEYS: readonly NumberKey[] = [
   "price",
   "trafficG",
   "vipDuration",
+  "duration",
   "additionPersend",
   "deviceNum",
   "orderID",
@@ -111,6 +118,7 @@ export function draftToCombo(draft: ComboDraft): ComboForm {
     price: numbers.price,
     traffic: gToBytes(numbers.trafficG),
     vipDuration: numbers.vipDuration,
+    duration: numbers.duration,
     ...(limit === undefined ? {} : { limit }),
     additionPersend: numbers.additionPersend,
     deviceNum: numbers.deviceNum,
@@ -165,6 +173,7 @@ function ComboFormDialog({
         />
         {numberField("price", "价格(元)", "0.01")}
         {numberField("trafficG", "流量(G)", "any")}
+        {numberField("duration", "流量有效期(天)", "1")}
         {numberField("vipDuration", "VIP天数", "1")}
         {isTimePack ? numberField("limitG", "每日额度(G)", "any", { placeholder: "留空为 50" }) : null}
         {numberField("additionPersend", "赠送比例(%)", "any")}
@@ -193,7 +202,8 @@ function ComboFormDialog({
         onChange={(value) => set("permissionsDesc", value)}
       />
       <p className="admin-hint">
-        VIP天数大于 0 为时间套餐（每日额度），等于 0 为流量包。赠送比例 20 表示多送 20% 流量。
+        VIP天数大于 0 为时间套餐（每日额度），等于 0 为流量包。赠送比例 20 表示多送 20%
+        流量。流量有效期为付款后流量可用的天数，到期未用完的部分清除；0 为永久有效。
       </p>
     </FormDialog>
   );
@@ -219,7 +229,14 @@ export function AdminCombosPage() {
     { key: "id", title: "ID", render: (row) => <code className="admin-id">{row._id}</code> },
     { key: "name", title: "名称", render: (row) => row.name },
     { key: "price", title: "价格(元)", render: (row) => row.price.toFixed(2), className: "admin-num" },
-    { key: "traffic", title: "流量(G)", render: (row) => formatGB(row.traffic), className: "admin-num" },
+    {
+      key: "traffic",
+      title: "流量(G)",
+      // A duration is shown with the traffic it limits (the seed's table has no column for it).
+      render: (row) =>
+        row.duration > 0 ? `${formatGB(row.traffic)} · ${row.duration} 天` : formatGB(row.traffic),
+      className: "admin-num",
+    },
     { key: "vip", title: "VIP天数", render: (row) => row.vipDuration, className: "admin-num" },
     { key: "bonus", title: "赠送比例(%)", render: (row) => row.additionPersend, className: "admin-num" },
     { key: "devices", title: "设备数", render: (row) => row.deviceNum, className: "admin-num" },

@@ -223,7 +223,7 @@ function CouponFormDialog({ draft, onClose, onSaved }: DraftDialogProps<CouponDr
         {form.type === "freeUse" ? number("trafficG", "流量(G)", "any") : null}
         {form.type === "freeTime" ? number("vipDay", "VIP天数") : null}
         {form.type === "cash" ? number("forMoney", "金额(元)", "0.01") : null}
-        {form.type === "discount" ? number("discount", "折扣(0.1-1)", "0.01") : null}
+        {form.type === "discount" ? number("discount", "折扣(0.1-1，0 为免单)", "0.01") : null}
         {form.type === "freeUse" ? (
           <SwitchField
             label="流量限时"

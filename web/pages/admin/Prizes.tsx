@@ -11,6 +11,7 @@ import {
   NEW_PRIZE_DEFAULTS,
   type Prize,
   PrizeMsg,
+  prizeDiscountText,
   prizeInput,
   prizeStats,
 } from "../../../src/modules/prize/schema.ts";
@@ -126,7 +127,7 @@ function PrizeFormDialog({ draft, onClose, onSaved }: DraftDialogProps<PrizeDraf
       />
       {form.hasDiscountCoupon ? (
         <div className="admin-grid">
-          {numberField("discountValue", "折扣(0.1-1，0.9 即九折)", "0.1")}
+          {numberField("discountValue", "折扣(0-1，0.9 即九折，0 为免单)", "0.1")}
           {numberField("discountDuration", "折扣券有效天数")}
         </div>
       ) : null}
@@ -147,11 +148,9 @@ function PrizeFormDialog({ draft, onClose, onSaved }: DraftDialogProps<PrizeDraf
   );
 }
 
-/** "8 折 · 5 天" (discountValue 0.8) or 无. */
+/** "8 折 · 5 天" (discountValue 0.8), "免单 · 5 天" (0) or 无. */
 const couponText = (prize: Prize) =>
-  prize.hasDiscountCoupon
-    ? `${Number((prize.discountValue * 10).toFixed(1))} 折 · ${prize.discountDuration} 天`
-    : "无";
+  prize.hasDiscountCoupon ? `${prizeDiscountText(prize.discountValue)} · ${prize.discountDuration} 天` : "无";
 
 export function AdminPrizesPage() {
   const list = useRemoteList(async () => {
