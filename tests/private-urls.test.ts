@@ -10,7 +10,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { hostname } from "node:os";
-import { addressKind } from "../src/lib/addresses.ts";
+import { ADDRESS_KIND_TEXT, type AddressKind, addressKind } from "../src/lib/addresses.ts";
 import type { Order, PayResult } from "../src/modules/order/schema.ts";
 import type { Settings } from "../src/modules/settings/schema.ts";
 import { queueChatMessage } from "../src/modules/telegram/outbox.ts";
@@ -156,7 +156,13 @@ describe("connecting, after the name resolves (C11)", () => {
     });
     expect(refused.code).not.toBe(0);
     expect(gateway.mapiRequests).toEqual([]);
-    expect(errorRows("pay epay 支付宝").at(-1)).toContain(`拒绝连接 ${LOCAL_NAME}（127.0.0.1，本机地址）`);
+    // The address and its kind are whatever this machine's resolver gives (127.0.0.1 here, a 10.x
+    // address on some hosts); the log names both.
+    const [first] = await Bun.dns.lookup(LOCAL_NAME);
+    const kind = addressKind(first?.address ?? "") as Exclude<AddressKind, "public">;
+    expect(errorRows("pay epay 支付宝").at(-1)).toContain(
+      `拒绝连接 ${LOCAL_NAME}（${first?.address}，${ADDRESS_KIND_TEXT[kind]}）`,
+    );
 
     // The same server started with the flag would call it: the refusal is the rule, not the network.
     server.context.allowPrivateUrls = true;
