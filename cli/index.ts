@@ -5,8 +5,10 @@ import pkg from "../package.json" with { type: "json" };
 import { type Db, openDatabase } from "../src/db/db.ts";
 import { DatabaseTooNewError, migrationStatus } from "../src/db/migrate.ts";
 import { migrations } from "../src/embedded.ts";
+import { formatInstant } from "../src/lib/time.ts";
 import { shellQuote } from "../src/modules/node-api/install.ts";
-import { siteOrigin } from "../src/modules/settings/schema.ts";
+import { settingsSchema, siteOrigin } from "../src/modules/settings/schema.ts";
+import { SettingsStore } from "../src/modules/settings/service.ts";
 import { hasAdmin } from "../src/modules/user/service.ts";
 import { isCompiledExecutable } from "../src/node-program/upgrade.ts";
 import { backupDatabase } from "../src/ops/backup.ts";
@@ -80,6 +82,17 @@ function startupLines(server: RunningServer, host: string, dataDir: string): str
     );
   }
   return lines;
+}
+
+const DEFAULT_TIME_ZONE = settingsSchema.shape.timezone.parse(undefined);
+
+/** The business timezone of a database, also one migrated only up to before the settings table (the default then). */
+function storedTimeZone(db: Db): string {
+  try {
+    return new SettingsStore(db).get("timezone");
+  } catch {
+    return DEFAULT_TIME_ZONE;
+  }
 }
 
 function withDatabase<T>(file: string, use: (db: Db) => T): T {
@@ -174,14 +187,20 @@ export function buildProgram(): Command {
     .action((options: { data?: string; json?: boolean }) => {
       const file = `${dataDirOption(options.data)}/ferry.db`;
       // Asking about a database that does not exist yet must not create one.
-      const states = existsSync(file)
-        ? withDatabase(file, (db) => migrationStatus(db, migrations))
-        : migrations.map((m) => ({ version: m.version, name: m.name, appliedTime: null }));
+      const { states, timeZone } = existsSync(file)
+        ? withDatabase(file, (db) => ({
+            states: migrationStatus(db, migrations),
+            timeZone: storedTimeZone(db),
+          }))
+        : {
+            states: migrations.map((m) => ({ version: m.version, name: m.name, appliedTime: null })),
+            timeZone: DEFAULT_TIME_ZONE,
+          };
       printJsonOr(options.json ?? false, states, (rows) =>
         rows
           .map(
             (m) =>
-              `${String(m.version).padStart(3, "0")}_${m.name}  ${m.appliedTime ? `applied ${new Date(m.appliedTime).toISOString()}` : "pending"}`,
+              `${String(m.version).padStart(3, "0")}_${m.name}  ${m.appliedTime ? `applied ${formatInstant(m.appliedTime, timeZone)}` : "pending"}`,
           )
           .join("\n"),
       );
