@@ -59,16 +59,11 @@ test("a trust-proxy entry that is no address or range is refused with one line",
 test("a second serve on a taken port exits non-zero with one line; the first keeps serving its own database", async () => {
   const firstDir = freshDir();
   const secondDir = freshDir();
-  const created = await ferry([
-    "user",
-    "create",
-    "--email",
-    "first@example.com",
-    "--password",
-    "long-password-1",
-    "--data",
-    firstDir,
-  ]);
+  const created = await ferry(
+    ["user", "create", "--email", "first@example.com", "--data", firstDir],
+    {},
+    "long-password-1\n",
+  );
   expect(created.code).toBe(0);
   const first = await startServe(["--port", "0", "--data", firstDir]);
   try {
@@ -144,10 +139,9 @@ test("start-up: all addresses said in a line, the site address as the URL, an ad
   expect(out.stdout).toContain("no admin account yet");
 
   const created = await ferry(
-    ["user", "create", "--email", "boss@example.com", "--password", "long-password-1"],
-    {
-      FERRY_DATA: dir,
-    },
+    ["user", "create", "--email", "boss@example.com"],
+    { FERRY_DATA: dir },
+    "long-password-1\n",
   );
   expect(created.code).toBe(0);
   const ctx = createContext(openDatabase(join(dir, "ferry.db")));

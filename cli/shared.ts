@@ -100,7 +100,7 @@ export function parseOrDie<S extends ZodType>(
 }
 
 /** The password, or the one-line error when it is shorter than every account's minimum. */
-export function checkedPassword(password: string): string {
+function checkedPassword(password: string): string {
   if (password.length < PASSWORD_MIN) die(`password must be at least ${PASSWORD_MIN} characters`);
   return password;
 }

@@ -113,9 +113,9 @@ export function expectOneLineError(run: Run, mentions?: string | RegExp) {
   if (mentions) expect(lines[0]).toMatch(mentions);
 }
 
-/** Runs every command at once; each must fail with a one-line error that mentions its pattern. */
-export async function expectRefused(cases: [args: string[], mentions: RegExp][]) {
-  const runs = await Promise.all(cases.map(([args]) => ferry(args)));
+/** Runs every command at once (`input` on its stdin); each must fail with a one-line error that mentions its pattern. */
+export async function expectRefused(cases: [args: string[], mentions: RegExp, input?: string][]) {
+  const runs = await Promise.all(cases.map(([args, , input]) => ferry(args, {}, input)));
   cases.forEach(([args, mentions], i) => {
     const run = runs[i] as Run;
     expect({ args, failed: run.code !== 0 }).toEqual({ args, failed: true });

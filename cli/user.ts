@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
 import { addDays, endOfBusinessDay } from "../src/lib/time.ts";
 import { formatGB } from "../src/lib/traffic.ts";
 import {
@@ -15,7 +15,6 @@ import { EMAIL_PATTERN, PASSWORD_MIN, type Role } from "../src/modules/user/sche
 import { createUser, findUserByEmail, setPassword, setRole } from "../src/modules/user/service.ts";
 import { RpcError } from "../src/rpc/codes.ts";
 import {
-  checkedPassword,
   dataDirOption,
   dataOption,
   die,
@@ -195,23 +194,29 @@ export function registerUserCommands(program: Command) {
 
   user
     .command("create")
-    .description("create an account (the e-mail counts as confirmed)")
-    .requiredOption("--email <email>", "login e-mail")
-    .option(
-      "--password <password>",
-      `at least ${PASSWORD_MIN} characters; visible to other users of this machine (ps), so prefer leaving it ` +
-        "out: then it is asked for at the terminal, or read from the first line of stdin",
+    .description(
+      `create an account (the e-mail counts as confirmed); the password (at least ${PASSWORD_MIN} characters) ` +
+        "is asked for at the terminal, or read from the first line of stdin, never from the command line " +
+        "(ps shows it to every user of the machine)",
     )
+    .requiredOption("--email <email>", "login e-mail")
     .option("--role <role>", `one of ${ROLES.join(", ")}`, "normal")
     .addOption(dataOption())
     .option("--json", "print the account as JSON")
+    // Only to refuse it with the way that works; older scripts passed it.
+    .addOption(new Option("--password <password>").hideHelp())
     .action(
       async (options: { email: string; password?: string; role: string; data?: string; json?: boolean }) => {
+        if (options.password !== undefined) {
+          die(
+            "--password is not taken (ps shows the command line to every user of the machine): " +
+              "type the password when asked, or pipe it in as the first line of stdin",
+          );
+        }
         const email = options.email.trim().toLowerCase();
         if (!EMAIL_PATTERN.test(email)) die(`not an e-mail address: ${options.email}`);
         const role = parseRole(options.role);
-        const password =
-          options.password === undefined ? await readNewPassword() : checkedPassword(options.password);
+        const password = await readNewPassword();
         const ctx = openContext(dataDirOption(options.data));
         try {
           const created = await createUser(ctx, {
