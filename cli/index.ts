@@ -12,6 +12,7 @@ import { SettingsStore } from "../src/modules/settings/service.ts";
 import { hasAdmin } from "../src/modules/user/service.ts";
 import { isCompiledExecutable } from "../src/node-program/upgrade.ts";
 import { backupDatabase } from "../src/ops/backup.ts";
+import { paymentsInForce } from "../src/payments/registry.ts";
 import { LOOPBACK_PROXIES, parseTrustedProxies } from "../src/rpc/forwarded.ts";
 import { type RunningServer, startServer } from "../src/server.ts";
 import { registerAgencyCommands } from "./agency.ts";
@@ -66,7 +67,10 @@ function ferryCommand(): string {
   return `${shellWord(bun)} ${shellWord(Bun.main)}`;
 }
 
-/** What `serve` prints on start: where it listens, what to open, and the first step when there is no admin. */
+/**
+ * What `serve` prints on start: where it listens, what to open, whether payments go to the sandbox
+ * (nothing is really charged), and the first step when there is no admin.
+ */
 function startupLines(server: RunningServer, host: string, dataDir: string): string[] {
   const lines = [`ferry ${pkg.version} listening on ${host}:${server.port}, data in ${dataDir}`];
   if (ALL_ADDRESSES.has(host)) {
@@ -75,6 +79,11 @@ function startupLines(server: RunningServer, host: string, dataDir: string): str
     );
   }
   lines.push(`open ${siteOrigin(server.context.settings.all()) ?? server.url}/`);
+  const { sandbox } = paymentsInForce(server.context);
+  if (sandbox.on) {
+    const by = sandbox.source === "env" ? `${sandbox.variable}=1` : "setting sandbox_pay (配置管理)";
+    lines.push(`${by}: 沙箱支付收款，不会真实扣款`);
+  }
   if (!hasAdmin(server.context)) {
     lines.push(
       "no admin account yet; create one (it asks for the password, or reads it from stdin):",

@@ -154,3 +154,23 @@ test("start-up: all addresses said in a line, the site address as the URL, an ad
   expect(after.stdout).not.toContain("no admin account yet");
   expect(after.stdout).not.toMatch(/all addresses/);
 });
+
+test("start-up says when payments go to the sandbox (nothing is really charged), by the variable or the setting", async () => {
+  const dir = freshDir();
+  const SANDBOX_LINE = "FERRY_SANDBOX_PAY=1: 沙箱支付收款，不会真实扣款";
+  const byVariable = await startServe(["--port", "0", "--data", dir], { env: { FERRY_SANDBOX_PAY: "1" } });
+  const variableRun = await byVariable.stop();
+  expect({ code: variableRun.code, stderr: variableRun.stderr }).toEqual({ code: 0, stderr: "" });
+  expect(variableRun.stdout.split("\n")).toContain(SANDBOX_LINE);
+
+  const off = await startServe(["--port", "0", "--data", dir]);
+  expect((await off.stop()).stdout).not.toContain("沙箱");
+
+  const ctx = createContext(openDatabase(join(dir, "ferry.db")));
+  ctx.settings.update({ sandbox_pay: true, alipay: "sandbox" });
+  ctx.db.close();
+  const bySetting = await startServe(["--port", "0", "--data", dir]);
+  expect((await bySetting.stop()).stdout.split("\n")).toContain(
+    "setting sandbox_pay (配置管理): 沙箱支付收款，不会真实扣款",
+  );
+});
