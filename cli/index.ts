@@ -160,7 +160,13 @@ export function buildProgram(): Command {
           console.error("error: shutdown took longer than 10 s; exiting without finishing it");
           process.exit(1);
         }, SHUTDOWN_DEADLINE_MS);
-        void server.stop(SHUTDOWN_DRAIN_MS).then(() => process.exit(0));
+        void server.stop(SHUTDOWN_DRAIN_MS).then(
+          () => process.exit(0),
+          (error: Error) => {
+            console.error(`error: stopping failed: ${error.message}`);
+            process.exit(1);
+          },
+        );
       };
       process.on("SIGINT", shutdown);
       process.on("SIGTERM", shutdown);

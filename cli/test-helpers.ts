@@ -52,6 +52,8 @@ export function runInShell(command: string, input: string, cwd: string): Run {
 }
 
 export interface ServeProcess {
+  /** The server process's pid. */
+  pid: number;
   host: string | undefined;
   port: number | undefined;
   /** http://127.0.0.1:<port> */
@@ -89,6 +91,7 @@ export async function startServe(
   const readUntil = (pattern: RegExp) => readWhile(() => pattern.test(stdout));
   const listening = /listening on (\S+):(\d+)/.exec(await readUntil(/\n/));
   return {
+    pid: proc.pid,
     host: listening?.[1],
     port: listening ? Number(listening[2]) : undefined,
     url: listening ? `http://127.0.0.1:${listening[2]}` : "",
