@@ -155,7 +155,12 @@ describe("ferry serve as a process: writes fail, recover, and SIGTERM while they
       const admin = new ApiClient(server.url);
       expect((await admin.login("boss@example.com", "long-password-1")).code).toBe(0);
       const saveCombo = (name: string) =>
-        admin.call<{ _id: string }>("/api/admin/combo/update_combo", { name, price: 10, traffic: 1024, vipDuration: 30 });
+        admin.call<{ _id: string }>("/api/admin/combo/update_combo", {
+          name,
+          price: 10,
+          traffic: 1024,
+          vipDuration: 30,
+        });
       expect((await saveCombo("满盘之前")).code).toBe(0);
       expect(await health(server.url)).toEqual({ status: 200, body: "ok" });
 
