@@ -16,7 +16,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openDatabase } from "../src/db/db.ts";
-import { expectOneLineError, ferry, ferryIn } from "./test-helpers.ts";
+import { expectOneLineError, ferry, ferryIn, runCommand } from "./test-helpers.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const root = mkdtempSync(join(tmpdir(), "ferry-backup-"));
@@ -50,24 +50,12 @@ beforeAll(async () => {
 });
 
 /** Runs `command` (argv) under the 1 MB file-size limit with SIGXFSZ ignored: a write past 1 MB fails. */
-async function underSizeLimit(command: string[]) {
-  const proc = Bun.spawn(
+const underSizeLimit = (command: string[]) =>
+  runCommand(
     ["sh", "-c", `trap '' XFSZ; exec "$@"`, "sh", "prlimit", `--fsize=${LIMIT_BYTES}`, ...command],
-    {
-      cwd: ROOT,
-      // Bun's transpiler cache is a file too: kept off so that only the copy meets the limit.
-      env: { ...process.env, BUN_RUNTIME_TRANSPILER_CACHE_PATH: "0" },
-      stdout: "pipe",
-      stderr: "pipe",
-    },
+    // Bun's transpiler cache is a file too: kept off so that only the copy meets the limit.
+    { BUN_RUNTIME_TRANSPILER_CACHE_PATH: "0" },
   );
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  return { code, stdout, stderr };
-}
 
 const mode = (file: string) => statSync(file).mode & 0o777;
 const named = (prefix: string) => readdirSync(root).filter((name) => name.startsWith(prefix));

@@ -20,8 +20,17 @@ function commandEnv(env: Record<string, string>): Record<string, string | undefi
 }
 
 /** `ferry <args>` with none of the FERRY_* variables of the test process, plus `env`; `input` is its stdin. */
-export async function ferry(args: string[], env: Record<string, string> = {}, input?: string): Promise<Run> {
-  const proc = Bun.spawn([process.execPath, "src/main.ts", ...args], {
+export function ferry(args: string[], env: Record<string, string> = {}, input?: string): Promise<Run> {
+  return runCommand([process.execPath, "src/main.ts", ...args], env, input);
+}
+
+/** Runs `argv` from the repository's root to its end, with the environment and stdin `ferry` gives. */
+export async function runCommand(
+  argv: string[],
+  env: Record<string, string> = {},
+  input?: string,
+): Promise<Run> {
+  const proc = Bun.spawn(argv, {
     cwd: ROOT,
     env: commandEnv(env),
     stdin: input === undefined ? "ignore" : Buffer.from(input),
