@@ -86,12 +86,19 @@ describe("in-process: SQLITE_FULL on the server's own connection", () => {
       expect((await writeFailures(server.url)).SQLITE_FULL).toBeGreaterThanOrEqual(200);
       const failing = await fetch(`${server.url}/healthz`);
       expect(failing.status).toBe(503);
-      expect(await failing.json()).toMatchObject({
+      const failingBody = (await failing.json()) as Record<string, unknown> & {
+        failures: number;
+        since: string;
+      };
+      expect(failingBody).toEqual({
         status: "writes failing",
         cause: "SQLITE_FULL",
         meaning: "disk full",
-        latest: { source: "/api/admin/config/set_config", message: "database or disk is full" },
+        since: expect.stringMatching(/^\d{4}-\d\d-\d\dT[\d:.]+Z$/),
+        failures: expect.any(Number),
       });
+      expect(failingBody.failures).toBeGreaterThanOrEqual(200);
+      expect(Date.parse(failingBody.since)).toBeGreaterThanOrEqual(started);
       // Reads are still answered.
       expect((await admin.call("/api/admin/config/get")).code).toBe(0);
 

@@ -42,9 +42,6 @@ export interface WritesFailing {
   since: number;
   /** Failures since then. */
   failures: number;
-  /** Where the latest one happened (a call path, "node push", a job's name) and its message. */
-  source: string;
-  message: string;
 }
 
 class WriteHealth {
@@ -53,11 +50,12 @@ class WriteHealth {
   failing: WritesFailing | null = null;
   private readonly told = new Map<string, { at: number; untold: number }>();
 
+  /** `source`: where it happened (a call path, "node push", a job's name); `message`: SQLite's or the system's. */
   failed(failure: StorageFailure, source: string, message: string, now: number): void {
     this.totals.set(failure.code, (this.totals.get(failure.code) ?? 0) + 1);
     const since = this.failing?.since ?? now;
     const failures = (this.failing?.failures ?? 0) + 1;
-    this.failing = { ...failure, since, failures, source, message };
+    this.failing = { ...failure, since, failures };
     this.tell(failure.code, now, (untold) => {
       const more = untold > 0 ? ` (${untold} more since the last line)` : "";
       return `error: database writes failing: ${failure.code} (${failure.meaning}) in ${source}: ${message}${more}`;
