@@ -77,6 +77,11 @@ test("user show, user list, order list and withdraw list print the business time
 
   // No time is printed in UTC without its offset any more (ISO's "T…Z").
   for (const text of [shanghai, newYork]) expect(text).not.toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d/);
+
+  // migrate status too: when each migration was applied, with New York's offset of the day.
+  const migrations = (await cli.ok(["migrate", "status"])).trim().split("\n");
+  for (const line of migrations)
+    expect(line).toMatch(/ {2}applied \d{4}-\d\d-\d\d \d\d:\d\d:\d\d -0[45]:00$/);
 });
 
 test("--json keeps the instants as the API answers them: epoch milliseconds", async () => {
