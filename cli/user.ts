@@ -100,8 +100,9 @@ function registerAdminUserCommands(user: Command) {
             { number: "--number", filterStr: "--filter" },
           );
           const users = listAdminUsers(ctx, query);
+          const at = timePrinter(ctx);
           printJsonOr(options.json ?? false, users, (list) =>
-            list.length === 0 ? "no accounts" : list.map((u) => userLine(u, timePrinter(ctx))).join("\n"),
+            list.length === 0 ? "no accounts" : list.map((u) => userLine(u, at)).join("\n"),
           );
         });
       },
