@@ -41,8 +41,7 @@ test("every command has --help", async () => {
     [["user"], ["create", "set-role", "set-password"]],
     [
       ["user", "create"],
-      // --password is still accepted, with the warning that ps shows it.
-      ["--email", "--password", "(ps)", "stdin", "--role", "--data", "--json"],
+      ["--email", "stdin", "never from the command line", "--role", "--data", "--json"],
     ],
     [
       ["user", "set-password"],
@@ -77,19 +76,11 @@ describe("user create, user set-role, migrate status", () => {
   });
 
   test("user create makes an account that logs in through the API, with the role asked for", async () => {
-    const run = await ferry([
-      "user",
-      "create",
-      "--email",
-      "Boss@Example.COM",
-      "--password",
-      "long-password-1",
-      "--role",
-      "admin",
-      "--data",
-      dataDir,
-      "--json",
-    ]);
+    const run = await ferry(
+      ["user", "create", "--email", "Boss@Example.COM", "--role", "admin", "--data", dataDir, "--json"],
+      {},
+      "long-password-1\n",
+    );
     expect(run.stderr).toBe("");
     expect(run.code).toBe(0);
     const created = JSON.parse(run.stdout) as { _id: string; email: string; type: string };
@@ -97,16 +88,11 @@ describe("user create, user set-role, migrate status", () => {
     expect(created.email).toBe("boss@example.com");
     expect(created.type).toBe("admin");
 
-    const plain = await ferry([
-      "user",
-      "create",
-      "--email",
-      "staff@example.com",
-      "--password",
-      "long-password-2",
-      "--data",
-      dataDir,
-    ]);
+    const plain = await ferry(
+      ["user", "create", "--email", "staff@example.com", "--data", dataDir],
+      {},
+      "long-password-2\n",
+    );
     expect(plain.code).toBe(0);
     expect(plain.stdout).toContain("staff@example.com");
     expect(plain.stdout).toContain("normal");
@@ -154,10 +140,9 @@ describe("user create, user set-role, migrate status", () => {
   test("FERRY_DATA picks the data directory when --data is not given", async () => {
     const envDir = freshDir();
     const run = await ferry(
-      ["user", "create", "--email", "env@example.com", "--password", "long-password-1"],
-      {
-        FERRY_DATA: envDir,
-      },
+      ["user", "create", "--email", "env@example.com"],
+      { FERRY_DATA: envDir },
+      "long-password-1\n",
     );
     expect(run.code).toBe(0);
     const db = new Database(join(envDir, "ferry.db"), { readonly: true });
@@ -223,53 +208,33 @@ describe("backup", () => {
 describe("bad input: non-zero exit and a one-line error", () => {
   test("for every command", async () => {
     const dataDir = freshDir();
-    const seed = await ferry([
-      "user",
-      "create",
-      "--email",
-      "taken@example.com",
-      "--password",
-      "long-password-1",
-      "--data",
-      dataDir,
-    ]);
+    const seed = await ferry(
+      ["user", "create", "--email", "taken@example.com", "--data", dataDir],
+      {},
+      "long-password-1\n",
+    );
     expect(seed.code).toBe(0);
-    const bad: [string[], RegExp][] = [
+    const bad: [string[], RegExp, string?][] = [
+      [["user", "create", "--email", "not-an-email", "--data", dataDir], /e-mail/, "long-password-1\n"],
+      [["user", "create", "--email", "short@example.com", "--data", dataDir], /8/, "short\n"],
       [
-        ["user", "create", "--email", "not-an-email", "--password", "long-password-1", "--data", dataDir],
-        /e-mail/,
-      ],
-      [["user", "create", "--email", "short@example.com", "--password", "short", "--data", dataDir], /8/],
-      [
-        [
-          "user",
-          "create",
-          "--email",
-          "r@example.com",
-          "--password",
-          "long-password-1",
-          "--role",
-          "king",
-          "--data",
-          dataDir,
-        ],
+        ["user", "create", "--email", "r@example.com", "--role", "king", "--data", dataDir],
         /role/,
+        "long-password-1\n",
       ],
       [
-        [
-          "user",
-          "create",
-          "--email",
-          "TAKEN@example.com",
-          "--password",
-          "long-password-1",
-          "--data",
-          dataDir,
-        ],
+        ["user", "create", "--email", "TAKEN@example.com", "--data", dataDir],
         /taken@example\.com/,
+        "long-password-1\n",
       ],
-      [["user", "create", "--password", "long-password-1", "--data", dataDir], /--email/],
-      [["user", "create", "--email", "x@example.com", "--password", "long-password-1", "--bogus"], /--bogus/],
+      [["user", "create", "--email", "nopassword@example.com", "--data", dataDir], /no password on stdin/],
+      // The password is never taken from argv, where ps shows it to every user of the machine.
+      [
+        ["user", "create", "--email", "argv@example.com", "--password", "long-password-1", "--data", dataDir],
+        /--password is not taken .*stdin/,
+      ],
+      [["user", "create", "--data", dataDir], /--email/, "long-password-1\n"],
+      [["user", "create", "--email", "x@example.com", "--bogus"], /--bogus/, "long-password-1\n"],
       [["user", "set-role", "nobody@example.com", "admin", "--data", dataDir], /nobody@example\.com/],
       [["user", "set-role", "taken@example.com", "king", "--data", dataDir], /role/],
       [["user", "set-role", "taken@example.com"], /role/],
@@ -298,16 +263,7 @@ describe("bad input: non-zero exit and a one-line error", () => {
     db.close();
     const [serve, create] = await Promise.all([
       ferry(["serve", "--host", "127.0.0.1", "--port", "0", "--data", dataDir]),
-      ferry([
-        "user",
-        "create",
-        "--email",
-        "late@example.com",
-        "--password",
-        "long-password-1",
-        "--data",
-        dataDir,
-      ]),
+      ferry(["user", "create", "--email", "late@example.com", "--data", dataDir], {}, "long-password-1\n"),
     ]);
     expectOneLineError(serve, /newer/);
     expectOneLineError(create, /newer/);
@@ -381,16 +337,11 @@ describe("passwords from the terminal or stdin, never from argv (issue 12)", () 
 
   test("user set-password: the new password works, the old one and every open session end", async () => {
     const dataDir = freshDir();
-    const created = await ferry([
-      "user",
-      "create",
-      "--email",
-      "forgot@example.com",
-      "--password",
-      "old-password-1",
-      "--data",
-      dataDir,
-    ]);
+    const created = await ferry(
+      ["user", "create", "--email", "forgot@example.com", "--data", dataDir],
+      {},
+      "old-password-1\n",
+    );
     expect(created.code).toBe(0);
     const server = startServer({ dataDir, port: 0 });
     try {

@@ -18,9 +18,11 @@ import {
   dataOption,
   die,
   numberOption,
+  type PrintTime,
   parseOrDie,
   printJsonOr,
   printListOr,
+  timePrinter,
   withContext,
 } from "./shared.ts";
 
@@ -54,11 +56,11 @@ const comboLine = (c: Combo) =>
     .filter(Boolean)
     .join("  ");
 
-const tradeLine = (t: Trade) =>
+const tradeLine = (t: Trade, at: PrintTime) =>
   [
     t.order_id,
     t.status.padEnd(12),
-    new Date(t.create_time).toISOString(),
+    at(t.create_time),
     t.username,
     t.desc,
     `¥${formatYuan(Math.round(t.request_pay_amound * 100))}`,
@@ -169,12 +171,12 @@ function registerOrderCommands(program: Command) {
       if (!Number.isInteger(limit) || limit < 1)
         die(`--limit must be a positive whole number: ${options.limit}`);
       const email = options.user?.trim().toLowerCase();
-      const trades = withContext(options.data, (ctx) => {
+      const { trades, at } = withContext(options.data, (ctx) => {
         if (email !== undefined && !findUserByEmail(ctx, email))
           die(`no account with e-mail ${options.user}`);
-        return listTrades(ctx, limit, "", { email, status });
+        return { trades: listTrades(ctx, limit, "", { email, status }), at: timePrinter(ctx) };
       });
-      printListOr(options.json ?? false, trades, tradeLine, "no orders");
+      printListOr(options.json ?? false, trades, (t) => tradeLine(t, at), "no orders");
     });
 
   order

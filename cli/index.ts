@@ -6,11 +6,14 @@ import { type Db, openDatabase } from "../src/db/db.ts";
 import { DatabaseTooNewError, migrationStatus } from "../src/db/migrate.ts";
 import { migrations } from "../src/embedded.ts";
 import { ALLOW_PRIVATE_FLAG } from "../src/lib/outbound.ts";
+import { formatInstant } from "../src/lib/time.ts";
 import { shellQuote } from "../src/modules/node-api/install.ts";
-import { siteOrigin } from "../src/modules/settings/schema.ts";
+import { settingsSchema, siteOrigin } from "../src/modules/settings/schema.ts";
+import { SettingsStore } from "../src/modules/settings/service.ts";
 import { hasAdmin } from "../src/modules/user/service.ts";
 import { isCompiledExecutable } from "../src/node-program/upgrade.ts";
 import { backupDatabase } from "../src/ops/backup.ts";
+import { paymentsInForce } from "../src/payments/registry.ts";
 import { LOOPBACK_PROXIES, parseTrustedProxies } from "../src/rpc/forwarded.ts";
 import { type RunningServer, startServer } from "../src/server.ts";
 import { registerAgencyCommands } from "./agency.ts";
@@ -65,7 +68,6 @@ function ferryCommand(): string {
   return `${shellWord(bun)} ${shellWord(Bun.main)}`;
 }
 
-/** What `serve` prints on start: where it listens, what to open, and the first step when there is no admin. */
 interface ServeFlags {
   host: string;
   port: string;
@@ -74,6 +76,11 @@ interface ServeFlags {
   allowPrivateUrls?: boolean;
 }
 
+/**
+ * What `serve` prints on start: where it listens, whether it may call private addresses, what to
+ * open, whether payments go to the sandbox (nothing is really charged), and the first step when
+ * there is no admin.
+ */
 function startupLines(server: RunningServer, host: string, dataDir: string): string[] {
   const lines = [`ferry ${pkg.version} listening on ${host}:${server.port}, data in ${dataDir}`];
   if (ALL_ADDRESSES.has(host)) {
@@ -88,6 +95,11 @@ function startupLines(server: RunningServer, host: string, dataDir: string): str
     );
   }
   lines.push(`open ${siteOrigin(server.context.settings.all()) ?? server.url}/`);
+  const { sandbox } = paymentsInForce(server.context);
+  if (sandbox.on) {
+    const by = sandbox.source === "env" ? `${sandbox.variable}=1` : "setting sandbox_pay (配置管理)";
+    lines.push(`${by}: 沙箱支付收款，不会真实扣款`);
+  }
   if (!hasAdmin(server.context)) {
     lines.push(
       "no admin account yet; create one (it asks for the password, or reads it from stdin):",
@@ -95,6 +107,17 @@ function startupLines(server: RunningServer, host: string, dataDir: string): str
     );
   }
   return lines;
+}
+
+const DEFAULT_TIME_ZONE = settingsSchema.shape.timezone.parse(undefined);
+
+/** The business timezone of a database, also one migrated only up to before the settings table (the default then). */
+function storedTimeZone(db: Db): string {
+  try {
+    return new SettingsStore(db).get("timezone");
+  } catch {
+    return DEFAULT_TIME_ZONE;
+  }
 }
 
 function withDatabase<T>(file: string, use: (db: Db) => T): T {
@@ -160,7 +183,13 @@ export function buildProgram(): Command {
           console.error("error: shutdown took longer than 10 s; exiting without finishing it");
           process.exit(1);
         }, SHUTDOWN_DEADLINE_MS);
-        void server.stop(SHUTDOWN_DRAIN_MS).then(() => process.exit(0));
+        void server.stop(SHUTDOWN_DRAIN_MS).then(
+          () => process.exit(0),
+          (error: Error) => {
+            console.error(`error: stopping failed: ${error.message}`);
+            process.exit(1);
+          },
+        );
       };
       process.on("SIGINT", shutdown);
       process.on("SIGTERM", shutdown);
@@ -196,14 +225,20 @@ export function buildProgram(): Command {
     .action((options: { data?: string; json?: boolean }) => {
       const file = `${dataDirOption(options.data)}/ferry.db`;
       // Asking about a database that does not exist yet must not create one.
-      const states = existsSync(file)
-        ? withDatabase(file, (db) => migrationStatus(db, migrations))
-        : migrations.map((m) => ({ version: m.version, name: m.name, appliedTime: null }));
+      const { states, timeZone } = existsSync(file)
+        ? withDatabase(file, (db) => ({
+            states: migrationStatus(db, migrations),
+            timeZone: storedTimeZone(db),
+          }))
+        : {
+            states: migrations.map((m) => ({ version: m.version, name: m.name, appliedTime: null })),
+            timeZone: DEFAULT_TIME_ZONE,
+          };
       printJsonOr(options.json ?? false, states, (rows) =>
         rows
           .map(
             (m) =>
-              `${String(m.version).padStart(3, "0")}_${m.name}  ${m.appliedTime ? `applied ${new Date(m.appliedTime).toISOString()}` : "pending"}`,
+              `${String(m.version).padStart(3, "0")}_${m.name}  ${m.appliedTime ? `applied ${formatInstant(m.appliedTime, timeZone)}` : "pending"}`,
           )
           .join("\n"),
       );

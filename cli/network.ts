@@ -52,9 +52,11 @@ import {
   dataOption,
   die,
   numberOption,
+  type PrintTime,
   parseOrDie,
   printJsonOr,
   printListOr,
+  timePrinter,
   withContext,
   withContextAsync,
 } from "./shared.ts";
@@ -228,7 +230,7 @@ function table(rows: string[][]): string {
     .join("\n");
 }
 
-function statusTable(nodes: NodeStatus[]): string {
+function statusTable(nodes: NodeStatus[], at: PrintTime): string {
   if (nodes.length === 0) return "no nodes";
   return table([
     STATUS_HEAD,
@@ -238,7 +240,7 @@ function statusTable(nodes: NodeStatus[]): string {
       NODE_STATE_LABELS[nodeState(n)],
       n.agent_version || "-",
       String(n.updateConfigTimes),
-      n.lastSeenTime ? new Date(n.lastSeenTime).toISOString() : "never",
+      n.lastSeenTime ? at(n.lastSeenTime) : "never",
       String(n.onlineUsers),
       String(n.anomalies),
     ]),
@@ -251,7 +253,7 @@ const ANOMALY_REASONS: Record<AnomalyReason, string> = {
   others: "users past the daily cap, summed",
 };
 
-function anomalyTable(rows: NodeAnomaly[]): string {
+function anomalyTable(rows: NodeAnomaly[], at: PrintTime): string {
   if (rows.length === 0) return "no anomalies in the last 30 days";
   return table([
     ["day", "user no", "email", "reason", "upload", "download", "reports", "last report"],
@@ -263,7 +265,7 @@ function anomalyTable(rows: NodeAnomaly[]): string {
       String(row.upload),
       String(row.download),
       String(row.reports),
-      new Date(row.lastTime).toISOString(),
+      at(row.lastTime),
     ]),
   ]);
 }
@@ -348,8 +350,11 @@ function registerNodeCommands(program: Command) {
     .addOption(dataOption())
     .option("--json", "print as JSON")
     .action((options: { data?: string; json?: boolean }) => {
-      const nodes = withContext(options.data, (ctx) => listAgents(ctx).map(toNodeStatus));
-      printJsonOr(options.json ?? false, nodes, statusTable);
+      const { nodes, at } = withContext(options.data, (ctx) => ({
+        nodes: listAgents(ctx).map(toNodeStatus),
+        at: timePrinter(ctx),
+      }));
+      printJsonOr(options.json ?? false, nodes, (list) => statusTable(list, at));
     });
 
   node
@@ -361,8 +366,11 @@ function registerNodeCommands(program: Command) {
     .addOption(dataOption())
     .option("--json", "print as JSON")
     .action((id: string, options: { data?: string; json?: boolean }) => {
-      const rows = withContext(options.data, (ctx) => listAnomalies(ctx, agentOrDie(ctx, id).id));
-      printJsonOr(options.json ?? false, rows, anomalyTable);
+      const { rows, at } = withContext(options.data, (ctx) => ({
+        rows: listAnomalies(ctx, agentOrDie(ctx, id).id),
+        at: timePrinter(ctx),
+      }));
+      printJsonOr(options.json ?? false, rows, (list) => anomalyTable(list, at));
     });
 
   node

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pkg from "../package.json" with { type: "json" };
+import { formatInstant } from "../src/lib/time.ts";
 import type { Agent } from "../src/modules/node-record/schema.ts";
 import { type AgentRow, findAgentRow } from "../src/modules/node-record/service.ts";
 import { startControlServer } from "../src/node-program/control.ts";
@@ -130,7 +131,7 @@ describe("ferry node status", () => {
       "正常",
       "0.1.7",
       "1",
-      new Date(after?.lastSeenTime ?? 0).toISOString(),
+      formatInstant(after?.lastSeenTime ?? 0, server.context.settings.get("timezone")),
       "0",
       "0",
     ]);

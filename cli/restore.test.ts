@@ -10,6 +10,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { migrations } from "../src/embedded.ts";
+import { finishRestore, prepareRestore } from "../src/ops/restore.ts";
 import { ApiClient } from "../tests/harness.ts";
 import { expectHelp, expectOneLineError, ferry, ferryIn, startServe } from "./test-helpers.ts";
 
@@ -122,6 +123,40 @@ test("a running server's database is not replaced; after it stops, the restore g
   const again = await startServe(["--port", "0", "--data", dataDir]);
   expect((await fetch(`${again.url}/healthz`)).status).toBe(200);
   expect((await again.stop()).code).toBe(0);
+});
+
+test("a running server is found before the backup is checked (seconds on a big one), and again right before ferry.db is replaced", async () => {
+  const server = await startServe(["--port", "0", "--data", dataDir]);
+  try {
+    // Checked first: the refusal names the server, not what is wrong with the backup.
+    const garbage = join(root, "not-even-sqlite.db");
+    writeFileSync(garbage, "not a database");
+    expectOneLineError(
+      await ferry(["restore", garbage, "--data", dataDir]),
+      /a ferry server \(pid \d+\) is running on .*; stop it first/,
+    );
+  } finally {
+    expect((await server.stop()).code).toBe(0);
+  }
+
+  // A server that starts while the backup is being checked and copied in is found before the rename.
+  const before = await emails();
+  const kept = () => readdirSync(dataDir).filter((name) => name.includes(".bak-"));
+  const keptBefore = kept();
+  const prepared = prepareRestore(backup, dataDir, migrations);
+  expect(existsSync(prepared.incoming)).toBe(true);
+  const late = await startServe(["--port", "0", "--data", dataDir]);
+  try {
+    expect(() => finishRestore(prepared)).toThrow(
+      /a ferry server \(pid \d+\) is running on .*; stop it first/,
+    );
+    expect(existsSync(prepared.incoming)).toBe(false);
+    expect(kept()).toEqual(keptBefore);
+    expect((await fetch(`${late.url}/healthz`)).status).toBe(200);
+  } finally {
+    expect((await late.stop()).code).toBe(0);
+  }
+  expect(await emails()).toEqual(before);
 });
 
 test("a pid file left by a server that died does not block a restore", async () => {

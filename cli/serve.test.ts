@@ -59,16 +59,11 @@ test("a trust-proxy entry that is no address or range is refused with one line",
 test("a second serve on a taken port exits non-zero with one line; the first keeps serving its own database", async () => {
   const firstDir = freshDir();
   const secondDir = freshDir();
-  const created = await ferry([
-    "user",
-    "create",
-    "--email",
-    "first@example.com",
-    "--password",
-    "long-password-1",
-    "--data",
-    firstDir,
-  ]);
+  const created = await ferry(
+    ["user", "create", "--email", "first@example.com", "--data", firstDir],
+    {},
+    "long-password-1\n",
+  );
   expect(created.code).toBe(0);
   const first = await startServe(["--port", "0", "--data", firstDir]);
   try {
@@ -144,10 +139,9 @@ test("start-up: all addresses said in a line, the site address as the URL, an ad
   expect(out.stdout).toContain("no admin account yet");
 
   const created = await ferry(
-    ["user", "create", "--email", "boss@example.com", "--password", "long-password-1"],
-    {
-      FERRY_DATA: dir,
-    },
+    ["user", "create", "--email", "boss@example.com"],
+    { FERRY_DATA: dir },
+    "long-password-1\n",
   );
   expect(created.code).toBe(0);
   const ctx = createContext(openDatabase(join(dir, "ferry.db")));
@@ -174,4 +168,24 @@ test("start-up says when the server may call private addresses (--allow-private-
   expect(await printed(["--allow-private-urls"])).toContain(line);
   expect(await printed([], { FERRY_ALLOW_PRIVATE_URLS: "1" })).toContain(line);
   expect((await printed([])).filter((printedLine) => printedLine.includes("allow-private-urls"))).toEqual([]);
+});
+
+test("start-up says when payments go to the sandbox (nothing is really charged), by the variable or the setting", async () => {
+  const dir = freshDir();
+  const SANDBOX_LINE = "FERRY_SANDBOX_PAY=1: 沙箱支付收款，不会真实扣款";
+  const byVariable = await startServe(["--port", "0", "--data", dir], { env: { FERRY_SANDBOX_PAY: "1" } });
+  const variableRun = await byVariable.stop();
+  expect({ code: variableRun.code, stderr: variableRun.stderr }).toEqual({ code: 0, stderr: "" });
+  expect(variableRun.stdout.split("\n")).toContain(SANDBOX_LINE);
+
+  const off = await startServe(["--port", "0", "--data", dir]);
+  expect((await off.stop()).stdout).not.toContain("沙箱");
+
+  const ctx = createContext(openDatabase(join(dir, "ferry.db")));
+  ctx.settings.update({ sandbox_pay: true, alipay: "sandbox" });
+  ctx.db.close();
+  const bySetting = await startServe(["--port", "0", "--data", dir]);
+  expect((await bySetting.stop()).stdout.split("\n")).toContain(
+    "setting sandbox_pay (配置管理): 沙箱支付收款，不会真实扣款",
+  );
 });

@@ -4,6 +4,7 @@ import { type AppContext, createContext } from "../src/context.ts";
 import { openDatabase } from "../src/db/db.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { migrations } from "../src/embedded.ts";
+import { formatInstant } from "../src/lib/time.ts";
 // Installs the Chinese validation messages the server gives, for parseOrDie (issue 12).
 import "../src/lib/zod-messages.ts";
 import { PASSWORD_MIN } from "../src/modules/user/schema.ts";
@@ -22,6 +23,14 @@ export function openContext(dataDir: string): AppContext {
   const db = openDatabase(`${dataDir}/ferry.db`);
   migrate(db, migrations);
   return createContext(db, { dataDir });
+}
+
+/** How a command prints an instant: "2026-11-27 20:15:03 +08:00", in the business timezone (setting `timezone`). */
+export type PrintTime = (ms: number) => string;
+
+export function timePrinter(ctx: AppContext): PrintTime {
+  const timeZone = ctx.settings.get("timezone");
+  return (ms) => formatInstant(ms, timeZone);
 }
 
 /** A one-line error on stderr and exit code 1 (DESIGN §4). */
@@ -91,7 +100,7 @@ export function parseOrDie<S extends ZodType>(
 }
 
 /** The password, or the one-line error when it is shorter than every account's minimum. */
-export function checkedPassword(password: string): string {
+function checkedPassword(password: string): string {
   if (password.length < PASSWORD_MIN) die(`password must be at least ${PASSWORD_MIN} characters`);
   return password;
 }

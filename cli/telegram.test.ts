@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { tx } from "../src/db/db.ts";
-import { businessDateTime, DAY_MS } from "../src/lib/time.ts";
+import { DAY_MS, formatInstant } from "../src/lib/time.ts";
 import { changeTraffic } from "../src/modules/ledger/service.ts";
 import { scanAlerts } from "../src/modules/telegram/alerts.ts";
 import { queueUserMessage } from "../src/modules/telegram/outbox.ts";
@@ -179,7 +179,7 @@ test("bound accounts, the outbox, why messages failed, when one last went out, t
   expect(status.lastSentTime).toBeGreaterThanOrEqual(scanTime);
 
   const text = await cli.ok(["telegram", "status"]);
-  const at = (ms: number) => businessDateTime(ms, TIME_ZONE);
+  const at = (ms: number) => formatInstant(ms, TIME_ZONE);
   expect(text).toContain("bot token    set (bot id 7000000001)");
   expect(text).toContain("receiving    long polling (getUpdates)");
   expect(text).toContain("bound        2 accounts");

@@ -4,9 +4,8 @@
  * why, when a message last went out, and the alerts told lately. Times in the `timezone` setting.
  */
 import type { Command } from "commander";
-import { businessDateTime } from "../src/lib/time.ts";
 import { type MessageFailure, type TelegramStatus, telegramStatus } from "../src/modules/telegram/status.ts";
-import { dataOption, printJsonOr, withContext } from "./shared.ts";
+import { dataOption, type PrintTime, printJsonOr, timePrinter, withContext } from "./shared.ts";
 
 const RECEIVING: Record<TelegramStatus["receiving"], string> = {
   off: "off",
@@ -16,7 +15,7 @@ const RECEIVING: Record<TelegramStatus["receiving"], string> = {
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 
-function failureLine(failure: MessageFailure, at: (ms: number) => string): string {
+function failureLine(failure: MessageFailure, at: PrintTime): string {
   const state =
     failure.status === "failed"
       ? `given up after ${plural(failure.attempts, "attempt")}`
@@ -25,8 +24,7 @@ function failureLine(failure: MessageFailure, at: (ms: number) => string): strin
   return [at(failure.createTime), to, state, failure.lastError, `"${failure.textStart}"`].join("  ");
 }
 
-function statusText(status: TelegramStatus, timeZone: string): string {
-  const at = (ms: number) => businessDateTime(ms, timeZone);
+function statusText(status: TelegramStatus, at: PrintTime, timeZone: string): string {
   const { outbox } = status;
   const list = (title: string, lines: string[]) =>
     lines.length ? [`${title} (latest ${lines.length}):`, ...lines] : [`${title}: none`];
@@ -62,10 +60,11 @@ export function registerTelegramCommands(program: Command) {
     .addOption(dataOption())
     .option("--json", "print as JSON")
     .action((options: { data?: string; json?: boolean }) => {
-      const { status, timeZone } = withContext(options.data, (ctx) => ({
+      const { status, at, timeZone } = withContext(options.data, (ctx) => ({
         status: telegramStatus(ctx),
+        at: timePrinter(ctx),
         timeZone: ctx.settings.get("timezone"),
       }));
-      printJsonOr(options.json ?? false, status, (value) => statusText(value, timeZone));
+      printJsonOr(options.json ?? false, status, (value) => statusText(value, at, timeZone));
     });
 }

@@ -20,8 +20,17 @@ function commandEnv(env: Record<string, string>): Record<string, string | undefi
 }
 
 /** `ferry <args>` with none of the FERRY_* variables of the test process, plus `env`; `input` is its stdin. */
-export async function ferry(args: string[], env: Record<string, string> = {}, input?: string): Promise<Run> {
-  const proc = Bun.spawn([process.execPath, "src/main.ts", ...args], {
+export function ferry(args: string[], env: Record<string, string> = {}, input?: string): Promise<Run> {
+  return runCommand([process.execPath, "src/main.ts", ...args], env, input);
+}
+
+/** Runs `argv` from the repository's root to its end, with the environment and stdin `ferry` gives. */
+export async function runCommand(
+  argv: string[],
+  env: Record<string, string> = {},
+  input?: string,
+): Promise<Run> {
+  const proc = Bun.spawn(argv, {
     cwd: ROOT,
     env: commandEnv(env),
     stdin: input === undefined ? "ignore" : Buffer.from(input),
@@ -52,6 +61,8 @@ export function runInShell(command: string, input: string, cwd: string): Run {
 }
 
 export interface ServeProcess {
+  /** The server process's pid. */
+  pid: number;
   host: string | undefined;
   port: number | undefined;
   /** http://127.0.0.1:<port> */
@@ -89,6 +100,7 @@ export async function startServe(
   const readUntil = (pattern: RegExp) => readWhile(() => pattern.test(stdout));
   const listening = /listening on (\S+):(\d+)/.exec(await readUntil(/\n/));
   return {
+    pid: proc.pid,
     host: listening?.[1],
     port: listening ? Number(listening[2]) : undefined,
     url: listening ? `http://127.0.0.1:${listening[2]}` : "",
@@ -113,9 +125,9 @@ export function expectOneLineError(run: Run, mentions?: string | RegExp) {
   if (mentions) expect(lines[0]).toMatch(mentions);
 }
 
-/** Runs every command at once; each must fail with a one-line error that mentions its pattern. */
-export async function expectRefused(cases: [args: string[], mentions: RegExp][]) {
-  const runs = await Promise.all(cases.map(([args]) => ferry(args)));
+/** Runs every command at once (`input` on its stdin); each must fail with a one-line error that mentions its pattern. */
+export async function expectRefused(cases: [args: string[], mentions: RegExp, input?: string][]) {
+  const runs = await Promise.all(cases.map(([args, , input]) => ferry(args, {}, input)));
   cases.forEach(([args, mentions], i) => {
     const run = runs[i] as Run;
     expect({ args, failed: run.code !== 0 }).toEqual({ args, failed: true });

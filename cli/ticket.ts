@@ -21,7 +21,16 @@ import {
   type TicketActor,
 } from "../src/modules/feedback/service.ts";
 import { Code, RpcError } from "../src/rpc/codes.ts";
-import { dataOption, die, parseOrDie, printJsonOr, printListOr, withContext } from "./shared.ts";
+import {
+  dataOption,
+  die,
+  type PrintTime,
+  parseOrDie,
+  printJsonOr,
+  printListOr,
+  timePrinter,
+  withContext,
+} from "./shared.ts";
 
 /** The operator at the server's shell, trusted as an admin like every other CLI command. */
 const OPERATOR: TicketActor = { userId: null, admin: true };
@@ -31,8 +40,6 @@ const STATUS_MEANING: Record<TicketStatus, string> = {
   responsed: "answered, waiting for the customer",
   close: "closed",
 };
-
-const iso = (ms: number) => new Date(ms).toISOString();
 
 function checkId(id: string): string {
   if (!ID_PATTERN.test(id)) die(`not a ticket id: ${id}`);
@@ -52,11 +59,11 @@ function ticketCall<T>(dataDir: string | undefined, id: string, run: (ctx: AppCo
   });
 }
 
-const ticketLine = (t: Ticket) =>
+const ticketLine = (t: Ticket, at: PrintTime) =>
   [
     t._id,
     t.status.padEnd(9),
-    iso(t.updateTime),
+    at(t.updateTime),
     t.email,
     `${t.comments.length} repl${t.comments.length === 1 ? "y" : "ies"}`,
     t.title,
@@ -66,17 +73,17 @@ const ticketLine = (t: Ticket) =>
 const commentAuthor = (c: TicketComment) =>
   c.type === "USER" ? "USER" : `ADMIN ${c.staff ? c.staff : "(command line)"}`;
 
-function ticketText(t: Ticket): string {
+function ticketText(t: Ticket, at: PrintTime): string {
   const message = (when: number, who: string, text: string, imageUrl: string) =>
-    [`${iso(when)}  ${who}`, text, ...(imageUrl ? [`[image ${imageUrl}]`] : [])].join("\n");
+    [`${at(when)}  ${who}`, text, ...(imageUrl ? [`[image ${imageUrl}]`] : [])].join("\n");
   return [
     `id       ${t._id}`,
     `title    ${t.title}`,
     `status   ${t.status} (${STATUS_MEANING[t.status]})`,
     `from     ${t.email}`,
-    `created  ${iso(t.createTime)}`,
-    `updated  ${iso(t.updateTime)}`,
-    ...(t.closeTime ? [`closed   ${iso(t.closeTime)}`] : []),
+    `created  ${at(t.createTime)}`,
+    `updated  ${at(t.updateTime)}`,
+    ...(t.closeTime ? [`closed   ${at(t.closeTime)}`] : []),
     "",
     message(t.createTime, `USER ${t.email}`, t.desc, t.imageUrl),
     ...t.comments.map((c) => `\n${message(c.updateTime, commentAuthor(c), c.text, c.imageUrl)}`),
@@ -97,8 +104,11 @@ export function registerTicketCommands(program: Command) {
     .addOption(dataOption())
     .option("--json", "print as JSON")
     .action((options: { status?: TicketStatus; data?: string; json?: boolean }) => {
-      const tickets = withContext(options.data, (ctx) => listTickets(ctx, { status: options.status }));
-      printListOr(options.json ?? false, tickets, ticketLine, "no tickets");
+      const { tickets, at } = withContext(options.data, (ctx) => ({
+        tickets: listTickets(ctx, { status: options.status }),
+        at: timePrinter(ctx),
+      }));
+      printListOr(options.json ?? false, tickets, (t) => ticketLine(t, at), "no tickets");
     });
 
   ticket
@@ -109,8 +119,11 @@ export function registerTicketCommands(program: Command) {
     .option("--json", "print as JSON")
     .action((id: string, options: { data?: string; json?: boolean }) => {
       checkId(id);
-      const found = ticketCall(options.data, id, (ctx) => findTicket(ctx, OPERATOR, id));
-      printJsonOr(options.json ?? false, found, ticketText);
+      const { found, at } = ticketCall(options.data, id, (ctx) => ({
+        found: findTicket(ctx, OPERATOR, id),
+        at: timePrinter(ctx),
+      }));
+      printJsonOr(options.json ?? false, found, (t) => ticketText(t, at));
     });
 
   ticket

@@ -4,6 +4,7 @@
  * prints are the ones the customer's dashboard and 流量记录 page get.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { formatInstant } from "../src/lib/time.ts";
 import { GB } from "../src/lib/traffic.ts";
 import type { TrafficRecord } from "../src/modules/traffic/schema.ts";
 import type { TrafficBalance } from "../src/modules/traffic/service.ts";
@@ -91,10 +92,13 @@ describe("traffic show", () => {
 
   test("prints the balances and one line per record", async () => {
     const text = await cli.ok(["traffic", "show", email]);
+    const { vipExpireTime } = (await client.call<UserInfo>("/api/user/userinfo")).data;
     const lines = text.trim().split("\n");
     expect(lines[0]).toBe(email);
     expect(lines[1]).toBe("permanent traffic  9.00 G left, 3.50 G spent in all");
-    expect(lines[2]).toMatch(/^time package {7}until \d{4}-\d\d-\d\dT[\d:.]+Z, today 0\.50 \/ 2\.00 G used$/);
+    // In the business timezone with its offset, as every time the CLI prints.
+    const until = formatInstant(vipExpireTime, server.context.settings.get("timezone"));
+    expect(lines[2]).toBe(`time package       until ${until}, today 0.50 / 2.00 G used`);
     expect(lines[3]).toBe("records of the last 10 days (all):");
     expect(lines.slice(4).map((line) => line.split("  ").slice(1, 7))).toEqual([
       ["spend", "流量消耗", "change 0.00 G", "package 0.50 G", "left 9.00 G", "spent 3.50 G"],

@@ -12,7 +12,16 @@ import {
 } from "../src/modules/traffic/schema.ts";
 import { listTrafficRecords, type TrafficBalance, trafficBalance } from "../src/modules/traffic/service.ts";
 import { findUserByEmail } from "../src/modules/user/service.ts";
-import { dataOption, die, numberOption, parseOrDie, printJsonOr, withContext } from "./shared.ts";
+import {
+  dataOption,
+  die,
+  numberOption,
+  type PrintTime,
+  parseOrDie,
+  printJsonOr,
+  timePrinter,
+  withContext,
+} from "./shared.ts";
 
 interface TrafficShowOptions {
   days?: string;
@@ -28,15 +37,13 @@ interface TrafficReport {
   records: TrafficRecord[];
 }
 
-const iso = (ms: number) => new Date(ms).toISOString();
-
-function timePackageLine(balance: TrafficBalance, now: number): string {
+function timePackageLine(balance: TrafficBalance, now: number, at: PrintTime): string {
   if (balance.vipExpireTime <= now) return "none";
   const used = `${formatGB(balance.dailyTimePackageUsage)} / ${formatGB(balance.limit)} G`;
-  return `until ${iso(balance.vipExpireTime)}, today ${used} used`;
+  return `until ${at(balance.vipExpireTime)}, today ${used} used`;
 }
 
-const recordLine = (r: TrafficRecord) =>
+const recordLine = (r: TrafficRecord, at: PrintTime) =>
   [
     r.day,
     r.type,
@@ -45,18 +52,18 @@ const recordLine = (r: TrafficRecord) =>
     `package ${formatGB(r.exemptionTraffic)} G`,
     `left ${formatGB(r.allTraffic)} G`,
     `spent ${formatGB(r.allSpend)} G`,
-    iso(r.updateTime),
+    at(r.updateTime),
     r.desc,
   ].join("  ");
 
-function reportText(report: TrafficReport, now: number): string {
+function reportText(report: TrafficReport, now: number, at: PrintTime): string {
   const { balance } = report;
   return [
     balance.email,
     `permanent traffic  ${formatGB(balance.traffic)} G left, ${formatGB(balance.spendTraffic)} G spent in all`,
-    `time package       ${timePackageLine(balance, now)}`,
+    `time package       ${timePackageLine(balance, now, at)}`,
     `records of the last ${report.days} days (${report.type}):`,
-    ...(report.records.length ? report.records.map(recordLine) : ["no records"]),
+    ...(report.records.length ? report.records.map((r) => recordLine(r, at)) : ["no records"]),
   ].join("\n");
 }
 
@@ -82,16 +89,17 @@ export function registerTrafficCommands(program: Command) {
       const days = daysOption(options.days);
       const { type = "all" } = parseOrDie(trafficRecordsInput, { type: options.type }, { type: "--type" });
       const now = Date.now();
-      const report = withContext(options.data, (ctx): TrafficReport => {
+      const { report, at } = withContext(options.data, (ctx) => {
         const user = findUserByEmail(ctx, email);
         if (!user) die(`no user with e-mail ${email}`);
-        return {
+        const report: TrafficReport = {
           balance: trafficBalance(ctx, user),
           days,
           type,
           records: listTrafficRecords(ctx, user.id, { type, days, now }),
         };
+        return { report, at: timePrinter(ctx) };
       });
-      printJsonOr(options.json ?? false, report, (value) => reportText(value, now));
+      printJsonOr(options.json ?? false, report, (value) => reportText(value, now, at));
     });
 }

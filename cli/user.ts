@@ -1,4 +1,4 @@
-import type { Command } from "commander";
+import { type Command, Option } from "commander";
 import { addDays, endOfBusinessDay } from "../src/lib/time.ts";
 import { formatGB } from "../src/lib/traffic.ts";
 import {
@@ -15,15 +15,16 @@ import { EMAIL_PATTERN, PASSWORD_MIN, type Role } from "../src/modules/user/sche
 import { createUser, findUserByEmail, setPassword, setRole } from "../src/modules/user/service.ts";
 import { RpcError } from "../src/rpc/codes.ts";
 import {
-  checkedPassword,
   dataDirOption,
   dataOption,
   die,
   numberOption,
   openContext,
+  type PrintTime,
   parseOrDie,
   printJsonOr,
   readNewPassword,
+  timePrinter,
   withContext,
   withContextAsync,
 } from "./shared.ts";
@@ -36,32 +37,33 @@ function parseRole(value: string): Role {
 /** Who the admin_adjustments rows of CLI adjustments name as the admin. */
 export const CLI_ADMIN_ID = "cli";
 
-const iso = (ms: number) => (ms ? new Date(ms).toISOString().slice(0, 19).replace("T", " ") : "-");
+/** An instant as the CLI prints it; 0 (never) as "-". */
+const timeOrDash = (at: PrintTime, ms: number) => (ms ? at(ms) : "-");
 
 /** One line of `ferry user list`. */
-function userLine(u: AdminUser): string {
+function userLine(u: AdminUser, at: PrintTime): string {
   return [
     u.email,
     u.disable ? "disabled" : "active",
     `x${u.scale}`,
     u.channel_code || "-",
-    iso(u.createTime),
+    timeOrDash(at, u.createTime),
     u.paidUser ? "paid" : "unpaid",
     u.agency || "-",
     `¥${u.wallet_money.toFixed(2)}`,
     `${formatGB(u.spendTraffic)}/${formatGB(u.traffic)}G`,
-    `vip ${iso(u.vipExpireTime)}`,
-    `active ${iso(u.lastActiveTime)}`,
+    `vip ${timeOrDash(at, u.vipExpireTime)}`,
+    `active ${timeOrDash(at, u.lastActiveTime)}`,
   ].join("  ");
 }
 
-function userDetails(u: AdminUser): string {
+function userDetails(u: AdminUser, at: PrintTime): string {
   return [
     `${u.email} (${u.type}${u.is_agency ? ", agency" : ""}) ${u._id}`,
     `  status: ${u.disable ? "disabled" : "active"}   multiplier: ${u.scale}   channel: ${u.channel_code || "none"}`,
-    `  created: ${iso(u.createTime)}   last active: ${iso(u.lastActiveTime)}   paid: ${u.paidUser ? "yes" : "no"}`,
+    `  created: ${timeOrDash(at, u.createTime)}   last active: ${timeOrDash(at, u.lastActiveTime)}   paid: ${u.paidUser ? "yes" : "no"}`,
     `  secondary agent: ${u.agency || "none"}   wallet: ¥${u.wallet_money.toFixed(2)}`,
-    `  traffic: ${formatGB(u.traffic)} G left, ${formatGB(u.spendTraffic)} G spent   time package until: ${iso(u.vipExpireTime)}`,
+    `  traffic: ${formatGB(u.traffic)} G left, ${formatGB(u.spendTraffic)} G spent   time package until: ${timeOrDash(at, u.vipExpireTime)}`,
     `  first url: ${u.first_url || "-"}   last url: ${u.last_url || "-"}`,
     `  flags: canChangeDescribeKey=${u.canChangeDescribeKey} canChangePassword=${u.canChangePassword} ` +
       `normalPermission=${u.normalPermission} forceReward=${u.forceReward} ` +
@@ -98,8 +100,9 @@ function registerAdminUserCommands(user: Command) {
             { number: "--number", filterStr: "--filter" },
           );
           const users = listAdminUsers(ctx, query);
+          const at = timePrinter(ctx);
           printJsonOr(options.json ?? false, users, (list) =>
-            list.length === 0 ? "no accounts" : list.map(userLine).join("\n"),
+            list.length === 0 ? "no accounts" : list.map((u) => userLine(u, at)).join("\n"),
           );
         });
       },
@@ -113,7 +116,9 @@ function registerAdminUserCommands(user: Command) {
     .option("--json", "print the account as JSON")
     .action((email: string, options: { data?: string; json?: boolean }) => {
       withContext(options.data, (ctx) => {
-        printJsonOr(options.json ?? false, getAdminUser(ctx, requireUserByEmail(ctx, email).id), userDetails);
+        printJsonOr(options.json ?? false, getAdminUser(ctx, requireUserByEmail(ctx, email).id), (u) =>
+          userDetails(u, timePrinter(ctx)),
+        );
       });
     });
 
@@ -178,7 +183,7 @@ function registerAdminUserCommands(user: Command) {
           const adjustment = adjustmentFrom(input, CLI_ADMIN_ID, account.id, Date.now());
           if (!adjustment) die("give --traffic-g, --days or --wallet");
           const updated = updateUser(ctx, CLI_ADMIN_ID, { _id: account.id, adjust: input });
-          printJsonOr(options.json ?? false, updated, userDetails);
+          printJsonOr(options.json ?? false, updated, (u) => userDetails(u, timePrinter(ctx)));
         });
       },
     );
@@ -190,23 +195,29 @@ export function registerUserCommands(program: Command) {
 
   user
     .command("create")
-    .description("create an account (the e-mail counts as confirmed)")
-    .requiredOption("--email <email>", "login e-mail")
-    .option(
-      "--password <password>",
-      `at least ${PASSWORD_MIN} characters; visible to other users of this machine (ps), so prefer leaving it ` +
-        "out: then it is asked for at the terminal, or read from the first line of stdin",
+    .description(
+      `create an account (the e-mail counts as confirmed); the password (at least ${PASSWORD_MIN} characters) ` +
+        "is asked for at the terminal, or read from the first line of stdin, never from the command line " +
+        "(ps shows it to every user of the machine)",
     )
+    .requiredOption("--email <email>", "login e-mail")
     .option("--role <role>", `one of ${ROLES.join(", ")}`, "normal")
     .addOption(dataOption())
     .option("--json", "print the account as JSON")
+    // Only to refuse it with the way that works; older scripts passed it.
+    .addOption(new Option("--password <password>").hideHelp())
     .action(
       async (options: { email: string; password?: string; role: string; data?: string; json?: boolean }) => {
+        if (options.password !== undefined) {
+          die(
+            "--password is not taken (ps shows the command line to every user of the machine): " +
+              "type the password when asked, or pipe it in as the first line of stdin",
+          );
+        }
         const email = options.email.trim().toLowerCase();
         if (!EMAIL_PATTERN.test(email)) die(`not an e-mail address: ${options.email}`);
         const role = parseRole(options.role);
-        const password =
-          options.password === undefined ? await readNewPassword() : checkedPassword(options.password);
+        const password = await readNewPassword();
         const ctx = openContext(dataDirOption(options.data));
         try {
           const created = await createUser(ctx, {

@@ -22,9 +22,16 @@ import {
   settleCharge,
 } from "../src/modules/wallet/service.ts";
 import { Code, RpcError } from "../src/rpc/codes.ts";
-import { dataOption, die, parseOrDie, printJsonOr, printListOr, withContext } from "./shared.ts";
-
-const iso = (ms: number) => (ms ? new Date(ms).toISOString() : "-");
+import {
+  dataOption,
+  die,
+  type PrintTime,
+  parseOrDie,
+  printJsonOr,
+  printListOr,
+  timePrinter,
+  withContext,
+} from "./shared.ts";
 
 const STATUS_MEANING: Record<WithdrawalStatus, string> = {
   request: "waiting to be settled",
@@ -52,12 +59,12 @@ function checkId(id: string): string {
   return id;
 }
 
-const chargeLine = (c: Charge) =>
+const chargeLine = (c: Charge, at: PrintTime) =>
   [
     c._id,
     c.status.padEnd(7),
     `${formatYuan(yuanToFen(c.money)).padStart(10)} yuan`,
-    iso(c.requestTime),
+    at(c.requestTime),
     c.email,
     `${c.addressType} ${c.address}`,
     ...(c.txid ? [`txid ${c.txid}`] : []),
@@ -76,8 +83,11 @@ export function registerWithdrawCommands(program: Command) {
     .addOption(dataOption())
     .option("--json", "print as JSON")
     .action((options: { status?: WithdrawalStatus; data?: string; json?: boolean }) => {
-      const charges = withContext(options.data, (ctx) => listCharges(ctx, { status: options.status }));
-      printListOr(options.json ?? false, charges, chargeLine, "no withdrawals");
+      const { charges, at } = withContext(options.data, (ctx) => ({
+        charges: listCharges(ctx, { status: options.status }),
+        at: timePrinter(ctx),
+      }));
+      printListOr(options.json ?? false, charges, (c) => chargeLine(c, at), "no withdrawals");
     });
 
   withdraw

@@ -2,6 +2,7 @@ import { Elysia } from "elysia";
 import { type AppContext, type ContextOptions, createContext } from "./context.ts";
 import { type Db, openDatabase } from "./db/db.ts";
 import { migrate } from "./db/migrate.ts";
+import { writesFailing } from "./db/write-health.ts";
 import { loadWebFiles, migrations, type WebFile } from "./embedded.ts";
 import { agencyCalls } from "./modules/agency/routes.ts";
 import { appleIdCalls } from "./modules/appleid/routes.ts";
@@ -206,6 +207,21 @@ function serveIndex(app: AppContext, index: WebFile, request: Request): Response
   return serveFile(index, request, headers);
 }
 
+/**
+ * `/healthz`: "ok", or, while the latest write failed for lack of storage (until one goes through
+ * again), 503 with what is failing, so a monitor can alert; reads are still answered meanwhile.
+ */
+function healthAnswer(app: AppContext): Response {
+  const failing = writesFailing(app.db);
+  if (!failing) return new Response("ok");
+  // What failed where goes to stderr only: /healthz answers anyone.
+  const { code, meaning, since, failures } = failing;
+  return Response.json(
+    { status: "writes failing", cause: code, meaning, since: new Date(since).toISOString(), failures },
+    { status: 503, headers: { "cache-control": "no-store" } },
+  );
+}
+
 export function buildApp(app: AppContext) {
   const webFiles = loadWebFiles();
   const index = webFiles.get("/index.html");
@@ -223,7 +239,7 @@ export function buildApp(app: AppContext) {
       recordError(app.db, `${request.method} ${route || "(no route)"}`, error);
       return new Response("服务器内部错误", { status: 500 });
     })
-    .get("/healthz", () => new Response("ok"))
+    .get("/healthz", () => healthAnswer(app))
     .use(metricsRoutes(app))
     .use(accountRoutes(app))
     .use(paymentRoutes(app))
@@ -331,7 +347,15 @@ export function startServer(options: ServeOptions): RunningServer {
       await orderSweeper.stop();
       await telegramBot.stop();
       context.mailer.close();
-      context.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+      try {
+        context.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+      } catch (error) {
+        // Disk full, say: nothing is lost, the next start reads the writes from ferry.db-wal.
+        console.error(
+          `error: WAL checkpoint at stop failed (${(error as { code?: string }).code ?? "error"}: ` +
+            `${(error as Error).message}); the writes stay in ferry.db-wal and the next start reads them`,
+        );
+      }
       context.db.close();
       releasePidFile();
     },

@@ -121,11 +121,12 @@ export class Bench {
     return dist;
   }
 
-  /** `ferry <args>` to completion in the minimal environment; throws with its stderr on failure. */
-  ferrySync(args: string[]): string {
+  /** `ferry <args>` to completion in the minimal environment, `input` on stdin; throws with its stderr on failure. */
+  ferrySync(args: string[], input = ""): string {
     const run = Bun.spawnSync([this.ferryPath, ...args], {
       cwd: this.work,
       env: this.minimalEnv,
+      stdin: Buffer.from(input),
       stdout: "pipe",
       stderr: "pipe",
     });

@@ -76,7 +76,7 @@ try {
   const dataDir = join(bench.work, "load");
   const email = "bench@example.com";
   const password = "bench-password-1";
-  bench.ferrySync(["user", "create", "--email", email, "--password", password, "--data", dataDir]);
+  bench.ferrySync(["user", "create", "--email", email, "--data", dataDir], `${password}\n`);
 
   const ferryPort = freePort();
   const ferry = bench.spawnFerry(dataDir, ferryPort);

@@ -1,6 +1,7 @@
 import { Database } from "bun:sqlite";
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
+import { noteCommit } from "./write-health.ts";
 
 export type Db = Database;
 
@@ -51,6 +52,7 @@ export function tx<T>(db: Db, fn: () => T): T {
   try {
     const result = fn();
     db.exec("COMMIT");
+    noteCommit(db);
     return result;
   } catch (error) {
     if (db.inTransaction) db.exec("ROLLBACK");

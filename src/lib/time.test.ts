@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { businessDay, DAY_MS, endOfBusinessDay, HOUR_MS } from "./time.ts";
+import { businessDay, DAY_MS, endOfBusinessDay, formatInstant, HOUR_MS } from "./time.ts";
 
 const direct = (instant: number, timeZone: string) =>
   new Intl.DateTimeFormat("en-CA", { timeZone, year: "numeric", month: "2-digit", day: "2-digit" }).format(
@@ -37,4 +37,19 @@ test("the last millisecond of a day and the first of the next are told apart", (
     expect(businessDay(last - 22 * HOUR_MS, zone)).toBe("2026-03-08");
     expect(businessDay(endOfBusinessDay("2026-03-07", zone), zone)).toBe("2026-03-07");
   }
+});
+
+test("formatInstant: the wall clock of the zone with its offset, on both sides of a daylight-saving change", () => {
+  const instant = Date.UTC(2026, 10, 27, 12, 15, 3, 999);
+  expect(formatInstant(instant, "Asia/Shanghai")).toBe("2026-11-27 20:15:03 +08:00");
+  expect(formatInstant(instant, "UTC")).toBe("2026-11-27 12:15:03 +00:00");
+  expect(formatInstant(instant, "Asia/Kolkata")).toBe("2026-11-27 17:45:03 +05:30");
+  expect(formatInstant(instant, "America/New_York")).toBe("2026-11-27 07:15:03 -05:00");
+  // New York moves its clocks forward at 02:00 on 8 March 2026 (07:00 UTC).
+  expect(formatInstant(Date.UTC(2026, 2, 8, 6, 59, 59), "America/New_York")).toBe(
+    "2026-03-08 01:59:59 -05:00",
+  );
+  expect(formatInstant(Date.UTC(2026, 2, 8, 7), "America/New_York")).toBe("2026-03-08 03:00:00 -04:00");
+  // The day changes with the zone: 23:30 UTC is the next morning in Shanghai.
+  expect(formatInstant(Date.UTC(2026, 11, 31, 23, 30), "Asia/Shanghai")).toBe("2027-01-01 07:30:00 +08:00");
 });

@@ -75,6 +75,25 @@ function zoneOffsetMs(instant: number, timeZone: string): number {
   return wall - (instant - (((instant % 1000) + 1000) % 1000));
 }
 
+const twoDigits = (n: number) => String(n).padStart(2, "0");
+
+/** A UTC offset as ISO 8601 writes it: "+08:00", "-05:00", "+05:30". */
+function offsetText(offsetMs: number): string {
+  const minutes = Math.round(Math.abs(offsetMs) / 60_000);
+  return `${offsetMs < 0 ? "-" : "+"}${twoDigits(Math.floor(minutes / 60))}:${twoDigits(minutes % 60)}`;
+}
+
+/**
+ * "2026-11-27 20:15:03 +08:00": an instant on the wall clock of the business timezone (setting
+ * `timezone`) with its offset, so that it reads the same as the web and cannot be mistaken for UTC.
+ * Every time the CLI prints goes through here.
+ */
+export function formatInstant(instant: number, timeZone: string): string {
+  const offset = zoneOffsetMs(instant, timeZone);
+  const wall = new Date(instant + offset).toISOString();
+  return `${wall.slice(0, 10)} ${wall.slice(11, 19)} ${offsetText(offset)}`;
+}
+
 /** The last millisecond of a business day (YYYY-MM-DD) in the given timezone. */
 export function endOfBusinessDay(day: string, timeZone: string): number {
   const [year, month, date] = day.split("-").map(Number) as [number, number, number];

@@ -1,15 +1,45 @@
-import { chmodSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync } from "node:fs";
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+} from "node:fs";
 import { join } from "node:path";
 import type { AppContext } from "../context.ts";
 import type { Db } from "../db/db.ts";
 import { businessDateTime } from "../lib/time.ts";
 import { startPeriodic } from "../modules/errors/periodic.ts";
 
-/** A consistent copy of a live database (VACUUM INTO works beside a running server), owner-only. */
+/** Where a backup is written until it is complete. */
+export const partialBackupName = (file: string) => `${file}.partial`;
+
+/**
+ * A consistent copy of a live database (VACUUM INTO works beside a running server) at `file`,
+ * which must not exist. The copy holds what the database holds (the EPay key, password hashes),
+ * so it is owner-only from its first byte: VACUUM INTO fills an empty file it is given and keeps
+ * its mode. It is written as `<file>.partial` and renamed when complete, so a copy cut short
+ * (killed, disk full) never lies under the name of a backup; a failed one is removed.
+ */
 export function backupDatabase(db: Db, file: string): void {
-  db.query("VACUUM INTO ?").run(file);
-  // The copy holds what the database holds (the EPay key, password hashes): owner only.
-  chmodSync(file, 0o600);
+  const partial = partialBackupName(file);
+  // Left by a copy cut short earlier; its hot journal would be rolled back into the new copy.
+  rmSync(partial, { force: true });
+  rmSync(`${partial}-journal`, { force: true });
+  closeSync(openSync(partial, "wx", 0o600));
+  // The umask may have taken more than group and other away; the owner must be able to write it.
+  chmodSync(partial, 0o600);
+  try {
+    db.query("VACUUM INTO ?").run(partial);
+    renameSync(partial, file);
+  } catch (error) {
+    rmSync(partial, { force: true });
+    rmSync(`${partial}-journal`, { force: true });
+    throw error;
+  }
 }
 
 export const backupsDir = (dataDir: string) => join(dataDir, "backups");
@@ -30,11 +60,7 @@ export function runScheduledBackup(ctx: AppContext, dataDir: string, now = Date.
   const file = join(dir, scheduledBackupName(day));
   if (existsSync(file)) return null;
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  // Written under another name first: a copy cut short never passes for that day's backup.
-  const partial = `${file}.partial`;
-  rmSync(partial, { force: true });
-  backupDatabase(ctx.db, partial);
-  renameSync(partial, file);
+  backupDatabase(ctx.db, file);
   pruneBackups(dir, keep);
   return file;
 }

@@ -1,6 +1,17 @@
 import { Database } from "bun:sqlite";
-import { chmodSync, copyFileSync, existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import {
+  chmodSync,
+  closeSync,
+  copyFileSync,
+  existsSync,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  renameSync,
+  rmSync,
+} from "node:fs";
+import { basename, join } from "node:path";
 import type { Migration } from "../db/migrate.ts";
 import { runningServerPid } from "./pid-file.ts";
 
@@ -9,9 +20,48 @@ export class RestoreRefused extends Error {
   override name = "RestoreRefused";
 }
 
+const SQLITE_MAGIC = "SQLite format 3\0";
+
+/**
+ * Why `file` cannot be a whole SQLite database, read from its 100-byte header before SQLite opens
+ * it, or null. A copy cut short is told as such: VACUUM INTO killed mid-way leaves a hot
+ * `-journal` beside a file whose first page is still zeros (SQLite would answer "attempt to write
+ * a readonly database"), and a file copy cut short is smaller than its header says.
+ */
+function unfinishedCopy(file: string): string | null {
+  const takeNew = "a copy cut short; take a new backup";
+  if (existsSync(`${file}-journal`)) {
+    return `${file} is incomplete (${basename(file)}-journal lies beside it: ${takeNew})`;
+  }
+  const fd = openSync(file, "r");
+  try {
+    const size = fstatSync(fd).size;
+    const header = Buffer.alloc(100);
+    const read = readSync(fd, header, 0, 100, 0);
+    if (size === 0) return `${file} is empty`;
+    if (header.subarray(0, read).every((byte) => byte === 0)) {
+      return `${file} is incomplete (its first page was never written: ${takeNew})`;
+    }
+    if (read < 100 || header.toString("latin1", 0, 16) !== SQLITE_MAGIC) {
+      return `${file} is not a readable SQLite database (no SQLite header)`;
+    }
+    const pageSize = header.readUInt16BE(16) === 1 ? 65_536 : header.readUInt16BE(16);
+    // The page count in the header counts only when its "valid for" number matches the change counter.
+    const pages = header.readUInt32BE(24) === header.readUInt32BE(92) ? header.readUInt32BE(28) : 0;
+    if (pages * pageSize > size) {
+      return `${file} is incomplete (${size} of the ${pages * pageSize} bytes its header names: ${takeNew})`;
+    }
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** Checks that `file` is an intact Ferry database this build can run; answers its schema version. */
 export function checkBackup(file: string, migrations: Migration[]): number {
   if (!existsSync(file)) throw new RestoreRefused(`no such file: ${file}`);
+  const unfinished = unfinishedCopy(file);
+  if (unfinished) throw new RestoreRefused(unfinished);
   let db: Database;
   try {
     db = new Database(file, { readonly: true });
@@ -50,19 +100,8 @@ const fileTime = (now: number) =>
     .replace(/\.\d+Z$/, "Z")
     .replaceAll(":", "-");
 
-/**
- * Replaces `<data>/ferry.db` with a checked backup. Refused while a server holds the directory
- * (its pid file names a live process). The old database, if any, is kept as
- * `ferry.db.bak-<time>` together with its -wal, so nothing it held is lost; the backup is copied
- * in under a temporary name and renamed, so a cut-short copy never becomes ferry.db.
- */
-export function restoreDatabase(
-  file: string,
-  dataDir: string,
-  migrations: Migration[],
-  now = Date.now(),
-): { version: number; kept: string | null } {
-  const version = checkBackup(file, migrations);
+/** Refuses while a server holds the data directory (its pid file names a live process). */
+function refuseWhileServing(dataDir: string): void {
   const pid = runningServerPid(dataDir);
   if (pid !== null) {
     throw new RestoreRefused(
@@ -70,11 +109,48 @@ export function restoreDatabase(
         `(if none is, pid ${pid} is another program: delete ${dataDir}/ferry.pid)`,
     );
   }
+}
+
+/** A checked backup copied into the data directory as `ferry.db.restoring`, ready to replace ferry.db. */
+export interface PreparedRestore {
+  dataDir: string;
+  version: number;
+  incoming: string;
+}
+
+/**
+ * The first half of a restore: refused at once while a server runs on the directory (before the
+ * integrity check, which takes seconds on a big backup), then the backup is checked and copied in
+ * under a temporary name.
+ */
+export function prepareRestore(file: string, dataDir: string, migrations: Migration[]): PreparedRestore {
+  refuseWhileServing(dataDir);
+  const version = checkBackup(file, migrations);
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
-  const target = join(dataDir, "ferry.db");
-  const incoming = `${target}.restoring`;
+  const incoming = join(dataDir, "ferry.db.restoring");
   copyFileSync(file, incoming);
   chmodSync(incoming, 0o600);
+  return { dataDir, version, incoming };
+}
+
+/**
+ * The second half: looks for a server again (one may have started during the check and the copy),
+ * then replaces ferry.db. The old database, if any, is kept as `ferry.db.bak-<time>` together with
+ * its -wal, so nothing it held is lost; the copy is renamed in, so a cut-short copy never becomes
+ * ferry.db.
+ */
+export function finishRestore(
+  prepared: PreparedRestore,
+  now = Date.now(),
+): { version: number; kept: string | null } {
+  const { dataDir, version, incoming } = prepared;
+  try {
+    refuseWhileServing(dataDir);
+  } catch (error) {
+    rmSync(incoming, { force: true });
+    throw error;
+  }
+  const target = join(dataDir, "ferry.db");
   let kept: string | null = null;
   if (existsSync(target)) {
     kept = `${target}.bak-${fileTime(now)}`;
@@ -86,4 +162,14 @@ export function restoreDatabase(
   rmSync(`${target}-shm`, { force: true });
   renameSync(incoming, target);
   return { version, kept };
+}
+
+/** Replaces `<data>/ferry.db` with a checked backup: prepareRestore, then finishRestore. */
+export function restoreDatabase(
+  file: string,
+  dataDir: string,
+  migrations: Migration[],
+  now = Date.now(),
+): { version: number; kept: string | null } {
+  return finishRestore(prepareRestore(file, dataDir, migrations), now);
 }

@@ -30,7 +30,18 @@ function freePort(): number {
 
 /** Runs `./ferry …` in the temp dir and returns its exit code and output. */
 function ferry(...args: string[]) {
-  const result = Bun.spawnSync(["./ferry", ...args], { cwd: dir, env, stdout: "pipe", stderr: "pipe" });
+  return ferryWithInput("", ...args);
+}
+
+/** `ferry <args>` with `input` on its stdin (user create reads the password there). */
+function ferryWithInput(input: string, ...args: string[]) {
+  const result = Bun.spawnSync(["./ferry", ...args], {
+    cwd: dir,
+    env,
+    stdin: Buffer.from(input),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
   return { code: result.exitCode, stdout: result.stdout.toString(), stderr: result.stderr.toString() };
 }
 
@@ -141,17 +152,16 @@ describe("dist/ferry on its own", () => {
     const email = "dist-admin@example.com";
     const password = "a-long-password-1";
     // Without --data the CLI uses ./data, like `ferry serve`.
-    const created = ferry("user", "create", "--email", email, "--password", password, "--role", "admin");
+    const created = ferryWithInput(`${password}\n`, "user", "create", "--email", email, "--role", "admin");
     expect(created.code).toBe(0);
     expect(existsSync(join(dir, "data/ferry.db"))).toBe(true);
     // The same account in the running server's directory, while it runs (WAL).
-    const onServer = ferry(
+    const onServer = ferryWithInput(
+      `${password}\n`,
       "user",
       "create",
       "--email",
       email,
-      "--password",
-      password,
       "--role",
       "admin",
       "--data",
@@ -161,7 +171,7 @@ describe("dist/ferry on its own", () => {
     expect(onServer.code).toBe(0);
     expect(JSON.parse(onServer.stdout)).toMatchObject({ email, type: "admin" });
 
-    const duplicate = ferry("user", "create", "--email", email, "--password", password, "--data", "./d");
+    const duplicate = ferryWithInput(`${password}\n`, "user", "create", "--email", email, "--data", "./d");
     expect(duplicate.code).not.toBe(0);
     expect(duplicate.stderr.trim().split("\n")).toHaveLength(1);
 
@@ -174,7 +184,7 @@ describe("dist/ferry on its own", () => {
   });
 
   test("rejects bad input with a one-line error", () => {
-    const result = ferry("user", "create", "--email", "not-an-email", "--password", "a-long-password-1");
+    const result = ferryWithInput("a-long-password-1\n", "user", "create", "--email", "not-an-email");
     expect(result.code).not.toBe(0);
     expect(result.stderr.trim().split("\n")).toHaveLength(1);
   });

@@ -9,9 +9,13 @@
  * registered (`GET /api/subscript/:client/:userId/:userkey`), an envelope call's path, a job's name
  * (`usdt watcher`, `query epay`). Never a value from a request: each made-up path would be a
  * source with a budget of its own, and 300 of them would use up the total that real errors need.
+ *
+ * A write that failed for lack of storage (disk full) is also counted and told on stderr once a
+ * minute per cause (db/write-health.ts), never with its stack.
  */
 import { countRepeat, expireOncePerWindow, logWindowStart } from "../../db/counted-log.ts";
 import type { Db } from "../../db/db.ts";
+import { noteWriteFailure } from "../../db/write-health.ts";
 import { cutUtf8 } from "../../lib/text.ts";
 import { DAY_MS } from "../../lib/time.ts";
 import { sha256Hex } from "../../rpc/ids.ts";
@@ -81,6 +85,7 @@ function overflowSource(db: Db, name: string, since: number): string | null {
 export function recordError(db: Db, name: string, error: unknown, now = Date.now()): void {
   if (isAbort(error)) return;
   const err = error instanceof Error ? error : new Error(String(error));
+  const storage = noteWriteFailure(db, name, err, now);
   try {
     expireOldErrors(db, now);
     const row = {
@@ -101,6 +106,8 @@ export function recordError(db: Db, name: string, error: unknown, now = Date.now
     const msg = `本小时错误过多，之后的只计数（次数见 count），最先超出的一条：${row.msg}`;
     insertError(db, { name: source, msg: cutUtf8(msg, MSG_MAX_BYTES), stack: row.stack }, overflow, now);
   } catch (logError) {
+    // Out of space the error log cannot be written either; the write-failure line has told it.
+    if (storage || noteWriteFailure(db, "error log", logError, now)) return;
     console.error("error log write failed", logError, "while recording", err);
   }
 }

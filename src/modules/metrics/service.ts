@@ -8,6 +8,7 @@ import { statSync } from "node:fs";
 import type { AppContext } from "../../context.ts";
 import type { Db } from "../../db/db.ts";
 import { addressKind } from "../../lib/addresses.ts";
+import { writeFailureCounts } from "../../db/write-health.ts";
 import { sameSecret } from "../../rpc/ids.ts";
 import { type NodeState, nodeState } from "../node-record/schema.ts";
 import { agentStatus, listAgentRows } from "../node-record/service.ts";
@@ -118,6 +119,15 @@ function storageGauges(db: Db): string {
   ]);
 }
 
+function writeFailures(db: Db): string {
+  return familyText(
+    "ferry_db_write_failures_total",
+    "counter",
+    "Writes that failed for lack of storage, by cause (SQLITE_FULL or ENOSPC: disk full; SQLITE_IOERR_*; SQLITE_READONLY_*): calls, node pushes and pulls, jobs.",
+    [...writeFailureCounts(db)].map(([cause, value]) => ({ labels: { cause }, value })),
+  );
+}
+
 function logGauges(db: Db): string {
   const errors =
     db.query<{ n: number }, []>("SELECT COALESCE(SUM(repeat_count), 0) AS n FROM error_logs").get()?.n ?? 0;
@@ -169,6 +179,7 @@ export function metricsText(ctx: AppContext, now = Date.now()): string {
     metrics.chargedBytes.text(),
     nodeGauges(ctx, now),
     storageGauges(ctx.db),
+    writeFailures(ctx.db),
     logGauges(ctx.db),
     processGauges(),
   ].join("");

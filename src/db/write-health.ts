@@ -1,0 +1,120 @@
+/**
+ * Whether the database can be written (issue 26 §26). When the disk fills, every request that
+ * writes fails the same way; what an operator needs then is not a stack per request but one line
+ * naming the cause, a count (`ferry_db_write_failures_total` on /metrics) and /healthz saying that
+ * writes fail. recordError (modules/errors) reports every unexpected error here — envelope calls,
+ * node pushes and pulls, periodic jobs — and `tx` reports each commit that went through.
+ */
+import type { Database } from "bun:sqlite";
+
+/** The connection (db.ts's Db; named from bun:sqlite so that db.ts can import this file). */
+type Db = Database;
+
+/** What a storage failure means, by its code: SQLite's (SQLITE_FULL, …) or the system's (ENOSPC, …). */
+const MEANINGS: [pattern: RegExp, meaning: string][] = [
+  [/^(SQLITE_FULL|ENOSPC|EDQUOT)$/, "disk full"],
+  [/^(SQLITE_IOERR(_\w+)?|EIO)$/, "I/O error"],
+  [/^(SQLITE_READONLY(_\w+)?|EROFS)$/, "read-only storage"],
+];
+
+export interface StorageFailure {
+  /** SQLITE_FULL, SQLITE_IOERR_WRITE, ENOSPC, … */
+  code: string;
+  /** disk full, I/O error, read-only storage */
+  meaning: string;
+}
+
+/** The storage failure an error is, or null for any other error. */
+export function storageFailure(error: unknown): StorageFailure | null {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== "string") return null;
+  const found = MEANINGS.find(([pattern]) => pattern.test(code));
+  return found ? { code, meaning: found[1] } : null;
+}
+
+/** A cause is told on stderr at most once in this time; the failures in between are counted in the next line. */
+export const TELL_INTERVAL_MS = 60_000;
+
+export interface WritesFailing {
+  code: string;
+  meaning: string;
+  /** The first failure since writes last went through (epoch ms). */
+  since: number;
+  /** Failures since then. */
+  failures: number;
+}
+
+class WriteHealth {
+  /** Failures by cause since the process started (for /metrics). */
+  readonly totals = new Map<string, number>();
+  failing: WritesFailing | null = null;
+  private readonly told = new Map<string, { at: number; untold: number }>();
+
+  /** `source`: where it happened (a call path, "node push", a job's name); `message`: SQLite's or the system's. */
+  failed(failure: StorageFailure, source: string, message: string, now: number): void {
+    this.totals.set(failure.code, (this.totals.get(failure.code) ?? 0) + 1);
+    const since = this.failing?.since ?? now;
+    const failures = (this.failing?.failures ?? 0) + 1;
+    this.failing = { ...failure, since, failures };
+    this.tell(failure.code, now, (untold) => {
+      const more = untold > 0 ? ` (${untold} more since the last line)` : "";
+      return `error: database writes failing: ${failure.code} (${failure.meaning}) in ${source}: ${message}${more}`;
+    });
+  }
+
+  committed(now: number): void {
+    const failing = this.failing;
+    if (!failing) return;
+    this.failing = null;
+    this.tell("recovered", now, () => `database writes go through again (${failing.failures} failed before)`);
+  }
+
+  /** Prints `line()` unless this key was told within TELL_INTERVAL_MS; counts the ones held back. */
+  private tell(key: string, now: number, line: (untold: number) => string): void {
+    const last = this.told.get(key);
+    if (last && now - last.at < TELL_INTERVAL_MS) {
+      last.untold += 1;
+      return;
+    }
+    console.error(line(last?.untold ?? 0));
+    this.told.set(key, { at: now, untold: 0 });
+  }
+}
+
+const healths = new WeakMap<Db, WriteHealth>();
+
+function healthOf(db: Db): WriteHealth {
+  let health = healths.get(db);
+  if (!health) {
+    health = new WriteHealth();
+    healths.set(db, health);
+  }
+  return health;
+}
+
+/**
+ * Counts `error` as a failed write when it is a storage failure (and tells stderr, at most once a
+ * minute per cause); answers whether it was one. `source` says where it happened.
+ */
+export function noteWriteFailure(db: Db, source: string, error: unknown, now = Date.now()): boolean {
+  const failure = storageFailure(error);
+  if (!failure) return false;
+  healthOf(db).failed(failure, source, error instanceof Error ? error.message : String(error), now);
+  return true;
+}
+
+/** A transaction committed: writes go through (again). Costs one WeakMap lookup while all is well. */
+export function noteCommit(db: Db): void {
+  const health = healths.get(db);
+  if (health?.failing) health.committed(Date.now());
+}
+
+/** Whether the latest write failed for lack of storage (until one goes through again), or null. */
+export function writesFailing(db: Db): WritesFailing | null {
+  return healths.get(db)?.failing ?? null;
+}
+
+/** Failed writes by cause since the process started. */
+export function writeFailureCounts(db: Db): ReadonlyMap<string, number> {
+  return healths.get(db)?.totals ?? new Map();
+}
