@@ -7,8 +7,8 @@
 import { statSync } from "node:fs";
 import type { AppContext } from "../../context.ts";
 import type { Db } from "../../db/db.ts";
-import { addressKind } from "../../lib/addresses.ts";
 import { writeFailureCounts } from "../../db/write-health.ts";
+import { addressKind } from "../../lib/addresses.ts";
 import { sameSecret } from "../../rpc/ids.ts";
 import { type NodeState, nodeState } from "../node-record/schema.ts";
 import { agentStatus, listAgentRows } from "../node-record/service.ts";
