@@ -70,7 +70,8 @@ export function checkBackup(file: string, migrations: Migration[]): number {
   }
   try {
     const problems = db.query<{ integrity_check: string }, []>("PRAGMA integrity_check").all();
-    const verdict = problems.map((row) => row.integrity_check).join("; ");
+    // One line, as every refusal is: a problem can span lines ("*** in database main ***\nTree …").
+    const verdict = problems.map((row) => row.integrity_check.replace(/\s*\n\s*/g, " ")).join("; ");
     if (verdict !== "ok") throw new RestoreRefused(`${file} fails the integrity check: ${verdict}`);
     const hasMigrations = db
       .query("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
