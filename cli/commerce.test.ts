@@ -187,9 +187,9 @@ describe("order", () => {
     const bob = await loggedInClient(server);
     // A second look at the same combo hands back the open order (issue 26), so Alice cancels her
     // first order before she makes the second.
-    const aliceFirst = await createOrder(alice.client, combo._id);
-    await alice.client.call("/api/order/cancel_order", { order_id: aliceFirst._id });
-    const aliceSecond = await createOrder(alice.client, combo._id);
+    const aliceCancelled = await createOrder(alice.client, combo._id);
+    await alice.client.call("/api/order/cancel_order", { order_id: aliceCancelled._id });
+    const aliceOpen = await createOrder(alice.client, combo._id);
     const bobOrder = await createOrder(bob.client, combo._id);
     giveWallet(server, bob.user.id, 400);
     await bob.client.call("/api/shop/wallet_check", { order_id: bobOrder._id });
@@ -197,8 +197,8 @@ describe("order", () => {
     const aliceOrders = await ferryJson<Trade[]>(["order", "list", "--user", alice.email.toUpperCase()]);
     expect(aliceOrders.map((t) => [t.order_id, t.status]).sort()).toEqual(
       [
-        [aliceFirst._id, "cancled"],
-        [aliceSecond._id, "topay"],
+        [aliceOpen._id, "topay"],
+        [aliceCancelled._id, "cancled"],
       ].sort(),
     );
     expect(aliceOrders.every((t) => t.username === alice.email)).toBe(true);
@@ -210,14 +210,14 @@ describe("order", () => {
       "--status",
       "cancled",
     ]);
-    expect(cancelled.map((t) => t.order_id)).toEqual([aliceFirst._id]);
+    expect(cancelled.map((t) => t.order_id)).toEqual([aliceCancelled._id]);
     const deducted = await ferryJson<Trade[]>(["order", "list", "--status", "wallet_spend"]);
     expect(deducted.map((t) => t.order_id)).toEqual([bobOrder._id]);
     expect(deducted[0]?.request_pay_amound).toBe(5.9);
     const text = await ferry(withData(["order", "list", "--user", bob.email]));
     expect(text.stdout).toContain(bobOrder._id);
     expect(text.stdout).toContain("wallet_spend");
-    expect(text.stdout).not.toContain(aliceFirst._id);
+    expect(text.stdout).not.toContain(aliceOpen._id);
     expect((await ferryJson<Trade[]>(["order", "list", "--limit", "1"])).length).toBe(1);
 
     // Bob paid the remaining 5.90 by bank transfer.
@@ -245,16 +245,16 @@ describe("order", () => {
     expect(status.data.status).toBe("paied");
 
     // Text output names the order; a paid or cancelled order is refused, and nothing is credited twice.
-    const aliceRun = await ferry(withData(["order", "mark-paid", aliceFirst._id, "--reason", "cash"]));
+    const aliceRun = await ferry(withData(["order", "mark-paid", aliceOpen._id, "--reason", "cash"]));
     expect(aliceRun.code).toBe(0);
-    expect(aliceRun.stdout).toContain(aliceFirst._id);
+    expect(aliceRun.stdout).toContain(aliceOpen._id);
     expect((await userInfo(alice.client)).traffic).toBe(10 * GB);
 
     const refused: [string[], RegExp][] = [
       [["order", "mark-paid", bobOrder._id, "--reason", "again"], /paied/],
-      [["order", "mark-paid", aliceSecond._id, "--reason", "late"], /cancled/],
+      [["order", "mark-paid", aliceCancelled._id, "--reason", "late"], /cancled/],
       [["order", "mark-paid", bobOrder._id], /--reason/],
-      [["order", "mark-paid", aliceFirst._id, "--reason", "   "], /--reason/],
+      [["order", "mark-paid", aliceOpen._id, "--reason", "   "], /--reason/],
       [["order", "mark-paid", newId(), "--reason", "x"], /no order/],
       [["order", "mark-paid", "12345", "--reason", "x"], /not an order id/],
       [["order", "mark-paid", "--reason", "x"], /orderId/],
