@@ -124,7 +124,7 @@ describe("抽奖管理 › a discount of 0", () => {
     await form.getByLabel("折扣(0-1，0.9 即九折，0 为免单)").fill("0");
     await form.getByLabel("折扣券有效天数").fill("3");
     await form.getByRole("button", { name: "保存" }).click();
-    await poll(async () => (await toasts(page)).includes("配置奖品成功"), true);
+    await poll(async () => (await toasts(page)).includes("添加成功"), true);
     await page.getByRole("cell", { name: "免单 · 3 天" }).waitFor();
     const stored = db()
       .query<{ discount_value: number; has_discount_coupon: number }, []>(
