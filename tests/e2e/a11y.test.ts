@@ -22,8 +22,15 @@ import type { Push } from "../../src/modules/push/schema.ts";
 import type { UserRow } from "../../src/modules/user/row.ts";
 import { findUserById } from "../../src/modules/user/service.ts";
 import { ROUTES, type RouteInfo } from "../../web/routes.ts";
-import { createOrder, makeCombo, makeCoupon, payWithSandbox, startShopServer } from "../commerce.ts";
-import { type ApiClient, loggedInClient, setUserColumns, type TestServer } from "../harness.ts";
+import {
+  createOrder,
+  giveWallet,
+  makeCombo,
+  makeCoupon,
+  payWithSandbox,
+  startShopServer,
+} from "../commerce.ts";
+import { loggedInClient, setUserColumns, type TestServer } from "../harness.ts";
 import { chargeNode, makeChargingNode } from "../traffic.ts";
 import { launchChromium, loginInBrowser, newPage, type TestPage } from "./chromium.ts";
 
@@ -56,12 +63,14 @@ const CONTENT: Record<Exclude<Role, "visitor">, Record<string, string>> = {
     "/feedback": TICKET,
     // "/push": the transfer's code, set with the data.
     "/lucky_draw": PRIZE,
-    "/traffic_records": "消耗",
+    "/traffic_records": "节点流量",
+    "/wallet": "客服补偿",
   },
   admin: {
     "/shop": PAID_COMBO,
     "/agents": NODE,
-    "/channel": "已邀请",
+    "/channel": "cu***@example.com",
+    "/wallet": "待结算",
     "/feedback": TICKET,
     "/admin_userlist": "customer",
     "/admin_tradeList": PAID_COMBO,
@@ -77,6 +86,8 @@ const CONTENT: Record<Exclude<Role, "visitor">, Record<string, string>> = {
     "/all_traffic_records": "customer",
   },
 };
+
+const contentOf = (role: Role, route: string) => (role === "visitor" ? undefined : CONTENT[role][route]);
 
 let server: TestServer;
 let browser: Browser;
@@ -96,17 +107,13 @@ afterAll(async () => {
   await server?.close();
 });
 
-async function ok<T = unknown>(client: ApiClient, path: string, payload: unknown = {}): Promise<T> {
-  return client.ok<T>(path, payload);
-}
-
 /** Everything the customer and the admin have, made through the API and the services. */
 async function giveRealisticData() {
   const ctx = server.context;
   ctx.settings.update({ min_charge_money: 1 });
   const agentId = makeChargingNode(server, "Asia/Shanghai");
-  await ok(admin.client, "/api/admin/entrys/update", { name: ENTRY, ip: "198.51.100.9" });
-  await ok(admin.client, "/api/admin/users/update_channel", {
+  await admin.client.ok("/api/admin/entrys/update", { name: ENTRY, ip: "198.51.100.9" });
+  await admin.client.ok("/api/admin/users/update_channel", {
     email: admin.email,
     name: "测试渠道",
     code: CHANNEL_CODE,
@@ -119,35 +126,36 @@ async function giveRealisticData() {
   const open = makeCombo(server, { name: OPEN_COMBO, price: 40, traffic: 300 * GB, vipDuration: 90 });
   await payWithSandbox(server, customer.client, (await createOrder(customer.client, paid._id))._id);
   await createOrder(customer.client, open._id);
+  giveWallet(server, customer.user.id, 500, "客服补偿");
 
   makeCoupon(server, { type: "cash", code: "A11Y10", forMoney: 10, NumberOfAuthorizations: 5 });
   makeCoupon(server, { type: "freeUse", code: VOUCHER, trafficG: 8 });
-  await ok(customer.client, "/api/coupon/redeem_coupon", { code: VOUCHER });
+  await customer.client.ok("/api/coupon/redeem_coupon", { code: VOUCHER });
 
-  const ticket = await ok<Ticket>(customer.client, "/api/feedback/create", {
+  const ticket = await customer.client.ok<Ticket>("/api/feedback/create", {
     title: TICKET,
     desc: "从昨晚开始，Clash 里香港节点很慢。",
   });
-  await ok(admin.client, "/api/feedback/response", { id: ticket._id, desc: "已处理，请更新订阅后再试。" });
+  await admin.client.ok("/api/feedback/response", { id: ticket._id, desc: "已处理，请更新订阅后再试。" });
 
   const uid = (findUserById(ctx, customer.user.id) as UserRow).node_uid;
   chargeNode(server, agentId, { [uid]: [GB / 2, 3 * GB] }, Date.now());
-  const push = await ok<Push>(customer.client, "/api/push/create", { pushNumber: 20 });
+  const push = await customer.client.ok<Push>("/api/push/create", { pushNumber: 20 });
   CONTENT.customer["/push"] = push.code;
 
   for (const [name, weight] of [
     [PRIZE, 1],
     ["二等奖", 3],
   ] as const) {
-    await ok(admin.client, "/api/yunying/prize/update", { name, gainTraffic: 1, gainVipTime: 0, weight });
+    await admin.client.ok("/api/yunying/prize/update", { name, gainTraffic: 1, gainVipTime: 0, weight });
   }
-  await ok(customer.client, "/api/prize/draw");
+  await customer.client.ok("/api/prize/draw");
 
-  await ok(admin.client, "/api/wallet/change_reward_adress", {
+  await admin.client.ok("/api/wallet/change_reward_adress", {
     addressType: "USDT-TRC20",
     address: "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t",
   });
-  await ok(admin.client, "/api/wallet/make_charge");
+  await admin.client.ok("/api/wallet/make_charge");
   recordError(ctx.db, ERROR_NAME, new Error("测试错误：节点推送超时"));
 }
 
@@ -259,7 +267,7 @@ async function scan(viewer: Viewer, route: string, state = ""): Promise<Finding[
         width: viewer.width,
         detail: (node.any[0]?.message ?? node.all[0]?.message ?? node.none[0]?.message ?? v.help).slice(
           0,
-          160,
+          240,
         ),
       })),
     );
@@ -292,8 +300,7 @@ async function scanEveryRoute(viewer: Viewer): Promise<Finding[]> {
       await viewer.tab.page.waitForFunction((hash) => location.hash === hash, `#${landing}`);
       continue;
     }
-    const content = viewer.role === "visitor" ? undefined : CONTENT[viewer.role][route];
-    await waitForContent(viewer, info.title, content).catch((error: Error) => {
+    await waitForContent(viewer, info.title, contentOf(viewer.role, route)).catch((error: Error) => {
       throw new Error(`#${route} as ${viewer.role} at ${viewer.width} px never settled: ${error.message}`);
     });
     findings.push(...(await scan(viewer, route)));
@@ -429,7 +436,7 @@ const ADMIN_STATES: readonly OpenState[] = [
 async function scanOpenState(viewer: Viewer, state: OpenState): Promise<Finding[]> {
   const { page } = viewer.tab;
   await goTo(viewer, state.route);
-  await waitForContent(viewer, ROUTES[state.route]?.title ?? "", CONTENT.customer[state.route]);
+  await waitForContent(viewer, ROUTES[state.route]?.title ?? "", contentOf(viewer.role, state.route));
   const opened = await state.open(page);
   await opened.first().waitFor();
   const findings = await scan(viewer, state.route, state.name);
