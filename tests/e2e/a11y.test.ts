@@ -331,15 +331,18 @@ interface OpenState {
 
 const dialog = (page: Page, name: string) => page.getByRole("dialog", { name });
 
-/** Opens the header's dropdown named `name` and returns its panel. */
-async function headerMenu(page: Page, name: string) {
+/**
+ * Opens the header's dropdown named `name`; returns what its panel shows (`shows`, found by text,
+ * so it holds whatever markup and portal the dropdown uses).
+ */
+async function headerMenu(page: Page, name: string, shows: string) {
   await page.getByRole("banner").getByRole("button", { name }).click();
-  return page.getByRole("banner").locator(".dropdown-panel");
+  return page.getByText(shows, { exact: true });
 }
 
 const CUSTOMER_STATES: readonly OpenState[] = [
-  { route: "/", name: "用户菜单 open", open: (page) => headerMenu(page, "用户菜单") },
-  { route: "/", name: "通知 open", open: (page) => headerMenu(page, "通知") },
+  { route: "/", name: "用户菜单 open", open: (page) => headerMenu(page, "用户菜单", "退出登录") },
+  { route: "/", name: "通知 open", open: (page) => headerMenu(page, "通知", "通知") },
   {
     route: "/",
     name: "体验券 dialog",
@@ -353,7 +356,7 @@ const CUSTOMER_STATES: readonly OpenState[] = [
     name: "订阅 menu open",
     open: async (page) => {
       await page.getByRole("button", { name: "订阅 Loon" }).click();
-      return page.locator("main .subscribe-menu");
+      return page.getByText("复制订阅", { exact: true });
     },
   },
   {
@@ -361,7 +364,7 @@ const CUSTOMER_STATES: readonly OpenState[] = [
     name: "扫码订阅 dialog",
     open: async (page) => {
       await page.getByRole("button", { name: "订阅 Loon" }).click();
-      await page.locator("main .subscribe-menu").getByRole("button", { name: "扫描二维码" }).click();
+      await page.getByText("扫描二维码", { exact: true }).click();
       return dialog(page, "Loon 扫码订阅");
     },
   },
