@@ -33,9 +33,9 @@ export function makeCoupon(server: TestServer, fields: Record<string, unknown>, 
 }
 
 /** Adds (or, negative, takes) wallet money with its wallet entry, as a reward or an admin would. */
-export function giveWallet(server: TestServer, userId: string, fen: number) {
+export function giveWallet(server: TestServer, userId: string, fen: number, desc = "test") {
   const db = server.context.db;
-  tx(db, () => changeWallet(db, { userId, type: "adjust", changeFen: fen, desc: "test", now: Date.now() }));
+  tx(db, () => changeWallet(db, { userId, type: "adjust", changeFen: fen, desc, now: Date.now() }));
 }
 
 export function walletFen(server: TestServer, userId: string): number {

@@ -140,9 +140,9 @@ describe("client guides", () => {
       await expectGuideShell(page, route);
       // Step 3 copies with the dashboard's menu (step 2 has the same menu, with 一键导入 first).
       await step(page, 2)
-        .getByRole("button", { name: /^订阅 / })
+        .getByRole("button", { name: /^复制订阅链接/ })
         .click();
-      await page.getByRole("menuitem", { name: "复制订阅" }).click();
+      await page.getByRole("menuitem", { name: "复制订阅", exact: true }).click();
       await poll(() => page.evaluate(() => navigator.clipboard.readText()), linkOf(KEYS[route] as string));
       await page.evaluate(() => navigator.clipboard.writeText(""));
     }
@@ -161,9 +161,9 @@ describe("client guides", () => {
       await step(page, 1)
         .getByRole("button", { name: /^订阅 / })
         .click();
-      await page.getByRole("menuitem", { name: "复制订阅" }).click();
+      await page.getByRole("menuitem", { name: "复制订阅", exact: true }).click();
       await toastWith(page, "请您登录后再进行订阅").waitFor();
-      await poll(() => page.getByRole("menuitem", { name: "复制订阅" }).count(), 0);
+      await poll(() => page.getByRole("menuitem", { name: "复制订阅", exact: true }).count(), 0);
     }
     expect(errors).toEqual([]);
     await context.close();

@@ -194,6 +194,7 @@ function GuideSteps({
               client={client}
               withQr={withQr}
               trigger={<>复制订阅链接 ▾</>}
+              label={`复制订阅链接（${client.name}）`}
               triggerClassName="btn btn-small"
             />
           </div>

@@ -46,16 +46,24 @@ function ListingNote() {
 }
 
 function ClientButton({ client }: { client: SubscribeClient }) {
+  const badges = [
+    client.recommended ? { text: "推荐", className: "badge" } : null,
+    client.noDirect ? { text: "不支持直连", className: "badge badge-muted" } : null,
+  ].filter((badge) => badge !== null);
   return (
     <SubscribeMenu
       client={client}
       withQr={client.qr === true}
       triggerClassName="btn advanced-client"
+      label={["订阅", client.name, ...badges.map((badge) => badge.text)].join(" ")}
       trigger={
         <>
           <span>{client.name}</span>
-          {client.recommended ? <span className="badge">推荐</span> : null}
-          {client.noDirect ? <span className="badge badge-muted">不支持直连</span> : null}
+          {badges.map((badge) => (
+            <span key={badge.text} className={badge.className}>
+              {badge.text}
+            </span>
+          ))}
         </>
       }
     />

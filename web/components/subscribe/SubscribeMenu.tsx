@@ -19,8 +19,13 @@ export interface SubscribeMenuProps {
   client: SubscribeClient;
   /** Offer 扫描二维码. */
   withQr: boolean;
-  /** The button's content; 订阅 when not given. */
+  /** The button's content; 订阅 ▾ when not given. */
   trigger?: ReactNode;
+  /**
+   * The button's accessible name, `订阅 <client>` when not given. It must contain the trigger's
+   * visible words (WCAG 2.5.3 label in name), so a voice user can say what they see.
+   */
+  label?: string;
   triggerClassName?: string;
 }
 
@@ -30,7 +35,7 @@ export function qrDescription(name: string, mobile: boolean): string {
     : `请打开手机上的 ${name}，扫描下方二维码添加订阅。`;
 }
 
-export function SubscribeMenu({ client, withQr, trigger, triggerClassName }: SubscribeMenuProps) {
+export function SubscribeMenu({ client, withQr, trigger, label, triggerClassName }: SubscribeMenuProps) {
   const { user, host } = useSession();
   const [open, setOpen] = useState(false);
   const [qrOpen, setQrOpen] = useState(false);
@@ -66,7 +71,7 @@ export function SubscribeMenu({ client, withQr, trigger, triggerClassName }: Sub
       <Dropdown
         open={open}
         onOpenChange={setOpen}
-        label={`订阅 ${client.name}`}
+        label={label ?? `订阅 ${client.name}`}
         trigger={trigger ?? <>订阅 ▾</>}
         triggerClassName={triggerClassName ?? "btn btn-primary btn-small"}
         align="start"
