@@ -1,6 +1,6 @@
 /**
  * Traffic that expires (issue 14 §2, migration 010 trial_grants): a trial voucher's, or, since issue
- * 26, a package bought from a combo with a `duration` (migration 014, the grant names its order). A
+ * 26, a package bought from a combo with a `duration` (migration 015, the grant names its order). A
  * grant is part of balances.traffic while its `remaining` is above 0, so balances.traffic =
  * Σ traffic_change still holds: node charging takes it after today's time-package quota and before
  * permanent traffic (charge.ts), and at expiry what is left of it goes with a tiyan_expire record (a
