@@ -11,20 +11,38 @@ import { isAgency, logout, useSession } from "../session.ts";
 import { Dropdown } from "./Dropdown.tsx";
 import { TrialVoucherButton } from "./TrialVoucher.tsx";
 
-/** The swipe hint shows until the strip is within this many pixels of its end. */
+/** A swipe hint shows while the strip is more than this many pixels from that end. */
 const HINT_THRESHOLD_PX = 20;
+
+interface Hints {
+  left: boolean;
+  right: boolean;
+}
+
+/** Which ends of the strip hide tabs: a tab cut at either edge gets a hint there. */
+function hintsOf(node: HTMLElement): Hints {
+  return {
+    left: node.scrollLeft > HINT_THRESHOLD_PX,
+    right: node.scrollWidth - node.clientWidth - node.scrollLeft > HINT_THRESHOLD_PX,
+  };
+}
+
+const sameHints = (a: Hints, b: Hints) => a.left === b.left && a.right === b.right;
 
 /** `path` is the current route; `/tutorial` highlights the same tab as `/`. */
 function TabStrip({ tabs, path }: { tabs: Tab[]; path: string }) {
   const active = activeTabPath(path);
   const strip = useRef<HTMLElement>(null);
-  const [hint, setHint] = useState(false);
+  const [hints, setHints] = useState<Hints>({ left: false, right: false });
 
   // Mouse wheel scrolls the strip sideways; the hint follows the scroll position.
   useEffect(() => {
     const node = strip.current;
     if (!node) return;
-    const update = () => setHint(node.scrollWidth - node.clientWidth - node.scrollLeft > HINT_THRESHOLD_PX);
+    const update = () => {
+      const next = hintsOf(node);
+      setHints((current) => (sameHints(current, next) ? current : next));
+    };
     const onWheel = (event: WheelEvent) => {
       if (node.scrollWidth <= node.clientWidth) return;
       const delta = Math.abs(event.deltaY) > Math.abs(event.deltaX) ? event.deltaY : event.deltaX;
@@ -55,7 +73,6 @@ function TabStrip({ tabs, path }: { tabs: Tab[]; path: string }) {
     if (!current) return;
     const left = current.offsetLeft - (node.clientWidth - current.offsetWidth) / 2;
     node.scrollTo({ left: Math.max(0, left), behavior: "smooth" });
-    setHint(node.scrollWidth - node.clientWidth - node.scrollLeft > HINT_THRESHOLD_PX);
   }, [active, tabs, path]);
 
   return (
@@ -73,7 +90,19 @@ function TabStrip({ tabs, path }: { tabs: Tab[]; path: string }) {
           </Link>
         ))}
       </nav>
-      {hint ? (
+      {hints.left ? (
+        <button
+          type="button"
+          className="tabs-hint tabs-hint-left"
+          aria-label="向左滑动查看更多"
+          onClick={() =>
+            strip.current?.scrollBy({ left: -strip.current.clientWidth * 0.6, behavior: "smooth" })
+          }
+        >
+          ‹
+        </button>
+      ) : null}
+      {hints.right ? (
         <button
           type="button"
           className="tabs-hint"
