@@ -3,7 +3,6 @@
  * server-to-server through `mapi.php` so the panel shows the QR itself; notifications arrive as
  * signed GETs; `api.php?act=order` answers the active query.
  */
-
 import { createHash } from "node:crypto";
 import type { AppContext } from "../context.ts";
 import { formatYuan, parseYuan } from "../lib/money.ts";

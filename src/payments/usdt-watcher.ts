@@ -5,7 +5,6 @@
  * (usdt_transfers): an exact amount inside a payment's window pays it through markPaid; anything
  * else is recorded as unmatched for review, never credited.
  */
-
 import type { AppContext } from "../context.ts";
 import { tx } from "../db/db.ts";
 import { outboundFetch } from "../lib/outbound.ts";

@@ -3,7 +3,6 @@
  * answered by `{ok: true, result}` or `{ok: false, error_code, description, parameters?}`. Every
  * call has a timeout and a bounded answer; nothing here runs on a panel request's path.
  */
-
 import { readStreamCapped } from "../../lib/http.ts";
 import { outboundFetch } from "../../lib/outbound.ts";
 

@@ -91,8 +91,8 @@ export function newLineDraft(agent: Pick<Agent, "_id" | "type"> | undefined, has
     name: "",
     index: "0",
     agentID: "",
-    protocol: "vmesh_tcp",
-    bridge: hasEntry ? "report" : "none",
+    // Before a node is chosen: what a v2ray node starts on (the rule lives in lineDefaultsForNode).
+    ...lineDefaultsForNode("v2ray", hasEntry),
     entryID: "",
     scale: "1",
     num: "1",
