@@ -17,10 +17,8 @@ let cli: FerryIn;
 beforeAll(async () => ({ server, cli } = await startWithCli()));
 afterAll(() => server?.close());
 
-const trafficOf = (id: string) =>
-  server.context.db
-    .query<{ traffic: number }, [string]>("SELECT traffic FROM balances WHERE user_id = ?")
-    .get(id)?.traffic;
+const trafficOf = async (id: string) =>
+  (await server.context.db.get<{ traffic: number }>("SELECT traffic FROM balances WHERE user_id = ?", id))?.traffic;
 
 test("every agency command has --help", async () => {
   await expectHelp([
@@ -38,12 +36,12 @@ test("every agency command has --help", async () => {
 
 test("set, attach and allocate: the owner's page shows the customer with the traffic", async () => {
   // Allocations share the transfer minimum (default 20 G); this test moves a few G.
-  server.context.settings.update({ minPushNum: 1 });
+  await server.context.settings.update({ minPushNum: 1 });
   const owner = await loggedInClient(server);
   const customer = await loggedInClient(server);
   const db = server.context.db;
-  tx(db, () =>
-    changeTraffic(db, {
+  await tx(db, async () =>
+    await changeTraffic(db, {
       userId: owner.user.id,
       type: "buy",
       desc: "测试",
@@ -107,12 +105,12 @@ test("set, attach and allocate: the owner's page shows the customer with the tra
     cli.withData(["agency", "allocate", owner.email, stranger.email, "--traffic-g", "1"]),
   );
   expectOneLineError(notTheirs, "该用户不是您的代理客户");
-  expect(trafficOf(owner.user.id)).toBe(2 * GB);
-  expect(trafficOf(customer.user.id)).toBe(3 * GB);
+  expect(await trafficOf(owner.user.id)).toBe(2 * GB);
+  expect(await trafficOf(customer.user.id)).toBe(3 * GB);
 
   // detach keeps the traffic; unset ends the agency
   expect((await cli.json<Agency>(["agency", "detach", owner.email, customer.email])).customerCount).toBe(0);
-  expect(trafficOf(customer.user.id)).toBe(3 * GB);
+  expect(await trafficOf(customer.user.id)).toBe(3 * GB);
   expect((await cli.ok(["agency", "unset", owner.email])).trim()).toBe(
     `agency of ${owner.email} ended, 0 customers detached`,
   );

@@ -41,8 +41,8 @@ export function registerAgencyCommands(program: Command) {
     .description("every agency with its number of customers, newest first")
     .addOption(dataOption())
     .option("--json", "print as JSON")
-    .action((options: Options) => {
-      const agencies = withContext(options.data, (ctx) => listAgencies(ctx));
+    .action(async (options: Options) => {
+      const agencies = await withContext(options.data, async (ctx) => await listAgencies(ctx));
       printListOr(options.json ?? false, agencies, describeAgency, "no agencies");
     });
 
@@ -53,9 +53,9 @@ export function registerAgencyCommands(program: Command) {
     .option("--name <name>", "the agency's name")
     .addOption(dataOption())
     .option("--json", "print as JSON")
-    .action((email: string, options: Options & { name?: string }) => {
+    .action(async (email: string, options: Options & { name?: string }) => {
       const input = parseOrDie(setAgencyInput, { email, name: options.name }, { name: "--name" });
-      const saved = withContext(options.data, (ctx) => setAgency(ctx, input));
+      const saved = await withContext(options.data, async (ctx) => await setAgency(ctx, input));
       printJsonOr(options.json ?? false, saved, describeAgency);
     });
 
@@ -65,9 +65,9 @@ export function registerAgencyCommands(program: Command) {
     .argument("<email>", "the owner")
     .addOption(dataOption())
     .option("--json", "print as JSON")
-    .action((email: string, options: Options) => {
+    .action(async (email: string, options: Options) => {
       const input = parseOrDie(unsetAgencyInput, { email });
-      const done = withContext(options.data, (ctx) => unsetAgency(ctx, input));
+      const done = await withContext(options.data, async (ctx) => await unsetAgency(ctx, input));
       printJsonOr(
         options.json ?? false,
         done,
@@ -86,12 +86,12 @@ export function registerAgencyCommands(program: Command) {
       .argument("<customer-email>", "the customer")
       .addOption(dataOption())
       .option("--json", "print as JSON")
-      .action((agencyEmail: string, customerEmail: string, options: Options) => {
+      .action(async (agencyEmail: string, customerEmail: string, options: Options) => {
         const input = parseOrDie(attachCustomerInput, {
           agency_email: agencyEmail,
           customer_email: customerEmail,
         });
-        const saved = withContext(options.data, (ctx) => run(ctx, input));
+        const saved = await withContext(options.data, (ctx) => run(ctx, input));
         printJsonOr(options.json ?? false, saved, describeAgency);
       });
   }
@@ -109,16 +109,16 @@ export function registerAgencyCommands(program: Command) {
     )
     .addOption(dataOption())
     .option("--json", "print as JSON")
-    .action((agencyEmail: string, customerEmail: string, options: Options & { trafficG: string }) => {
+    .action(async (agencyEmail: string, customerEmail: string, options: Options & { trafficG: string }) => {
       const input = parseOrDie(
         allocateInput,
         { email: customerEmail, trafficG: numberOption("--traffic-g", options.trafficG) },
         { trafficG: "--traffic-g" },
       );
-      const result = withContext(options.data, (ctx) => {
-        const owner = findUserByEmail(ctx, agencyEmail.trim().toLowerCase());
+      const result = await withContext(options.data, async (ctx) => {
+        const owner = await findUserByEmail(ctx, agencyEmail.trim().toLowerCase());
         if (!owner) throw new Error(AgencyMsg.userNotFound(agencyEmail));
-        return allocateTraffic(ctx, owner.id, input);
+        return await allocateTraffic(ctx, owner.id, input);
       });
       printJsonOr(
         options.json ?? false,

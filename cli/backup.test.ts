@@ -40,11 +40,9 @@ beforeAll(async () => {
   ).toBe(0);
   // 4 MB of error-log rows, so that the copy is cut well before its end.
   const db = openDatabase(join(dataDir, "ferry.db"));
-  const insert = db.query(
-    "INSERT INTO error_logs (create_time, last_time, name, msg, stack, fingerprint, repeat_count) VALUES (0, 0, 'filler', 'filler', hex(randomblob(2000)), ?, 1)",
-  );
-  db.transaction(() => {
-    for (let i = 0; i < 1000; i++) insert.run(`filler-${i}`);
+  const insert = "INSERT INTO error_logs (create_time, last_time, name, msg, stack, fingerprint, repeat_count) VALUES (0, 0, 'filler', 'filler', hex(randomblob(2000)), ?, 1)";
+  db.transaction(async () => {
+    for (let i = 0; i < 1000; i++) await db.run(insert, `filler-${i}`);
   })();
   db.close();
 });

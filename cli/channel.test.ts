@@ -72,9 +72,9 @@ test("set gives a channel that the back office reads; show counts invited custom
   });
   const customer = new ApiClient(server.url);
   await customer.login(email, "correct-horse-1");
-  const combo = makeCombo(server, { name: "二十元", price: 20 });
+  const combo = await makeCombo(server, { name: "二十元", price: 20 });
   const order = await createOrder(customer, combo._id);
-  settleWithoutGateway(server.context, order._id, "manual", "manual: cli test");
+  await settleWithoutGateway(server.context, order._id, "manual", "manual: cli test");
 
   expect(await cli.ok(["channel", "show", owner.email])).toBe(
     [
@@ -106,8 +106,6 @@ test("bad input is one line and changes nothing", async () => {
   cases.forEach(([, mentions], i) => {
     expectOneLineError(runs[i] as (typeof runs)[number], mentions);
   });
-  const channels = server.context.db
-    .query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM channels WHERE user_id = ?")
-    .get(other.user.id);
+  const channels = await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM channels WHERE user_id = ?", other.user.id);
   expect(channels?.n).toBe(0);
 });

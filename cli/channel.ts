@@ -44,7 +44,7 @@ export function registerChannelCommands(program: Command) {
     .option("--name <name>", "the channel's name")
     .addOption(dataOption())
     .option("--json", "print as JSON")
-    .action((email: string, options: SetOptions) => {
+    .action(async (email: string, options: SetOptions) => {
       const input = parseOrDie(
         updateChannelInput,
         {
@@ -56,7 +56,7 @@ export function registerChannelCommands(program: Command) {
         },
         FLAGS,
       );
-      const saved = withContext(options.data, (ctx) => updateChannel(ctx, input));
+      const saved = await withContext(options.data, async (ctx) => await updateChannel(ctx, input));
       printJsonOr(
         options.json ?? false,
         saved,
@@ -71,8 +71,8 @@ export function registerChannelCommands(program: Command) {
     .argument("<email>", "the account")
     .addOption(dataOption())
     .option("--json", "print as JSON")
-    .action((email: string, options: { data?: string; json?: boolean }) => {
-      const summary = withContext(options.data, (ctx) => channelSummary(ctx, email));
+    .action(async (email: string, options: { data?: string; json?: boolean }) => {
+      const summary = await withContext(options.data, async (ctx) => await channelSummary(ctx, email));
       printJsonOr(options.json ?? false, summary, (s) =>
         s.channel
           ? [

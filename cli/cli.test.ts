@@ -101,14 +101,12 @@ describe("user create, user set-role, migrate status", () => {
     const states = JSON.parse(status.stdout) as { appliedTime: number | null }[];
     expect(states.every((s) => typeof s.appliedTime === "number")).toBe(true);
 
-    const server = startServer({ dataDir, port: 0 });
+    const server = await startServer({ dataDir, port: 0 });
     try {
       const boss = new ApiClient(server.url);
       expect((await boss.login("boss@example.com", "long-password-1")).code).toBe(0);
       expect((await boss.call("/api/admin/config/get")).code).toBe(0);
-      const verified = server.context.db
-        .query<{ email_verified: number }, [string]>("SELECT email_verified FROM users WHERE email = ?")
-        .get("boss@example.com");
+      const verified = await server.context.db.get<{ email_verified: number }>("SELECT email_verified FROM users WHERE email = ?", "boss@example.com");
       expect(verified?.email_verified).toBe(1);
 
       // set-role while the server runs takes effect on the next call.
@@ -146,7 +144,7 @@ describe("user create, user set-role, migrate status", () => {
     );
     expect(run.code).toBe(0);
     const db = new Database(join(envDir, "ferry.db"), { readonly: true });
-    expect(db.query("SELECT email FROM users").all()).toEqual([{ email: "env@example.com" }]);
+    expect(await db.all("SELECT email FROM users")).toEqual([{ email: "env@example.com" }]);
     db.close();
   });
 });
@@ -154,7 +152,7 @@ describe("user create, user set-role, migrate status", () => {
 describe("backup", () => {
   test("copies the live database while the server runs; the copy opens and holds the new user", async () => {
     const dataDir = freshDir();
-    const server = startServer({ dataDir, port: 0 });
+    const server = await startServer({ dataDir, port: 0 });
     const copy = join(root, `backup-${counter}.db`);
     try {
       const client = new ApiClient(server.url);
@@ -178,13 +176,11 @@ describe("backup", () => {
     }
     const db = new Database(copy, { readonly: true });
     try {
-      expect(db.query<{ integrity_check: string }, []>("PRAGMA integrity_check").get()?.integrity_check).toBe(
+      expect((await db.get<{ integrity_check: string }>("PRAGMA integrity_check"))?.integrity_check).toBe(
         "ok",
       );
-      expect(db.query("SELECT email FROM users").all()).toEqual([{ email: "fresh@example.com" }]);
-      const versions = db
-        .query<{ version: number }, []>("SELECT version FROM schema_migrations ORDER BY version")
-        .all();
+      expect(await db.all("SELECT email FROM users")).toEqual([{ email: "fresh@example.com" }]);
+      const versions = await db.all<{ version: number }>("SELECT version FROM schema_migrations ORDER BY version");
       expect(versions.map((v) => v.version)).toEqual(migrations.map((m) => m.version));
     } finally {
       db.close();
@@ -247,7 +243,7 @@ describe("bad input: non-zero exit and a one-line error", () => {
     await expectRefused(bad);
     // Nothing was created by the refused commands.
     const db = new Database(join(dataDir, "ferry.db"), { readonly: true });
-    expect(db.query("SELECT email, type FROM users").all()).toEqual([
+    expect(await db.all("SELECT email, type FROM users")).toEqual([
       { email: "taken@example.com", type: "normal" },
     ]);
     db.close();
@@ -256,10 +252,8 @@ describe("bad input: non-zero exit and a one-line error", () => {
   test("a database newer than this build: serve and user create refuse with one line naming the problem", async () => {
     const dataDir = freshDir();
     const db = openDatabase(join(dataDir, "ferry.db"));
-    migrate(db, migrations);
-    db.query("INSERT INTO schema_migrations (version, name, applied_time) VALUES (?, 'future', 1)").run(
-      (migrations.at(-1)?.version ?? 0) + 1,
-    );
+    await migrate(db, migrations);
+    await db.run("INSERT INTO schema_migrations (version, name, applied_time) VALUES (?, 'future', 1)", (migrations.at(-1)?.version ?? 0) + 1);
     db.close();
     const [serve, create] = await Promise.all([
       ferry(["serve", "--host", "127.0.0.1", "--port", "0", "--data", dataDir]),
@@ -324,11 +318,11 @@ describe("passwords from the terminal or stdin, never from argv (issue 12)", () 
       /e-mail/,
     );
 
-    const server = startServer({ dataDir, port: 0 });
+    const server = await startServer({ dataDir, port: 0 });
     try {
       const client = new ApiClient(server.url);
       expect((await client.login("piped@example.com", "piped-password-1")).code).toBe(0);
-      const emails = server.context.db.query<{ email: string }, []>("SELECT email FROM users").all();
+      const emails = await server.context.db.all<{ email: string }>("SELECT email FROM users");
       expect(emails).toEqual([{ email: "piped@example.com" }]);
     } finally {
       await server.stop();
@@ -343,7 +337,7 @@ describe("passwords from the terminal or stdin, never from argv (issue 12)", () 
       "old-password-1\n",
     );
     expect(created.code).toBe(0);
-    const server = startServer({ dataDir, port: 0 });
+    const server = await startServer({ dataDir, port: 0 });
     try {
       const before = new ApiClient(server.url);
       expect((await before.login("forgot@example.com", "old-password-1")).code).toBe(0);
@@ -452,7 +446,7 @@ describe("passwords from the terminal or stdin, never from argv (issue 12)", () 
     expect(differ.screen).toContain("error: the two passwords differ");
     expect(differ.screen).not.toContain("other-password");
 
-    const server = startServer({ dataDir, port: 0 });
+    const server = await startServer({ dataDir, port: 0 });
     try {
       expect((await new ApiClient(server.url).login("typed@example.com", "typed-password-1")).code).toBe(0);
     } finally {

@@ -62,9 +62,7 @@ test("every commerce command has --help", async () => {
 describe("combo", () => {
   test("create adds combos the shop shows and list prints them", async () => {
     const permission = newId();
-    server.context.db
-      .query("INSERT INTO permissions (id, name, desc, create_time) VALUES (?, 'netflix', '奈飞', ?)")
-      .run(permission, Date.now());
+    await server.context.db.run("INSERT INTO permissions (id, name, desc, create_time) VALUES (?, 'netflix', '奈飞', ?)", permission, Date.now());
 
     const traffic = await ferryJson<Combo>([
       "combo",
@@ -191,7 +189,7 @@ describe("order", () => {
     await alice.client.call("/api/order/cancel_order", { order_id: aliceCancelled._id });
     const aliceOpen = await createOrder(alice.client, combo._id);
     const bobOrder = await createOrder(bob.client, combo._id);
-    giveWallet(server, bob.user.id, 400);
+    await giveWallet(server, bob.user.id, 400);
     await bob.client.call("/api/shop/wallet_check", { order_id: bobOrder._id });
 
     const aliceOrders = await ferryJson<Trade[]>(["order", "list", "--user", alice.email.toUpperCase()]);
@@ -225,13 +223,9 @@ describe("order", () => {
     expect(paid).toMatchObject({ _id: bobOrder._id, status: "paied", wallet_spend: 4, pay_money: 5.9 });
     const info = await userInfo(bob.client);
     expect({ traffic: info.traffic, paidUser: info.paidUser }).toEqual({ traffic: 10 * GB, paidUser: true });
-    const trade = server.context.db
-      .query<{ trade_no: string; provider: string; amount_fen: number; status: string }, [string]>(
-        "SELECT trade_no, provider, amount_fen, status FROM payments WHERE order_id = ?",
-      )
-      .get(bobOrder._id);
+    const trade = await server.context.db.get<{ trade_no: string; provider: string; amount_fen: number; status: string }>("SELECT trade_no, provider, amount_fen, status FROM payments WHERE order_id = ?", bobOrder._id);
     expect(trade).toMatchObject({ provider: "manual", amount_fen: 590, status: "paid" });
-    expect(paymentEvents(server, trade?.trade_no as string)).toEqual([
+    expect(await paymentEvents(server, trade?.trade_no as string)).toEqual([
       {
         provider: "manual",
         trade_no: trade?.trade_no as string,
@@ -265,9 +259,7 @@ describe("order", () => {
     await expectRefused(refused.map(([args, mentions]) => [withData(args), mentions]));
     expect((await userInfo(bob.client)).traffic).toBe(10 * GB);
     expect((await userInfo(alice.client)).traffic).toBe(10 * GB);
-    const manualEvents = server.context.db
-      .query<{ n: number }, []>("SELECT COUNT(*) AS n FROM payment_events WHERE provider = 'manual'")
-      .get();
+    const manualEvents = await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM payment_events WHERE provider = 'manual'");
     expect(manualEvents?.n).toBe(2);
   });
 });

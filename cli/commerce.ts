@@ -30,14 +30,14 @@ const ORDER_STATUSES: readonly OrderStatus[] = ["topay", "wallet_spend", "paied"
 const DEFAULT_ORDER_LIMIT = 100;
 
 /** Permission ids or names to ids; an unknown one is an error. */
-function permissionIds(ctx: AppContext, values: string[]): string[] {
-  return values.map((value) => {
-    const row = ctx.db
-      .query<{ id: string }, [string, string]>("SELECT id FROM permissions WHERE id = ? OR name = ?")
-      .get(value, value);
+async function permissionIds(ctx: AppContext, values: string[]): Promise<string[]> {
+  const ids: string[] = [];
+  for (const value of values) {
+    const row = await ctx.db.get<{ id: string }>("SELECT id FROM permissions WHERE id = ? OR name = ?", value, value);
     if (!row) die(`no permission with id or name ${value}`);
-    return row.id;
-  });
+    ids.push(row.id);
+  }
+  return ids;
 }
 
 const comboLine = (c: Combo) =>
@@ -96,8 +96,8 @@ function registerComboCommands(program: Command) {
     .description("list every combo, hidden ones included")
     .addOption(dataOption())
     .option("--json", "print as JSON")
-    .action((options: { data?: string; json?: boolean }) => {
-      const combos = withContext(options.data, listAllCombos);
+    .action(async (options: { data?: string; json?: boolean }) => {
+      const combos = await withContext(options.data, listAllCombos);
       printListOr(options.json ?? false, combos, comboLine, "no combos");
     });
 
@@ -122,10 +122,10 @@ function registerComboCommands(program: Command) {
     .option("--order <n>", "sort position in the shop")
     .addOption(dataOption())
     .option("--json", "print the combo as JSON")
-    .action((options: ComboCreateOptions) => {
+    .action(async (options: ComboCreateOptions) => {
       const trafficG = numberOption("--traffic-g", options.trafficG) ?? 0;
       const limitG = numberOption("--limit-g", options.limitG);
-      const created = withContext(options.data, (ctx) => {
+      const created = await withContext(options.data, async (ctx) => {
         const permissions = permissionIds(ctx, options.permission ?? []);
         const input = parseOrDie(comboInput, {
           name: options.name,
@@ -146,7 +146,7 @@ function registerComboCommands(program: Command) {
           die("the combo sells nothing: give --traffic-g, --days or --permission");
         if (input.permissionsGain.length > 0 && input.permissionDuration === 0)
           die("--permission needs --permission-days");
-        return saveCombo(ctx, input);
+        return await saveCombo(ctx, input);
       });
       printJsonOr(options.json ?? false, created, (c) => `created ${comboLine(c)}`);
     });
@@ -163,7 +163,7 @@ function registerOrderCommands(program: Command) {
     .option("--limit <n>", "at most this many orders", String(DEFAULT_ORDER_LIMIT))
     .addOption(dataOption())
     .option("--json", "print as JSON")
-    .action((options: { user?: string; status?: string; limit: string; data?: string; json?: boolean }) => {
+    .action(async (options: { user?: string; status?: string; limit: string; data?: string; json?: boolean }) => {
       const status = options.status as OrderStatus | undefined;
       if (status !== undefined && !ORDER_STATUSES.includes(status))
         die(`--status must be one of ${ORDER_STATUSES.join(", ")}`);
@@ -171,10 +171,10 @@ function registerOrderCommands(program: Command) {
       if (!Number.isInteger(limit) || limit < 1)
         die(`--limit must be a positive whole number: ${options.limit}`);
       const email = options.user?.trim().toLowerCase();
-      const { trades, at } = withContext(options.data, (ctx) => {
-        if (email !== undefined && !findUserByEmail(ctx, email))
+      const { trades, at } = await withContext(options.data, async (ctx) => {
+        if (email !== undefined && !await findUserByEmail(ctx, email))
           die(`no account with e-mail ${options.user}`);
-        return { trades: listTrades(ctx, limit, "", { email, status }), at: timePrinter(ctx) };
+        return { trades: await listTrades(ctx, limit, "", { email, status }), at: await timePrinter(ctx) };
       });
       printListOr(options.json ?? false, trades, (t) => tradeLine(t, at), "no orders");
     });
@@ -186,19 +186,19 @@ function registerOrderCommands(program: Command) {
     .requiredOption("--reason <text>", "why, for the payment log (e.g. bank transfer reference)")
     .addOption(dataOption())
     .option("--json", "print the order as JSON")
-    .action((orderId: string, options: { reason: string; data?: string; json?: boolean }) => {
+    .action(async (orderId: string, options: { reason: string; data?: string; json?: boolean }) => {
       const reason = options.reason.trim();
       if (reason === "") die("--reason must not be empty");
       if (!ID_PATTERN.test(orderId)) die(`not an order id: ${orderId}`);
-      const paid = withContext(options.data, (ctx): Order => {
-        const found = findOrder(ctx.db, orderId);
+      const paid = await withContext(options.data, async (ctx): Promise<Order> => {
+        const found = await findOrder(ctx.db, orderId);
         if (!found) die(`no order ${orderId}`);
         if (!isOpen(found))
           die(`order ${orderId} is ${found.status}; only topay or wallet_spend orders can be marked paid`);
-        const result = settleWithoutGateway(ctx, orderId, "manual", `manual: ${reason}`);
+        const result = await settleWithoutGateway(ctx, orderId, "manual", `manual: ${reason}`);
         if (result.result !== "credited")
           die(`order ${orderId} was not credited: ${"reason" in result ? result.reason : result.result}`);
-        return toOrder(findOrder(ctx.db, orderId) as OrderRow);
+        return toOrder(await findOrder(ctx.db, orderId) as OrderRow);
       });
       printJsonOr(
         options.json ?? false,

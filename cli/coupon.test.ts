@@ -25,8 +25,8 @@ afterAll(async () => {
   rmSync(outDir, { recursive: true, force: true });
 });
 
-const couponCount = () =>
-  server.context.db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM coupons").get()?.n ?? 0;
+const couponCount = async () =>
+  (await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM coupons"))?.n ?? 0;
 
 async function managerList(): Promise<Coupon[]> {
   const { client } = await loggedInClient(server, { role: "yunying" });
@@ -112,7 +112,7 @@ test("create makes the coupon the manager lists; list shows its effect and filte
 });
 
 test("batch prints N unique six-letter Taobao codes, or writes them to --out", async () => {
-  const before = couponCount();
+  const before = await couponCount();
   const printed = (await cli.ok(["coupon", "batch", "--count", "10", "--type", "freeTime", "--days", "7"]))
     .trim()
     .split("\n");
@@ -140,15 +140,15 @@ test("batch prints N unique six-letter Taobao codes, or writes them to --out", a
   ).toBe(`wrote 5 codes to ${file}\n`);
   const written = readFileSync(file, "utf8");
   expect(written).toMatch(/^([A-Z]{6}\n){5}$/);
-  expect(couponCount()).toBe(before + 15);
+  expect(await couponCount()).toBe(before + 15);
 });
 
 test("delete takes ids and codes (any case); an unknown one deletes nothing", async () => {
   const a = await cli.json<Coupon>(["coupon", "create", "--type", "cash", "--money", "1", "--code", "DELME"]);
   const b = await cli.json<Coupon>(["coupon", "create", "--type", "cash", "--money", "1"]);
-  const before = couponCount();
+  const before = await couponCount();
   await expectRefused([[["coupon", "delete", "delme", "NOSUCH", "--data", server.dataDir], /NOSUCH/]]);
-  expect(couponCount()).toBe(before);
+  expect(await couponCount()).toBe(before);
   expect(await cli.ok(["coupon", "delete", "delme", b._id])).toBe("deleted 2 coupons\n");
   const codes = (await managerList()).map((c) => c.code);
   expect(codes).not.toContain(a.code);
@@ -156,7 +156,7 @@ test("delete takes ids and codes (any case); an unknown one deletes nothing", as
 });
 
 test("bad input: one line naming the option, nothing created, an existing --out kept", async () => {
-  const before = couponCount();
+  const before = await couponCount();
   const taken = join(outDir, "taken.txt");
   writeFileSync(taken, "keep\n");
   const data = ["--data", server.dataDir];
@@ -185,6 +185,6 @@ test("bad input: one line naming the option, nothing created, an existing --out 
       /refusing to overwrite/,
     ],
   ]);
-  expect(couponCount()).toBe(before);
+  expect(await couponCount()).toBe(before);
   expect(readFileSync(taken, "utf8")).toBe("keep\n");
 });

@@ -104,8 +104,8 @@ function withCouponOptions(command: Command): Command {
     .option("--json", "print as JSON");
 }
 
-const expiry = (ctx: AppContext, c: Coupon) =>
-  c.expireTime === 0 ? "never expires" : `until ${businessDay(c.expireTime, ctx.settings.get("timezone"))}`;
+const expiry = async (ctx: AppContext, c: Coupon) =>
+  c.expireTime === 0 ? "never expires" : `until ${businessDay(c.expireTime, await ctx.settings.get("timezone"))}`;
 
 const couponLine = (ctx: AppContext) => (c: Coupon) =>
   [
@@ -124,10 +124,10 @@ const couponLine = (ctx: AppContext) => (c: Coupon) =>
     .join("  ");
 
 /** A coupon's id, found by id or code; an unknown one is an error. */
-function couponId(ctx: AppContext, idOrCode: string): string {
+async function couponId(ctx: AppContext, idOrCode: string): Promise<string> {
   const coupon = ID_PATTERN.test(idOrCode)
-    ? findCouponById(ctx.db, idOrCode)
-    : findCouponByCode(ctx.db, idOrCode);
+    ? await findCouponById(ctx.db, idOrCode)
+    : await findCouponByCode(ctx.db, idOrCode);
   if (!coupon) die(`no coupon with id or code ${idOrCode}`);
   return coupon.id;
 }
@@ -144,9 +144,9 @@ export function registerCouponCommands(program: Command) {
     .option("--taobao", "only Taobao coupons")
     .addOption(dataOption())
     .option("--json", "print as JSON")
-    .action((options: { type?: CouponType; taobao?: boolean; data?: string; json?: boolean }) => {
-      withContext(options.data, (ctx) => {
-        const coupons = listCoupons(ctx).filter(
+    .action(async (options: { type?: CouponType; taobao?: boolean; data?: string; json?: boolean }) => {
+      await withContext(options.data, async (ctx) => {
+        const coupons = (await listCoupons(ctx)).filter(
           (c) => (!options.type || c.type === options.type) && (!options.taobao || c.taobao),
         );
         printListOr(options.json ?? false, coupons, couponLine(ctx), "no coupons");
@@ -159,10 +159,10 @@ export function registerCouponCommands(program: Command) {
       .description("add one coupon")
       .option("--code <code>", "the code customers type (letters, digits, - and _); default 6 random letters")
       .option("--taobao", "mark it a Taobao coupon"),
-  ).action((options: CouponOptions & { code?: string }) => {
+  ).action(async (options: CouponOptions & { code?: string }) => {
     const input = parseOrDie(couponInput, { ...couponFields(options), code: options.code }, FLAGS);
-    withContext(options.data, (ctx) =>
-      printJsonOr(options.json ?? false, saveCoupon(ctx, input), (c) => `created ${couponLine(ctx)(c)}`),
+    await withContext(options.data, async (ctx) =>
+      printJsonOr(options.json ?? false, await saveCoupon(ctx, input), (c) => `created ${couponLine(ctx)(c)}`),
     );
   });
 
@@ -175,14 +175,14 @@ export function registerCouponCommands(program: Command) {
         "--out <file>",
         "write the codes there, one per line (like the manager's a.txt), not to stdout",
       ),
-  ).action((options: CouponOptions & { count: string; out?: string }) => {
+  ).action(async (options: CouponOptions & { count: string; out?: string }) => {
     if (options.out !== undefined && existsSync(options.out)) die(`refusing to overwrite ${options.out}`);
     const input = parseOrDie(
       couponBatchInput,
       { ...couponFields(options), taobao: true, count: numberOption("--count", options.count) },
       FLAGS,
     );
-    const made = withContext(options.data, (ctx) => createCouponBatch(ctx, input));
+    const made = await withContext(options.data, async (ctx) => await createCouponBatch(ctx, input));
     const codes = made.map((c) => c.code).join("\n");
     if (options.out !== undefined) {
       writeFileSync(options.out, `${codes}\n`);
@@ -195,11 +195,11 @@ export function registerCouponCommands(program: Command) {
     .description("delete coupons by id or code (their usage records stay)")
     .argument("<id-or-code...>", "coupon ids or codes")
     .addOption(dataOption())
-    .action((idsOrCodes: string[], options: { data?: string }) => {
-      const deleted = withContext(options.data, (ctx) =>
-        deleteCoupons(
+    .action(async (idsOrCodes: string[], options: { data?: string }) => {
+      const deleted = await withContext(options.data, async (ctx) =>
+        await deleteCoupons(
           ctx,
-          idsOrCodes.map((value) => couponId(ctx, value)),
+          await Promise.all(idsOrCodes.map((value) => couponId(ctx, value))),
         ),
       );
       console.log(`deleted ${deleted} coupon${deleted === 1 ? "" : "s"}`);

@@ -34,8 +34,8 @@ export function registerGuideCommands(program: Command) {
     .description("each guide's files in <data>/guide/ and whether each is present")
     .addOption(dataOption())
     .option("--json", "print as JSON")
-    .action((options: { data?: string; json?: boolean }) => {
-      const listing = withContext(options.data, (ctx) => ({
+    .action(async (options: { data?: string; json?: boolean }) => {
+      const listing = await withContext(options.data, (ctx) => ({
         folder: ctx.guideDir,
         guides: new GuideFiles(ctx.guideDir).status(),
       }));

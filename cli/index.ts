@@ -2,7 +2,7 @@ import { existsSync, realpathSync } from "node:fs";
 import { resolve } from "node:path";
 import { Command, CommanderError } from "commander";
 import pkg from "../package.json" with { type: "json" };
-import { type Db, openDatabase } from "../src/db/db.ts";
+import { type Db, DatabaseUrlError, openDatabase, openSqlite } from "../src/db/db.ts";
 import { DatabaseTooNewError, migrationStatus } from "../src/db/migrate.ts";
 import { migrations } from "../src/embedded.ts";
 import { ALLOW_PRIVATE_FLAG } from "../src/lib/outbound.ts";
@@ -24,7 +24,15 @@ import { registerGuideCommands } from "./guide.ts";
 import { registerNetworkCommands } from "./network.ts";
 import { registerPrizeCommands } from "./prize.ts";
 import { registerRestoreCommand } from "./restore.ts";
-import { dataDirOption, dataOption, die, printJsonOr } from "./shared.ts";
+import {
+  DATABASE_URL_ENV,
+  databaseUrl,
+  databaseUrlOption,
+  dataDirOption,
+  dataOption,
+  die,
+  printJsonOr,
+} from "./shared.ts";
 import { registerStatsCommands } from "./stats.ts";
 import { registerTelegramCommands } from "./telegram.ts";
 import { registerTicketCommands } from "./ticket.ts";
@@ -81,8 +89,11 @@ interface ServeFlags {
  * open, whether payments go to the sandbox (nothing is really charged), and the first step when
  * there is no admin.
  */
-function startupLines(server: RunningServer, host: string, dataDir: string): string[] {
-  const lines = [`ferry ${pkg.version} listening on ${host}:${server.port}, data in ${dataDir}`];
+async function startupLines(server: RunningServer, host: string, dataDir: string): Promise<string[]> {
+  const lines = [
+    `ferry ${pkg.version} listening on ${host}:${server.port}, data in ${dataDir}`,
+    `database: ${server.context.db.describe}`,
+  ];
   if (ALL_ADDRESSES.has(host)) {
     lines.push(
       "listening on all addresses: other machines can reach it; --host 127.0.0.1 keeps it to this one",
@@ -94,13 +105,13 @@ function startupLines(server: RunningServer, host: string, dataDir: string): str
         "(EPay, TronGrid, Telegram Bot API, SMTP)",
     );
   }
-  lines.push(`open ${siteOrigin(server.context.settings.all()) ?? server.url}/`);
-  const { sandbox } = paymentsInForce(server.context);
+  lines.push(`open ${siteOrigin(await server.context.settings.all()) ?? server.url}/`);
+  const { sandbox } = await paymentsInForce(server.context);
   if (sandbox.on) {
     const by = sandbox.source === "env" ? `${sandbox.variable}=1` : "setting sandbox_pay (配置管理)";
     lines.push(`${by}: 沙箱支付收款，不会真实扣款`);
   }
-  if (!hasAdmin(server.context)) {
+  if (!await hasAdmin(server.context)) {
     lines.push(
       "no admin account yet; create one (it asks for the password, or reads it from stdin):",
       `  ${ferryCommand()} user create --email admin@example.com --role admin --data ${shellWord(dataDir)}`,
@@ -112,20 +123,26 @@ function startupLines(server: RunningServer, host: string, dataDir: string): str
 const DEFAULT_TIME_ZONE = settingsSchema.shape.timezone.parse(undefined);
 
 /** The business timezone of a database, also one migrated only up to before the settings table (the default then). */
-function storedTimeZone(db: Db): string {
+async function storedTimeZone(db: Db): Promise<string> {
   try {
-    return new SettingsStore(db).get("timezone");
+    return await new SettingsStore(db).get("timezone");
   } catch {
     return DEFAULT_TIME_ZONE;
   }
 }
 
-function withDatabase<T>(file: string, use: (db: Db) => T): T {
-  const db = openDatabase(file);
+async function withDatabase<T>(file: string, use: (db: Db) => Promise<T>): Promise<T> {
+  let db: Db;
   try {
-    return use(db);
+    db = await openDatabase({ url: databaseUrl(), file });
+  } catch (error) {
+    if (error instanceof DatabaseUrlError) die(error.message);
+    throw error;
+  }
+  try {
+    return await use(db);
   } finally {
-    db.close();
+    await db.close();
   }
 }
 
@@ -133,7 +150,13 @@ export function buildProgram(): Command {
   const program = new Command("ferry")
     .description("飞渡 Ferry: proxy subscription service in one executable")
     .version(pkg.version, "-v, --version", "print the version")
+    .addOption(databaseUrlOption())
     .exitOverride();
+  // Before any command runs: the option reaches every command that opens the database as the variable.
+  program.hook("preAction", () => {
+    const url = program.opts<{ databaseUrl?: string }>().databaseUrl;
+    if (url) process.env[DATABASE_URL_ENV] = url;
+  });
 
   program
     .command("serve")
@@ -155,7 +178,7 @@ export function buildProgram(): Command {
       "let the server call loopback, private and link-local addresses it is configured with: an internal " +
         "payment gateway or Bot API, a local SMTP relay (env FERRY_ALLOW_PRIVATE_URLS=1)",
     )
-    .action((options: ServeFlags) => {
+    .action(async (options: ServeFlags) => {
       const dataDir = resolve(dataDirOption(options.data));
       const port = parsePort(options.port);
       const trustProxy = trustedProxyList(options.trustProxy);
@@ -163,9 +186,16 @@ export function buildProgram(): Command {
         options.allowPrivateUrls === true || process.env.FERRY_ALLOW_PRIVATE_URLS === "1";
       let server: RunningServer;
       try {
-        server = startServer({ dataDir, host: options.host, port, trustProxy, allowPrivateUrls });
+        server = await startServer({
+          dataDir,
+          databaseUrl: databaseUrl(),
+          host: options.host,
+          port,
+          trustProxy,
+          allowPrivateUrls,
+        });
       } catch (error) {
-        if (error instanceof DatabaseTooNewError) die(error.message);
+        if (error instanceof DatabaseTooNewError || error instanceof DatabaseUrlError) die(error.message);
         if ((error as { code?: unknown }).code === "EADDRINUSE") {
           die(
             `port ${port} on ${options.host} is already in use (another ferry serve?); choose another with --port`,
@@ -193,7 +223,7 @@ export function buildProgram(): Command {
       };
       process.on("SIGINT", shutdown);
       process.on("SIGTERM", shutdown);
-      console.log(startupLines(server, options.host, dataDir).join("\n"));
+      console.log((await startupLines(server, options.host, dataDir)).join("\n"));
       if (trustProxy && ALL_ADDRESSES.has(options.host)) {
         console.warn(
           `warning: listening on all addresses with --trust-proxy ${trustProxy}: make sure port ${server.port} ` +
@@ -222,13 +252,14 @@ export function buildProgram(): Command {
     .description("list migrations and whether each is applied")
     .addOption(dataOption())
     .option("--json", "print as JSON")
-    .action((options: { data?: string; json?: boolean }) => {
+    .action(async (options: { data?: string; json?: boolean }) => {
       const file = `${dataDirOption(options.data)}/ferry.db`;
       // Asking about a database that does not exist yet must not create one.
-      const { states, timeZone } = existsSync(file)
-        ? withDatabase(file, (db) => ({
-            states: migrationStatus(db, migrations),
-            timeZone: storedTimeZone(db),
+      const { states, timeZone } =
+        databaseUrl() || existsSync(file)
+        ? await withDatabase(file, async (db) => ({
+            states: await migrationStatus(db, migrations),
+            timeZone: await storedTimeZone(db),
           }))
         : {
             states: migrations.map((m) => ({ version: m.version, name: m.name, appliedTime: null })),
@@ -254,13 +285,13 @@ export function buildProgram(): Command {
       const source = `${dataDirOption(options.data)}/ferry.db`;
       // Opening a missing file would create an empty database and "back up" that.
       if (!(await Bun.file(source).exists())) die(`no database at ${source}`);
-      const db = openDatabase(source);
+      const db = openSqlite(source);
       try {
-        backupDatabase(db, file);
+        await backupDatabase(db, file);
       } catch (error) {
         die(`backup failed: ${(error as Error).message}`);
       } finally {
-        db.close();
+        await db.close();
       }
       console.log(`backup written to ${file}`);
     });

@@ -31,7 +31,7 @@ async function admin() {
 /** A customer with traffic left, so the subscription lists lines rather than the notice. */
 async function customer() {
   const made = await loggedInClient(server);
-  server.context.db.query("UPDATE balances SET traffic = ? WHERE user_id = ?").run(10 * GB, made.user.id);
+  await server.context.db.run("UPDATE balances SET traffic = ? WHERE user_id = ?", 10 * GB, made.user.id);
   return made;
 }
 
@@ -194,8 +194,8 @@ describe("node", () => {
       "--host",
       "www.example.org",
     ]);
-    server.context.db.query("UPDATE agents SET ssh_password = 'ssh-secret-pw' WHERE id = ?").run(node._id);
-    const row = findAgentRow(server.context, node._id);
+    await server.context.db.run("UPDATE agents SET ssh_password = 'ssh-secret-pw' WHERE id = ?", node._id);
+    const row = await findAgentRow(server.context, node._id);
     if (!row) throw new Error("node not stored");
 
     const shown = await ferryJson<Agent & { api_token: string }>(["node", "show", node._id]);
@@ -298,9 +298,7 @@ describe("line", () => {
       fixName: false,
     });
     const permission = newId();
-    server.context.db
-      .query("INSERT INTO permissions (id, name, desc, create_time) VALUES (?, 'cli-line', '', ?)")
-      .run(permission, Date.now());
+    await server.context.db.run("INSERT INTO permissions (id, name, desc, create_time) VALUES (?, 'cli-line', '', ?)", permission, Date.now());
     const ss = await ferryJson<AgentLine>([
       "line",
       "add",
@@ -483,14 +481,14 @@ describe("sub", () => {
       url: `${server.url}/api/subscript/clash/${user.id}/${user.userkey}?name=${encodeURIComponent("我的订阅")}`,
     });
 
-    server.context.settings.update({ describe_host: "sub.example.com" });
+    await server.context.settings.update({ describe_host: "sub.example.com" });
     try {
       expect((await ferryOk(["sub", "url", email, "--client", "v2ray", "--host", server.url])).trim()).toBe(
         `https://sub.example.com/api/subscript/v2ray/${user.id}/${user.userkey}`,
       );
       expect((await ferryOk(["sub", "url", email])).trim()).toStartWith("https://sub.example.com/");
     } finally {
-      server.context.settings.update({ describe_host: "" });
+      await server.context.settings.update({ describe_host: "" });
     }
   });
 

@@ -66,8 +66,8 @@ function checkId(what: string, value: string): string {
   return value;
 }
 
-function agentOrDie(ctx: AppContext, id: string) {
-  const row = findAgentRow(ctx, checkId("node", id));
+async function agentOrDie(ctx: AppContext, id: string) {
+  const row = await findAgentRow(ctx, checkId("node", id));
   if (!row) die(`no node ${id}`);
   return row;
 }
@@ -271,8 +271,8 @@ function anomalyTable(rows: NodeAnomaly[], at: PrintTime): string {
 }
 
 /** The panel's address for nodes: --panel, else the setting panel_url; refused when neither is known. */
-function panelOrDie(ctx: AppContext, panel: string | undefined): string {
-  const url = panelUrl(ctx, { explicit: panel });
+async function panelOrDie(ctx: AppContext, panel: string | undefined): Promise<string> {
+  const url = await panelUrl(ctx, { explicit: panel });
   if (!url) die("no panel URL: pass --panel https://your-panel or set the setting panel_url");
   return url;
 }
@@ -289,8 +289,8 @@ function registerNodeCommands(program: Command) {
     .description("list every node")
     .addOption(dataOption())
     .option("--json", "print as JSON")
-    .action((options: { data?: string; json?: boolean }) => {
-      const agents = withContext(options.data, (ctx) => listAgents(ctx));
+    .action(async (options: { data?: string; json?: boolean }) => {
+      const agents = await withContext(options.data, async (ctx) => await listAgents(ctx));
       printListOr(options.json ?? false, agents, nodeLine, "no nodes");
     });
 
@@ -316,9 +316,9 @@ function registerNodeCommands(program: Command) {
     .option("--desc <text>", "description shown on the nodes page")
     .addOption(dataOption())
     .option("--json", "print the node as JSON")
-    .action((options: NodeAddOptions) => {
+    .action(async (options: NodeAddOptions) => {
       const input = parseOrDie(agentInput, nodeForm(options), NODE_FLAGS);
-      const created = withContext(options.data, (ctx) => saveAgent(ctx, input));
+      const created = await withContext(options.data, async (ctx) => await saveAgent(ctx, input));
       printJsonOr(options.json ?? false, created, (a) => `created node ${nodeLine(a)}`);
     });
 
@@ -332,10 +332,10 @@ function registerNodeCommands(program: Command) {
     .argument("<id>", "the node's id")
     .addOption(dataOption())
     .option("--json", "print as JSON")
-    .action((id: string, options: { data?: string; json?: boolean }) => {
-      const details = withContext(options.data, (ctx): NodeDetails => {
-        const row = agentOrDie(ctx, id);
-        return { ...(findAgent(ctx, row.id) as Agent), api_token: row.api_token };
+    .action(async (id: string, options: { data?: string; json?: boolean }) => {
+      const details = await withContext(options.data, async (ctx): Promise<NodeDetails> => {
+        const row = await agentOrDie(ctx, id);
+        return { ...(await findAgent(ctx, row.id) as Agent), api_token: row.api_token };
       });
       printJsonOr(options.json ?? false, details, nodeDetails);
     });
@@ -349,10 +349,10 @@ function registerNodeCommands(program: Command) {
     )
     .addOption(dataOption())
     .option("--json", "print as JSON")
-    .action((options: { data?: string; json?: boolean }) => {
-      const { nodes, at } = withContext(options.data, (ctx) => ({
-        nodes: listAgents(ctx).map(toNodeStatus),
-        at: timePrinter(ctx),
+    .action(async (options: { data?: string; json?: boolean }) => {
+      const { nodes, at } = await withContext(options.data, async (ctx) => ({
+        nodes: (await listAgents(ctx)).map(toNodeStatus),
+        at: await timePrinter(ctx),
       }));
       printJsonOr(options.json ?? false, nodes, (list) => statusTable(list, at));
     });
@@ -365,10 +365,10 @@ function registerNodeCommands(program: Command) {
     .argument("<id>", "the node's id")
     .addOption(dataOption())
     .option("--json", "print as JSON")
-    .action((id: string, options: { data?: string; json?: boolean }) => {
-      const { rows, at } = withContext(options.data, (ctx) => ({
-        rows: listAnomalies(ctx, agentOrDie(ctx, id).id),
-        at: timePrinter(ctx),
+    .action(async (id: string, options: { data?: string; json?: boolean }) => {
+      const { rows, at } = await withContext(options.data, async (ctx) => ({
+        rows: await listAnomalies(ctx, (await agentOrDie(ctx, id)).id),
+        at: await timePrinter(ctx),
       }));
       printJsonOr(options.json ?? false, rows, (list) => anomalyTable(list, at));
     });
@@ -385,9 +385,9 @@ function registerNodeCommands(program: Command) {
     .option("--json", "print as JSON")
     .action(async (id: string, options: { panel?: string; data?: string; json?: boolean }) => {
       const result = await withContextAsync(options.data, async (ctx) => {
-        const row = agentOrDie(ctx, id);
+        const row = await agentOrDie(ctx, id);
         try {
-          return { name: row.name, ...(await upgradeNode(ctx, row.id, panelOrDie(ctx, options.panel))) };
+          return { name: row.name, ...(await upgradeNode(ctx, row.id, await panelOrDie(ctx, options.panel))) };
         } catch (error) {
           throw new Error(`升级失败: ${(error as Error).message}`);
         }
@@ -408,9 +408,9 @@ function registerNodeCommands(program: Command) {
     .argument("<id>", "the node's id")
     .addOption(panelOption())
     .addOption(dataOption())
-    .action((id: string, options: { panel?: string; data?: string }) => {
-      const command = withContext(options.data, (ctx) =>
-        installCommand(ctx, agentOrDie(ctx, id).id, panelOrDie(ctx, options.panel)),
+    .action(async (id: string, options: { panel?: string; data?: string }) => {
+      const command = await withContext(options.data, async (ctx) =>
+        await installCommand(ctx, (await agentOrDie(ctx, id)).id, await panelOrDie(ctx, options.panel)),
       );
       console.log(command);
     });
@@ -438,12 +438,12 @@ function lineText(line: AgentLine, nodeNames: Map<string, string>, entryNames: M
   ].join("  ");
 }
 
-function lineLister(ctx: AppContext) {
-  const nodeNames = new Map(listAgents(ctx).map((a) => [a._id, a.name]));
+async function lineLister(ctx: AppContext) {
+  const nodeNames = new Map((await listAgents(ctx)).map((a) => [a._id, a.name]));
   const entryIds = new Map<string, string>();
-  return (line: AgentLine) => {
+  return async (line: AgentLine) => {
     if (line.entryID && !entryIds.has(line.entryID))
-      entryIds.set(line.entryID, findEntry(ctx, line.entryID)?.name ?? line.entryID);
+      entryIds.set(line.entryID, (await findEntry(ctx, line.entryID))?.name ?? line.entryID);
     return lineText(line, nodeNames, entryIds);
   };
 }
@@ -486,11 +486,11 @@ function registerLineCommands(program: Command) {
     .option("--node <id>", "only this node's lines")
     .addOption(dataOption())
     .option("--json", "print as JSON")
-    .action((options: { node?: string; data?: string; json?: boolean }) => {
-      const { lines, text } = withContext(options.data, (ctx) => {
-        if (options.node !== undefined) agentOrDie(ctx, options.node);
-        const lines = listLines(ctx, options.node);
-        const describe = lineLister(ctx);
+    .action(async (options: { node?: string; data?: string; json?: boolean }) => {
+      const { lines, text } = await withContext(options.data, async (ctx) => {
+        if (options.node !== undefined) await agentOrDie(ctx, options.node);
+        const lines = await listLines(ctx, options.node);
+        const describe = await lineLister(ctx);
         return { lines, text: lines.map(describe) };
       });
       printJsonOr(options.json ?? false, lines, () => (text.length ? text.join("\n") : "no lines"));
@@ -520,9 +520,9 @@ function registerLineCommands(program: Command) {
     .option("--no-agency", "hidden from agency users")
     .addOption(dataOption())
     .option("--json", "print the line as JSON")
-    .action((options: LineAddOptions) => {
-      const { created, text } = withContext(options.data, (ctx) => {
-        const agent = agentOrDie(ctx, options.node);
+    .action(async (options: LineAddOptions) => {
+      const { created, text } = await withContext(options.data, async (ctx) => {
+        const agent = await agentOrDie(ctx, options.node);
         const defaults = lineDefaultsForNode(agent.type, options.entry !== undefined);
         const input = parseOrDie(
           lineInput,
@@ -542,8 +542,8 @@ function registerLineCommands(program: Command) {
           },
           LINE_FLAGS,
         );
-        const created = saveLine(ctx, input);
-        return { created, text: lineLister(ctx)(created) };
+        const created = await saveLine(ctx, input);
+        return { created, text: (await lineLister(ctx))(created) };
       });
       printJsonOr(options.json ?? false, created, () => `created line ${text}`);
     });
@@ -567,15 +567,15 @@ function queryParams(pairs: string[] = []): Record<string, string> {
   return params;
 }
 
-function userOrDie(ctx: AppContext, email: string): UserRow {
-  const user = findUserByEmail(ctx, email.trim().toLowerCase());
+async function userOrDie(ctx: AppContext, email: string): Promise<UserRow> {
+  const user = await findUserByEmail(ctx, email.trim().toLowerCase());
   if (!user) die(`no account with e-mail ${email}`);
   return user;
 }
 
 /** The describe_host setting, else --host, as the SPA does with the site the customer is on. */
-function linkOrigin(ctx: AppContext, host: string | undefined): string {
-  const origin = subscriptionOrigin(ctx.settings.get("describe_host"), subscriptionOrigin(host ?? "", ""));
+async function linkOrigin(ctx: AppContext, host: string | undefined): Promise<string> {
+  const origin = subscriptionOrigin(await ctx.settings.get("describe_host"), subscriptionOrigin(host ?? "", ""));
   if (!origin) die("the describe_host setting is empty: give --host https://your-site");
   try {
     const url = new URL(origin);
@@ -600,10 +600,10 @@ interface SubLink {
   url: string;
 }
 
-function subscriptionLink(ctx: AppContext, email: string, options: SubOptions) {
+async function subscriptionLink(ctx: AppContext, email: string, options: SubOptions) {
   const client = clientOption(options.client);
-  const user = userOrDie(ctx, email);
-  const origin = linkOrigin(ctx, options.host);
+  const user = await userOrDie(ctx, email);
+  const origin = await linkOrigin(ctx, options.host);
   const url = subscriptionUrl(
     origin,
     client,
@@ -636,9 +636,9 @@ function registerSubCommands(program: Command) {
     .addOption(paramOption())
     .addOption(dataOption())
     .option("--json", "print as JSON")
-    .action((email: string, options: SubOptions) => {
-      const link = withContext(options.data, (ctx): SubLink => {
-        const { user, client, url } = subscriptionLink(ctx, email, options);
+    .action(async (email: string, options: SubOptions) => {
+      const link = await withContext(options.data, async (ctx): Promise<SubLink> => {
+        const { user, client, url } = await subscriptionLink(ctx, email, options);
         return { email: user.email, client, url };
       });
       printJsonOr(options.json ?? false, link, (l) => l.url);
@@ -655,13 +655,13 @@ function registerSubCommands(program: Command) {
     .addOption(paramOption())
     .addOption(dataOption())
     .option("--json", "print URL, format, headers and body as JSON")
-    .action((email: string, options: SubOptions & { ua: string; headers?: boolean }) => {
-      const rendered = withContext(options.data, (ctx): Rendered => {
-        const { user, client, origin, url } = subscriptionLink(ctx, email, options);
+    .action(async (email: string, options: SubOptions & { ua: string; headers?: boolean }) => {
+      const rendered = await withContext(options.data, async (ctx): Promise<Rendered> => {
+        const { user, client, origin, url } = await subscriptionLink(ctx, email, options);
         // What GET /api/subscript/{client}/{userId}/{userkey} does with the same URL and UA.
         const query = new URL(url).searchParams;
         const format = formatFor(client, options.ua, query.get("flag"));
-        const file = renderSubscription(ctx, user, { format, url, title: titleFor(query), query });
+        const file = await renderSubscription(ctx, user, { format, url, title: titleFor(query), query });
         // The server adds its security headers to every answer (HSTS only over https).
         const served = new Headers(subscriptionHeaders(file, origin));
         setSecurityHeaders(served, origin.startsWith("https:"));

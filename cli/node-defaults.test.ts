@@ -60,7 +60,7 @@ test("status, list and show: 未连接 until a node's first call, 异常 once it
 
   // A node last heard from long ago (a day after the epoch) has stopped: 异常.
   const db = openDatabase(join(dataDir, "ferry.db"));
-  db.query("UPDATE agents SET last_seen_time = ? WHERE id = ?").run(86_400_000, v2ray._id);
+  await db.run("UPDATE agents SET last_seen_time = ? WHERE id = ?", 86_400_000, v2ray._id);
   db.close();
   expect((await statusRow())?.split(/\s{2,}/).slice(2, 3)).toEqual(["异常"]);
   expect(await cli.ok(["node", "show", v2ray._id])).toMatch(/^status\s+异常$/m);

@@ -56,7 +56,7 @@ async function addNode(ctrlPort = 888, serverType = "ubuntu_x86"): Promise<Agent
       serverType,
     ])
   )._id;
-  return findAgentRow(server.context, id) as AgentRow;
+  return await findAgentRow(server.context, id) as AgentRow;
 }
 
 const withAgentEnv = (args: string[]) => ferry(cli.withData(args), { FERRY_AGENT_BINARY: served });
@@ -131,7 +131,7 @@ describe("ferry node status", () => {
       "正常",
       "0.1.7",
       "1",
-      formatInstant(after?.lastSeenTime ?? 0, server.context.settings.get("timezone")),
+      formatInstant(after?.lastSeenTime ?? 0, await server.context.settings.get("timezone")),
       "0",
       "0",
     ]);
@@ -179,7 +179,7 @@ describe("ferry node install-cmd", () => {
         `--panel 'https://panel.example.com' --node-id ${node.node_no} --token ${node.api_token}\n`,
     );
 
-    server.context.settings.update({ panel_url: server.url });
+    await server.context.settings.update({ panel_url: server.url });
     try {
       const fromSetting = await cli.ok(["node", "install-cmd", node.id]);
       const shown = await admin.call<{ cmd: string }>("/api/admin/agents/manual_update_agent", {
@@ -188,7 +188,7 @@ describe("ferry node install-cmd", () => {
       expect(fromSetting).toBe(`${shown.data.cmd}\n`);
       expect(fromSetting).toContain(`--panel '${server.url}'`);
     } finally {
-      server.context.settings.update({ panel_url: "" });
+      await server.context.settings.update({ panel_url: "" });
     }
   });
 
@@ -228,7 +228,7 @@ describe("ferry node upgrade", () => {
       },
     });
     try {
-      server.context.db.query("UPDATE agents SET ctrl_port = ? WHERE id = ?").run(control.port, node.id);
+      await server.context.db.run("UPDATE agents SET ctrl_port = ? WHERE id = ?", control.port, node.id);
       const run = await withAgentEnv(["node", "upgrade", node.id, "--panel", server.url]);
       expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: "" });
       expect(run.stdout).toBe(`upgraded ${node.name} to ${pkg.version} (sha256 ${NEW_SHA})\n`);

@@ -35,8 +35,8 @@ export function registerPrizeCommands(program: Command) {
     )
     .addOption(dataOption())
     .option("--json", "print {prizes, stats} as JSON")
-    .action((options: { data?: string; json?: boolean }) => {
-      const list = withContext(options.data, listPrizes);
+    .action(async (options: { data?: string; json?: boolean }) => {
+      const list = await withContext(options.data, listPrizes);
       printJsonOr(options.json ?? false, list, (l) =>
         [...(l.prizes.length ? l.prizes.map(prizeLine) : ["no prizes"]), statsLine(l)].join("\n"),
       );

@@ -13,10 +13,10 @@ export function registerRestoreCommand(program: Command) {
     )
     .argument("<file>", "a backup written by `ferry backup` or the scheduled backups")
     .addOption(dataOption())
-    .action((file: string, options: { data?: string }) => {
+    .action(async (file: string, options: { data?: string }) => {
       const dataDir = resolve(dataDirOption(options.data));
       try {
-        const { version, kept } = restoreDatabase(resolve(file), dataDir, migrations);
+        const { version, kept } = await restoreDatabase(resolve(file), dataDir, migrations);
         console.log(
           `restored ${file} (schema version ${version}) into ${dataDir}/ferry.db` +
             (kept ? `; the old database is kept as ${kept}` : ""),

@@ -145,8 +145,8 @@ test("start-up: all addresses said in a line, the site address as the URL, an ad
   );
   expect(created.code).toBe(0);
   const ctx = createContext(openDatabase(join(dir, "ferry.db")));
-  ctx.settings.update({ site_url: "https://panel.example.com", admin_id: ["boss@example.com"] });
-  ctx.db.close();
+  await ctx.settings.update({ site_url: "https://panel.example.com", admin_id: ["boss@example.com"] });
+  await ctx.db.close();
 
   const configured = await startServe(["--port", "0", "--data", dir]);
   const after = await configured.stop();
@@ -182,8 +182,8 @@ test("start-up says when payments go to the sandbox (nothing is really charged),
   expect((await off.stop()).stdout).not.toContain("沙箱");
 
   const ctx = createContext(openDatabase(join(dir, "ferry.db")));
-  ctx.settings.update({ sandbox_pay: true, alipay: "sandbox" });
-  ctx.db.close();
+  await ctx.settings.update({ sandbox_pay: true, alipay: "sandbox" });
+  await ctx.db.close();
   const bySetting = await startServe(["--port", "0", "--data", dir]);
   expect((await bySetting.stop()).stdout.split("\n")).toContain(
     "setting sandbox_pay (配置管理): 沙箱支付收款，不会真实扣款",

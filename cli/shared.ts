@@ -1,7 +1,7 @@
 import { Option } from "commander";
 import type { ZodType, z } from "zod";
 import { type AppContext, createContext } from "../src/context.ts";
-import { openDatabase } from "../src/db/db.ts";
+import { DatabaseUrlError, openDatabase } from "../src/db/db.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { migrations } from "../src/embedded.ts";
 import { formatInstant } from "../src/lib/time.ts";
@@ -18,18 +18,36 @@ export function dataDirOption(value: string | undefined): string {
 /** `--data <dir>`, which every command that opens the database takes (read by dataDirOption). */
 export const dataOption = () => new Option("--data <dir>", "data directory (env FERRY_DATA)");
 
-/** Opens the database of a data directory for an operator command, applying pending migrations. */
-export function openContext(dataDir: string): AppContext {
-  const db = openDatabase(`${dataDir}/ferry.db`);
-  migrate(db, migrations);
-  return createContext(db, { dataDir });
+/** `--database-url`, a program option every command accepts (env FERRY_DATABASE_URL). */
+export const DATABASE_URL_ENV = "FERRY_DATABASE_URL";
+export const databaseUrlOption = () =>
+  new Option("--database-url <url>", `postgres://user:pass@host:5432/db to use PostgreSQL (env ${DATABASE_URL_ENV})`);
+
+/** The PostgreSQL URL an operator chose, or undefined for the SQLite file. */
+export function databaseUrl(): string | undefined {
+  return process.env[DATABASE_URL_ENV] || undefined;
+}
+
+/**
+ * Opens the database of a data directory (or --database-url) for an operator command, applying
+ * pending migrations. A bad URL or a refused connection is one line and exit 1.
+ */
+export async function openContext(dataDir: string): Promise<AppContext> {
+  try {
+    const db = await openDatabase({ url: databaseUrl(), file: `${dataDir}/ferry.db` });
+    await migrate(db, migrations);
+    return createContext(db, { dataDir });
+  } catch (error) {
+    if (error instanceof DatabaseUrlError) die(error.message);
+    throw error;
+  }
 }
 
 /** How a command prints an instant: "2026-11-27 20:15:03 +08:00", in the business timezone (setting `timezone`). */
 export type PrintTime = (ms: number) => string;
 
-export function timePrinter(ctx: AppContext): PrintTime {
-  const timeZone = ctx.settings.get("timezone");
+export async function timePrinter(ctx: AppContext): Promise<PrintTime> {
+  const timeZone = await ctx.settings.get("timezone");
   return (ms) => formatInstant(ms, timeZone);
 }
 
@@ -49,14 +67,14 @@ export function printListOr<T>(json: boolean, list: T[], line: (item: T) => stri
 }
 
 /** Opens the data directory, runs the command, turns any failure into the one-line error, closes. */
-export function withContext<T>(dataDir: string | undefined, run: (ctx: AppContext) => T): T {
-  const ctx = openContext(dataDirOption(dataDir));
+export async function withContext<T>(dataDir: string | undefined, run: (ctx: AppContext) => T | Promise<T>): Promise<T> {
+  const ctx = await openContext(dataDirOption(dataDir));
   try {
-    return run(ctx);
+    return await run(ctx);
   } catch (error) {
     die((error as Error).message);
   } finally {
-    ctx.db.close();
+    await ctx.db.close();
   }
 }
 
@@ -65,13 +83,13 @@ export async function withContextAsync<T>(
   dataDir: string | undefined,
   run: (ctx: AppContext) => Promise<T>,
 ): Promise<T> {
-  const ctx = openContext(dataDirOption(dataDir));
+  const ctx = await openContext(dataDirOption(dataDir));
   try {
     return await run(ctx);
   } catch (error) {
     die((error as Error).message);
   } finally {
-    ctx.db.close();
+    await ctx.db.close();
   }
 }
 

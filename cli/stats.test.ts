@@ -27,14 +27,14 @@ test("stats has --help", async () => {
 test("prints the days of basic_stastic, newest first, with the totals", async () => {
   const ctx = server.context;
   // About noon in the zone the CLI reads: today cannot turn over between the rows and the reads.
-  ctx.settings.update({ timezone: noonZone() });
+  await ctx.settings.update({ timezone: noonZone() });
   const now = Date.now();
   const { user } = await loggedInClient(server);
-  const combo = makeCombo(server, { name: "100G", price: 12.5, traffic: 100 * GB });
-  settleWithoutGateway(ctx, createOrder(ctx, user, combo._id, now)._id, "manual", "test", now);
-  ctx.settings.update({ signUseRewardTraffic: 0 });
-  signUse(ctx, user.id, now);
-  const today = businessDay(Date.now(), ctx.settings.get("timezone"));
+  const combo = await makeCombo(server, { name: "100G", price: 12.5, traffic: 100 * GB });
+  await settleWithoutGateway(ctx, (await createOrder(ctx, user, combo._id, now))._id, "manual", "test", now);
+  await ctx.settings.update({ signUseRewardTraffic: 0 });
+  await signUse(ctx, user.id, now);
+  const today = businessDay(Date.now(), await ctx.settings.get("timezone"));
 
   const json = await cli.json<BasicStastic>(["stats", "--days", "2"]);
   expect(json.stastic_list.map((row) => [row.day, row.payNum, row.income, row.signUseNum])).toEqual([

@@ -58,13 +58,13 @@ export function registerStatsCommands(program: Command) {
     )
     .addOption(dataOption())
     .option("--json", "print as basic_stastic answers")
-    .action((options: { days?: string; data?: string; json?: boolean }) => {
+    .action(async (options: { days?: string; data?: string; json?: boolean }) => {
       const { num } = parseOrDie(
         basicStasticInput,
         { num: numberOption("--days", options.days) },
         { num: "--days" },
       );
-      const stats = withContext(options.data, (ctx) => basicStastic(ctx, num, Date.now()));
+      const stats = await withContext(options.data, async (ctx) => await basicStastic(ctx, num, Date.now()));
       printJsonOr(options.json ?? false, stats, statsText);
     });
 }

@@ -34,7 +34,7 @@ beforeAll(async () => {
   fake = startFakeTelegram();
   // The alert scan runs once when the token is set and then hourly: the test's own scan is the one that tells.
   server = await startTestServer({ rateLimitScale: 1, telegram: FAST_BOT_TIMINGS });
-  server.context.settings.update({ site_url: server.url, timezone: TIME_ZONE });
+  await server.context.settings.update({ site_url: server.url, timezone: TIME_ZONE });
   cli = ferryIn(server.dataDir);
 });
 
@@ -63,12 +63,8 @@ async function boundCustomer(chat: FakeChat) {
   return account;
 }
 
-const outboxRow = (text: string) =>
-  server.context.db
-    .query<{ status: string; last_error: string }, [string]>(
-      "SELECT status, last_error FROM telegram_outbox WHERE text = ?",
-    )
-    .get(text);
+const outboxRow = async (text: string) =>
+  await server.context.db.get<{ status: string; last_error: string }>("SELECT status, last_error FROM telegram_outbox WHERE text = ?", text);
 
 test("telegram status has --help", async () => {
   await expectHelp([
@@ -100,7 +96,7 @@ test("with no token: the bot is off and nothing has happened", async () => {
 });
 
 test("bound accounts, the outbox, why messages failed, when one last went out, the alerts told — never the token", async () => {
-  server.context.settings.update({ telegram_api_base: fake.url, telegram_bot_token: FAKE_BOT_TOKEN });
+  await server.context.settings.update({ telegram_api_base: fake.url, telegram_bot_token: FAKE_BOT_TOKEN });
   const aliceChat: FakeChat = { id: 8_100_001, first_name: "Alice", username: "alice_tg" };
   const bobChat: FakeChat = { id: 8_100_002, first_name: "Bob" };
   const alice = await boundCustomer(aliceChat);
@@ -110,14 +106,14 @@ test("bound accounts, the outbox, why messages failed, when one last went out, t
   fake.blocked.add(bobChat.id);
   const toBob =
     "您的工单「发票开具」有新回复：\n请在个人信息页填写发票抬头后重新提交，我们会在三个工作日内处理完毕。";
-  queueUserMessage(server.context, bob.user.id, toBob);
-  await until("Bob's message given up", () => outboxRow(toBob)?.status === "failed");
+  await queueUserMessage(server.context, bob.user.id, toBob);
+  await until("Bob's message given up", async () => (await outboxRow(toBob))?.status === "failed");
 
   // Alice's time package ends within 3 days: the alert scan tells her, once.
   const ctx = server.context;
   const scanTime = Date.now();
-  tx(ctx.db, () =>
-    changeTraffic(ctx.db, {
+  await tx(ctx.db, async () =>
+    await changeTraffic(ctx.db, {
       userId: alice.user.id,
       type: "buy",
       desc: "月付",
@@ -126,17 +122,17 @@ test("bound accounts, the outbox, why messages failed, when one last went out, t
       timeZone: TIME_ZONE,
     }),
   );
-  expect(scanAlerts(ctx, scanTime)).toBe(1);
+  expect(await scanAlerts(ctx, scanTime)).toBe(1);
   await until("the alert sent", () =>
     fake.messagesTo(aliceChat.id).some((m) => m.text.includes("时间套餐将于")),
   );
 
   // The API fails (500): Alice's next message waits and is retried.
   fake.mode = "error500";
-  queueUserMessage(ctx, alice.user.id, "订单已支付：月付 100G");
+  await queueUserMessage(ctx, alice.user.id, "订单已支付：月付 100G");
   await until(
     "a failed try",
-    () => outboxRow("订单已支付：月付 100G")?.last_error === "500: Internal Server Error",
+    async () => (await outboxRow("订单已支付：月付 100G"))?.last_error === "500: Internal Server Error",
   );
 
   const status = await cli.json<TelegramStatus>(["telegram", "status"]);

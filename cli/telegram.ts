@@ -59,11 +59,11 @@ export function registerTelegramCommands(program: Command) {
     )
     .addOption(dataOption())
     .option("--json", "print as JSON")
-    .action((options: { data?: string; json?: boolean }) => {
-      const { status, at, timeZone } = withContext(options.data, (ctx) => ({
-        status: telegramStatus(ctx),
-        at: timePrinter(ctx),
-        timeZone: ctx.settings.get("timezone"),
+    .action(async (options: { data?: string; json?: boolean }) => {
+      const { status, at, timeZone } = await withContext(options.data, async (ctx) => ({
+        status: await telegramStatus(ctx),
+        at: await timePrinter(ctx),
+        timeZone: await ctx.settings.get("timezone"),
       }));
       printJsonOr(options.json ?? false, status, (value) => statusText(value, at, timeZone));
     });

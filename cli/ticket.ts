@@ -47,8 +47,8 @@ function checkId(id: string): string {
 }
 
 /** Runs a ticket service call; its expected refusals become English one-line errors. */
-function ticketCall<T>(dataDir: string | undefined, id: string, run: (ctx: AppContext) => T): T {
-  return withContext(dataDir, (ctx) => {
+async function ticketCall<T>(dataDir: string | undefined, id: string, run: (ctx: AppContext) => T): Promise<T> {
+  return await withContext(dataDir, (ctx) => {
     try {
       return run(ctx);
     } catch (error) {
@@ -103,10 +103,10 @@ export function registerTicketCommands(program: Command) {
     )
     .addOption(dataOption())
     .option("--json", "print as JSON")
-    .action((options: { status?: TicketStatus; data?: string; json?: boolean }) => {
-      const { tickets, at } = withContext(options.data, (ctx) => ({
-        tickets: listTickets(ctx, { status: options.status }),
-        at: timePrinter(ctx),
+    .action(async (options: { status?: TicketStatus; data?: string; json?: boolean }) => {
+      const { tickets, at } = await withContext(options.data, async (ctx) => ({
+        tickets: await listTickets(ctx, { status: options.status }),
+        at: await timePrinter(ctx),
       }));
       printListOr(options.json ?? false, tickets, (t) => ticketLine(t, at), "no tickets");
     });
@@ -117,11 +117,11 @@ export function registerTicketCommands(program: Command) {
     .argument("<id>", "the ticket's id")
     .addOption(dataOption())
     .option("--json", "print as JSON")
-    .action((id: string, options: { data?: string; json?: boolean }) => {
+    .action(async (id: string, options: { data?: string; json?: boolean }) => {
       checkId(id);
-      const { found, at } = ticketCall(options.data, id, (ctx) => ({
-        found: findTicket(ctx, OPERATOR, id),
-        at: timePrinter(ctx),
+      const { found, at } = await ticketCall(options.data, id, async (ctx) => ({
+        found: await findTicket(ctx, OPERATOR, id),
+        at: await timePrinter(ctx),
       }));
       printJsonOr(options.json ?? false, found, (t) => ticketText(t, at));
     });
@@ -133,13 +133,13 @@ export function registerTicketCommands(program: Command) {
     .argument("<text>", "the answer")
     .addOption(dataOption())
     .option("--json", "print the ticket as JSON")
-    .action((id: string, text: string, options: { data?: string; json?: boolean }) => {
+    .action(async (id: string, text: string, options: { data?: string; json?: boolean }) => {
       const input = parseOrDie(
         replyTicketInput,
         { id: checkId(id), desc: text, imageUrl: "" },
         { id: "<id>", desc: "<text>" },
       );
-      const answered = ticketCall(options.data, id, (ctx) => replyTicket(ctx, OPERATOR, input));
+      const answered = await ticketCall(options.data, id, async (ctx) => await replyTicket(ctx, OPERATOR, input));
       printJsonOr(
         options.json ?? false,
         answered,
@@ -153,9 +153,9 @@ export function registerTicketCommands(program: Command) {
     .argument("<id>", "the ticket's id")
     .addOption(dataOption())
     .option("--json", "print the ticket as JSON")
-    .action((id: string, options: { data?: string; json?: boolean }) => {
+    .action(async (id: string, options: { data?: string; json?: boolean }) => {
       checkId(id);
-      const closed = ticketCall(options.data, id, (ctx) => closeTicket(ctx, OPERATOR, id));
+      const closed = await ticketCall(options.data, id, async (ctx) => await closeTicket(ctx, OPERATOR, id));
       printJsonOr(options.json ?? false, closed, (t) => `closed ticket ${t._id} (${t.title})`);
     });
 }

@@ -25,22 +25,18 @@ beforeAll(async () => {
   ({ server, cli } = await startWithCli(startShopServer));
   email = uniqueEmail("clitime");
   const customer = await loggedInClient(server, { email, role: "channel" });
-  const combo = makeCombo(server, { name: "时区套餐", price: 12, traffic: 1 });
+  const combo = await makeCombo(server, { name: "时区套餐", price: 12, traffic: 1 });
   orderId = (await createOrder(customer.client, combo._id))._id;
-  giveWallet(server, customer.user.id, 60_000);
+  await giveWallet(server, customer.user.id, 60_000);
   await customer.client.call("/api/wallet/change_reward_adress", {
     addressType: "USDT-TRC20",
     address: "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t",
   });
   expect((await customer.client.call("/api/wallet/make_charge")).code).toBe(0);
   const db = server.context.db;
-  db.query("UPDATE users SET create_time = ?, last_active_time = ? WHERE id = ?").run(
-    SIGNED_UP,
-    ACTIVE,
-    customer.user.id,
-  );
-  db.query("UPDATE orders SET create_time = ? WHERE id = ?").run(SIGNED_UP, orderId);
-  db.query("UPDATE withdrawals SET request_time = ? WHERE user_id = ?").run(ACTIVE, customer.user.id);
+  await db.run("UPDATE users SET create_time = ?, last_active_time = ? WHERE id = ?", SIGNED_UP, ACTIVE, customer.user.id);
+  await db.run("UPDATE orders SET create_time = ? WHERE id = ?", SIGNED_UP, orderId);
+  await db.run("UPDATE withdrawals SET request_time = ? WHERE user_id = ?", ACTIVE, customer.user.id);
 });
 afterAll(() => server?.close());
 
@@ -56,7 +52,7 @@ async function printed(): Promise<string> {
 }
 
 test("user show, user list, order list and withdraw list print the business timezone with its offset", async () => {
-  server.context.settings.update({ timezone: "Asia/Shanghai" });
+  await server.context.settings.update({ timezone: "Asia/Shanghai" });
   const shanghai = await printed();
   expect(shanghai).toContain(`created: 2026-11-27 20:15:03 +08:00   last active: 2026-11-28 09:02:03 +08:00`);
   expect(shanghai).toContain(`${email}  active  x1`);
@@ -67,7 +63,7 @@ test("user show, user list, order list and withdraw list print the business time
     shanghai.split("\n").find((line) => line.includes(`yuan  2026-11-28 09:02:03 +08:00  ${email}`)),
   ).toBeDefined();
 
-  server.context.settings.update({ timezone: "America/New_York" });
+  await server.context.settings.update({ timezone: "America/New_York" });
   const newYork = await printed();
   expect(newYork).toContain(`created: 2026-11-27 07:15:03 -05:00   last active: 2026-11-27 20:02:03 -05:00`);
   expect(newYork.split("\n").find((line) => line.startsWith(`${orderId}  `))).toContain(

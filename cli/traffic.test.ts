@@ -31,21 +31,21 @@ let email = "";
 const zone = noonZone();
 
 async function buy(fields: Record<string, unknown>) {
-  const combo = makeCombo(server, { price: 10, ...fields });
+  const combo = await makeCombo(server, { price: 10, ...fields });
   await payWithSandbox(server, client, (await createOrder(client, combo._id))._id);
 }
 
 beforeAll(async () => {
   ({ server, cli } = await startWithCli(startShopServer));
-  const agentId = makeChargingNode(server, zone);
+  const agentId = await makeChargingNode(server, zone);
   ({ client, user, email } = await loggedInClient(server));
   await buy({ name: "10G 流量包", traffic: 10 * GB });
   await buy({ name: "30 天时间套餐", vipDuration: 30, limit: 2 * GB });
-  const uid = (findUserById(server.context, user.id) as UserRow).node_uid;
+  const uid = (await findUserById(server.context, user.id) as UserRow).node_uid;
   const now = Date.now();
   // Two days ago 3 G: 2 G from that day's quota, 1 G permanent. Today 0.5 G from today's quota.
-  chargeNode(server, agentId, { [uid]: [0, 3 * GB] }, noonOfDay(now, -2, zone));
-  chargeNode(server, agentId, { [uid]: [0, 0.5 * GB] }, now);
+  await chargeNode(server, agentId, { [uid]: [0, 3 * GB] }, noonOfDay(now, -2, zone));
+  await chargeNode(server, agentId, { [uid]: [0, 0.5 * GB] }, now);
 });
 afterAll(async () => {
   await server?.close();
@@ -97,7 +97,7 @@ describe("traffic show", () => {
     expect(lines[0]).toBe(email);
     expect(lines[1]).toBe("permanent traffic  9.00 G left, 3.50 G spent in all");
     // In the business timezone with its offset, as every time the CLI prints.
-    const until = formatInstant(vipExpireTime, server.context.settings.get("timezone"));
+    const until = formatInstant(vipExpireTime, await server.context.settings.get("timezone"));
     expect(lines[2]).toBe(`time package       until ${until}, today 0.50 / 2.00 G used`);
     expect(lines[3]).toBe("records of the last 10 days (all):");
     expect(lines.slice(4).map((line) => line.split("  ").slice(1, 7))).toEqual([

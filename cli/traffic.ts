@@ -85,20 +85,20 @@ export function registerTrafficCommands(program: Command) {
     .option("--type <type>", "only records of this type (spend, buy, coupon, ...; default all)")
     .addOption(dataOption())
     .option("--json", "print as JSON")
-    .action((email: string, options: TrafficShowOptions) => {
+    .action(async (email: string, options: TrafficShowOptions) => {
       const days = daysOption(options.days);
       const { type = "all" } = parseOrDie(trafficRecordsInput, { type: options.type }, { type: "--type" });
       const now = Date.now();
-      const { report, at } = withContext(options.data, (ctx) => {
-        const user = findUserByEmail(ctx, email);
+      const { report, at } = await withContext(options.data, async (ctx) => {
+        const user = await findUserByEmail(ctx, email);
         if (!user) die(`no user with e-mail ${email}`);
         const report: TrafficReport = {
-          balance: trafficBalance(ctx, user),
+          balance: await trafficBalance(ctx, user),
           days,
           type,
-          records: listTrafficRecords(ctx, user.id, { type, days, now }),
+          records: await listTrafficRecords(ctx, user.id, { type, days, now }),
         };
-        return { report, at: timePrinter(ctx) };
+        return { report, at: await timePrinter(ctx) };
       });
       printJsonOr(options.json ?? false, report, (value) => reportText(value, now, at));
     });

@@ -88,19 +88,19 @@ function registerAdminUserCommands(user: Command) {
     .addOption(dataOption())
     .option("--json", "print the accounts as JSON")
     .action(
-      (options: { filter?: string; since?: string; number?: string; data?: string; json?: boolean }) => {
-        withContext(options.data, (ctx) => {
+      async (options: { filter?: string; since?: string; number?: string; data?: string; json?: boolean }) => {
+        await withContext(options.data, async (ctx) => {
           const query = parseOrDie(
             userListInput,
             {
               number: numberOption("--number", options.number),
               filterStr: options.filter ?? "",
-              fromTimestamp: options.since ? startOfDay(options.since, ctx.settings.all().timezone) : null,
+              fromTimestamp: options.since ? startOfDay(options.since, (await ctx.settings.all()).timezone) : null,
             },
             { number: "--number", filterStr: "--filter" },
           );
-          const users = listAdminUsers(ctx, query);
-          const at = timePrinter(ctx);
+          const users = await listAdminUsers(ctx, query);
+          const at = await timePrinter(ctx);
           printJsonOr(options.json ?? false, users, (list) =>
             list.length === 0 ? "no accounts" : list.map((u) => userLine(u, at)).join("\n"),
           );
@@ -114,11 +114,11 @@ function registerAdminUserCommands(user: Command) {
     .argument("<email>", "the account's e-mail")
     .addOption(dataOption())
     .option("--json", "print the account as JSON")
-    .action((email: string, options: { data?: string; json?: boolean }) => {
-      withContext(options.data, (ctx) => {
-        printJsonOr(options.json ?? false, getAdminUser(ctx, requireUserByEmail(ctx, email).id), (u) =>
-          userDetails(u, timePrinter(ctx)),
-        );
+    .action(async (email: string, options: { data?: string; json?: boolean }) => {
+      await withContext(options.data, async (ctx) => {
+        const printTime = await timePrinter(ctx);
+        const user = await getAdminUser(ctx, (await requireUserByEmail(ctx, email)).id);
+        printJsonOr(options.json ?? false, user, (u) => userDetails(u, printTime));
       });
     });
 
@@ -135,9 +135,9 @@ function registerAdminUserCommands(user: Command) {
       )
       .argument("<email>", "the account's e-mail")
       .addOption(dataOption())
-      .action((email: string, options: { data?: string }) => {
-        withContext(options.data, (ctx) => {
-          const updated = updateUser(ctx, CLI_ADMIN_ID, { _id: requireUserByEmail(ctx, email).id, disable });
+      .action(async (email: string, options: { data?: string }) => {
+        await withContext(options.data, async (ctx) => {
+          const updated = await updateUser(ctx, CLI_ADMIN_ID, { _id: (await requireUserByEmail(ctx, email)).id, disable });
           console.log(`${updated.email} ${disable ? "disabled; signed out everywhere" : "enabled"}`);
         });
       });
@@ -157,7 +157,7 @@ function registerAdminUserCommands(user: Command) {
     .addOption(dataOption())
     .option("--json", "print the account as JSON")
     .action(
-      (
+      async (
         email: string,
         options: {
           trafficG?: string;
@@ -178,12 +178,13 @@ function registerAdminUserCommands(user: Command) {
           },
           { trafficG: "--traffic-g", days: "--days", walletYuan: "--wallet", reason: "--reason" },
         );
-        withContext(options.data, (ctx) => {
-          const account = requireUserByEmail(ctx, email);
+        await withContext(options.data, async (ctx) => {
+          const account = await requireUserByEmail(ctx, email);
           const adjustment = adjustmentFrom(input, CLI_ADMIN_ID, account.id, Date.now());
           if (!adjustment) die("give --traffic-g, --days or --wallet");
-          const updated = updateUser(ctx, CLI_ADMIN_ID, { _id: account.id, adjust: input });
-          printJsonOr(options.json ?? false, updated, (u) => userDetails(u, timePrinter(ctx)));
+          const updated = await updateUser(ctx, CLI_ADMIN_ID, { _id: account.id, adjust: input });
+          const printTime = await timePrinter(ctx);
+          printJsonOr(options.json ?? false, updated, (u) => userDetails(u, printTime));
         });
       },
     );
@@ -218,7 +219,7 @@ export function registerUserCommands(program: Command) {
         if (!EMAIL_PATTERN.test(email)) die(`not an e-mail address: ${options.email}`);
         const role = parseRole(options.role);
         const password = await readNewPassword();
-        const ctx = openContext(dataDirOption(options.data));
+        const ctx = await openContext(dataDirOption(options.data));
         try {
           const created = await createUser(ctx, {
             email,
@@ -235,7 +236,7 @@ export function registerUserCommands(program: Command) {
         } catch (error) {
           die(error instanceof RpcError ? `${error.message}: ${email}` : (error as Error).message);
         } finally {
-          ctx.db.close();
+          await ctx.db.close();
         }
       },
     );
@@ -251,7 +252,7 @@ export function registerUserCommands(program: Command) {
     .action(async (emailArg: string, options: { data?: string }) => {
       const email = emailArg.trim().toLowerCase();
       await withContextAsync(options.data, async (ctx) => {
-        const account = findUserByEmail(ctx, email);
+        const account = await findUserByEmail(ctx, email);
         if (!account) throw new Error(`no account with the e-mail ${email}`);
         await setPassword(ctx, account.id, transformPassword(await readNewPassword()));
         console.log(
@@ -267,11 +268,11 @@ export function registerUserCommands(program: Command) {
     .argument("<role>", `one of ${ROLES.join(", ")}`)
     .addOption(dataOption())
     .option("--json", "print the account as JSON")
-    .action((emailArg: string, roleArg: string, options: { data?: string; json?: boolean }) => {
+    .action(async (emailArg: string, roleArg: string, options: { data?: string; json?: boolean }) => {
       const role = parseRole(roleArg);
-      const ctx = openContext(dataDirOption(options.data));
+      const ctx = await openContext(dataDirOption(options.data));
       try {
-        const updated = setRole(ctx, emailArg.trim().toLowerCase(), role);
+        const updated = await setRole(ctx, emailArg.trim().toLowerCase(), role);
         printJsonOr(
           options.json ?? false,
           { _id: updated.id, email: updated.email, type: updated.type },
@@ -280,7 +281,7 @@ export function registerUserCommands(program: Command) {
       } catch (error) {
         die((error as Error).message);
       } finally {
-        ctx.db.close();
+        await ctx.db.close();
       }
     });
 }

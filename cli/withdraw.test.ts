@@ -21,7 +21,7 @@ type Client = Awaited<ReturnType<typeof loggedInClient>>;
 
 async function requester(fen: number): Promise<{ who: Client; withdrawal: Withdrawal }> {
   const who = await loggedInClient(server, { role: "channel" });
-  giveWallet(server, who.user.id, fen);
+  await giveWallet(server, who.user.id, fen);
   await who.client.call("/api/wallet/change_reward_adress", {
     addressType: "USDT-TRC20",
     address: "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t",
@@ -78,7 +78,7 @@ test("list, settle with a txid, refuse with a reason, message: as on /admin_char
   expect(await notices(first.who)).toContain(WalletMsg.settledNotice("600.00"));
 
   await cli.ok(["withdraw", "refuse", second.withdrawal._id, "--reason", "地址有误"]);
-  expect(walletFen(server, second.who.user.id)).toBe(750_50);
+  expect(await walletFen(server, second.who.user.id)).toBe(750_50);
   expect(await notices(second.who)).toContain(WalletMsg.refusedNotice("750.50", "地址有误"));
 
   await cli.ok(["withdraw", "message", first.withdrawal._id, "已打款"]);
@@ -109,5 +109,5 @@ test("refusals: closed, unknown, malformed ids, missing reason, bad status — o
   cases.forEach(([, mentions], i) => {
     expectOneLineError(runs[i] as (typeof runs)[number], mentions);
   });
-  expect(walletFen(server, who.user.id)).toBe(0);
+  expect(await walletFen(server, who.user.id)).toBe(0);
 });

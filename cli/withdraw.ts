@@ -40,14 +40,14 @@ const STATUS_MEANING: Record<WithdrawalStatus, string> = {
 };
 
 /** Runs a withdrawal service call; its expected refusals become English one-line errors. */
-function chargeCall<T>(dataDir: string | undefined, id: string, run: (ctx: AppContext) => T): T {
-  return withContext(dataDir, (ctx) => {
+async function chargeCall<T>(dataDir: string | undefined, id: string, run: (ctx: AppContext) => T): Promise<T> {
+  return await withContext(dataDir, async (ctx) => {
     try {
       return run(ctx);
     } catch (error) {
       if (error instanceof RpcError && error.code === Code.notFound) die(`no withdrawal ${id}`);
       if (error instanceof RpcError && error.code === Code.withdrawRefused) {
-        die(`withdrawal ${id} is already ${STATUS_MEANING[findCharge(ctx, id).status]}`);
+        die(`withdrawal ${id} is already ${STATUS_MEANING[(await findCharge(ctx, id)).status]}`);
       }
       throw error;
     }
@@ -82,10 +82,10 @@ export function registerWithdrawCommands(program: Command) {
     )
     .addOption(dataOption())
     .option("--json", "print as JSON")
-    .action((options: { status?: WithdrawalStatus; data?: string; json?: boolean }) => {
-      const { charges, at } = withContext(options.data, (ctx) => ({
-        charges: listCharges(ctx, { status: options.status }),
-        at: timePrinter(ctx),
+    .action(async (options: { status?: WithdrawalStatus; data?: string; json?: boolean }) => {
+      const { charges, at } = await withContext(options.data, async (ctx) => ({
+        charges: await listCharges(ctx, { status: options.status }),
+        at: await timePrinter(ctx),
       }));
       printListOr(options.json ?? false, charges, (c) => chargeLine(c, at), "no withdrawals");
     });
@@ -97,14 +97,14 @@ export function registerWithdrawCommands(program: Command) {
     .option("--txid <hash>", "the transaction hash of the payment")
     .addOption(dataOption())
     .option("--json", "print the withdrawal as JSON")
-    .action((id: string, options: { txid?: string; data?: string; json?: boolean }) => {
+    .action(async (id: string, options: { txid?: string; data?: string; json?: boolean }) => {
       const input = parseOrDie(
         checkoutChargeInput,
         { charge_id: checkId(id), txid: options.txid },
         { charge_id: "<id>", txid: "--txid" },
       );
-      const settled = chargeCall(options.data, id, (ctx) =>
-        settleCharge(ctx, input.charge_id, input.txid ?? ""),
+      const settled = await chargeCall(options.data, id, async (ctx) =>
+        await settleCharge(ctx, input.charge_id, input.txid ?? ""),
       );
       printJsonOr(
         options.json ?? false,
@@ -121,13 +121,13 @@ export function registerWithdrawCommands(program: Command) {
     .requiredOption("--reason <text>", "why (the customer sees it)")
     .addOption(dataOption())
     .option("--json", "print the withdrawal as JSON")
-    .action((id: string, options: { reason: string; data?: string; json?: boolean }) => {
+    .action(async (id: string, options: { reason: string; data?: string; json?: boolean }) => {
       const input = parseOrDie(
         refuseChargeInput,
         { charge_id: checkId(id), reason: options.reason },
         { charge_id: "<id>", reason: "--reason" },
       );
-      const refused = chargeCall(options.data, id, (ctx) => refuseCharge(ctx, input.charge_id, input.reason));
+      const refused = await chargeCall(options.data, id, async (ctx) => await refuseCharge(ctx, input.charge_id, input.reason));
       printJsonOr(
         options.json ?? false,
         refused,
@@ -142,13 +142,13 @@ export function registerWithdrawCommands(program: Command) {
     .argument("<text>", "the message")
     .addOption(dataOption())
     .option("--json", "print the withdrawal as JSON")
-    .action((id: string, text: string, options: { data?: string; json?: boolean }) => {
+    .action(async (id: string, text: string, options: { data?: string; json?: boolean }) => {
       const input = parseOrDie(
         chargeMessageInput,
         { charge_id: checkId(id), msg: text },
         { charge_id: "<id>", msg: "<text>" },
       );
-      const messaged = chargeCall(options.data, id, (ctx) => messageCharge(ctx, input.charge_id, input.msg));
+      const messaged = await chargeCall(options.data, id, async (ctx) => await messageCharge(ctx, input.charge_id, input.msg));
       printJsonOr(
         options.json ?? false,
         messaged,

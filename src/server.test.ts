@@ -31,10 +31,8 @@ function cookie(response: Response, name: string): { value: string; attrs: strin
   };
 }
 
-function storedChannel(email: string): string | undefined {
-  return server.context.db
-    .query<{ channel_code: string }, [string]>("SELECT channel_code FROM users WHERE email = ?")
-    .get(email)?.channel_code;
+async function storedChannel(email: string): Promise<string | undefined> {
+  return (await server.context.db.get<{ channel_code: string }>("SELECT channel_code FROM users WHERE email = ?", email))?.channel_code;
 }
 
 async function signup(client: ApiClient) {
@@ -58,7 +56,7 @@ test("GET /healthz answers 200 and GET / serves the SPA", async () => {
 describe("?token=", () => {
   test("a minted login link: a fresh HttpOnly session cookie and a redirect to the same page without the token", async () => {
     const { user } = await loggedInClient(server);
-    const token = mintLoginLink(server.context, user.id);
+    const token = await mintLoginLink(server.context, user.id);
     const browser = new ApiClient(server.url);
     const response = await browser.get(`/?token=${token}`);
     expect(response.status).toBe(302);
@@ -82,7 +80,7 @@ describe("?token=", () => {
 
   test("other query parameters survive the redirect; a trailing slash is stripped from the token", async () => {
     const { user } = await loggedInClient(server);
-    const token = mintLoginLink(server.context, user.id);
+    const token = await mintLoginLink(server.context, user.id);
     const response = await new ApiClient(server.url).get(`/?c=promo7&token=${token}/`);
     expect(response.status).toBe(302);
     expect(response.headers.get("location")).toBe("/?c=promo7");
@@ -99,7 +97,7 @@ describe("?token=", () => {
     expect(cookie(ignored, "token")).toBeUndefined();
     expect((await browser.call<UserInfo>("/api/user/userinfo")).data._id).toBe(first.user.id);
 
-    const response = await browser.get(`/?token=${mintLoginLink(server.context, second.user.id)}`);
+    const response = await browser.get(`/?token=${await mintLoginLink(server.context, second.user.id)}`);
     expect(response.status).toBe(302);
     expect((await browser.call<UserInfo>("/api/user/userinfo")).data._id).toBe(second.user.id);
   });
@@ -116,7 +114,7 @@ describe("?c= channel code", () => {
 
     const { email, info } = await signup(browser);
     expect(info.channel_code).toBe("partner42");
-    expect(storedChannel(email)).toBe("partner42");
+    expect(await storedChannel(email)).toBe("partner42");
   });
 
   test("a trailing slash is stripped and a second visit with another code keeps the first", async () => {
@@ -125,7 +123,7 @@ describe("?c= channel code", () => {
     const again = await browser.get("/?c=second");
     expect(cookie(again, "channel_code")).toBeUndefined();
     const { email } = await signup(browser);
-    expect(storedChannel(email)).toBe("first");
+    expect(await storedChannel(email)).toBe("first");
   });
 
   test("without c the cookie gets the default no-code value for 99999 days and sign-up stores an empty code", async () => {
@@ -137,7 +135,7 @@ describe("?c= channel code", () => {
     expect(set?.attrs).toContain(`max-age=${99_999 * DAY}`);
 
     const { email, info } = await signup(browser);
-    expect(storedChannel(email)).toBe("");
+    expect(await storedChannel(email)).toBe("");
     expect(info.channel_code).toBe("");
     // Once set, the cookie is not re-sent on later visits.
     expect(cookie(await browser.get("/"), "channel_code")).toBeUndefined();
@@ -145,7 +143,7 @@ describe("?c= channel code", () => {
 
   test("a sign-up without any channel cookie stores an empty code", async () => {
     const { email } = await signup(new ApiClient(server.url));
-    expect(storedChannel(email)).toBe("");
+    expect(await storedChannel(email)).toBe("");
   });
 });
 

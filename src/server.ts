@@ -166,7 +166,7 @@ function serveFile(file: WebFile, request: Request, extraHeaders?: Headers): Res
  * link cannot put a visitor into a session someone else chose. `?c=` (or its absence) sets the
  * channel_code cookie as seed 000 §4 describes.
  */
-function serveIndex(app: AppContext, index: WebFile, request: Request): Response {
+async function serveIndex(app: AppContext, index: WebFile, request: Request): Promise<Response> {
   const url = new URL(request.url);
   const cookies = parseCookies(request.headers.get("cookie"));
   const secure = isHttps(request);
@@ -192,7 +192,7 @@ function serveIndex(app: AppContext, index: WebFile, request: Request): Response
   const token = url.searchParams.get("token")?.replace(/\/$/, "");
   if (token !== undefined) {
     const userAgent = request.headers.get("user-agent") ?? "";
-    const session = exchangeLoginToken(app, token, requestView(request).ip, userAgent);
+    const session = await exchangeLoginToken(app, token, requestView(request).ip, userAgent);
     if (session) {
       headers.append(
         "set-cookie",
@@ -232,11 +232,11 @@ export function buildApp(app: AppContext) {
     });
   }
   return new Elysia()
-    .onError(({ code, error, request, path, route }) => {
+    .onError(async ({ code, error, request, path, route }) => {
       if (code === "NOT_FOUND") return notFound(path);
       // The source is the route as registered, never the path asked for: each path a stranger
       // makes up would otherwise be a source of its own with its own budget (errors/service.ts).
-      recordError(app.db, `${request.method} ${route || "(no route)"}`, error);
+      await recordError(app.db, `${request.method} ${route || "(no route)"}`, error);
       return new Response("服务器内部错误", { status: 500 });
     })
     .get("/healthz", () => healthAnswer(app))
@@ -250,9 +250,9 @@ export function buildApp(app: AppContext) {
     .use(fileRoutes(app))
     .use(guideRoutes(app))
     .use(callRouter)
-    .post("/api/*", ({ request, path }) => unknownCall(app, request, path), { parse: "none" })
-    .get("/", ({ request }) =>
-      index ? serveIndex(app, index, request) : new Response("SPA not built", { status: 500 }),
+    .post("/api/*", async ({ request, path }) => await unknownCall(app, request, path), { parse: "none" })
+    .get("/", async ({ request }) =>
+      index ? await serveIndex(app, index, request) : new Response("SPA not built", { status: 500 }),
     )
     .get("/*", ({ request, path }) => {
       const file = webFiles.get(path);
@@ -263,6 +263,8 @@ export function buildApp(app: AppContext) {
 
 export interface ServeOptions extends ContextOptions {
   dataDir: string;
+  /** postgres://… to run on PostgreSQL; unset: SQLite at <dataDir>/ferry.db. */
+  databaseUrl?: string;
   host?: string;
   port?: number;
   /** The Telegram bot's loop intervals; tests make them short. */
@@ -285,7 +287,7 @@ export interface RunningServer {
  * before it touches any database (it might be the running server's, and a newer build would
  * migrate it underneath that server).
  */
-export function startServer(options: ServeOptions): RunningServer {
+export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const server = Bun.serve({
     hostname: options.host ?? "127.0.0.1",
     port: options.port ?? 3000,
@@ -297,24 +299,24 @@ export function startServer(options: ServeOptions): RunningServer {
   let db: Db | undefined;
   let context: AppContext;
   try {
-    db = openDatabase(`${options.dataDir}/ferry.db`);
-    migrate(db, migrations);
+    db = await openDatabase({ url: options.databaseUrl, file: `${options.dataDir}/ferry.db` });
+    await migrate(db, migrations);
     context = createContext(db, options);
     const router = buildApp(context);
     server.reload({ fetch: guarded(context, (request) => router.fetch(request)) });
   } catch (error) {
     server.stop(true);
-    db?.close();
+    await db?.close();
     throw error;
   }
   const port = server.port ?? options.port ?? 3000;
   const usdtWatcher = startUsdtWatcher(context);
-  const latencyProbe = startLatencyProbe(context);
-  const trialSweeper = startTrialSweeper(context);
-  const pushSweeper = startPushSweeper(context);
-  const orderSweeper = startOrderSweeper(context);
+  const latencyProbe = await startLatencyProbe(context);
+  const trialSweeper = await startTrialSweeper(context);
+  const pushSweeper = await startPushSweeper(context);
+  const orderSweeper = await startOrderSweeper(context);
   const telegramBot = startTelegramBot(context, options.telegram);
-  const scheduledBackups = startScheduledBackups(context, options.dataDir, options.backupCheckMs);
+  const scheduledBackups = await startScheduledBackups(context, options.dataDir, options.backupCheckMs);
   const releasePidFile = claimPidFile(options.dataDir);
   // Start-up is over: requests get the normal JIT again (scripts/build.ts starts it lazier).
   Bun.unsafe.setJITPolicy(1);
@@ -348,7 +350,7 @@ export function startServer(options: ServeOptions): RunningServer {
       await telegramBot.stop();
       context.mailer.close();
       try {
-        context.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+        if (context.db.engine === "sqlite") await context.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
       } catch (error) {
         // Disk full, say: nothing is lost, the next start reads the writes from ferry.db-wal.
         console.error(
@@ -356,7 +358,7 @@ export function startServer(options: ServeOptions): RunningServer {
             `${(error as Error).message}); the writes stay in ferry.db-wal and the next start reads them`,
         );
       }
-      context.db.close();
+      await context.db.close();
       releasePidFile();
     },
   };

@@ -19,38 +19,34 @@ import { type ApiClient, startTestServer, type TestServer } from "./harness.ts";
  */
 export async function startShopServer(options: { rateLimitScale?: number } = {}): Promise<TestServer> {
   const server = await startTestServer(options);
-  server.context.settings.update({ sandbox_pay: true, alipay: "sandbox", wxpay: "sandbox" });
+  await server.context.settings.update({ sandbox_pay: true, alipay: "sandbox", wxpay: "sandbox" });
   return server;
 }
 
-export function makeCombo(server: TestServer, fields: Record<string, unknown>) {
-  return saveCombo(server.context, comboInput.parse({ traffic: 0, vipDuration: 0, ...fields }));
+export async function makeCombo(server: TestServer, fields: Record<string, unknown>) {
+  return await saveCombo(server.context, comboInput.parse({ traffic: 0, vipDuration: 0, ...fields }));
 }
 
 /** Saves a coupon from the back office's wire fields (created `now` when given). */
-export function makeCoupon(server: TestServer, fields: Record<string, unknown>, now?: number) {
-  return saveCoupon(server.context, couponInput.parse(fields), now);
+export async function makeCoupon(server: TestServer, fields: Record<string, unknown>, now?: number) {
+  return await saveCoupon(server.context, couponInput.parse(fields), now);
 }
 
 /** Adds (or, negative, takes) wallet money with its wallet entry, as a reward or an admin would. */
-export function giveWallet(server: TestServer, userId: string, fen: number, desc = "test") {
+export async function giveWallet(server: TestServer, userId: string, fen: number, desc = "test") {
   const db = server.context.db;
-  tx(db, () => changeWallet(db, { userId, type: "adjust", changeFen: fen, desc, now: Date.now() }));
+  await tx(db, async () => await changeWallet(db, { userId, type: "adjust", changeFen: fen, desc, now: Date.now() }));
 }
 
-export function walletFen(server: TestServer, userId: string): number {
+export async function walletFen(server: TestServer, userId: string): Promise<number> {
   return (
-    server.context.db
-      .query<{ wallet_fen: number }, [string]>("SELECT wallet_fen FROM users WHERE id = ?")
-      .get(userId)?.wallet_fen ?? Number.NaN
+    (await server.context.db.get<{ wallet_fen: number }>("SELECT wallet_fen FROM users WHERE id = ?", userId))?.wallet_fen ?? Number.NaN
   );
 }
 
 /** The user's orders' ids, oldest first. */
-export function orderIds(server: TestServer, userId: string): string[] {
-  return server.context.db
-    .query<{ id: string }, [string]>("SELECT id FROM orders WHERE user_id = ? ORDER BY create_time, id")
-    .all(userId)
+export async function orderIds(server: TestServer, userId: string): Promise<string[]> {
+  return (await server.context.db.all<{ id: string }>("SELECT id FROM orders WHERE user_id = ? ORDER BY create_time, id", userId))
     .map((row) => row.id);
 }
 
@@ -103,10 +99,6 @@ export interface PaymentEvent {
   reason: string;
 }
 
-export function paymentEvents(server: TestServer, tradeNo: string): PaymentEvent[] {
-  return server.context.db
-    .query<PaymentEvent, [string]>(
-      "SELECT provider, trade_no, result, reason FROM payment_events WHERE trade_no = ? ORDER BY id",
-    )
-    .all(tradeNo);
+export async function paymentEvents(server: TestServer, tradeNo: string): Promise<PaymentEvent[]> {
+  return await server.context.db.all<PaymentEvent>("SELECT provider, trade_no, result, reason FROM payment_events WHERE trade_no = ? ORDER BY id", tradeNo);
 }

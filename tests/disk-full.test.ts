@@ -59,9 +59,9 @@ describe("in-process: SQLITE_FULL on the server's own connection", () => {
     expect(await writeFailures(server.url)).toEqual({});
 
     const db = server.context.db;
-    db.exec("VACUUM");
-    const pages = db.query<{ page_count: number }, []>("PRAGMA page_count").get()?.page_count as number;
-    db.exec(`PRAGMA max_page_count = ${pages}`);
+    await db.exec("VACUUM");
+    const pages = (await db.get<{ page_count: number }>("PRAGMA page_count"))?.page_count as number;
+    await db.exec(`PRAGMA max_page_count = ${pages}`);
 
     const stderr = spyOn(console, "error").mockImplementation(() => {});
     const started = Date.now();
@@ -103,17 +103,17 @@ describe("in-process: SQLITE_FULL on the server's own connection", () => {
       expect((await admin.call("/api/admin/config/get")).code).toBe(0);
 
       // Space returns: the next write goes through, /healthz is ok again and says so once.
-      db.exec("PRAGMA max_page_count = 1073741823");
+      await db.exec("PRAGMA max_page_count = 1073741823");
       expect((await admin.call("/api/admin/config/set_config", bigNotice(-1))).code).toBe(0);
       expect(await health(server.url)).toEqual({ status: 200, body: "ok" });
-      expect(server.context.settings.get("notice_content")).toEndWith("公告-1");
+      expect(await server.context.settings.get("notice_content")).toEndWith("公告-1");
       const after = stderr.mock.calls.slice(lines.length).map((call) => call.map(String).join(" "));
       expect(after).toEqual([
         expect.stringMatching(/^database writes go through again \(\d+ failed before\)$/),
       ]);
     } finally {
       stderr.mockRestore();
-      db.exec("PRAGMA max_page_count = 1073741823");
+      await db.exec("PRAGMA max_page_count = 1073741823");
     }
   });
 });

@@ -13,6 +13,7 @@ import type { Role } from "../src/modules/user/schema.ts";
 import { createUser } from "../src/modules/user/service.ts";
 import { type Answer, fromBase64Json, toBase64Json } from "../src/rpc/envelope.ts";
 import { type RunningServer, startServer } from "../src/server.ts";
+import { createTestDatabase } from "./pg.ts";
 
 export interface TestServer extends RunningServer {
   dataDir: string;
@@ -29,8 +30,10 @@ export async function startTestServer(
   options: { rateLimitScale?: number; telegram?: Partial<BotTimings>; allowPrivateUrls?: boolean } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "ferry-test-"));
-  const server = startServer({
+  const database = await createTestDatabase();
+  const server = await startServer({
     dataDir,
+    databaseUrl: database?.url,
     host: "127.0.0.1",
     port: 0,
     rateLimitScale: options.rateLimitScale ?? 1000,
@@ -38,12 +41,13 @@ export async function startTestServer(
     allowPrivateUrls: options.allowPrivateUrls ?? true,
   });
   // A deployed panel knows its own origin (site_url); tests about an unset one clear it.
-  server.context.settings.update({ site_url: server.url });
+  await server.context.settings.update({ site_url: server.url });
   return {
     ...server,
     dataDir,
     async close() {
       await server.stop();
+      await database?.drop();
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
@@ -181,12 +185,9 @@ const BALANCE_COLUMNS = new Set(["traffic", "spend_traffic", "daily_usage", "dai
  * Sets a user's columns directly, for a test's set-up: balance columns in balances, the rest in
  * users. Column names come from the test, never from input.
  */
-export function setUserColumns(db: Db, userId: string, fields: Record<string, unknown>) {
+export async function setUserColumns(db: Db, userId: string, fields: Record<string, unknown>) {
   for (const [column, value] of Object.entries(fields)) {
     const [table, key] = BALANCE_COLUMNS.has(column) ? ["balances", "user_id"] : ["users", "id"];
-    db.query(`UPDATE ${table} SET ${column} = ? WHERE ${key} = ?`).run(
-      value as string | number | null,
-      userId,
-    );
+    await db.run(`UPDATE ${table} SET ${column} = ? WHERE ${key} = ?`, value as string | number | null, userId);
   }
 }

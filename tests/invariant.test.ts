@@ -69,11 +69,12 @@ test(`balances equal their ledgers after a random sequence of shop actions (FERR
   const rand = prng(seed);
   const db = server.context.db;
 
-  const permissions = ["netflix", "chatgpt"].map((name) => {
+  const permissions: string[] = [];
+  for (const name of ["netflix", "chatgpt"]) {
     const id = newId();
-    db.query("INSERT INTO permissions (id, name, create_time) VALUES (?, ?, ?)").run(id, name, Date.now());
-    return id;
-  });
+    await db.run("INSERT INTO permissions (id, name, create_time) VALUES (?, ?, ?)", id, name, Date.now());
+    permissions.push(id);
+  }
   const combos = [
     makeCombo(server, { name: "10G", price: 15, traffic: 10 * GB, additionPersend: 20 }),
     makeCombo(server, { name: "1G", price: 0.5, traffic: GB }),
@@ -124,15 +125,15 @@ test(`balances equal their ledgers after a random sequence of shop actions (FERR
       NumberOfAuthorizations: 5,
     }),
   ];
-  makeCoupon(server, { type: "freeUse", code: "TRIAL", trafficG: 8 });
-  makeCoupon(server, { type: "cash", code: "EXPIRED", forMoney: 1, expireTime: Date.now() - DAY_MS });
+  await makeCoupon(server, { type: "freeUse", code: "TRIAL", trafficG: 8 });
+  await makeCoupon(server, { type: "cash", code: "EXPIRED", forMoney: 1, expireTime: Date.now() - DAY_MS });
   const codes = ["C3", "C20", "D90", "D75", "TRIAL", "EXPIRED", "NOPE", ""];
 
   const users: { id: string; client: ApiClient }[] = [];
   for (let i = 0; i < USERS; i++) {
     const { user, client } = await loggedInClient(server);
     users.push({ id: user.id, client });
-    giveWallet(server, user.id, rand.int(5000));
+    await giveWallet(server, user.id, rand.int(5000));
   }
   const ordersOf = new Map<string, string[]>(users.map((u) => [u.id, []]));
   let swept = 0;
@@ -153,7 +154,7 @@ test(`balances equal their ledgers after a random sequence of shop actions (FERR
     const someOrder = () => (mine.length ? (rand.next() < 0.6 ? mine.at(-1) : rand.pick(mine)) : null);
     const roll = rand.int(100);
     if (roll < 18 || mine.length === 0) {
-      const order = await createOrder(user.client, rand.pick(combos)._id);
+      const order = await createOrder(user.client, (await rand.pick(combos))._id);
       mine.push(order._id);
     } else if (roll < 33) {
       const orderId = someOrder() as string;
@@ -195,20 +196,20 @@ test(`balances equal their ledgers after a random sequence of shop actions (FERR
       expectCode("cancel_order", answer.code, [0, 1026]);
     } else if (roll < 95) {
       // A day passes: the sweeper cancels every open order, returning coupons and wallet parts.
-      swept += cancelAbandonedOrders(server.context, Date.now() + UNPAID_ORDER_MS + 1);
+      swept += await cancelAbandonedOrders(server.context, Date.now() + UNPAID_ORDER_MS + 1);
     } else if (roll < 96) {
       const orderId = someOrder() as string;
       try {
-        settleWithoutGateway(server.context, orderId, "manual", "manual: invariant test");
+        await settleWithoutGateway(server.context, orderId, "manual", "manual: invariant test");
       } catch (error) {
         expect((error as Error).message).toMatch(/不能标记为已支付/);
       }
     } else if (roll < 98) {
-      giveWallet(server, user.id, 1 + rand.int(3000));
+      await giveWallet(server, user.id, 1 + rand.int(3000));
     } else {
       // The coupon manager edits a limit while orders hold the coupon (1017 may then come at dobuy).
       const coupon = rand.pick(coupons);
-      makeCoupon(server, {
+      await makeCoupon(server, {
         _id: coupon._id,
         type: coupon.type,
         code: coupon.code,
@@ -222,37 +223,21 @@ test(`balances equal their ledgers after a random sequence of shop actions (FERR
   // The run ends with a wallet part on an open order and a day passing, so every run's ledgers hold
   // a wallet return by the sweeper.
   const last = users[0] as { id: string; client: ApiClient };
-  giveWallet(server, last.id, 100);
+  await giveWallet(server, last.id, 100);
   const held = await createOrder(last.client, (combos[0] as { _id: string })._id);
   expect((await last.client.call<Order>("/api/shop/wallet_check", { order_id: held._id })).data.status).toBe(
     "wallet_spend",
   );
-  swept += cancelAbandonedOrders(server.context, Date.now() + UNPAID_ORDER_MS + 1);
-  const sweptBack = db
-    .query<{ n: number }, [string]>(
-      "SELECT COUNT(*) AS n FROM wallet_entries WHERE order_id = ? AND type = 'order_refund'",
-    )
-    .get(held._id)?.n;
+  swept += await cancelAbandonedOrders(server.context, Date.now() + UNPAID_ORDER_MS + 1);
+  const sweptBack = (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM wallet_entries WHERE order_id = ? AND type = 'order_refund'", held._id))?.n;
   expect(sweptBack).toBe(1);
   const codesSummary = [...seen].map(([action, c]) => `${action} ${[...c].sort().join("/")}`).join(", ");
 
   // Per user: balances are what the ledgers add up to, and what the orders say they should be.
   for (const { id } of users) {
-    const row = db
-      .query<{ traffic: number; vip_expire_time: number; wallet_fen: number; paid_user: number }, [string]>(
-        "SELECT traffic, vip_expire_time, wallet_fen, paid_user FROM users JOIN balances ON user_id = id WHERE id = ?",
-      )
-      .get(id);
-    const ledger = db
-      .query<{ traffic: number; vip: number }, [string]>(
-        "SELECT COALESCE(SUM(traffic_change), 0) AS traffic, COALESCE(SUM(vip_change), 0) AS vip FROM traffic_records WHERE user_id = ?",
-      )
-      .get(id);
-    const wallet = db
-      .query<{ fen: number }, [string]>(
-        "SELECT COALESCE(SUM(change_fen), 0) AS fen FROM wallet_entries WHERE user_id = ?",
-      )
-      .get(id);
+    const row = await db.get<{ traffic: number; vip_expire_time: number; wallet_fen: number; paid_user: number }>("SELECT traffic, vip_expire_time, wallet_fen, paid_user FROM users JOIN balances ON user_id = id WHERE id = ?", id);
+    const ledger = await db.get<{ traffic: number; vip: number }>("SELECT COALESCE(SUM(traffic_change), 0) AS traffic, COALESCE(SUM(vip_change), 0) AS vip FROM traffic_records WHERE user_id = ?", id);
+    const wallet = await db.get<{ fen: number }>("SELECT COALESCE(SUM(change_fen), 0) AS fen FROM wallet_entries WHERE user_id = ?", id);
     expect({ user: id, traffic: row?.traffic, vip: row?.vip_expire_time, wallet: row?.wallet_fen }).toEqual({
       user: id,
       traffic: ledger?.traffic,
@@ -260,19 +245,11 @@ test(`balances equal their ledgers after a random sequence of shop actions (FERR
       wallet: wallet?.fen,
     });
 
-    const orders = db
-      .query<{ status: string; add_traffic: number; wallet_spend_fen: number }, [string]>(
-        "SELECT status, add_traffic, wallet_spend_fen FROM orders WHERE user_id = ?",
-      )
-      .all(id);
+    const orders = await db.all<{ status: string; add_traffic: number; wallet_spend_fen: number }>("SELECT status, add_traffic, wallet_spend_fen FROM orders WHERE user_id = ?", id);
     const paid = orders.filter((o) => o.status === "paied");
     expect(row?.traffic).toBe(paid.reduce((sum, o) => sum + o.add_traffic, 0));
     expect(row?.paid_user).toBe(paid.length > 0 ? 1 : 0);
-    const given = db
-      .query<{ fen: number }, [string]>(
-        "SELECT COALESCE(SUM(change_fen), 0) AS fen FROM wallet_entries WHERE user_id = ? AND type = 'adjust'",
-      )
-      .get(id)?.fen as number;
+    const given = (await db.get<{ fen: number }>("SELECT COALESCE(SUM(change_fen), 0) AS fen FROM wallet_entries WHERE user_id = ? AND type = 'adjust'", id))?.fen as number;
     const heldByOrders = orders
       .filter((o) => o.status === "paied" || o.status === "wallet_spend")
       .reduce((sum, o) => sum + o.wallet_spend_fen, 0);
@@ -280,41 +257,24 @@ test(`balances equal their ledgers after a random sequence of shop actions (FERR
 
     // Running balances in the ledgers are consistent row by row.
     let running = 0;
-    for (const entry of db
-      .query<{ change_fen: number; balance_fen: number }, [string]>(
-        "SELECT change_fen, balance_fen FROM wallet_entries WHERE user_id = ? ORDER BY id",
-      )
-      .all(id)) {
+    for (const entry of await db.all<{ change_fen: number; balance_fen: number }>("SELECT change_fen, balance_fen FROM wallet_entries WHERE user_id = ? ORDER BY id", id)) {
       running += entry.change_fen;
       expect(entry.balance_fen).toBe(running);
     }
   }
 
   // Every paid order: exactly one 'buy' record and exactly one paid attempt, covering what it owed.
-  const paidOrders = db
-    .query<
-      {
+  const paidOrders = await db.all<{
         id: string;
         status: string;
         order_money_fen: number;
         coupon_discount_fen: number;
         wallet_spend_fen: number;
-      },
-      []
-    >("SELECT id, status, order_money_fen, coupon_discount_fen, wallet_spend_fen FROM orders")
-    .all();
+      }>("SELECT id, status, order_money_fen, coupon_discount_fen, wallet_spend_fen FROM orders");
   let paidCount = 0;
   for (const order of paidOrders) {
-    const buys = db
-      .query<{ n: number }, [string]>(
-        "SELECT COUNT(*) AS n FROM traffic_records WHERE order_id = ? AND type = 'buy'",
-      )
-      .get(order.id)?.n;
-    const attempts = db
-      .query<{ amount_fen: number }, [string]>(
-        "SELECT amount_fen FROM payments WHERE order_id = ? AND status = 'paid'",
-      )
-      .all(order.id);
+    const buys = (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM traffic_records WHERE order_id = ? AND type = 'buy'", order.id))?.n;
+    const attempts = await db.all<{ amount_fen: number }>("SELECT amount_fen FROM payments WHERE order_id = ? AND status = 'paid'", order.id);
     if (order.status === "paied") {
       paidCount += 1;
       expect({ order: order.id, buys, attempts: attempts.length }).toEqual({
@@ -333,63 +293,35 @@ test(`balances equal their ledgers after a random sequence of shop actions (FERR
       });
     }
   }
-  const credited = db
-    .query<{ n: number }, []>("SELECT COUNT(*) AS n FROM payment_events WHERE result = 'credited'")
-    .get()?.n;
+  const credited = (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM payment_events WHERE result = 'credited'"))?.n;
   expect(credited).toBe(paidCount);
 
   // Permissions were counted once per paid order granting them.
   for (const permission of permissions) {
-    const granted = db
-      .query<{ n: number }, [string]>(
-        `SELECT COUNT(*) AS n FROM orders WHERE status = 'paied' AND permission_duration > 0
-           AND EXISTS (SELECT 1 FROM json_each(orders.gain_permissions) WHERE value = ?)`,
-      )
-      .get(permission)?.n;
-    const useTimes = db
-      .query<{ use_times: number }, [string]>("SELECT use_times FROM permissions WHERE id = ?")
-      .get(permission)?.use_times;
+    const granted = (await db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM orders WHERE status = 'paied' AND permission_duration > 0
+           AND EXISTS (SELECT 1 FROM json_each(orders.gain_permissions) WHERE value = ?)`, permission))?.n;
+    const useTimes = (await db.get<{ use_times: number }>("SELECT use_times FROM permissions WHERE id = ?", permission))?.use_times;
     expect(useTimes).toBe(granted);
   }
 
   // Coupons: the use count is the number of unrestored uses, and an order holds exactly its own use.
-  for (const coupon of db
-    .query<{ id: string; auth_times: number }, []>("SELECT id, auth_times FROM coupons")
-    .all()) {
-    const active = db
-      .query<{ n: number }, [string]>(
-        "SELECT COUNT(*) AS n FROM coupon_uses WHERE coupon_id = ? AND is_delete = 0",
-      )
-      .get(coupon.id)?.n;
+  for (const coupon of await db.all<{ id: string; auth_times: number }>("SELECT id, auth_times FROM coupons")) {
+    const active = (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM coupon_uses WHERE coupon_id = ? AND is_delete = 0", coupon.id))?.n;
     expect({ coupon: coupon.id, authTimes: coupon.auth_times }).toEqual({
       coupon: coupon.id,
       authTimes: active ?? 0,
     });
   }
-  const mismatched = db
-    .query<{ n: number }, []>(
-      `SELECT COUNT(*) AS n FROM coupon_uses cu WHERE cu.is_delete = 0
-         AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.coupon_use_id = cu.id AND o.id = cu.order_id AND o.status != 'cancled')`,
-    )
-    .get()?.n;
+  const mismatched = (await db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM coupon_uses cu WHERE cu.is_delete = 0
+         AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.coupon_use_id = cu.id AND o.id = cu.order_id AND o.status != 'cancled')`))?.n;
   expect(mismatched).toBe(0);
-  const orphanHolders = db
-    .query<{ n: number }, []>(
-      `SELECT COUNT(*) AS n FROM orders o WHERE o.coupon_use_id IS NOT NULL
-         AND NOT EXISTS (SELECT 1 FROM coupon_uses cu WHERE cu.id = o.coupon_use_id AND cu.is_delete = 0)`,
-    )
-    .get()?.n;
+  const orphanHolders = (await db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM orders o WHERE o.coupon_use_id IS NOT NULL
+         AND NOT EXISTS (SELECT 1 FROM coupon_uses cu WHERE cu.id = o.coupon_use_id AND cu.is_delete = 0)`))?.n;
   expect(orphanHolders).toBe(0);
 
   // The run did what it set out to do: some orders paid, some cancelled, some refused notifications.
-  const statuses = db
-    .query<{ status: string; n: number }, []>("SELECT status, COUNT(*) AS n FROM orders GROUP BY status")
-    .all();
-  const events = db
-    .query<{ result: string; n: number }, []>(
-      "SELECT result, COUNT(*) AS n FROM payment_events GROUP BY result",
-    )
-    .all();
+  const statuses = await db.all<{ status: string; n: number }>("SELECT status, COUNT(*) AS n FROM orders GROUP BY status");
+  const events = await db.all<{ result: string; n: number }>("SELECT result, COUNT(*) AS n FROM payment_events GROUP BY result");
   const run = `codes seen: ${codesSummary}; orders: ${JSON.stringify(statuses)}; swept: ${swept}; payment events: ${JSON.stringify(events)}`;
   expect(
     statuses.map((r) => r.status),
@@ -412,9 +344,9 @@ test(`traffic equals its ledger after a random sequence of engagement actions (F
   const rand = prng(seed ^ 0x5eed_14);
   const ctx = server.context;
   const db = ctx.db;
-  const timeZone = ctx.settings.get("timezone");
-  const agentId = makeChargingNode(server, timeZone);
-  ctx.settings.update({ minPushNum: 2, pushCostRate: 0.25, prizeBaseCost: 1 });
+  const timeZone = await ctx.settings.get("timezone");
+  const agentId = await makeChargingNode(server, timeZone);
+  await ctx.settings.update({ minPushNum: 2, pushCostRate: 0.25, prizeBaseCost: 1 });
 
   const { client: admin } = await loggedInClient(server, { role: "admin" });
   const prizes = [
@@ -439,14 +371,14 @@ test(`traffic equals its ledger after a random sequence of engagement actions (F
       msg: answer.msg,
     });
   }
-  makeCoupon(server, {
+  await makeCoupon(server, {
     type: "freeUse",
     code: "GIFT3",
     trafficG: 3,
     useNumPerUser: 0,
     NumberOfAuthorizations: 0,
   });
-  makeCoupon(server, {
+  await makeCoupon(server, {
     type: "freeUse",
     code: "TRY2H",
     trafficG: 2,
@@ -455,21 +387,21 @@ test(`traffic equals its ledger after a random sequence of engagement actions (F
     useNumPerUser: 0,
     NumberOfAuthorizations: 0,
   });
-  makeCoupon(server, {
+  await makeCoupon(server, {
     type: "freeTime",
     code: "DAYS1",
     vipDay: 1,
     useNumPerUser: 2,
     NumberOfAuthorizations: 6,
   });
-  makeCoupon(server, {
+  await makeCoupon(server, {
     type: "freeUse",
     code: "FEW",
     trafficG: 1,
     useNumPerUser: 1,
     NumberOfAuthorizations: 3,
   });
-  makeCoupon(server, {
+  await makeCoupon(server, {
     type: "freeUse",
     code: "WELCOME",
     trafficG: 12,
@@ -477,22 +409,22 @@ test(`traffic equals its ledger after a random sequence of engagement actions (F
     NumberOfAuthorizations: 0,
   });
   const voucherCodes = ["GIFT3", "TRY2H", "TRY2H", "DAYS1", "FEW", "C3", "NOPE"];
-  const weekPack = makeCombo(server, { name: "七日流量", price: 1, traffic: 2 * GB, duration: 7 });
+  const weekPack = await makeCombo(server, { name: "七日流量", price: 1, traffic: 2 * GB, duration: 7 });
   /** Buys the 7-day package with wallet money (settled at once); its 7 days pass at once when `expire`. */
   const buyWeekPack = async (user: { id: string; client: ApiClient }, expire: boolean, now: number) => {
-    giveWallet(server, user.id, 100);
+    await giveWallet(server, user.id, 100);
     const order = await createOrder(user.client, weekPack._id);
     expect((await user.client.call("/api/shop/wallet_check", { order_id: order._id })).code).toBe(0);
     expectCode("buy_package", (await dobuy(user.client, order._id)).code, [0]);
     if (!expire) return;
-    db.query("UPDATE trial_grants SET expire_time = ? WHERE order_id = ?").run(now - 1, order._id);
-    expireDueTrials(ctx, now);
+    await db.run("UPDATE trial_grants SET expire_time = ? WHERE order_id = ?", now - 1, order._id);
+    await expireDueTrials(ctx, now);
   };
 
   const users: { id: string; nodeUid: number; client: ApiClient; day: number }[] = [];
   for (let i = 0; i < USERS + 1; i++) {
     const { user, client } = await loggedInClient(server);
-    db.query("UPDATE users SET paid_user = 1 WHERE id = ?").run(user.id);
+    await db.run("UPDATE users SET paid_user = 1 WHERE id = ?", user.id);
     users.push({ id: user.id, nodeUid: user.node_uid, client, day: 0 });
     expect((await client.call("/api/coupon/redeem_coupon", { code: "WELCOME" })).code).toBe(0);
   }
@@ -511,7 +443,7 @@ test(`traffic equals its ledger after a random sequence of engagement actions (F
       // A check-in on the user's next simulated day (sometimes skipping one, breaking the streak).
       user.day += rand.next() < 0.85 ? 1 : 2;
       try {
-        signUse(ctx, user.id, now + user.day * DAY_MS);
+        await signUse(ctx, user.id, now + user.day * DAY_MS);
         expectCode("sign_use", 0, [0]);
       } catch (error) {
         expectCode("sign_use", (error as RpcError).code, [1005]);
@@ -538,7 +470,7 @@ test(`traffic equals its ledger after a random sequence of engagement actions (F
     } else if (roll < 60 && openCodes.length) {
       // Up to three customers race for a code (the sender may be among them): usually one still
       // waiting, sometimes any code ever made.
-      const waiting = db.query<{ code: string }, []>("SELECT code FROM pushes WHERE state = 'created'").all();
+      const waiting = await db.all<{ code: string }>("SELECT code FROM pushes WHERE state = 'created'");
       const code = waiting.length && rand.next() < 0.7 ? rand.pick(waiting).code : rand.pick(openCodes).code;
       const racers = [rand.pick(users), rand.pick(users), rand.pick(users)].slice(0, 1 + rand.int(3));
       const answers = await Promise.all(
@@ -548,7 +480,7 @@ test(`traffic equals its ledger after a random sequence of engagement actions (F
       expect(answers.filter((answer) => answer.code === 0).length).toBeLessThanOrEqual(1);
     } else if (roll < 65 && openCodes.length) {
       // Usually the sender takes back a transfer still waiting; sometimes any code, by anyone.
-      const waiting = db.query<{ code: string }, []>("SELECT code FROM pushes WHERE state = 'created'").all();
+      const waiting = await db.all<{ code: string }>("SELECT code FROM pushes WHERE state = 'created'");
       const pickedWaiting = waiting.length && rand.next() < 0.85 ? rand.pick(waiting).code : null;
       const { code, from } = openCodes.find((open) => open.code === pickedWaiting) ?? rand.pick(openCodes);
       const canceller = pickedWaiting && rand.next() < 0.9 ? from : rand.pick([from, user]);
@@ -556,16 +488,12 @@ test(`traffic equals its ledger after a random sequence of engagement actions (F
       expectCode("push/cancel", answer.code, [0, 1040]);
     } else if (roll < 68) {
       // Seven days pass for one waiting transfer.
-      db.query(
-        "UPDATE pushes SET create_time = create_time - ? WHERE id = (SELECT id FROM pushes WHERE state = 'created' LIMIT 1)",
-      ).run(8 * DAY_MS);
-      returnExpiredPushes(ctx, now);
+      await db.run("UPDATE pushes SET create_time = create_time - ? WHERE id = (SELECT id FROM pushes WHERE state = 'created' LIMIT 1)", 8 * DAY_MS);
+      await returnExpiredPushes(ctx, now);
     } else if (roll < 74) {
       // A running trial grant reaches its expiry.
-      db.query(
-        "UPDATE trial_grants SET expire_time = ? WHERE id = (SELECT id FROM trial_grants WHERE remaining > 0 ORDER BY id LIMIT 1)",
-      ).run(now - 1);
-      if (rand.next() < 0.5) expireDueTrials(ctx, now);
+      await db.run("UPDATE trial_grants SET expire_time = ? WHERE id = (SELECT id FROM trial_grants WHERE remaining > 0 ORDER BY id LIMIT 1)", now - 1);
+      if (rand.next() < 0.5) await expireDueTrials(ctx, now);
     } else if (roll < 77) {
       await buyWeekPack(user, !seen.has("buy_package") || rand.next() < 0.5, now);
     } else {
@@ -573,7 +501,7 @@ test(`traffic equals its ledger after a random sequence of engagement actions (F
       const usage: Record<number, [number, number]> = {};
       for (const charged of users.slice(rand.int(users.length)).slice(0, 3))
         usage[charged.nodeUid] = [rand.int(GB / 4), rand.int(3 * GB)];
-      if (Object.keys(usage).length) chargeNode(server, agentId, usage, now);
+      if (Object.keys(usage).length) await chargeNode(server, agentId, usage, now);
     }
   }
   // Races and rate limits make some runs' dice never take a transfer back or never receive one: two
@@ -601,89 +529,83 @@ test(`traffic equals its ledger after a random sequence of engagement actions (F
   if (!seen.has("buy_package")) await buyWeekPack(rand.pick(users), true, Date.now());
   const summary = [...seen].map(([action, c]) => `${action} ${[...c].sort().join("/")}`).join(", ");
 
-  const sumOf = (sql: string, ...params: (string | number)[]) =>
-    db.query<{ n: number }, (string | number)[]>(sql).get(...params)?.n ?? 0;
+  const sumOf = async (sql: string, ...params: (string | number)[]) =>
+    (await db.get<{ n: number }>(sql, ...params))?.n ?? 0;
   for (const { id } of users) {
-    const row = db
-      .query<{ traffic: number; vip_expire_time: number }, [string]>(
-        "SELECT traffic, vip_expire_time FROM users JOIN balances ON user_id = id WHERE id = ?",
-      )
-      .get(id);
+    const row = await db.get<{ traffic: number; vip_expire_time: number }>("SELECT traffic, vip_expire_time FROM users JOIN balances ON user_id = id WHERE id = ?", id);
     const ledger = {
-      traffic: sumOf(
+      traffic: await sumOf(
         "SELECT COALESCE(SUM(traffic_change), 0) AS n FROM traffic_records WHERE user_id = ?",
         id,
       ),
-      vip: sumOf("SELECT COALESCE(SUM(vip_change), 0) AS n FROM traffic_records WHERE user_id = ?", id),
+      vip: await sumOf("SELECT COALESCE(SUM(vip_change), 0) AS n FROM traffic_records WHERE user_id = ?", id),
     };
     expect({ user: id, traffic: row?.traffic, vip: row?.vip_expire_time }).toEqual({ user: id, ...ledger });
     // Trial traffic is a part of traffic, never more; a swept grant holds nothing.
-    const trial = sumOf("SELECT COALESCE(SUM(remaining), 0) AS n FROM trial_grants WHERE user_id = ?", id);
+    const trial = await sumOf("SELECT COALESCE(SUM(remaining), 0) AS n FROM trial_grants WHERE user_id = ?", id);
     expect(trial).toBeLessThanOrEqual(row?.traffic ?? 0);
     expect(
-      sumOf(
+      await sumOf(
         "SELECT COUNT(*) AS n FROM trial_grants WHERE user_id = ? AND expired_time IS NOT NULL AND remaining > 0",
         id,
       ),
     ).toBe(0);
     // Each kind of record adds up to what its own table says happened.
     // sign -1 gives what left the balance (in SQL, so an empty sum is 0, never -0).
-    const byType = (type: string, sign = 1) =>
-      sumOf(
+    const byType = async (type: string, sign = 1) =>
+      await sumOf(
         "SELECT COALESCE(SUM(traffic_change * ?), 0) AS n FROM traffic_records WHERE user_id = ? AND type = ?",
         sign,
         id,
         type,
       );
-    expect(byType("sign_use")).toBe(
-      sumOf("SELECT COALESCE(SUM(add_traffic), 0) AS n FROM sign_uses WHERE user_id = ?", id),
+    expect(await byType("sign_use")).toBe(
+      await sumOf("SELECT COALESCE(SUM(add_traffic), 0) AS n FROM sign_uses WHERE user_id = ?", id),
     );
-    expect(byType("prize_spend")).toBe(
-      sumOf("SELECT -COALESCE(SUM(cost), 0) AS n FROM prize_draws WHERE user_id = ?", id),
+    expect(await byType("prize_spend")).toBe(
+      await sumOf("SELECT -COALESCE(SUM(cost), 0) AS n FROM prize_draws WHERE user_id = ?", id),
     );
-    expect(byType("prize_reward")).toBe(
-      sumOf("SELECT COALESCE(SUM(gain_traffic), 0) AS n FROM prize_draws WHERE user_id = ?", id),
+    expect(await byType("prize_reward")).toBe(
+      await sumOf("SELECT COALESCE(SUM(gain_traffic), 0) AS n FROM prize_draws WHERE user_id = ?", id),
     );
-    expect(byType("push_spend")).toBe(
-      sumOf(
+    expect(await byType("push_spend")).toBe(
+      await sumOf(
         "SELECT -COALESCE(SUM(push_number), 0) AS n FROM pushes WHERE from_user_id = ? AND state != 'returned'",
         id,
       ),
     );
-    expect(byType("push_receive")).toBe(
-      sumOf(
+    expect(await byType("push_receive")).toBe(
+      await sumOf(
         "SELECT COALESCE(SUM(receive_number), 0) AS n FROM pushes WHERE to_user_id = ? AND state = 'received'",
         id,
       ),
     );
-    expect(byType("coupon")).toBe(
-      sumOf(
+    expect(await byType("coupon")).toBe(
+      await sumOf(
         "SELECT COALESCE(SUM(add_traffic), 0) AS n FROM coupon_uses WHERE user_id = ? AND is_delete = 0",
         id,
       ),
     );
     // Packages: what was bought is what the paid orders sold; what expired is at most what they sold.
-    expect(byType("buy")).toBe(
-      sumOf(
+    expect(await byType("buy")).toBe(
+      await sumOf(
         "SELECT COALESCE(SUM(add_traffic), 0) AS n FROM orders WHERE user_id = ? AND status = 'paied'",
         id,
       ),
     );
-    expect(byType("buy_expire", -1)).toBeLessThanOrEqual(
-      sumOf(
+    expect(await byType("buy_expire", -1)).toBeLessThanOrEqual(
+      await sumOf(
         "SELECT COALESCE(SUM(amount), 0) AS n FROM trial_grants WHERE user_id = ? AND order_id IS NOT NULL AND expired_time IS NOT NULL",
         id,
       ),
     );
     // Node traffic: what left balances.traffic is what the usage statistics say was charged to it.
-    expect(byType("spend", -1)).toBe(
-      sumOf("SELECT COALESCE(SUM(permanent), 0) AS n FROM usage_days WHERE user_id = ?", id),
+    expect(await byType("spend", -1)).toBe(
+      await sumOf("SELECT COALESCE(SUM(permanent), 0) AS n FROM usage_days WHERE user_id = ?", id),
     );
   }
-  for (const coupon of db
-    .query<{ id: string; auth_times: number }, []>("SELECT id, auth_times FROM coupons")
-    .all()) {
-    const active = sumOf(
+  for (const coupon of await db.all<{ id: string; auth_times: number }>("SELECT id, auth_times FROM coupons")) {
+    const active = await sumOf(
       "SELECT COUNT(*) AS n FROM coupon_uses WHERE coupon_id = ? AND is_delete = 0",
       coupon.id,
     );
@@ -698,11 +620,11 @@ test(`traffic equals its ledger after a random sequence of engagement actions (F
   );
   for (const action of seen.keys()) expect(seen.get(action)?.has(0), `${action}: ${summary}`).toBe(true);
   expect(
-    sumOf("SELECT COUNT(*) AS n FROM traffic_records WHERE type = 'tiyan_expire'"),
+    await sumOf("SELECT COUNT(*) AS n FROM traffic_records WHERE type = 'tiyan_expire'"),
     summary,
   ).toBeGreaterThan(0);
   expect(
-    sumOf("SELECT COUNT(*) AS n FROM trial_grants WHERE order_id IS NOT NULL AND expired_time IS NOT NULL"),
+    await sumOf("SELECT COUNT(*) AS n FROM trial_grants WHERE order_id IS NOT NULL AND expired_time IS NOT NULL"),
     summary,
   ).toBeGreaterThan(0);
 }, 120_000);
@@ -717,7 +639,7 @@ test(`wallets equal their entries across rebates, withdrawals, settlements and r
   const rand = prng(seed ^ 0x5eed_15);
   const ctx = server.context;
   const db = ctx.db;
-  ctx.settings.update({ min_charge_money: 5, openChannel: true });
+  await ctx.settings.update({ min_charge_money: 5, openChannel: true });
   const { client: admin } = await loggedInClient(server, { role: "admin" });
   const owner = await loggedInClient(server);
   const code = `IV${seed % 10_000}`.slice(0, 6).padEnd(6, "X");
@@ -746,13 +668,9 @@ test(`wallets equal their entries across rebates, withdrawals, settlements and r
     const { user, client } = await loggedInClient(server);
     // Three invited (one signed up 40 days ago: outside the 30-day window), one not invited.
     const invited = i < 3;
-    db.query("UPDATE users SET channel_code = ?, create_time = ? WHERE id = ?").run(
-      invited ? code : "",
-      Date.now() - (i === 2 ? 40 : 1) * DAY_MS,
-      user.id,
-    );
+    await db.run("UPDATE users SET channel_code = ?, create_time = ? WHERE id = ?", invited ? code : "", Date.now() - (i === 2 ? 40 : 1) * DAY_MS, user.id);
     customers.push({ id: user.id, client, invited });
-    giveWallet(server, user.id, rand.int(3000));
+    await giveWallet(server, user.id, rand.int(3000));
   }
   const trades: Trade[] = [];
   const seen = new Map<string, Set<number>>();
@@ -764,14 +682,14 @@ test(`wallets equal their entries across rebates, withdrawals, settlements and r
       ok: true,
     });
   };
-  const openWithdrawals = () =>
-    db.query<{ id: string }, []>("SELECT id FROM withdrawals WHERE status = 'request'").all();
+  const openWithdrawals = async () =>
+    await db.all<{ id: string }>("SELECT id FROM withdrawals WHERE status = 'request'");
 
   for (let step = 0; step < 250; step++) {
     const customer = rand.pick(customers);
     const roll = rand.int(100);
     if (roll < 25) {
-      const order = await createOrder(customer.client, rand.pick(combos)._id);
+      const order = await createOrder(customer.client, (await rand.pick(combos))._id);
       if (rand.next() < 0.4)
         expectCode(
           "wallet_check",
@@ -796,7 +714,7 @@ test(`wallets equal their entries across rebates, withdrawals, settlements and r
       );
       for (const answer of answers) expect(answer.status).toBe(303);
     } else if (roll < 58) {
-      const orderId = orderIds(server, customer.id).at(-1);
+      const orderId = (await orderIds(server, customer.id)).at(-1);
       if (orderId)
         expectCode(
           "cancel_order",
@@ -811,51 +729,42 @@ test(`wallets equal their entries across rebates, withdrawals, settlements and r
       );
       for (const answer of answers) expectCode("make_charge", answer.code, [0, 1012]);
       expect(answers.filter((answer) => answer.code === 0).length).toBeLessThanOrEqual(1);
-    } else if (roll < 86 && openWithdrawals().length) {
-      const [open] = openWithdrawals();
+    } else if (roll < 86 && (await openWithdrawals()).length) {
+      const [open] = await openWithdrawals();
       const answer =
         rand.next() < 0.6
           ? await admin.call("/api/admin/charge/checkout_charge", { charge_id: open?.id, txid: "" })
           : await admin.call("/api/admin/charge/refuse_charge", { charge_id: open?.id, reason: "地址有误" });
       expectCode("settle/refuse", answer.code, [0]);
     } else {
-      giveWallet(server, customer.id, 1 + rand.int(2000));
+      await giveWallet(server, customer.id, 1 + rand.int(2000));
     }
   }
   const summary = [...seen].map(([action, c]) => `${action} ${[...c].sort().join("/")}`).join(", ");
 
-  const sumOf = (sql: string, ...params: (string | number)[]) =>
-    db.query<{ n: number }, (string | number)[]>(sql).get(...params)?.n ?? 0;
+  const sumOf = async (sql: string, ...params: (string | number)[]) =>
+    (await db.get<{ n: number }>(sql, ...params))?.n ?? 0;
   for (const id of [owner.user.id, ...customers.map((c) => c.id)]) {
-    const wallet = sumOf("SELECT wallet_fen AS n FROM users WHERE id = ?", id);
+    const wallet = await sumOf("SELECT wallet_fen AS n FROM users WHERE id = ?", id);
     expect({ user: id, wallet }).toEqual({
       user: id,
-      wallet: sumOf("SELECT COALESCE(SUM(change_fen), 0) AS n FROM wallet_entries WHERE user_id = ?", id),
+      wallet: await sumOf("SELECT COALESCE(SUM(change_fen), 0) AS n FROM wallet_entries WHERE user_id = ?", id),
     });
   }
   // Every paid order of a customer invited within the window earned exactly one rebate, to the fen.
-  const paid = db
-    .query<
-      {
+  const paid = (await db.all<{
         id: string;
         user_id: string;
         order_money_fen: number;
         coupon_discount_fen: number;
         reward_fen: number;
-      },
-      []
-    >(
-      "SELECT id, user_id, order_money_fen, coupon_discount_fen, reward_fen FROM orders WHERE status = 'paied'",
-    )
-    .all()
+      }>("SELECT id, user_id, order_money_fen, coupon_discount_fen, reward_fen FROM orders WHERE status = 'paied'"))
     .filter((order) => customers.some((c) => c.id === order.user_id));
   for (const order of paid) {
     const inWindow = customers.findIndex((c) => c.id === order.user_id) < 2;
     const spent = order.order_money_fen - order.coupon_discount_fen;
     const expected = inWindow ? Math.round((spent * Math.round(rate * 10_000)) / 10_000) : 0;
-    const rewards = db
-      .query<{ reward_fen: number }, [string]>("SELECT reward_fen FROM channel_rewards WHERE order_id = ?")
-      .all(order.id);
+    const rewards = await db.all<{ reward_fen: number }>("SELECT reward_fen FROM channel_rewards WHERE order_id = ?", order.id);
     expect({ order: order.id, rewards: rewards.map((r) => r.reward_fen), shown: order.reward_fen }).toEqual({
       order: order.id,
       rewards: expected > 0 ? [expected] : [],
@@ -864,37 +773,37 @@ test(`wallets equal their entries across rebates, withdrawals, settlements and r
   }
   const ownerId = owner.user.id;
   expect(
-    sumOf(
+    await sumOf(
       "SELECT COALESCE(SUM(change_fen), 0) AS n FROM wallet_entries WHERE user_id = ? AND type = 'reward'",
       ownerId,
     ),
   ).toBe(
-    sumOf("SELECT COALESCE(SUM(reward_fen), 0) AS n FROM channel_rewards WHERE channel_user_id = ?", ownerId),
+    await sumOf("SELECT COALESCE(SUM(reward_fen), 0) AS n FROM channel_rewards WHERE channel_user_id = ?", ownerId),
   );
   expect(
-    sumOf(
+    await sumOf(
       "SELECT COALESCE(SUM(-change_fen), 0) AS n FROM wallet_entries WHERE user_id = ? AND type = 'withdraw'",
       ownerId,
     ),
-  ).toBe(sumOf("SELECT COALESCE(SUM(money_fen), 0) AS n FROM withdrawals WHERE user_id = ?", ownerId));
+  ).toBe(await sumOf("SELECT COALESCE(SUM(money_fen), 0) AS n FROM withdrawals WHERE user_id = ?", ownerId));
   expect(
-    sumOf(
+    await sumOf(
       "SELECT COALESCE(SUM(change_fen), 0) AS n FROM wallet_entries WHERE user_id = ? AND type = 'withdraw_refund'",
       ownerId,
     ),
   ).toBe(
-    sumOf(
+    await sumOf(
       "SELECT COALESCE(SUM(money_fen), 0) AS n FROM withdrawals WHERE user_id = ? AND status = 'refused'",
       ownerId,
     ),
   );
-  expect(openWithdrawals().length).toBeLessThanOrEqual(1);
+  expect((await openWithdrawals()).length).toBeLessThanOrEqual(1);
   // The run did what it set out to do.
   expect(paid.length, summary).toBeGreaterThan(0);
   expect(seen.get("make_charge")?.has(0), summary).toBe(true);
   expect(seen.get("settle/refuse")?.has(0), summary).toBe(true);
   expect(
-    sumOf("SELECT COUNT(*) AS n FROM channel_rewards WHERE channel_user_id = ?", ownerId),
+    await sumOf("SELECT COUNT(*) AS n FROM channel_rewards WHERE channel_user_id = ?", ownerId),
     summary,
   ).toBeGreaterThan(0);
 }, 120_000);
@@ -908,7 +817,7 @@ test(`balances equal their ledgers across admin adjustments and agency allocatio
   const rand = prng(seed ^ 0x5eed_16);
   const ctx = server.context;
   const db = ctx.db;
-  const agentId = makeChargingNode(server, ctx.settings.get("timezone"));
+  const agentId = await makeChargingNode(server, await ctx.settings.get("timezone"));
   const { client: admin } = await loggedInClient(server, { role: "admin" });
   const owner = await loggedInClient(server);
   const customers = [await loggedInClient(server), await loggedInClient(server)];
@@ -925,7 +834,7 @@ test(`balances equal their ledgers across admin adjustments and agency allocatio
     });
   const everyone = [owner, ...customers, ...others];
   // Allocations share the transfer minimum (issue 26, C8): below it they are refused and move nothing.
-  ctx.settings.update({ minPushNum: 2 });
+  await ctx.settings.update({ minPushNum: 2 });
   // The agency buys its stock by hand (an adjustment is also how an operator sells to an agency).
   await call(admin, "/api/admin/users/update_user", {
     _id: owner.user.id,
@@ -973,74 +882,68 @@ test(`balances equal their ledgers across admin adjustments and agency allocatio
       const usage: Record<number, [number, number]> = {};
       for (const charged of everyone.slice(rand.int(everyone.length)).slice(0, 3))
         usage[charged.user.node_uid] = [rand.int(GB / 4), rand.int(4 * GB)];
-      chargeNode(server, agentId, usage, Date.now());
+      await chargeNode(server, agentId, usage, Date.now());
     }
   }
   const summary = [...seen].map(([action, c]) => `${action} ${[...c].sort().join("/")}`).join(", ");
 
-  const sumOf = (sql: string, ...params: (string | number)[]) =>
-    db.query<{ n: number }, (string | number)[]>(sql).get(...params)?.n ?? 0;
+  const sumOf = async (sql: string, ...params: (string | number)[]) =>
+    (await db.get<{ n: number }>(sql, ...params))?.n ?? 0;
   for (const { user } of everyone) {
     const id = user.id;
-    const row = db
-      .query<{ traffic: number; vip_expire_time: number; wallet_fen: number }, [string]>(
-        "SELECT traffic, vip_expire_time, wallet_fen FROM users JOIN balances ON user_id = id WHERE id = ?",
-      )
-      .get(id);
+    const row = await db.get<{ traffic: number; vip_expire_time: number; wallet_fen: number }>("SELECT traffic, vip_expire_time, wallet_fen FROM users JOIN balances ON user_id = id WHERE id = ?", id);
     expect({ user: id, traffic: row?.traffic, vip: row?.vip_expire_time, wallet: row?.wallet_fen }).toEqual({
       user: id,
-      traffic: sumOf(
+      traffic: await sumOf(
         "SELECT COALESCE(SUM(traffic_change), 0) AS n FROM traffic_records WHERE user_id = ?",
         id,
       ),
-      vip: sumOf("SELECT COALESCE(SUM(vip_change), 0) AS n FROM traffic_records WHERE user_id = ?", id),
-      wallet: sumOf("SELECT COALESCE(SUM(change_fen), 0) AS n FROM wallet_entries WHERE user_id = ?", id),
+      vip: await sumOf("SELECT COALESCE(SUM(vip_change), 0) AS n FROM traffic_records WHERE user_id = ?", id),
+      wallet: await sumOf("SELECT COALESCE(SUM(change_fen), 0) AS n FROM wallet_entries WHERE user_id = ?", id),
     });
     // Each admin adjustment's audit row says exactly what its ledger rows did.
     expect({
       user: id,
-      traffic: sumOf(
+      traffic: await sumOf(
         "SELECT COALESCE(SUM(traffic_change), 0) AS n FROM traffic_records WHERE user_id = ? AND type = 'admin_adjust'",
         id,
       ),
-      vip: sumOf(
+      vip: await sumOf(
         "SELECT COALESCE(SUM(vip_change), 0) AS n FROM traffic_records WHERE user_id = ? AND type = 'admin_adjust'",
         id,
       ),
-      wallet: sumOf(
+      wallet: await sumOf(
         "SELECT COALESCE(SUM(change_fen), 0) AS n FROM wallet_entries WHERE user_id = ? AND type = 'adjust'",
         id,
       ),
     }).toEqual({
       user: id,
-      traffic: sumOf(
+      traffic: await sumOf(
         "SELECT COALESCE(SUM(traffic_change), 0) AS n FROM admin_adjustments WHERE user_id = ?",
         id,
       ),
-      vip: sumOf("SELECT COALESCE(SUM(vip_change), 0) AS n FROM admin_adjustments WHERE user_id = ?", id),
-      wallet: sumOf(
+      vip: await sumOf("SELECT COALESCE(SUM(vip_change), 0) AS n FROM admin_adjustments WHERE user_id = ?", id),
+      wallet: await sumOf(
         "SELECT COALESCE(SUM(wallet_change_fen), 0) AS n FROM admin_adjustments WHERE user_id = ?",
         id,
       ),
     });
   }
   // What the agency spent is what its customers were allocated, and nobody else got any.
-  const spent = sumOf(
+  const spent = await sumOf(
     "SELECT COALESCE(SUM(-traffic_change), 0) AS n FROM traffic_records WHERE type = 'agency_spend' AND user_id = ?",
     owner.user.id,
   );
-  const allocated = sumOf(
+  const allocated = await sumOf(
     "SELECT COALESCE(SUM(traffic_change), 0) AS n FROM traffic_records WHERE type = 'agency_allocate'",
   );
-  const toCustomers = customers.reduce(
-    (sum, c) =>
-      sum +
-      sumOf(
-        "SELECT COALESCE(SUM(traffic_change), 0) AS n FROM traffic_records WHERE type = 'agency_allocate' AND user_id = ?",
-        c.user.id,
-      ),
-    0,
-  );
+  let toCustomers = 0;
+  for (const c of customers) {
+    toCustomers += await sumOf(
+      "SELECT COALESCE(SUM(traffic_change), 0) AS n FROM traffic_records WHERE type = 'agency_allocate' AND user_id = ?",
+      c.user.id,
+    );
+  }
   expect({ spent, allocated }).toEqual({ spent: toCustomers, allocated: toCustomers });
   expect(seen.get("update_user")?.has(0), summary).toBe(true);
   expect(seen.get("allocate")?.has(0), summary).toBe(true);

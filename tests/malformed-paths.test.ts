@@ -23,12 +23,8 @@ afterAll(async () => {
   await server?.close();
 });
 
-function errorRows() {
-  return server.context.db
-    .query<{ name: string; msg: string; repeat_count: number }, []>(
-      "SELECT name, msg, repeat_count FROM error_logs ORDER BY id",
-    )
-    .all();
+async function errorRows() {
+  return await server.context.db.all<{ name: string; msg: string; repeat_count: number }>("SELECT name, msg, repeat_count FROM error_logs ORDER BY id");
 }
 
 /** Escapes no UTF-8 decoder accepts: invalid bytes, cut and non-hex escapes, overlong forms, a surrogate. */
@@ -111,7 +107,7 @@ describe("a path that does not decode (C7)", () => {
       });
       expect({ path, status: response.status }).toEqual({ path, status: 404 });
     }
-    expect(errorRows()).toEqual([]);
+    expect(await errorRows()).toEqual([]);
   });
 
   test("every route the server registers, each escape in each position, GET and POST: no 500, no error row", async () => {
@@ -142,7 +138,7 @@ describe("a path that does not decode (C7)", () => {
       stderr.mockRestore();
     }
     expect(wrong).toEqual([]);
-    expect(errorRows()).toEqual([]);
+    expect(await errorRows()).toEqual([]);
     expect(printed).toEqual([]);
   }, 120_000);
 });
@@ -150,7 +146,7 @@ describe("a path that does not decode (C7)", () => {
 describe("the error-log budget is kept per source (C7)", () => {
   test("a route failing on 400 made-up paths is one source: another route's error is still logged", async () => {
     const db = server.context.db;
-    db.exec("ALTER TABLE payments RENAME TO payments_away");
+    await db.exec("ALTER TABLE payments RENAME TO payments_away");
     try {
       await inBatches(
         Array.from({ length: 400 }, (_, i) => i),
@@ -162,43 +158,43 @@ describe("the error-log budget is kept per source (C7)", () => {
         },
       );
     } finally {
-      db.exec("ALTER TABLE payments_away RENAME TO payments");
+      await db.exec("ALTER TABLE payments_away RENAME TO payments");
     }
-    db.exec("ALTER TABLE notice_clicks RENAME TO notice_clicks_away");
+    await db.exec("ALTER TABLE notice_clicks RENAME TO notice_clicks_away");
     try {
       expect((await admin.call("/api/user_notive/list")).code).toBe(999);
     } finally {
-      db.exec("ALTER TABLE notice_clicks_away RENAME TO notice_clicks");
+      await db.exec("ALTER TABLE notice_clicks_away RENAME TO notice_clicks");
     }
-    expect(errorRows().at(-1)).toEqual({
+    expect((await errorRows()).at(-1)).toEqual({
       name: "/api/user_notive/list",
       msg: expect.stringContaining("notice_clicks"),
       repeat_count: 1,
     });
     // The 400 failures are one row that counts them, under the route's name.
-    const sandbox = errorRows().filter((row) => row.name.includes("/pay/sandbox/"));
+    const sandbox = (await errorRows()).filter((row) => row.name.includes("/pay/sandbox/"));
     expect(sandbox).toEqual([
       { name: "GET /pay/sandbox/:tradeNo", msg: expect.stringContaining("payments"), repeat_count: 400 },
     ]);
-    db.exec("DELETE FROM error_logs");
+    await db.exec("DELETE FROM error_logs");
   });
 
-  test("a source that used up its budget with ever-new messages leaves another source's errors logged", () => {
+  test("a source that used up its budget with ever-new messages leaves another source's errors logged", async () => {
     const db = server.context.db;
     // A window of its own (times given explicitly), so no other row counts towards its caps.
     const window = (Math.floor(Date.now() / LOG_WINDOW_MS) + 3) * LOG_WINDOW_MS;
     for (let i = 0; i < 1000; i += 1)
-      recordError(db, "usdt watcher", new Error(`HTTP 502 #${i}`), window + i);
-    const noisy = errorRows().filter((row) => row.name === "usdt watcher");
+      await recordError(db, "usdt watcher", new Error(`HTTP 502 #${i}`), window + i);
+    const noisy = (await errorRows()).filter((row) => row.name === "usdt watcher");
     expect(noisy.length).toBe(PER_SOURCE_PER_WINDOW + 1);
     expect(noisy.at(-1)?.msg).toContain("本小时错误过多");
 
-    recordError(db, "telegram sender", new Error("bot token refused"), window + 2000);
-    expect(errorRows().at(-1)).toEqual({
+    await recordError(db, "telegram sender", new Error("bot token refused"), window + 2000);
+    expect((await errorRows()).at(-1)).toEqual({
       name: "telegram sender",
       msg: "bot token refused",
       repeat_count: 1,
     });
-    db.exec("DELETE FROM error_logs");
+    await db.exec("DELETE FROM error_logs");
   });
 });

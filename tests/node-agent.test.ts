@@ -76,8 +76,8 @@ let slowUrl = "";
 
 // ---- the panel ----------------------------------------------------------------------------
 
-function startPanel(): TestServer {
-  const running = startServer({
+async function startPanel(): Promise<TestServer> {
+  const running = await startServer({
     dataDir: panelDir,
     host: "127.0.0.1",
     port: panelPort,
@@ -104,36 +104,32 @@ async function ok<T>(client: ApiClient, path: string, payload: unknown = {}): Pr
   return answer.data;
 }
 
-function giveTraffic(userId: string, bytes: number) {
+async function giveTraffic(userId: string, bytes: number) {
   const ctx = (server as TestServer).context;
-  tx(ctx.db, () =>
-    changeTraffic(ctx.db, {
+  await tx(ctx.db, async () =>
+    await changeTraffic(ctx.db, {
       userId,
       type: "buy",
       desc: "测试流量",
       traffic: bytes,
       now: Date.now(),
-      timeZone: ctx.settings.get("timezone"),
+      timeZone: await ctx.settings.get("timezone"),
     }),
   );
 }
 
-const trafficOf = (userId: string) =>
-  (db().query("SELECT traffic FROM balances WHERE user_id = ?").get(userId) as { traffic: number }).traffic;
+const trafficOf = async (userId: string) =>
+  (await db().get("SELECT traffic FROM balances WHERE user_id = ?", userId) as { traffic: number }).traffic;
 
 /** What the panel recorded for a user over all days: raw bytes and the charge by source. */
-function usageOf(userId: string) {
-  return db()
-    .query<{ upload: number; download: number; charged: number; rows: number }, [string]>(
-      `SELECT COALESCE(SUM(upload), 0) AS upload, COALESCE(SUM(download), 0) AS download,
+async function usageOf(userId: string) {
+  return await db().get<{ upload: number; download: number; charged: number; rows: number }>(`SELECT COALESCE(SUM(upload), 0) AS upload, COALESCE(SUM(download), 0) AS download,
          COALESCE(SUM(quota + permanent + overdraft), 0) AS charged, COUNT(*) AS rows
-       FROM usage_days WHERE user_id = ?`,
-    )
-    .get(userId) as { upload: number; download: number; charged: number; rows: number };
+       FROM usage_days WHERE user_id = ?`, userId) as { upload: number; download: number; charged: number; rows: number };
 }
 
-const heatOf = (lineId: string) =>
-  (db().query("SELECT hot FROM agent_lines WHERE id = ?").get(lineId) as { hot: number }).hot;
+const heatOf = async (lineId: string) =>
+  (await db().get("SELECT hot FROM agent_lines WHERE id = ?", lineId) as { hot: number }).hot;
 
 // ---- the agent ----------------------------------------------------------------------------
 
@@ -304,7 +300,7 @@ beforeAll(async () => {
   fileUrl = `http://127.0.0.1:${files.port}/file.bin`;
   slowUrl = `http://127.0.0.1:${files.port}/slow.bin`;
 
-  const panel = startPanel();
+  const panel = await startPanel();
   admin = (await loggedInClient(panel, { role: "admin" })).client;
   alice = await loggedInClient(panel);
   bob = await loggedInClient(panel);
@@ -314,9 +310,9 @@ beforeAll(async () => {
     traffic_spend_scale: SCALES.download,
     upload_traffic_spend_scale: SCALES.upload,
   });
-  giveTraffic(alice.user.id, 10 * GB);
-  giveTraffic(bob.user.id, 3 * MB);
-  db().query("UPDATE users SET scale = ? WHERE id = ?").run(SCALES.user, alice.user.id);
+  await giveTraffic(alice.user.id, 10 * GB);
+  await giveTraffic(bob.user.id, 3 * MB);
+  await db().run("UPDATE users SET scale = ? WHERE id = ?", SCALES.user, alice.user.id);
 
   const made = await ok<Agent>(admin, "/api/admin/agents/update", {
     name: "本机节点",
@@ -343,7 +339,7 @@ beforeAll(async () => {
     scale: SCALES.wsLine,
   });
   lineIds = { tcp: tcp._id, ws: ws._id };
-  node = findAgentRow(panel.context, made._id) as AgentRow;
+  node = await findAgentRow(panel.context, made._id) as AgentRow;
 
   startAgent();
   await until(
@@ -375,7 +371,7 @@ describe.skipIf(SKIP)("ferry node run with Debian's v2ray", () => {
   let aliceKey = "";
 
   test("the agent reports in: version, normal status, its users", async () => {
-    const row = findAgentRow((server as TestServer).context, node.id) as AgentRow;
+    const row = await findAgentRow((server as TestServer).context, node.id) as AgentRow;
     expect(row.agent_version).toBe(pkg.version);
     const status = (await agentStatus()) as AgentStatus;
     expect(status).toMatchObject({ version: pkg.version, users: 2, core: "running", pendingReports: 0 });
@@ -384,7 +380,7 @@ describe.skipIf(SKIP)("ferry node run with Debian's v2ray", () => {
   test("5 MB through each line lowers the traffic by the scaled amount within two push intervals", async () => {
     aliceKey = alice.user.userkey;
     aliceClient = await clientFor("alice", alice.user, aliceKey);
-    const before = { traffic: trafficOf(alice.user.id), tcp: heatOf(lineIds.tcp), ws: heatOf(lineIds.ws) };
+    const before = { traffic: await trafficOf(alice.user.id), tcp: await heatOf(lineIds.tcp), ws: await heatOf(lineIds.ws) };
 
     const outcomes = await Promise.all([
       fetchThrough(aliceClient.ports["本机 TCP"] as number, fileUrl, DELIVER_TIMEOUT_MS),
@@ -396,12 +392,12 @@ describe.skipIf(SKIP)("ferry node run with Debian's v2ray", () => {
     const charged = await until(
       "the charge reaches the panel",
       2 * INTERVAL_S * 1000 + SLACK_MS,
-      () => before.traffic - trafficOf(alice.user.id),
+      async () => before.traffic - await trafficOf(alice.user.id),
       (value) => value >= expected * 0.99,
     );
     expectWithinOnePercent(charged, expected);
 
-    const usage = usageOf(alice.user.id);
+    const usage = await usageOf(alice.user.id);
     expect(usage.rows).toBeGreaterThan(0);
     expect(usage.download).toBeGreaterThanOrEqual(2 * FILE.length);
     expect(usage.download).toBeLessThan(2 * (FILE.length + HEADER_ALLOWANCE));
@@ -410,18 +406,14 @@ describe.skipIf(SKIP)("ferry node run with Debian's v2ray", () => {
     expect(usage.charged).toBe(charged);
 
     // One spend record per business day (two if the test ran across the day's start).
-    const spend = db()
-      .query<{ records: number; change: number }, [string]>(
-        "SELECT COUNT(*) AS records, SUM(traffic_change) AS change FROM traffic_records WHERE user_id = ? AND type = 'spend'",
-      )
-      .get(alice.user.id);
+    const spend = await db().get<{ records: number; change: number }>("SELECT COUNT(*) AS records, SUM(traffic_change) AS change FROM traffic_records WHERE user_id = ? AND type = 'spend'", alice.user.id);
     expect(spend?.records).toBeGreaterThan(0);
     expect(spend?.change).toBe(-charged);
 
     // Heat is raw bytes, each on the line it went through.
-    expect(heatOf(lineIds.tcp) - before.tcp).toBeGreaterThanOrEqual(FILE.length);
-    expect(heatOf(lineIds.tcp) - before.tcp).toBeLessThan(FILE.length + 2 * HEADER_ALLOWANCE);
-    expect(heatOf(lineIds.ws) - before.ws).toBeGreaterThanOrEqual(FILE.length);
+    expect(await heatOf(lineIds.tcp) - before.tcp).toBeGreaterThanOrEqual(FILE.length);
+    expect(await heatOf(lineIds.tcp) - before.tcp).toBeLessThan(FILE.length + 2 * HEADER_ALLOWANCE);
+    expect(await heatOf(lineIds.ws) - before.ws).toBeGreaterThanOrEqual(FILE.length);
   }, 60_000);
 
   test("a customer with no traffic left is dropped at the next sync; others keep going, the core keeps running", async () => {
@@ -434,7 +426,7 @@ describe.skipIf(SKIP)("ferry node run with Debian's v2ray", () => {
     await until(
       "bob's traffic is used up",
       2 * INTERVAL_S * 1000 + SLACK_MS,
-      () => trafficOf(bob.user.id),
+      async () => await trafficOf(bob.user.id),
       (left) => left === 0,
     );
     await until(
@@ -479,13 +471,13 @@ describe.skipIf(SKIP)("ferry node run with Debian's v2ray", () => {
    * nothing pending at the agent, and no change over a whole push interval (the last counters read).
    */
   async function settled(minimumDownload: number) {
-    const totals = () => ({ ...usageOf(alice.user.id), traffic: trafficOf(alice.user.id) });
+    const totals = async () => ({ ...await usageOf(alice.user.id), traffic: await trafficOf(alice.user.id) });
     let last = { at: Date.now(), value: "" };
     return until(
       "the traffic so far is charged",
       4 * INTERVAL_S * 1000 + SLACK_MS,
       async () => {
-        const value = { ...totals(), pending: (await agentStatus())?.pendingReports };
+        const value = { ...await totals(), pending: (await agentStatus())?.pendingReports };
         const key = JSON.stringify(value);
         if (key !== last.value) last = { at: Date.now(), value: key };
         return { ...value, quietMs: Date.now() - last.at };
@@ -497,7 +489,7 @@ describe.skipIf(SKIP)("ferry node run with Debian's v2ray", () => {
 
   test("the panel stopped during a download and started again: nothing lost, nothing counted twice", async () => {
     const before = await settled(0);
-    const reportsBefore = db().query("SELECT COUNT(*) AS n FROM node_reports").get() as { n: number };
+    const reportsBefore = await db().get("SELECT COUNT(*) AS n FROM node_reports") as { n: number };
 
     const download = fetchThrough(aliceClient.ports["本机 TCP"] as number, slowUrl, DELIVER_TIMEOUT_MS);
     await Bun.sleep(500);
@@ -509,7 +501,7 @@ describe.skipIf(SKIP)("ferry node run with Debian's v2ray", () => {
       agentStatus,
       (status) => (status?.pendingReports ?? 0) > 0,
     );
-    startPanel();
+    await startPanel();
 
     const after = await settled(before.download + FILE.length);
     const moved = after.download - before.download;
@@ -518,7 +510,7 @@ describe.skipIf(SKIP)("ferry node run with Debian's v2ray", () => {
     expectWithinOnePercent(before.traffic - after.traffic, charge(FILE.length, SCALES.tcpLine));
     expect(after.charged - before.charged).toBe(before.traffic - after.traffic);
     // The reports are on the panel, each id once (a resend is answered as a duplicate, not applied).
-    const reportsAfter = db().query("SELECT COUNT(*) AS n FROM node_reports").get() as { n: number };
+    const reportsAfter = await db().get("SELECT COUNT(*) AS n FROM node_reports") as { n: number };
     expect(reportsAfter.n).toBeGreaterThan(reportsBefore.n);
   }, 90_000);
 
@@ -556,14 +548,10 @@ describe.skipIf(SKIP)("ferry node run with Debian's v2ray", () => {
       intact(await fetchThrough(aliceClient.ports["本机 TCP"] as number, fileUrl, DELIVER_TIMEOUT_MS)),
     ).toBe(true);
 
-    startPanel();
+    await startPanel();
     const after = await settled(before.download + 2 * FILE.length);
     const ids = waiting.map((report) => report.id);
-    const applied = db()
-      .query<{ report_id: string }, [string]>(
-        "SELECT report_id FROM node_reports WHERE report_id IN (SELECT value FROM json_each(?))",
-      )
-      .all(JSON.stringify(ids))
+    const applied = (await db().all<{ report_id: string }>("SELECT report_id FROM node_reports WHERE report_id IN (SELECT value FROM json_each(?))", JSON.stringify(ids)))
       .map((row) => row.report_id);
     expect(applied.sort()).toEqual([...ids].sort());
     expect(spooled()).toEqual([]);

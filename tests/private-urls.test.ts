@@ -54,10 +54,8 @@ const byName = (url: string) => {
 
 const setConfig = (patch: Partial<Settings>) => admin.call("/api/admin/config/set_config", patch);
 
-function errorRows(name: string) {
-  return server.context.db
-    .query<{ msg: string }, [string]>("SELECT msg FROM error_logs WHERE name = ? ORDER BY id")
-    .all(name)
+async function errorRows(name: string) {
+  return (await server.context.db.all<{ msg: string }>("SELECT msg FROM error_logs WHERE name = ? ORDER BY id", name))
     .map((row) => row.msg);
 }
 
@@ -91,7 +89,7 @@ describe("saving (C11)", () => {
   const URL_SETTINGS = ["epay_url", "notify_url", "return_url", "trongrid_url", "telegram_api_base"] as const;
 
   test("every URL setting the server calls or hands to a gateway refuses local targets in any spelling (1000)", async () => {
-    const before = server.context.settings.all();
+    const before = await server.context.settings.all();
     const answers: string[] = [];
     for (const key of URL_SETTINGS) {
       for (const [host, kind] of LOCAL_TARGETS) {
@@ -104,7 +102,7 @@ describe("saving (C11)", () => {
     expect(answers[0]).toBe(
       "epay_url 127.0.0.1 → 1000 参数错误 epay_url: 不能指向本机地址（127.0.0.1）；内网网关须以 --allow-private-urls 启动服务",
     );
-    const after = server.context.settings.all();
+    const after = await server.context.settings.all();
     for (const key of URL_SETTINGS) expect(after[key]).toBe(before[key]);
   });
 
@@ -114,7 +112,7 @@ describe("saving (C11)", () => {
       expect({ host, code: answer.code, msg: answer.msg }).toMatchObject({ host, code: 1000 });
       expect(answer.msg).toContain(`smtp_host: 不能指向${kind}`);
     }
-    expect(server.context.settings.get("smtp_host")).toBe("");
+    expect(await server.context.settings.get("smtp_host")).toBe("");
   });
 
   test("public addresses and names are saved; a name is checked where it is used", async () => {
@@ -147,7 +145,7 @@ describe("connecting, after the name resolves (C11)", () => {
       epay_key: gateway.key,
     });
     expect(saved.code).toBe(0);
-    const combo = makeCombo(server, { name: "私网测试", price: 10, traffic: 1024 ** 3 });
+    const combo = await makeCombo(server, { name: "私网测试", price: 10, traffic: 1024 ** 3 });
     const buyer = (await loggedInClient(server)).client;
     const order = await buyer.ok<Order>("/api/shop/create_order", { combo_id: combo._id });
     const refused = await buyer.call<PayResult>("/api/shop/dobuy", {
@@ -160,14 +158,14 @@ describe("connecting, after the name resolves (C11)", () => {
     // address on some hosts); the log names both.
     const [first] = await Bun.dns.lookup(LOCAL_NAME);
     const kind = addressKind(first?.address ?? "") as Exclude<AddressKind, "public">;
-    expect(errorRows("pay epay 支付宝").at(-1)).toContain(
+    expect((await errorRows("pay epay 支付宝")).at(-1)).toContain(
       `拒绝连接 ${LOCAL_NAME}（${first?.address}，${ADDRESS_KIND_TEXT[kind]}）`,
     );
 
     // The same server started with the flag would call it: the refusal is the rule, not the network.
     server.context.allowPrivateUrls = true;
     try {
-      server.context.settings.update({ epay_url: gateway.url });
+      await server.context.settings.update({ epay_url: gateway.url });
       const paid = await buyer.call<PayResult>("/api/shop/dobuy", {
         order_id: order._id,
         pay_mode: "alipay",
@@ -184,8 +182,8 @@ describe("connecting, after the name resolves (C11)", () => {
       (await setConfig({ usdtpay: TRON_ADDRESS, trongrid_url: byName(grid.url), usdtCheckInterval: 3600 }))
         .code,
     ).toBe(0);
-    server.context.settings.update({ trongrid_api_key: "key-that-must-stay" });
-    const combo = makeCombo(server, { name: "私网USDT", price: 12, traffic: 1024 ** 3 });
+    await server.context.settings.update({ trongrid_api_key: "key-that-must-stay" });
+    const combo = await makeCombo(server, { name: "私网USDT", price: 12, traffic: 1024 ** 3 });
     const buyer = (await loggedInClient(server)).client;
     const order = await buyer.ok<Order>("/api/shop/create_order", { combo_id: combo._id });
     await buyer.ok<PayResult>("/api/shop/dobuy", { order_id: order._id, pay_mode: "usdt" });
@@ -194,15 +192,13 @@ describe("connecting, after the name resolves (C11)", () => {
   });
 
   test("Telegram: the bot does not call a Bot API named by it; the message waits with the reason", async () => {
-    server.context.db.exec("DELETE FROM telegram_outbox");
+    await server.context.db.exec("DELETE FROM telegram_outbox");
     expect(
       (await setConfig({ telegram_api_base: byName(telegram.url), telegram_bot_token: FAKE_BOT_TOKEN })).code,
     ).toBe(0);
-    queueChatMessage(server.context, 4242, "你好");
-    const lastError = await until("the outbox row's error", () => {
-      const row = server.context.db
-        .query<{ last_error: string }, []>("SELECT last_error FROM telegram_outbox WHERE chat_id = 4242")
-        .get();
+    await queueChatMessage(server.context, 4242, "你好");
+    const lastError = await until("the outbox row's error", async () => {
+      const row = await server.context.db.get<{ last_error: string }>("SELECT last_error FROM telegram_outbox WHERE chat_id = 4242");
       return row?.last_error ? row.last_error : undefined;
     });
     expect(lastError).toContain(`拒绝连接 ${LOCAL_NAME}`);
@@ -219,7 +215,7 @@ describe("connecting, after the name resolves (C11)", () => {
       describUrl: `${server.url}/api/subscript/clash/${user.id}/${user.userkey}`,
     });
     expect(answer.code).toBe(999);
-    expect(errorRows("reset_password mail").at(-1)).toContain(`拒绝连接 ${LOCAL_NAME}`);
+    expect((await errorRows("reset_password mail")).at(-1)).toContain(`拒绝连接 ${LOCAL_NAME}`);
     expect(sink.mails).toEqual([]);
   });
 });

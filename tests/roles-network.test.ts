@@ -140,9 +140,7 @@ describe("allowed", () => {
 describe("node secrets stay on the server", () => {
   test("neither the admin list nor the customer node list carries a secret", async () => {
     const { agent } = await makeFixtures();
-    const row = server.context.db
-      .query<AgentRow, [string]>("SELECT * FROM agents WHERE id = ?")
-      .get(agent._id);
+    const row = await server.context.db.get<AgentRow>("SELECT * FROM agents WHERE id = ?", agent._id);
     if (!row) throw new Error("node not stored");
     const secrets = [
       row.api_token,
@@ -176,9 +174,9 @@ describe("node secrets stay on the server", () => {
 
   test("saving a node without a password keeps the stored one; secrets are never taken from input", async () => {
     const { agent } = await makeFixtures();
-    const read = () =>
-      server.context.db.query<AgentRow, [string]>("SELECT * FROM agents WHERE id = ?").get(agent._id);
-    const before = read();
+    const read = async () =>
+      await server.context.db.get<AgentRow>("SELECT * FROM agents WHERE id = ?", agent._id);
+    const before = await read();
     const saved = await ok<Agent>(admin, "/api/admin/agents/update", {
       ...NODE,
       _id: agent._id,
@@ -187,7 +185,7 @@ describe("node secrets stay on the server", () => {
       reality_private_key: "chosen-by-attacker",
     });
     expect(saved.name).toBe(NODE.name);
-    const after = read();
+    const after = await read();
     expect(after?.ssh_password).toBe(NODE.ssh_password);
     expect(after?.api_token).toBe(before?.api_token as string);
     expect(after?.reality_private_key).toBe(before?.reality_private_key as string);

@@ -78,7 +78,7 @@ let sink: MailSink;
 beforeAll(async () => {
   server = await startTestServer({ rateLimitScale: 1 });
   sink = await startMailSink();
-  server.context.settings.update(sinkSettings(sink));
+  await server.context.settings.update(sinkSettings(sink));
 });
 
 afterAll(async () => {
@@ -214,9 +214,7 @@ describe("finding 1: login limits count failures and never lock the owner's own 
     expect(attrs).toContain("httponly");
     expect(attrs).toContain(`max-age=${365 * 86_400}`);
     const token = client.cookies.get(`device_${user.id}`) ?? "";
-    const stored = server.context.db
-      .query<{ token_hash: string }, [string]>("SELECT token_hash FROM trusted_devices WHERE user_id = ?")
-      .all(user.id);
+    const stored = await server.context.db.all<{ token_hash: string }>("SELECT token_hash FROM trusted_devices WHERE user_id = ?", user.id);
     expect(stored.map((row) => row.token_hash)).toEqual([sha256Hex(token)]);
   });
 });
@@ -247,11 +245,9 @@ describe("finding 2: ?token= takes only a one-time login link the server minted"
 
   test("a minted login token logs in once with a fresh session; used, expired or other values do not", async () => {
     const user = await account("link-login-1");
-    const token = mintLoginLink(server.context, user.id);
+    const token = await mintLoginLink(server.context, user.id);
     expect(token).toMatch(/^[0-9a-f]{64}$/);
-    const stored = server.context.db
-      .query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM login_tokens WHERE token_hash = ?")
-      .get(sha256Hex(token));
+    const stored = await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM login_tokens WHERE token_hash = ?", sha256Hex(token));
     expect(stored?.n).toBe(1);
 
     const first = browser("127.0.6.4");
@@ -267,7 +263,7 @@ describe("finding 2: ?token= takes only a one-time login link the server minted"
     expect(setCookieNames(await second.get(`/?token=${token}`))).not.toContain("token");
     expect((await second.call("/api/user/userinfo")).code).toBe(1002);
 
-    const stale = mintLoginLink(server.context, user.id, Date.now() - LOGIN_LINK_MS - 1);
+    const stale = await mintLoginLink(server.context, user.id, Date.now() - LOGIN_LINK_MS - 1);
     const late = browser("127.0.6.6");
     expect(setCookieNames(await late.get(`/?token=${stale}`))).not.toContain("token");
   });
@@ -353,9 +349,7 @@ describe("finding 10: a reset takes effect only when the mailbox owner types the
 
     expect((await phone.call<UserInfo>("/api/user/userinfo")).data._id).toBe(owner.id);
     expect((await laptop.call("/api/user/userinfo")).code).toBe(1002);
-    const trustedLeft = server.context.db
-      .query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM trusted_devices WHERE user_id = ?")
-      .get(owner.id);
+    const trustedLeft = await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM trusted_devices WHERE user_id = ?", owner.id);
     expect(trustedLeft?.n).toBe(0);
     expect((await browser("127.0.5.7").login(owner.email, "forgotten-pass-1")).code).toBe(1000);
     expect((await browser("127.0.5.7").login(owner.email, "remembered-pass-2")).code).toBe(0);
@@ -376,20 +370,16 @@ describe("finding 10: a reset takes effect only when the mailbox owner types the
 
   test("without a site origin a reset is refused with advice to contact the admin, who sees why; sign-up sends no mail", async () => {
     const owner = await account("no-origin-pass-1");
-    server.context.settings.update({ site_url: "", preferDomain: "" });
+    await server.context.settings.update({ site_url: "", preferDomain: "" });
     try {
       const answer = await requestReset(browser("127.0.5.12"), owner, "no-origin-pass-2", {
         host: "evil.example",
       });
       expect(answer.code).toBe(1000);
       expect(answer.msg).toContain("联系管理员");
-      const logged = server.context.db
-        .query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM error_logs WHERE name = ?")
-        .get(NO_ORIGIN_LOG);
+      const logged = await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM error_logs WHERE name = ?", NO_ORIGIN_LOG);
       expect(logged?.n).toBeGreaterThan(0);
-      const links = server.context.db
-        .query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM email_tokens WHERE user_id = ?")
-        .get(owner.id);
+      const links = await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM email_tokens WHERE user_id = ?", owner.id);
       expect(links?.n).toBe(0);
 
       const email = uniqueEmail("origin-less");
@@ -400,7 +390,7 @@ describe("finding 10: a reset takes effect only when the mailbox owner types the
       expect(signup.code).toBe(0);
       expect(sink.mails.some((mail) => mail.to.includes(email))).toBe(false);
     } finally {
-      server.context.settings.update({ site_url: server.url });
+      await server.context.settings.update({ site_url: server.url });
     }
   });
 
@@ -418,7 +408,7 @@ describe("finding 10: a reset takes effect only when the mailbox owner types the
 describe("finding 11: admin_id / yunying_list name an e-mail only once it is confirmed", () => {
   test("an unregistered address listed in admin_id gives nothing to whoever signs up with it, until the mailbox confirms", async () => {
     const email = uniqueEmail("future-admin");
-    server.context.settings.update({ admin_id: [email.toUpperCase()], yunying_list: [email] });
+    await server.context.settings.update({ admin_id: [email.toUpperCase()], yunying_list: [email] });
     try {
       const squatter = browser("127.0.7.1");
       const signup = await squatter.call<UserInfo>("/api/user/signup", {
@@ -440,7 +430,7 @@ describe("finding 11: admin_id / yunying_list name an e-mail only once it is con
       expect((await squatter.call<UserInfo>("/api/user/userinfo")).data.type).toBe("admin");
       expect((await squatter.call("/api/admin/config/get")).code).toBe(0);
     } finally {
-      server.context.settings.update({ admin_id: [], yunying_list: [] });
+      await server.context.settings.update({ admin_id: [], yunying_list: [] });
     }
   });
 });

@@ -18,33 +18,31 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
 });
-afterEach(() => {
+afterEach(async () => {
   // Tests that change who is trusted or the site's origin put them back.
   server.context.trustedProxies = parseTrustedProxies("");
-  server.context.settings.update({ site_url: server.url });
+  await server.context.settings.update({ site_url: server.url });
 });
 
 const envelope = (payload: unknown = {}) => JSON.stringify({ data: toBase64Json(payload) });
 
-function userkeyOf(userId: string): string {
+async function userkeyOf(userId: string): Promise<string> {
   return (
-    server.context.db
-      .query<{ userkey: string }, [string]>("SELECT userkey FROM users WHERE id = ?")
-      .get(userId)?.userkey ?? ""
+    (await server.context.db.get<{ userkey: string }>("SELECT userkey FROM users WHERE id = ?", userId))?.userkey ?? ""
   );
 }
 
 /** Posts `reset_userkey` as a logged-in customer with the given headers; the answer and whether the key changed. */
 async function resetUserkeyWith(headers: Record<string, string>, body: BodyInit = envelope()) {
   const { client, user } = await loggedInClient(server);
-  const before = userkeyOf(user.id);
+  const before = await userkeyOf(user.id);
   const response = await fetch(`${server.url}/api/user/reset_userkey`, {
     method: "POST",
     body,
     headers: { cookie: client.cookieHeader(), ...headers },
   });
   const answer = await decodeAnswer(response);
-  return { answer, changed: userkeyOf(user.id) !== before };
+  return { answer, changed: await userkeyOf(user.id) !== before };
 }
 
 describe("cross-site calls (finding 3)", () => {
@@ -120,13 +118,13 @@ describe("cross-site calls (finding 3)", () => {
   });
 
   test("both the configured site origin and the origin the request came to count as own", async () => {
-    server.context.settings.update({ site_url: "https://panel.example.com" });
+    await server.context.settings.update({ site_url: "https://panel.example.com" });
     const json = { "content-type": "application/json" };
     for (const origin of ["https://panel.example.com", server.url]) {
       const { answer } = await resetUserkeyWith({ ...json, origin });
       expect({ origin, code: answer.code }).toEqual({ origin, code: 0 });
     }
-    server.context.settings.update({ site_url: "" });
+    await server.context.settings.update({ site_url: "" });
     expect((await resetUserkeyWith({ ...json, origin: server.url })).answer.code).toBe(0);
     expect((await resetUserkeyWith({ ...json, origin: "https://panel.example.com" })).answer.code).toBe(1000);
   });
@@ -270,11 +268,7 @@ describe("forwarded headers come only from trusted proxies (finding 7)", () => {
     );
     expect((await decodeAnswer(response)).code).toBe(0);
     const cookie = response.headers.getSetCookie().find((line) => line.startsWith("token=")) ?? "";
-    const ip = server.context.db
-      .query<{ ip: string }, [string]>(
-        "SELECT ip FROM sessions WHERE user_id = ? ORDER BY rowid DESC LIMIT 1",
-      )
-      .get(user.id)?.ip;
+    const ip = (await server.context.db.get<{ ip: string }>("SELECT ip FROM sessions WHERE user_id = ? ORDER BY rowid DESC LIMIT 1", user.id))?.ip;
     return { secure: /;\s*Secure/i.test(cookie), ip };
   }
 

@@ -22,8 +22,8 @@ import type { TestServer } from "./harness.ts";
 import { saveNode } from "./nodes.ts";
 
 /** Charges at face value (all scales 1, no minimum) in the given business timezone. */
-export function chargeAtFaceValue(server: TestServer, timezone: string) {
-  server.context.settings.update({
+export async function chargeAtFaceValue(server: TestServer, timezone: string) {
+  await server.context.settings.update({
     timezone,
     traffic_spend_scale: 1,
     upload_traffic_spend_scale: 1,
@@ -35,11 +35,11 @@ export function chargeAtFaceValue(server: TestServer, timezone: string) {
  * Charges at face value (chargeAtFaceValue) in the given business timezone, and adds a node with
  * one VMess TCP line; returns the node's id.
  */
-export function makeChargingNode(server: TestServer, timezone: string): string {
+export async function makeChargingNode(server: TestServer, timezone: string): Promise<string> {
   const ctx = server.context;
-  chargeAtFaceValue(server, timezone);
-  const agent = saveNode(server, { name: "香港 01", country: { code: "HK" }, ip: "203.0.113.9" });
-  saveLine(
+  await chargeAtFaceValue(server, timezone);
+  const agent = await saveNode(server, { name: "香港 01", country: { code: "HK" }, ip: "203.0.113.9" });
+  await saveLine(
     ctx,
     lineInput.parse({ name: "TCP", agentID: agent._id, protocol: "vmesh_tcp", bridge: "none", scale: 1 }),
   );
@@ -47,24 +47,24 @@ export function makeChargingNode(server: TestServer, timezone: string): string {
 }
 
 /** The node pulls its user list at `now`, as it does every pull interval (it charges only the users on it). */
-export function pullUserListOf(server: TestServer, agentId: string, now?: number) {
+export async function pullUserListOf(server: TestServer, agentId: string, now?: number) {
   const ctx = server.context;
-  return servedUserList(ctx, findAgentRow(ctx, agentId) as AgentRow, now);
+  return await servedUserList(ctx, await findAgentRow(ctx, agentId) as AgentRow, now);
 }
 
 /**
  * A push of the node report `{node_uid: [upload, download]}`, checked as the push route checks
  * it and applied at `now` with a fresh report id on the VMess TCP inbound; no pull first.
  */
-export function applyPush(
+export async function applyPush(
   server: TestServer,
   agentId: string,
   usage: Record<number | string, [upload: number, download: number]>,
   now: number,
-): ReportResult {
+): Promise<ReportResult> {
   const checked = checkPush(JSON.stringify(usage));
   if (!checked.ok) throw new Error(checked.message);
-  return applyNodeReport(server.context, {
+  return await applyNodeReport(server.context, {
     agentId,
     reportId: newId(),
     inbound: "vmesh_tcp",
@@ -77,14 +77,14 @@ export function applyPush(
  * One node report `{node_uid: [upload, download]}` applied at `now`, as a push with a fresh report
  * id, after the node pulled its user list (a node charges only the users it was given).
  */
-export function chargeNode(
+export async function chargeNode(
   server: TestServer,
   agentId: string,
   usage: Record<number, [upload: number, download: number]>,
   now: number,
-): ReportResult {
-  pullUserListOf(server, agentId);
-  return applyPush(server, agentId, usage, now);
+): Promise<ReportResult> {
+  await pullUserListOf(server, agentId);
+  return await applyPush(server, agentId, usage, now);
 }
 
 /**
@@ -100,17 +100,17 @@ export async function customerWithPackage(
     email: `${newId()}@example.com`,
     passwordDigest: transformPassword("correct-horse-1"),
   });
-  tx(ctx.db, () =>
-    changeTraffic(ctx.db, { ...purchase, userId: user.id, type: "buy", desc: purchase.desc ?? "测试套餐" }),
+  await tx(ctx.db, async () =>
+    await changeTraffic(ctx.db, { ...purchase, userId: user.id, type: "buy", desc: purchase.desc ?? "测试套餐" }),
   );
   return user;
 }
 
 /** A ledger row of `type` moving `bytes` of the user's permanent traffic, made now (Asia/Shanghai). */
-export function recordTraffic(server: TestServer, userId: string, type: TrafficRecordType, bytes: number) {
+export async function recordTraffic(server: TestServer, userId: string, type: TrafficRecordType, bytes: number) {
   const db = server.context.db;
-  tx(db, () =>
-    changeTraffic(db, {
+  await tx(db, async () =>
+    await changeTraffic(db, {
       userId,
       type,
       desc: "测试",
@@ -122,11 +122,9 @@ export function recordTraffic(server: TestServer, userId: string, type: TrafficR
 }
 
 /** Σ traffic_change of the user's ledger rows: what balances.traffic must equal. */
-export function trafficLedgerSum(server: TestServer, userId: string): number {
+export async function trafficLedgerSum(server: TestServer, userId: string): Promise<number> {
   return (
-    server.context.db
-      .query("SELECT COALESCE(SUM(traffic_change), 0) AS total FROM traffic_records WHERE user_id = ?")
-      .get(userId) as { total: number }
+    await server.context.db.get("SELECT COALESCE(SUM(traffic_change), 0) AS total FROM traffic_records WHERE user_id = ?", userId) as { total: number }
   ).total;
 }
 

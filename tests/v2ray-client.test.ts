@@ -68,25 +68,23 @@ async function ok<T>(client: ApiClient, path: string, payload: unknown = {}): Pr
 }
 
 /** Users the node admits: not disabled, with traffic or a running time package left. */
-function nodeUsers(): { id: string; uuid: string }[] {
+async function nodeUsers(): Promise<{ id: string; uuid: string }[]> {
   const ctx = server.context;
-  return ctx.db
-    .query<UserRow, []>(`${USER_ROW_SELECT} ORDER BY u.create_time`)
-    .all()
-    .filter((user) => {
-      const left = trafficLeft(ctx, user);
-      return !user.disabled && (left.quota > 0 || left.permanent > 0);
-    })
-    .map((user) => ({ id: user.id, uuid: user.proxy_secret }));
+  const users: { id: string; uuid: string }[] = [];
+  for (const user of await ctx.db.all<UserRow>(`${USER_ROW_SELECT} ORDER BY u.create_time`)) {
+    const left = await trafficLeft(ctx, user);
+    if (!user.disabled && (left.quota > 0 || left.permanent > 0)) users.push({ id: user.id, uuid: user.proxy_secret });
+  }
+  return users;
 }
 
 /** The node's server config, from what the panel holds now. */
-function serverConfig() {
+async function serverConfig() {
   const ctx = server.context;
   const { config, warnings } = renderCoreConfig({
-    agent: findAgentRow(ctx, agent.id) as AgentRow,
-    lines: listLines(ctx, agent.id),
-    users: nodeUsers(),
+    agent: await findAgentRow(ctx, agent.id) as AgentRow,
+    lines: await listLines(ctx, agent.id),
+    users: await nodeUsers(),
     dialect: "v2ray",
     apiPort,
     listen: "127.0.0.1",
@@ -117,14 +115,14 @@ beforeAll(async () => {
   v2ray = new V2rayProcesses(workDir);
   ({ server, admin } = await startWithAdmin());
   customer = await loggedInClient(server);
-  tx(server.context.db, () =>
-    changeTraffic(server.context.db, {
+  await tx(server.context.db, async () =>
+    await changeTraffic(server.context.db, {
       userId: customer.user.id,
       type: "buy",
       desc: "测试流量",
       traffic: 10 * GB,
       now: Date.now(),
-      timeZone: server.context.settings.get("timezone"),
+      timeZone: await server.context.settings.get("timezone"),
     }),
   );
 
@@ -152,7 +150,7 @@ beforeAll(async () => {
       bridge: "none",
     });
   }
-  agent = findAgentRow(server.context, made._id) as AgentRow;
+  agent = await findAgentRow(server.context, made._id) as AgentRow;
 
   fileServer = Bun.serve({
     hostname: "127.0.0.1",
@@ -177,7 +175,7 @@ describe.skipIf(SKIP)("a v2rayN subscription in real v2ray", () => {
   let oldClient: { shares: Share[]; ports: number[] };
 
   test("the file comes through VMess TCP, VMess WebSocket and Shadowsocks byte for byte", async () => {
-    nodeCore = await v2ray.start("node", serverConfig(), serverPorts());
+    nodeCore = await v2ray.start("node", await serverConfig(), serverPorts());
     oldClient = await clientFor("client-old", customer.user.userkey);
 
     const described = oldClient.shares.map((share) =>
@@ -200,7 +198,7 @@ describe.skipIf(SKIP)("a v2rayN subscription in real v2ray", () => {
   test("after reset_userkey the old client is refused everywhere, the old URL is 404, and the new one works", async () => {
     // Control: a restart alone (same users) keeps the old client working.
     await v2ray.stop(nodeCore);
-    nodeCore = await v2ray.start("node-restarted", serverConfig(), serverPorts());
+    nodeCore = await v2ray.start("node-restarted", await serverConfig(), serverPorts());
     const restarted = await Promise.all(
       oldClient.ports.map((port) => fetchThrough(port, fileUrl, DELIVER_TIMEOUT_MS)),
     );
@@ -211,7 +209,7 @@ describe.skipIf(SKIP)("a v2rayN subscription in real v2ray", () => {
     expect(newKey).not.toBe(oldKey);
 
     await v2ray.stop(nodeCore);
-    nodeCore = await v2ray.start("node-after-reset", serverConfig(), serverPorts());
+    nodeCore = await v2ray.start("node-after-reset", await serverConfig(), serverPorts());
 
     const refused = await Promise.all(
       oldClient.ports.map((port) => fetchThrough(port, fileUrl, REFUSED_TIMEOUT_MS)),

@@ -54,85 +54,51 @@ const hexId = (n: number, prefix = 0) => (prefix * 1e9 + n).toString(16).padStar
 
 // ---- set-up (not measured) -----------------------------------------------------------------
 
-function build(ctx: AppContext, now: number, days: string[]) {
+async function build(ctx: AppContext, now: number, days: string[]) {
   const db = ctx.db;
-  const timeZone = ctx.settings.get("timezone");
-  const users = db.query(
-    `INSERT INTO users (id, email, password_hash, userkey, proxy_secret, channel_code, paid_user,
+  const timeZone = await ctx.settings.get("timezone");
+  const users = `INSERT INTO users (id, email, password_hash, userkey, proxy_secret, channel_code, paid_user,
        vip_expire_time, create_time)
-     VALUES (?, ?, 'x', ?, ?, ?, 1, ?, ?)`,
-  );
+     VALUES (?, ?, 'x', ?, ?, ?, 1, ?, ?)`;
   // The balances row the insert made (migration 013's trigger).
-  const balances = db.query("UPDATE balances SET traffic = ?, spend_traffic = ? WHERE user_id = ?");
-  const records = db.query(
-    `INSERT INTO traffic_records (user_id, type, desc, traffic_change, all_traffic, all_spend, day, update_time)
-     VALUES (?, 'spend', '节点流量', ?, ?, ?, ?, ?)`,
-  );
-  const usage = db.query(
-    "INSERT INTO usage_days (day, user_id, upload, download, quota, permanent) VALUES (?, ?, ?, ?, ?, ?)",
-  );
-  const signUses = db.query(
-    "INSERT INTO sign_uses (user_id, day, streak, add_traffic, create_time) VALUES (?, ?, 1, ?, ?)",
-  );
-  const orders = db.query(
-    `INSERT INTO orders (id, user_id, combo_id, desc, order_money_fen, coupon_discount_fen, status, add_traffic,
+  const balances = "UPDATE balances SET traffic = ?, spend_traffic = ? WHERE user_id = ?";
+  const records = `INSERT INTO traffic_records (user_id, type, desc, traffic_change, all_traffic, all_spend, day, update_time)
+     VALUES (?, 'spend', '节点流量', ?, ?, ?, ?, ?)`;
+  const usage = "INSERT INTO usage_days (day, user_id, upload, download, quota, permanent) VALUES (?, ?, ?, ?, ?, ?)";
+  const signUses = "INSERT INTO sign_uses (user_id, day, streak, add_traffic, create_time) VALUES (?, ?, 1, ?, ?)";
+  const orders = `INSERT INTO orders (id, user_id, combo_id, desc, order_money_fen, coupon_discount_fen, status, add_traffic,
        create_time, pay_time)
-     VALUES (?, ?, 'combo', '100G', 1500, ?, 'paied', ?, ?, ?)`,
-  );
-  const draws = db.query(
-    `INSERT INTO prize_draws (id, user_id, prize_id, prize_name, cost, gain_traffic, seat, day, create_time)
-     VALUES (?, ?, 'prize', '奖品', ?, ?, 0, ?, ?)`,
-  );
+     VALUES (?, ?, 'combo', '100G', 1500, ?, 'paied', ?, ?, ?)`;
+  const draws = `INSERT INTO prize_draws (id, user_id, prize_id, prize_name, cost, gain_traffic, seat, day, create_time)
+     VALUES (?, ?, 'prize', '奖品', ?, ?, 0, ?, ?)`;
   const dayStart = (day: string) => endOfBusinessDay(addDays(day, -1), timeZone) + 1;
-  db.transaction(() => {
+  db.transaction(async () => {
     for (let i = 0; i < options.users; i++) {
-      users.run(
-        hexId(i),
-        `bench-${i}@example.com`,
-        `k${hexId(i)}`,
-        `s${hexId(i)}`,
-        i % 50 === 0 ? `C${String(i).padStart(5, "0")}` : "",
-        i % 10 === 0 ? now + 30 * DAY_MS : 0,
-        now - (options.users - i) * 60_000,
-      );
-      balances.run(100 * GB, days.length * 100 * MB, hexId(i));
+      await db.run(users, hexId(i), `bench-${i}@example.com`, `k${hexId(i)}`, `s${hexId(i)}`, i % 50 === 0 ? `C${String(i).padStart(5, "0")}` : "", i % 10 === 0 ? now + 30 * DAY_MS : 0, now - (options.users - i) * 60_000);
+      await db.run(balances, 100 * GB, days.length * 100 * MB, hexId(i));
     }
-    days.forEach((day, d) => {
+    days.forEach(async (day, d) => {
       const start = dayStart(day);
       for (let i = 0; i < options.users; i++) {
-        records.run(hexId(i), -100 * MB, 100 * GB, (d + 1) * 100 * MB, day, start + 20 * HOUR_MS);
+        await db.run(records, hexId(i), -100 * MB, 100 * GB, (d + 1) * 100 * MB, day, start + 20 * HOUR_MS);
       }
       for (let i = 0; i < USAGE_USERS; i++) {
         const quota = i % 10 === 0 ? 300 * MB : 0;
-        usage.run(day, hexId(i), 10 * MB, 290 * MB, quota, 300 * MB - quota);
+        await db.run(usage, day, hexId(i), 10 * MB, 290 * MB, quota, 300 * MB - quota);
       }
-      for (let i = 0; i < SIGN_USES_PER_DAY; i++) signUses.run(hexId(i), day, 200 * MB, start + HOUR_MS);
+      for (let i = 0; i < SIGN_USES_PER_DAY; i++) await db.run(signUses, hexId(i), day, 200 * MB, start + HOUR_MS);
       for (let n = 0; n < ORDERS_PER_DAY; n++) {
         const at = start + Math.floor((n / ORDERS_PER_DAY) * DAY_MS);
-        orders.run(
-          hexId(d * ORDERS_PER_DAY + n, 1),
-          hexId((n * 37) % options.users),
-          n % 4 === 0 ? 500 : 0,
-          100 * GB,
-          at - 1000,
-          at,
-        );
+        await db.run(orders, hexId(d * ORDERS_PER_DAY + n, 1), hexId((n * 37) % options.users), n % 4 === 0 ? 500 : 0, 100 * GB, at - 1000, at);
       }
       for (let n = 0; n < DRAWS_PER_DAY; n++) {
         const at = start + Math.floor((n / DRAWS_PER_DAY) * DAY_MS);
-        draws.run(
-          hexId(d * DRAWS_PER_DAY + n, 2),
-          hexId((n * 41) % options.users),
-          GB,
-          n % 3 === 0 ? 2 * GB : 0,
-          day,
-          at,
-        );
+        await db.run(draws, hexId(d * DRAWS_PER_DAY + n, 2), hexId((n * 41) % options.users), GB, n % 3 === 0 ? 2 * GB : 0, day, at);
       }
     });
   })();
-  db.exec("ANALYZE");
-  db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
+  await db.exec("ANALYZE");
+  await db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
 }
 
 // ---- measured -------------------------------------------------------------------------------
@@ -147,34 +113,26 @@ function time(run: () => unknown): number {
 }
 
 /** The rows a userlist answer shows, read by primary key. */
-function userRowsBaseline(ctx: AppContext, ids: string[]) {
-  return ctx.db
-    .query(`SELECT * FROM users JOIN balances ON user_id = id WHERE id IN (${ids.map(() => "?").join(", ")})`)
-    .all(...ids);
+async function userRowsBaseline(ctx: AppContext, ids: string[]) {
+  return await ctx.db.all(`SELECT * FROM users JOIN balances ON user_id = id WHERE id IN (${ids.map(() => "?").join(", ")})`, ...ids);
 }
 
 /** The rows basic_stastic aggregates, read plainly through the same indexes. */
-function statsRowsBaseline(ctx: AppContext, days: string[]): number {
+async function statsRowsBaseline(ctx: AppContext, days: string[]): Promise<number> {
   const first = days[0] as string;
   const last = days[days.length - 1] as string;
-  const timeZone = ctx.settings.get("timezone");
+  const timeZone = await ctx.settings.get("timezone");
   const db = ctx.db;
   const from = endOfBusinessDay(addDays(first, -1), timeZone) + 1;
   const to = endOfBusinessDay(last, timeZone);
   return (
-    db
-      .query("SELECT day, quota, permanent, upload, download FROM usage_days WHERE day >= ? AND day <= ?")
-      .all(first, last).length +
-    db.query("SELECT day FROM sign_uses WHERE day >= ? AND day <= ?").all(first, last).length +
-    db.query("SELECT day, cost, gain_traffic FROM prize_draws WHERE day >= ? AND day <= ?").all(first, last)
+    (await db.all("SELECT day, quota, permanent, upload, download FROM usage_days WHERE day >= ? AND day <= ?", first, last)).length +
+    (await db.all("SELECT day FROM sign_uses WHERE day >= ? AND day <= ?", first, last)).length +
+    (await db.all("SELECT day, cost, gain_traffic FROM prize_draws WHERE day >= ? AND day <= ?", first, last))
       .length +
-    db
-      .query(
-        "SELECT pay_time, order_money_fen, coupon_discount_fen FROM orders WHERE status = 'paied' AND pay_time >= ? AND pay_time <= ?",
-      )
-      .all(from, to).length +
-    db.query("SELECT traffic FROM balances").all().length +
-    db.query("SELECT vip_expire_time FROM users").all().length
+    (await db.all("SELECT pay_time, order_money_fen, coupon_discount_fen FROM orders WHERE status = 'paied' AND pay_time >= ? AND pay_time <= ?", from, to)).length +
+    (await db.all("SELECT traffic FROM balances")).length +
+    (await db.all("SELECT vip_expire_time FROM users")).length
   );
 }
 
@@ -191,27 +149,23 @@ function measure(rounds: number, ferry: () => unknown, baseline: () => unknown):
 
 const work = mkdtempSync(join(tmpdir(), "ferry-bench-admin-"));
 try {
-  const ctx = openContext(work);
+  const ctx = await openContext(work);
   const now = Date.now();
-  const today = businessDay(now, ctx.settings.get("timezone"));
+  const today = businessDay(now, await ctx.settings.get("timezone"));
   const days = Array.from({ length: options.days }, (_, i) => addDays(today, i - options.days + 1));
   log(`building ${options.users} users and ${options.users * options.days} traffic records in ${work} …`);
-  const buildMs = time(() => build(ctx, now, days));
-  const counts = ctx.db
-    .query<Record<string, number>, []>(
-      `SELECT (SELECT COUNT(*) FROM users) AS users, (SELECT COUNT(*) FROM traffic_records) AS traffic_records,
+  const buildMs = time(async () => await build(ctx, now, days));
+  const counts = await ctx.db.get<Record<string, number>>(`SELECT (SELECT COUNT(*) FROM users) AS users, (SELECT COUNT(*) FROM traffic_records) AS traffic_records,
          (SELECT COUNT(*) FROM usage_days) AS usage_days, (SELECT COUNT(*) FROM sign_uses) AS sign_uses,
-         (SELECT COUNT(*) FROM orders) AS orders, (SELECT COUNT(*) FROM prize_draws) AS prize_draws`,
-    )
-    .get();
+         (SELECT COUNT(*) FROM orders) AS orders, (SELECT COUNT(*) FROM prize_draws) AS prize_draws`);
   const bytes = statSync(join(work, "ferry.db")).size;
   log(
     `built in ${(buildMs / 1000).toFixed(1)} s: ${JSON.stringify(counts)}, ${(bytes / 2 ** 20).toFixed(0)} MiB`,
   );
 
-  const filtered = listAdminUsers(ctx, { number: 100, filterStr: FILTER });
-  const newest = listAdminUsers(ctx, { number: 100 });
-  const stats = basicStastic(ctx, options.days, now);
+  const filtered = await listAdminUsers(ctx, { number: 100, filterStr: FILTER });
+  const newest = await listAdminUsers(ctx, { number: 100 });
+  const stats = await basicStastic(ctx, options.days, now);
   if (filtered.length !== 100 || !filtered.every((u) => u.email.includes(FILTER)) || newest.length !== 100)
     throw new Error("userlist did not answer 100 matching users");
   if (
@@ -223,29 +177,29 @@ try {
   const cases = {
     [`userlist filter "${FILTER}"`]: measure(
       options.rounds,
-      () => listAdminUsers(ctx, { number: 100, filterStr: FILTER }),
-      () =>
-        userRowsBaseline(
+      async () => await listAdminUsers(ctx, { number: 100, filterStr: FILTER }),
+      async () =>
+        await userRowsBaseline(
           ctx,
           filtered.map((u) => u._id),
         ),
     ),
     "userlist, no filter": measure(
       options.rounds,
-      () => listAdminUsers(ctx, { number: 100 }),
-      () =>
-        userRowsBaseline(
+      async () => await listAdminUsers(ctx, { number: 100 }),
+      async () =>
+        await userRowsBaseline(
           ctx,
           newest.map((u) => u._id),
         ),
     ),
     [`basic_stastic ${options.days} days`]: measure(
       options.rounds,
-      () => basicStastic(ctx, options.days, now),
-      () => statsRowsBaseline(ctx, days),
+      async () => await basicStastic(ctx, options.days, now),
+      async () => await statsRowsBaseline(ctx, days),
     ),
   };
-  ctx.db.close();
+  await ctx.db.close();
 
   const summary = {
     users: counts?.users,

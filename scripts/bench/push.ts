@@ -73,8 +73,8 @@ export interface BenchUser {
 
 // ---- set-up (not measured) -----------------------------------------------------------------
 
-export function buildNode(ctx: AppContext): string {
-  const agent = saveAgent(
+export async function buildNode(ctx: AppContext): Promise<string> {
+  const agent = await saveAgent(
     ctx,
     agentInput.parse({
       name: "香港",
@@ -90,8 +90,8 @@ export function buildNode(ctx: AppContext): string {
       ss_method: "aes-256-gcm",
     }),
   );
-  LINES.forEach(([protocol, scale], i) => {
-    saveLine(
+  LINES.forEach(async ([protocol, scale], i) => {
+    await saveLine(
       ctx,
       lineInput.parse({
         index: i + 1,
@@ -109,32 +109,19 @@ export function buildNode(ctx: AppContext): string {
 /** Users inserted in bulk with their balances set directly; every fourth has a time package. */
 export async function buildUsers(ctx: AppContext, count: number, now: number): Promise<BenchUser[]> {
   const passwordHash = await hashPassword(transformPassword("bench-password-1"));
-  const insert = ctx.db.query(
-    `INSERT INTO users (id, email, password_hash, userkey, proxy_secret, create_time, vip_expire_time, daily_limit)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
+  const insert = `INSERT INTO users (id, email, password_hash, userkey, proxy_secret, create_time, vip_expire_time, daily_limit)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`;
   // The balances row the insert made (migration 013's trigger).
-  const balances = ctx.db.query("UPDATE balances SET traffic = ?, spend_traffic = ? WHERE user_id = ?");
-  ctx.db.transaction(() => {
+  const balances = "UPDATE balances SET traffic = ?, spend_traffic = ? WHERE user_id = ?";
+  ctx.db.transaction(async () => {
     for (let i = 0; i < count; i += 1) {
       const timePackage = i % 4 === 0;
       const id = newId(now);
-      insert.run(
-        id,
-        `bench-${i}@example.com`,
-        passwordHash,
-        randomHex(16),
-        crypto.randomUUID(),
-        now,
-        timePackage ? now + 30 * 86_400_000 : 0,
-        timePackage ? DAILY_LIMIT : null,
-      );
-      balances.run((100 + (i % 50)) * GB, (i % 7) * GB, id);
+      await ctx.db.run(insert, id, `bench-${i}@example.com`, passwordHash, randomHex(16), crypto.randomUUID(), now, timePackage ? now + 30 * 86_400_000 : 0, timePackage ? DAILY_LIMIT : null);
+      await ctx.db.run(balances, (100 + (i % 50)) * GB, (i % 7) * GB, id);
     }
   })();
-  return ctx.db
-    .query<{ id: string; node_uid: number }, []>("SELECT id, node_uid FROM users ORDER BY node_uid")
-    .all()
+  return (await ctx.db.all<{ id: string; node_uid: number }>("SELECT id, node_uid FROM users ORDER BY node_uid"))
     .map((row) => ({ id: row.id, nodeUid: row.node_uid }));
 }
 
@@ -174,13 +161,13 @@ function expectedCharge(users: BenchUser[], round: number): number {
 
 type UsageRow = [userId: string, upload: number, download: number];
 
-export function createBaselineTable(ctx: AppContext, users: BenchUser[]) {
-  ctx.db.exec(
+export async function createBaselineTable(ctx: AppContext, users: BenchUser[]) {
+  await ctx.db.exec(
     "CREATE TABLE bench_usage (user_id TEXT PRIMARY KEY, upload INTEGER NOT NULL, download INTEGER NOT NULL)",
   );
-  const insert = ctx.db.query("INSERT INTO bench_usage (user_id, upload, download) VALUES (?, 0, 0)");
-  ctx.db.transaction(() => {
-    for (const user of users) insert.run(user.id);
+  const insert = "INSERT INTO bench_usage (user_id, upload, download) VALUES (?, 0, 0)";
+  ctx.db.transaction(async () => {
+    for (const user of users) await ctx.db.run(insert, user.id);
   })();
 }
 
@@ -188,17 +175,15 @@ export function baselineRows(users: BenchUser[], round: number): UsageRow[] {
   return users.map((user, i) => [user.id, ...bytesOf(i, round)]);
 }
 
-export function runBaseline(ctx: AppContext, rows: UsageRow[]) {
-  const upsert = ctx.db.prepare<unknown, UsageRow>(
-    `INSERT INTO bench_usage (user_id, upload, download) VALUES (?, ?, ?)
-     ON CONFLICT (user_id) DO UPDATE SET upload = upload + excluded.upload, download = download + excluded.download`,
-  );
-  ctx.db.exec("BEGIN");
+export async function runBaseline(ctx: AppContext, rows: UsageRow[]) {
+  const upsert = `INSERT INTO bench_usage (user_id, upload, download) VALUES (?, ?, ?)
+     ON CONFLICT (user_id) DO UPDATE SET upload = upload + excluded.upload, download = download + excluded.download`;
+  await ctx.db.exec("BEGIN");
   try {
-    for (const row of rows) upsert.run(...row);
-    ctx.db.exec("COMMIT");
+    for (const row of rows) await ctx.db.run(upsert, ...row);
+    await ctx.db.exec("COMMIT");
   } catch (error) {
-    ctx.db.exec("ROLLBACK");
+    await ctx.db.exec("ROLLBACK");
     throw error;
   } finally {
     upsert.finalize();
@@ -215,18 +200,10 @@ interface Totals {
   download: number;
 }
 
-function totals(ctx: AppContext, day: string): Totals {
-  const users = ctx.db
-    .query<{ traffic: number; spend: number; daily: number }, [string]>(
-      `SELECT SUM(traffic) AS traffic, SUM(spend_traffic) AS spend,
-         SUM(CASE WHEN daily_usage_day = ? THEN daily_usage ELSE 0 END) AS daily FROM balances`,
-    )
-    .get(day);
-  const usage = ctx.db
-    .query<{ upload: number | null; download: number | null }, [string]>(
-      "SELECT SUM(upload) AS upload, SUM(download) AS download FROM usage_days WHERE day = ?",
-    )
-    .get(day);
+async function totals(ctx: AppContext, day: string): Promise<Totals> {
+  const users = await ctx.db.get<{ traffic: number; spend: number; daily: number }>(`SELECT SUM(traffic) AS traffic, SUM(spend_traffic) AS spend,
+         SUM(CASE WHEN daily_usage_day = ? THEN daily_usage ELSE 0 END) AS daily FROM balances`, day);
+  const usage = await ctx.db.get<{ upload: number | null; download: number | null }>("SELECT SUM(upload) AS upload, SUM(download) AS download FROM usage_days WHERE day = ?", day);
   return {
     traffic: users?.traffic ?? 0,
     spend: users?.spend ?? 0,
@@ -241,21 +218,21 @@ function check(condition: boolean, message: string) {
 }
 
 /** Applies a first report and its repeat, and checks what they changed. */
-function verifyOnce(ctx: AppContext, agentId: string, users: BenchUser[]) {
+async function verifyOnce(ctx: AppContext, agentId: string, users: BenchUser[]) {
   const now = Date.now();
-  const day = businessDay(now, ctx.settings.get("timezone"));
+  const day = businessDay(now, await ctx.settings.get("timezone"));
   const usage = checked(pushBody(users, 0));
   const raw = [...usage.values()].reduce((sum, [up, down]) => ({ up: sum.up + up, down: sum.down + down }), {
     up: 0,
     down: 0,
   });
   const expected = expectedCharge(users, 0);
-  const before = totals(ctx, day);
-  const hotBefore = lineHeat(ctx, agentId);
+  const before = await totals(ctx, day);
+  const hotBefore = await lineHeat(ctx, agentId);
 
   const report = { agentId, reportId: "verify", inbound: INBOUND, usage, now };
-  const first = applyNodeReport(ctx, report);
-  const after = totals(ctx, day);
+  const first = await applyNodeReport(ctx, report);
+  const after = await totals(ctx, day);
   check(!first.duplicate && first.users === users.length, `charged ${first.users} of ${users.length} users`);
   check(first.charged === expected, `charged ${first.charged} bytes, DESIGN §7 says ${expected}`);
   check(
@@ -273,35 +250,31 @@ function verifyOnce(ctx: AppContext, agentId: string, users: BenchUser[]) {
     after.upload - before.upload === raw.up && after.download - before.download === raw.down,
     "usage_days holds the raw bytes of the report",
   );
-  const hotAfter = lineHeat(ctx, agentId);
+  const hotAfter = await lineHeat(ctx, agentId);
   check(hotAfter.vmesh_tcp - hotBefore.vmesh_tcp === 2 * (raw.up + raw.down), "heat of both vmesh_tcp lines");
   check(hotAfter.vmesh_ws === hotBefore.vmesh_ws, "heat of the vmesh_ws line unchanged");
 
-  const repeat = applyNodeReport(ctx, { ...report, now: now + 1 });
+  const repeat = await applyNodeReport(ctx, { ...report, now: now + 1 });
   check(repeat.duplicate && repeat.charged === 0, "a repeated report id reports duplicate");
-  const unchanged = totals(ctx, day);
+  const unchanged = await totals(ctx, day);
   check(JSON.stringify(unchanged) === JSON.stringify(after), "a repeated report id changes nothing");
   return { expected, fromQuota, fromPermanent };
 }
 
-function lineHeat(ctx: AppContext, agentId: string): Record<"vmesh_tcp" | "vmesh_ws", number> {
-  const rows = ctx.db
-    .query<{ protocol: string; hot: number }, [string]>(
-      "SELECT protocol, SUM(hot) AS hot FROM agent_lines WHERE agent_id = ? GROUP BY protocol",
-    )
-    .all(agentId);
+async function lineHeat(ctx: AppContext, agentId: string): Promise<Record<"vmesh_tcp" | "vmesh_ws", number>> {
+  const rows = await ctx.db.all<{ protocol: string; hot: number }>("SELECT protocol, SUM(hot) AS hot FROM agent_lines WHERE agent_id = ? GROUP BY protocol", agentId);
   const of = (protocol: string) => rows.find((row) => row.protocol === protocol)?.hot ?? 0;
   return { vmesh_tcp: of("vmesh_tcp"), vmesh_ws: of("vmesh_ws") };
 }
 
-function totalSpend(ctx: AppContext): number {
+async function totalSpend(ctx: AppContext): Promise<number> {
   return (
-    ctx.db.query<{ spend: number }, []>("SELECT SUM(spend_traffic) AS spend FROM balances").get()?.spend ?? 0
+    (await ctx.db.get<{ spend: number }>("SELECT SUM(spend_traffic) AS spend FROM balances"))?.spend ?? 0
   );
 }
 
 /** After the timed rounds: both paths applied every round's bytes, so neither measured a no-op. */
-function checkRounds(ctx: AppContext, users: BenchUser[], spendBefore: number) {
+async function checkRounds(ctx: AppContext, users: BenchUser[], spendBefore: number) {
   let charged = 0;
   let download = 0;
   for (let round = 0; round <= options.rounds; round += 1) {
@@ -310,11 +283,9 @@ function checkRounds(ctx: AppContext, users: BenchUser[], spendBefore: number) {
       download += bytesOf(i, round)[1];
     });
   }
-  const spent = totalSpend(ctx) - spendBefore;
+  const spent = await totalSpend(ctx) - spendBefore;
   check(spent === charged, `the timed reports charged ${spent} bytes, not ${charged}`);
-  const baseline = ctx.db
-    .query<{ download: number }, []>("SELECT SUM(download) AS download FROM bench_usage")
-    .get();
+  const baseline = await ctx.db.get<{ download: number }>("SELECT SUM(download) AS download FROM bench_usage");
   check(
     baseline?.download === download,
     `the baseline added ${baseline?.download} download bytes, not ${download}`,
@@ -331,18 +302,18 @@ if (import.meta.main) {
   });
 
   try {
-    const ctx = openContext(join(work, "data"));
-    ctx.settings.update({ upload_traffic_spend_scale: UPLOAD_SCALE });
+    const ctx = await openContext(join(work, "data"));
+    await ctx.settings.update({ upload_traffic_spend_scale: UPLOAD_SCALE });
     log(`set-up: ${options.users} users, one node with ${LINES.length} lines …`);
-    const agentId = buildNode(ctx);
+    const agentId = await buildNode(ctx);
     const users = await buildUsers(ctx, options.users, Date.now());
-    servedUserList(ctx, findAgentRow(ctx, agentId) as AgentRow);
-    createBaselineTable(ctx, users);
+    await servedUserList(ctx, await findAgentRow(ctx, agentId) as AgentRow);
+    await createBaselineTable(ctx, users);
 
     log("correctness: one report and its repeat …");
-    const verified = verifyOnce(ctx, agentId, users);
-    runBaseline(ctx, baselineRows(users, 0)); // its warm-up, as the checked report is ferry's
-    const spendBefore = totalSpend(ctx);
+    const verified = await verifyOnce(ctx, agentId, users);
+    await runBaseline(ctx, baselineRows(users, 0)); // its warm-up, as the checked report is ferry's
+    const spendBefore = await totalSpend(ctx);
 
     log(`measuring: ${options.rounds} rounds, ferry / baseline alternating …`);
     const ferrySeconds: number[] = [];
@@ -351,7 +322,7 @@ if (import.meta.main) {
       const body = pushBody(users, round);
       const reportId = `round-${round}-${randomHex(4)}`;
       const started = performance.now();
-      const result: ReportResult = applyNodeReport(ctx, {
+      const result: ReportResult = await applyNodeReport(ctx, {
         agentId,
         reportId,
         inbound: INBOUND,
@@ -367,7 +338,7 @@ if (import.meta.main) {
 
       const rows = baselineRows(users, round);
       const baselineStarted = performance.now();
-      runBaseline(ctx, rows);
+      await runBaseline(ctx, rows);
       const baseline = (performance.now() - baselineStarted) / 1000;
 
       ferrySeconds.push(ferry);
@@ -377,8 +348,8 @@ if (import.meta.main) {
           `baseline ${(baseline * 1000).toFixed(1)} ms (${Math.round(users.length / baseline)} updates/s)`,
       );
     }
-    checkRounds(ctx, users, spendBefore);
-    ctx.db.close();
+    await checkRounds(ctx, users, spendBefore);
+    await ctx.db.close();
 
     const ferryRate = users.length / median(ferrySeconds);
     const baselineRate = users.length / median(baselineSeconds);

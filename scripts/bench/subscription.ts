@@ -97,9 +97,9 @@ function buildNetwork(ctx: AppContext): number {
     saveEntry(ctx, entryInput.parse({ name: "上海入口", ipList: ["192.0.2.21", "192.0.2.22"] })),
   ];
   let lines = 0;
-  NODES.forEach((node, n) => {
+  NODES.forEach(async (node, n) => {
     const reality = node.type === "reality";
-    const agent = saveAgent(
+    const agent = await saveAgent(
       ctx,
       agentInput.parse({
         name: node.name,
@@ -115,9 +115,9 @@ function buildNetwork(ctx: AppContext): number {
         ss_method: node.ssMethod,
       }),
     );
-    node.lines.forEach(([protocol, bridge, extra], i) => {
+    node.lines.forEach(async ([protocol, bridge, extra], i) => {
       lines += 1;
-      saveLine(
+      await saveLine(
         ctx,
         lineInput.parse({
           index: lines,
@@ -141,9 +141,7 @@ async function buildCustomer(ctx: AppContext) {
     passwordDigest: transformPassword("bench-password-1"),
     type: "normal",
   });
-  ctx.db
-    .query("UPDATE balances SET traffic = ?, spend_traffic = ? WHERE user_id = ?")
-    .run(500 * GB, 37 * GB, user.id);
+  await ctx.db.run("UPDATE balances SET traffic = ?, spend_traffic = ? WHERE user_id = ?", 500 * GB, 37 * GB, user.id);
   return user;
 }
 
@@ -167,10 +165,10 @@ type FormatResult = {
 try {
   bench.prepareExecutable(options.build);
   const dataDir = join(bench.work, "data");
-  const ctx = openContext(dataDir);
+  const ctx = await openContext(dataDir);
   const lineCount = buildNetwork(ctx);
   const user = await buildCustomer(ctx);
-  ctx.db.close();
+  await ctx.db.close();
 
   const ferryPort = freePort();
   const ferry = bench.spawnFerry(dataDir, ferryPort);

@@ -101,7 +101,7 @@ async function inProcess(server: RunningServer, app: AppContext, user: UserRow, 
         return runCall(app, def, request, "127.0.0.1");
       },
     ],
-    ["userInfo", () => userInfo(app, user)],
+    ["userInfo", async () => await userInfo(app, user)],
     [
       "baseline (Request + same Response)",
       () => [newRequest(), new Response(answerBody, { headers: answerHeaders })],
@@ -122,14 +122,14 @@ async function inProcess(server: RunningServer, app: AppContext, user: UserRow, 
 }
 
 const dataDir = mkdtempSync(join(tmpdir(), "ferry-profile-"));
-const server = startServer({ dataDir, host: "127.0.0.1", port: 0 });
+const server = await startServer({ dataDir, host: "127.0.0.1", port: 0 });
 try {
   const app = server.context;
   const user = await createUser(app, {
     email: "profile@example.com",
     passwordDigest: transformPassword("profile-password-1"),
   });
-  const token = createSession(app, user.id);
+  const token = await createSession(app, user.id);
   if (httpSeconds) await overHttp(server, token);
   else await inProcess(server, app, user, token);
 } finally {

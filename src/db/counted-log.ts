@@ -14,11 +14,9 @@ export const LOG_WINDOW_MS = 3_600_000;
 export const logWindowStart = (now: number) => now - (now % LOG_WINDOW_MS);
 
 /** Counts the event on the row of its fingerprint; false when there is none yet. */
-export function countRepeat(db: Db, table: CountedLog, fingerprint: string, now: number): boolean {
+export async function countRepeat(db: Db, table: CountedLog, fingerprint: string, now: number): Promise<boolean> {
   return (
-    db
-      .query(`UPDATE ${table} SET repeat_count = repeat_count + 1, last_time = ?1 WHERE fingerprint = ?2`)
-      .run(now, fingerprint).changes > 0
+    (await db.run(`UPDATE ${table} SET repeat_count = repeat_count + 1, last_time = ?1 WHERE fingerprint = ?2`, now, fingerprint)).changes > 0
   );
 }
 
@@ -26,7 +24,12 @@ export function countRepeat(db: Db, table: CountedLog, fingerprint: string, now:
 const lastExpiry = new WeakMap<Db, Map<CountedLog, number>>();
 
 /** Runs `deleteExpired` unless it already ran for this table within the last window. */
-export function expireOncePerWindow(db: Db, table: CountedLog, now: number, deleteExpired: () => void): void {
+export async function expireOncePerWindow(
+  db: Db,
+  table: CountedLog,
+  now: number,
+  deleteExpired: () => Promise<unknown>,
+): Promise<void> {
   let tables = lastExpiry.get(db);
   if (!tables) {
     tables = new Map();
@@ -35,5 +38,5 @@ export function expireOncePerWindow(db: Db, table: CountedLog, now: number, dele
   const last = tables.get(table);
   if (last !== undefined && now - last < LOG_WINDOW_MS) return;
   tables.set(table, now);
-  deleteExpired();
+  await deleteExpired();
 }

@@ -15,12 +15,12 @@ const dataDir = () => join(root, "fresh", "data");
 
 const mode = (path: string) => statSync(path).mode & 0o777;
 
-beforeAll(() => {
+beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), "ferry-perm-"));
   // The most permissive umask: the modes must not come from it.
   const umask = process.umask(0);
   try {
-    server = startServer({ dataDir: dataDir(), host: "127.0.0.1", port: 0 });
+    server = await startServer({ dataDir: dataDir(), host: "127.0.0.1", port: 0 });
   } finally {
     process.umask(umask);
   }
@@ -32,7 +32,7 @@ afterAll(async () => {
 
 test("a fresh data directory is 0700 and ferry.db with its -wal and -shm 0600", async () => {
   // A write, so that the WAL files surely exist.
-  server.context.settings.update({ notice_title: "x" });
+  await server.context.settings.update({ notice_title: "x" });
   expect((await fetch(`${server.url}/healthz`)).status).toBe(200);
   expect(mode(dataDir())).toBe(0o700);
   for (const file of ["ferry.db", "ferry.db-wal", "ferry.db-shm"]) {

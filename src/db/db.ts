@@ -1,9 +1,62 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { Database } from "bun:sqlite";
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
+import { SQL } from "bun";
 import { noteCommit } from "./write-health.ts";
 
-export type Db = Database;
+/**
+ * The one data interface. Services call only this: `get` (first row or null), `all`, `run`
+ * (changes), `exec` (several statements, no parameters: migrations) and `tx`. SQL is written with
+ * `?` placeholders; the PostgreSQL adapter numbers them. Engine-specific SQL lives in the named
+ * helpers at the end of this file (`leastSql` is the pattern).
+ */
+export type SqlValue = string | number | bigint | boolean | null | Uint8Array;
+export type Engine = "sqlite" | "postgres";
+
+export interface RunResult {
+  changes: number;
+}
+
+export interface Db {
+  readonly engine: Engine;
+  /** What start-up prints: the file, or the URL with its password masked. */
+  readonly describe: string;
+  get<T = Record<string, unknown>>(sql: string, ...params: SqlValue[]): Promise<T | null>;
+  all<T = Record<string, unknown>>(sql: string, ...params: SqlValue[]): Promise<T[]>;
+  run(sql: string, ...params: SqlValue[]): Promise<RunResult>;
+  exec(sql: string): Promise<void>;
+  /**
+   * Runs fn in one transaction; any throw rolls it back. Calls inside fn (through this Db or any
+   * other reference to it) join the transaction; so does a nested tx.
+   */
+  tx<T>(fn: () => Promise<T>): Promise<T>;
+  /** True while the calling code runs inside this database's transaction. */
+  readonly inTransaction: boolean;
+  /** Writes this process has made (statements outside a transaction and commits): read caches key on it. */
+  readonly writeCount: number;
+  close(): Promise<void>;
+}
+
+/** The one transaction helper (see Db.tx). */
+export function tx<T>(db: Db, fn: () => Promise<T>): Promise<T> {
+  return db.tx(fn);
+}
+
+interface TxScope {
+  owner: object;
+  done: boolean;
+  /** PostgreSQL: the transaction's connection. */
+  sql?: SQL;
+}
+
+/** Which transaction the running code is in, carried across awaits. */
+const scope = new AsyncLocalStorage<TxScope>();
+
+function activeScope(owner: object): TxScope | null {
+  const current = scope.getStore();
+  return current && current.owner === owner && !current.done ? current : null;
+}
 
 /**
  * The data directory (created 0700) and the database file with its -wal and -shm (0600) are for
@@ -29,7 +82,7 @@ function chmodOwned(path: string): void {
 }
 
 /** Opens (creating if needed) the SQLite file in WAL mode with the pragmas every connection needs. */
-export function openDatabase(file: string): Db {
+export function openSqliteFile(file: string): Database {
   if (file !== ":memory:") ownerOnly(file);
   const db = new Database(file, { create: true, strict: true });
   db.exec("PRAGMA journal_mode = WAL");
@@ -39,23 +92,312 @@ export function openDatabase(file: string): Db {
   return db;
 }
 
-/** SQL for the smaller of two values: SQLite's two-argument MIN (PostgreSQL spells it LEAST). */
-export const leastSql = (a: string, b: string) => `MIN(${a}, ${b})`;
-
 /**
- * Runs fn inside BEGIN IMMEDIATE … COMMIT so that writers queue instead of failing half-way;
- * any throw rolls everything back. Nested calls join the outer transaction.
+ * SQLite behind the async interface. The driver stays synchronous underneath (a prepared point
+ * query costs ~1.6 µs). Transactions are BEGIN IMMEDIATE; because the body awaits, other requests
+ * could otherwise run statements on this one connection in the middle of it, so every statement
+ * outside the transaction waits until it ends.
  */
-export function tx<T>(db: Db, fn: () => T): T {
-  if (db.inTransaction) return fn();
-  db.exec("BEGIN IMMEDIATE");
-  try {
-    const result = fn();
-    db.exec("COMMIT");
-    noteCommit(db);
-    return result;
-  } catch (error) {
-    if (db.inTransaction) db.exec("ROLLBACK");
-    throw error;
+export class SqliteDb implements Db {
+  readonly engine = "sqlite" as const;
+  readonly describe: string;
+  writeCount = 0;
+  /** Resolves when the transaction in progress ends; null when none is. */
+  private busy: Promise<void> | null = null;
+
+  constructor(
+    readonly raw: Database,
+    readonly file: string,
+  ) {
+    this.describe = `SQLite ${file}`;
+  }
+
+  get inTransaction(): boolean {
+    return activeScope(this) !== null;
+  }
+
+  private async waitTurn(): Promise<void> {
+    while (this.busy && !activeScope(this)) await this.busy;
+  }
+
+  async get<T>(sql: string, ...params: SqlValue[]): Promise<T | null> {
+    if (this.busy) await this.waitTurn();
+    return (this.raw.query(sql).get(...(params as never[])) as T | null) ?? null;
+  }
+
+  async all<T>(sql: string, ...params: SqlValue[]): Promise<T[]> {
+    if (this.busy) await this.waitTurn();
+    return this.raw.query(sql).all(...(params as never[])) as T[];
+  }
+
+  async run(sql: string, ...params: SqlValue[]): Promise<RunResult> {
+    if (this.busy) await this.waitTurn();
+    this.writeCount += 1;
+    return { changes: this.raw.query(sql).run(...(params as never[])).changes };
+  }
+
+  async exec(sql: string): Promise<void> {
+    if (this.busy) await this.waitTurn();
+    this.raw.exec(sql);
+  }
+
+  async tx<T>(fn: () => Promise<T>): Promise<T> {
+    if (activeScope(this)) return fn();
+    // The check and the claim must sit in one synchronous step, or two waiters both get in.
+    while (this.busy) await this.busy;
+    let release = () => {};
+    this.busy = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const current: TxScope = { owner: this, done: false };
+    try {
+      this.raw.exec("BEGIN IMMEDIATE");
+      try {
+        const result = await scope.run(current, fn);
+        this.raw.exec("COMMIT");
+        this.writeCount += 1;
+        noteCommit(this);
+        return result;
+      } catch (error) {
+        if (this.raw.inTransaction) this.raw.exec("ROLLBACK");
+        throw error;
+      }
+    } finally {
+      current.done = true;
+      this.busy = null;
+      release();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.waitTurn();
+    this.raw.close();
   }
 }
+
+export function openSqlite(file: string): SqliteDb {
+  return new SqliteDb(openSqliteFile(file), file);
+}
+
+/** PostgreSQL error codes a transaction is retried on: serialization failure, deadlock. */
+const RETRYABLE = new Set(["40001", "40P01"]);
+const MAX_TX_ATTEMPTS = 12;
+const READ_ONLY = /^\s*(SELECT|WITH)\b/i;
+/** int8 (20) and numeric (1700: SUM and AVG of integers) come back as strings; Ferry's values fit a double. */
+const NUMERIC_OIDS = new Set([20, 1700]);
+
+/** `?` → `$1…$n` and `?N` → `$N`, leaving quoted strings and identifiers alone. */
+export function numberPlaceholders(sql: string): string {
+  let out = "";
+  let n = 0;
+  let quote: string | null = null;
+  for (let i = 0; i < sql.length; i += 1) {
+    const ch = sql[i] as string;
+    if (quote) {
+      if (ch === quote) quote = null;
+      out += ch;
+    } else if (ch === "'" || ch === '"') {
+      quote = ch;
+      out += ch;
+    } else if (ch === "?") {
+      const digits = /^\d+/.exec(sql.slice(i + 1))?.[0];
+      if (digits) {
+        out += `$${digits}`;
+        i += digits.length;
+      } else {
+        n += 1;
+        out += `$${n}`;
+      }
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+const translated = new Map<string, string>();
+function pgText(sql: string): string {
+  let text = translated.get(sql);
+  if (text === undefined) {
+    text = numberPlaceholders(sql);
+    if (translated.size < 5_000) translated.set(sql, text);
+  }
+  return text;
+}
+
+type PgResult = Record<string, unknown>[] & {
+  count?: number | null;
+  affectedRows?: number | null;
+  columns?: { name: string; type: number }[];
+};
+
+function numericColumns(result: PgResult): string[] {
+  return (result.columns ?? []).filter((column) => NUMERIC_OIDS.has(column.type)).map((column) => column.name);
+}
+
+function normalizeRows<T>(result: PgResult): T[] {
+  const names = numericColumns(result);
+  if (names.length === 0) return result as unknown as T[];
+  for (const row of result) {
+    for (const name of names) {
+      const value = row[name];
+      if (typeof value === "string" || typeof value === "bigint") row[name] = Number(value);
+    }
+  }
+  return result as unknown as T[];
+}
+
+function pgParams(params: SqlValue[]): unknown[] {
+  return params.map((value) => (typeof value === "boolean" ? (value ? 1 : 0) : value));
+}
+
+/** The URL with its password replaced by ***. */
+export function maskUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return "(unparsable URL)";
+  }
+}
+
+/**
+ * PostgreSQL through Bun's SQL client. A transaction is SERIALIZABLE: PostgreSQL then guarantees
+ * the outcome of some serial order, as SQLite's one writer does, and a transaction that would
+ * break it fails with 40001 (or 40P01 on a deadlock) and is run again from the start.
+ */
+export class PostgresDb implements Db {
+  readonly engine = "postgres" as const;
+  readonly describe: string;
+  writeCount = 0;
+
+  constructor(
+    readonly sql: SQL,
+    readonly url: string,
+  ) {
+    this.describe = `PostgreSQL ${maskUrl(url)}`;
+  }
+
+  get inTransaction(): boolean {
+    return activeScope(this) !== null;
+  }
+
+  private client(): SQL {
+    return activeScope(this)?.sql ?? this.sql;
+  }
+
+  async query(text: string, params: SqlValue[]): Promise<PgResult> {
+    const inTx = activeScope(this);
+    const result = (await (inTx?.sql ?? this.sql).unsafe(pgText(text), pgParams(params))) as PgResult;
+    if (!inTx && !READ_ONLY.test(text)) this.writeCount += 1;
+    return result;
+  }
+
+  async get<T>(sql: string, ...params: SqlValue[]): Promise<T | null> {
+    return normalizeRows<T>(await this.query(sql, params))[0] ?? null;
+  }
+
+  async all<T>(sql: string, ...params: SqlValue[]): Promise<T[]> {
+    return normalizeRows<T>(await this.query(sql, params));
+  }
+
+  async run(sql: string, ...params: SqlValue[]): Promise<RunResult> {
+    const result = await this.query(sql, params);
+    return { changes: Number(result.affectedRows ?? result.count ?? 0) };
+  }
+
+  async exec(sql: string): Promise<void> {
+    if (!this.inTransaction) this.writeCount += 1;
+    await this.client().unsafe(sql).simple();
+  }
+
+  async tx<T>(fn: () => Promise<T>): Promise<T> {
+    if (activeScope(this)) return fn();
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        const result = await this.sql.begin("ISOLATION LEVEL SERIALIZABLE", async (connection) => {
+          const current: TxScope = { owner: this, done: false, sql: connection as unknown as SQL };
+          try {
+            return await scope.run(current, fn);
+          } finally {
+            current.done = true;
+          }
+        });
+        this.writeCount += 1;
+        noteCommit(this);
+        return result as T;
+      } catch (error) {
+        if (attempt >= MAX_TX_ATTEMPTS || !RETRYABLE.has(pgCode(error) ?? "")) throw error;
+        await Bun.sleep(Math.random() * Math.min(200, 5 * 2 ** attempt));
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.sql.close({ timeout: 5 });
+  }
+}
+
+/** The SQLSTATE of a PostgreSQL error, if it is one. */
+export function pgCode(error: unknown): string | undefined {
+  const code = (error as { errno?: unknown; code?: unknown } | null)?.errno;
+  if (typeof code === "string") return code;
+  const other = (error as { code?: unknown } | null)?.code;
+  return typeof other === "string" && /^[0-9A-Z]{5}$/.test(other) ? other : undefined;
+}
+
+export class DatabaseUrlError extends Error {}
+
+/** Checks a postgres:// URL before any connection is tried. */
+export function parseDatabaseUrl(url: string): URL {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new DatabaseUrlError(`--database-url is not a URL: ${maskUrl(url)}`);
+  }
+  if (parsed.protocol !== "postgres:" && parsed.protocol !== "postgresql:") {
+    throw new DatabaseUrlError(`--database-url must start with postgres:// (got ${parsed.protocol}//)`);
+  }
+  if (!parsed.hostname || parsed.pathname.length <= 1) {
+    throw new DatabaseUrlError(`--database-url needs a host and a database name: ${maskUrl(url)}`);
+  }
+  return parsed;
+}
+
+/** Connects to PostgreSQL and proves the connection with one query; throws one clear line when it cannot. */
+export async function openPostgres(url: string, options: { max?: number } = {}): Promise<PostgresDb> {
+  parseDatabaseUrl(url);
+  const sql = new SQL({ url, max: options.max ?? 10, idleTimeout: 30, connectionTimeout: 10 });
+  const db = new PostgresDb(sql, url);
+  try {
+    await db.get("SELECT 1 AS one");
+  } catch (error) {
+    await sql.close({ timeout: 0 }).catch(() => {});
+    throw new DatabaseUrlError(`cannot connect to ${maskUrl(url)}: ${(error as Error).message}`);
+  }
+  return db;
+}
+
+/** Opens the database an operator chose: PostgreSQL when a URL is given, else the SQLite file. */
+export async function openDatabase(target: { url?: string; file: string }): Promise<Db> {
+  if (target.url) return openPostgres(target.url);
+  return openSqlite(target.file);
+}
+
+// ---- engine-specific SQL: the few named helpers ------------------------------------------
+
+/** SQL for the smaller of two values: SQLite's two-argument MIN, PostgreSQL's LEAST. */
+export const leastSql = (db: Db, a: string, b: string) =>
+  db.engine === "postgres" ? `LEAST(${a}, ${b})` : `MIN(${a}, ${b})`;
+
+/** SQL for the larger of two values: SQLite's two-argument MAX, PostgreSQL's GREATEST. */
+export const greatestSql = (db: Db, a: string, b: string) =>
+  db.engine === "postgres" ? `GREATEST(${a}, ${b})` : `MAX(${a}, ${b})`;
+
+/** A condition that `column` is one of the values of a JSON array passed as one parameter. */
+export const inJsonArraySql = (db: Db, column: string) =>
+  db.engine === "postgres"
+    ? `${column} IN (SELECT jsonb_array_elements_text(?::jsonb))`
+    : `${column} IN (SELECT value FROM json_each(?))`;

@@ -9,8 +9,8 @@ import { CROSS_PROCESS_STALENESS_MS, ReadCache, refreshDataVersion } from "./rea
 const dir = mkdtempSync(join(tmpdir(), "ferry-cache-"));
 const file = join(dir, "cache.db");
 const db = openDatabase(file);
-db.exec("CREATE TABLE items (id TEXT PRIMARY KEY, name TEXT NOT NULL)");
-db.exec("INSERT INTO items VALUES ('a', 'first')");
+await db.exec("CREATE TABLE items (id TEXT PRIMARY KEY, name TEXT NOT NULL)");
+await db.exec("INSERT INTO items VALUES ('a', 'first')");
 let server: TestServer | undefined;
 
 afterEach(async () => {
@@ -26,42 +26,42 @@ function counting() {
   const cache = new ReadCache<{ name: string }>(db);
   let loads = 0;
   const read = () =>
-    cache.get("a", () => {
+    cache.get("a", async () => {
       loads += 1;
-      return db.query<{ name: string }, []>("SELECT name FROM items WHERE id = 'a'").get();
+      return await db.get<{ name: string }>("SELECT name FROM items WHERE id = 'a'");
     });
   return { read, loads: () => loads };
 }
 
-test("a value is loaded once and served until this connection writes anything", () => {
+test("a value is loaded once and served until this connection writes anything", async () => {
   const { read, loads } = counting();
-  expect(read()?.name).toBe("first");
-  expect(read()?.name).toBe("first");
+  expect((await read())?.name).toBe("first");
+  expect((await read())?.name).toBe("first");
   expect(loads()).toBe(1);
-  db.query("UPDATE items SET name = 'second' WHERE id = 'a'").run();
-  expect(read()?.name).toBe("second");
+  await db.run("UPDATE items SET name = 'second' WHERE id = 'a'");
+  expect((await read())?.name).toBe("second");
   expect(loads()).toBe(2);
   expect(Object.isFrozen(read())).toBe(true);
 });
 
 test("another process's commit is seen once the data version is refreshed", async () => {
   const { read } = counting();
-  db.query("UPDATE items SET name = 'mine' WHERE id = 'a'").run();
-  expect(read()?.name).toBe("mine");
+  await db.run("UPDATE items SET name = 'mine' WHERE id = 'a'");
+  expect((await read())?.name).toBe("mine");
   const other = openDatabase(file);
   other.query("UPDATE items SET name = 'theirs' WHERE id = 'a'").run();
   other.close();
   await Bun.sleep(CROSS_PROCESS_STALENESS_MS + 5);
   refreshDataVersion(db);
-  expect(read()?.name).toBe("theirs");
+  expect((await read())?.name).toBe("theirs");
 });
 
-test("inside a write transaction reads bypass the cache and see the uncommitted row", () => {
+test("inside a write transaction reads bypass the cache and see the uncommitted row", async () => {
   const { read, loads } = counting();
-  read();
-  tx(db, () => {
-    db.query("UPDATE items SET name = 'in-tx' WHERE id = 'a'").run();
-    expect(read()?.name).toBe("in-tx");
+  await read();
+  await tx(db, async () => {
+    await db.run("UPDATE items SET name = 'in-tx' WHERE id = 'a'");
+    expect((await read())?.name).toBe("in-tx");
   });
   expect(loads()).toBe(2);
 });
@@ -70,11 +70,11 @@ test("disabling an account or ending its sessions takes effect on the very next 
   server = await startTestServer();
   const { client, user } = await loggedInClient(server);
   expect((await client.call("/api/user/userinfo")).code).toBe(0);
-  server.context.db.query("UPDATE users SET disabled = 1 WHERE id = ?").run(user.id);
+  await server.context.db.run("UPDATE users SET disabled = 1 WHERE id = ?", user.id);
   expect((await client.call("/api/user/userinfo")).code).toBe(1002);
-  server.context.db.query("UPDATE users SET disabled = 0 WHERE id = ?").run(user.id);
+  await server.context.db.run("UPDATE users SET disabled = 0 WHERE id = ?", user.id);
   expect((await client.call("/api/user/userinfo")).code).toBe(0);
-  server.context.db.query("DELETE FROM sessions WHERE user_id = ?").run(user.id);
+  await server.context.db.run("DELETE FROM sessions WHERE user_id = ?", user.id);
   expect((await client.call("/api/user/userinfo")).code).toBe(1002);
 });
 
@@ -85,9 +85,9 @@ test("a permission granted or revoked shows in the next userinfo", async () => {
     (await client.call<{ permissions: { name: string }[] }>("/api/user/userinfo")).data.permissions;
   expect(await permissions()).toEqual([]);
   const db = server.context.db;
-  db.query("INSERT INTO permissions (id, name, desc, create_time) VALUES ('p1', '4K专线', '', 0)").run();
-  db.query("INSERT INTO user_permissions VALUES (?, 'p1', ?)").run(user.id, Date.now() + 86_400_000);
+  await db.run("INSERT INTO permissions (id, name, desc, create_time) VALUES ('p1', '4K专线', '', 0)");
+  await db.run("INSERT INTO user_permissions VALUES (?, 'p1', ?)", user.id, Date.now() + 86_400_000);
   expect((await permissions()).map((p) => p.name)).toEqual(["4K专线"]);
-  db.query("DELETE FROM user_permissions WHERE user_id = ?").run(user.id);
+  await db.run("DELETE FROM user_permissions WHERE user_id = ?", user.id);
   expect(await permissions()).toEqual([]);
 });

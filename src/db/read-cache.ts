@@ -1,5 +1,5 @@
 import { constants } from "bun:sqlite";
-import type { Db } from "./db.ts";
+import { type Db, SqliteDb } from "./db.ts";
 
 /**
  * Reads memoized until the database changes. SQLite's data version (SQLITE_FCNTL_DATA_VERSION)
@@ -20,16 +20,19 @@ export class ReadCache<V extends object> {
     private readonly maxAgeMs = 1_000,
   ) {}
 
-  get(key: string, load: () => V | null, now = Date.now()): V | null {
+  async get(key: string, load: () => Promise<V | null>, now = Date.now()): Promise<V | null> {
     // Inside a write transaction the data version lags the uncommitted rows: read them directly.
     if (this.db.inTransaction) return load();
     this.syncVersion();
     const hit = this.entries.get(key);
     if (hit && now - hit.at < this.maxAgeMs) return hit.value;
-    const value = load();
+    const version = this.version;
+    const value = await load();
     if (value) Object.freeze(value);
-    // The load itself may have revealed another process's commit; keep only what is current.
+    // The load itself may have revealed another process's commit, and other requests may have
+    // committed while it awaited; keep only what is current.
     this.syncVersion();
+    if (version !== this.version) return value;
     if (this.entries.size >= this.maxEntries) this.entries.clear();
     this.entries.set(key, { value, at: now });
     return value;
@@ -45,8 +48,13 @@ export class ReadCache<V extends object> {
 
 const versionBuffer = new Uint32Array(2);
 
+/**
+ * SQLite: the file's data version (moves on every commit, this process's or another's).
+ * PostgreSQL: this process's count of writes; other processes' writes show after maxAgeMs.
+ */
 export function dataVersion(db: Db): number {
-  db.fileControl(constants.SQLITE_FCNTL_DATA_VERSION, versionBuffer);
+  if (!(db instanceof SqliteDb)) return db.writeCount;
+  db.raw.fileControl(constants.SQLITE_FCNTL_DATA_VERSION, versionBuffer);
   return versionBuffer[0] ?? 0;
 }
 
@@ -60,9 +68,10 @@ const probes = new WeakMap<Db, { statement: { get(): unknown }; at: number }>();
  * as the lookups the cache saves.
  */
 export function refreshDataVersion(db: Db, now = Date.now()): void {
+  if (!(db instanceof SqliteDb)) return;
   let probe = probes.get(db);
   if (!probe) {
-    probe = { statement: db.query("SELECT 1 FROM sqlite_schema LIMIT 1"), at: 0 };
+    probe = { statement: db.raw.query("SELECT 1 FROM sqlite_schema LIMIT 1"), at: 0 };
     probes.set(db, probe);
   }
   if (now - probe.at < CROSS_PROCESS_STALENESS_MS) return;

@@ -5,10 +5,8 @@
  * writes fail. recordError (modules/errors) reports every unexpected error here — envelope calls,
  * node pushes and pulls, periodic jobs — and `tx` reports each commit that went through.
  */
-import type { Database } from "bun:sqlite";
+import type { Db } from "./db.ts";
 
-/** The connection (db.ts's Db; named from bun:sqlite so that db.ts can import this file). */
-type Db = Database;
 
 /** What a storage failure means, by its code: SQLite's (SQLITE_FULL, …) or the system's (ENOSPC, …). */
 const MEANINGS: [pattern: RegExp, meaning: string][] = [

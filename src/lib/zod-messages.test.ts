@@ -60,7 +60,7 @@ describe("settings through /api/admin/config/set_config", () => {
 
   test("a value past each bound is refused in Chinese, naming the bound; nothing is stored", async () => {
     expect(numbers.length).toBeGreaterThan(10);
-    const before = server.context.settings.all();
+    const before = await server.context.settings.all();
     for (const { key, number } of numbers) {
       const min = number.minValue;
       const max = number.maxValue;
@@ -75,7 +75,7 @@ describe("settings through /api/admin/config/set_config", () => {
       const text = await admin.call("/api/admin/config/set_config", { [key]: "abc" });
       expect({ key, ...refusal(text) }).toEqual({ key, path: key, message: "请输入数字" });
     }
-    expect(server.context.settings.all()).toEqual(before);
+    expect(await server.context.settings.all()).toEqual(before);
   });
 
   test("the toast of issue 12: 汇率 0", async () => {

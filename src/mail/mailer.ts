@@ -25,14 +25,14 @@ export class Mailer {
     private readonly allowPrivate: boolean,
   ) {}
 
-  configured(): boolean {
-    const s = this.settings.all();
+  async configured(): Promise<boolean> {
+    const s = await this.settings.all();
     return s.smtp_host !== "" && s.smtp_from !== "";
   }
 
   async send(mail: Mail): Promise<void> {
-    const s = this.settings.all();
-    if (!this.configured()) throw new Error("SMTP is not configured");
+    const s = await this.settings.all();
+    if (!await this.configured()) throw new Error("SMTP is not configured");
     const host = s.smtp_host.trim();
     const address = await resolveTarget(host, this.allowPrivate);
     const { default: nodemailer } = await import("nodemailer");

@@ -26,22 +26,22 @@ afterAll(async () => {
 
 const dir = () => backupsDir(server.dataDir);
 const listed = () => (existsSync(dir()) ? readdirSync(dir()).sort() : []);
-const run = (now: number) => runScheduledBackup(server.context, server.dataDir, now);
+const run = async (now: number) => await runScheduledBackup(server.context, server.dataDir, now);
 
-test("off by default (-1, keeping 7): nothing is written", () => {
+test("off by default (-1, keeping 7): nothing is written", async () => {
   expect(settingsSchema.parse({})).toMatchObject({ backup_hour: -1, backup_keep: 7 });
-  expect(run(MIDNIGHT + 12 * HOUR)).toBeNull();
+  expect(await run(MIDNIGHT + 12 * HOUR)).toBeNull();
   expect(listed()).toEqual([]);
 });
 
-test("from the hour on, once per business day, a usable copy; older ones pruned beyond backup_keep", () => {
-  server.context.settings.update({ backup_hour: 3, backup_keep: 2, timezone: "Asia/Shanghai" });
-  expect(run(MIDNIGHT + 2 * HOUR + 59 * 60_000)).toBeNull();
-  const first = run(MIDNIGHT + 3 * HOUR) as string;
+test("from the hour on, once per business day, a usable copy; older ones pruned beyond backup_keep", async () => {
+  await server.context.settings.update({ backup_hour: 3, backup_keep: 2, timezone: "Asia/Shanghai" });
+  expect(await run(MIDNIGHT + 2 * HOUR + 59 * 60_000)).toBeNull();
+  const first = await run(MIDNIGHT + 3 * HOUR) as string;
   expect(first).toBe(join(dir(), "ferry-2026-03-01.db"));
-  expect(run(MIDNIGHT + 20 * HOUR)).toBeNull();
+  expect(await run(MIDNIGHT + 20 * HOUR)).toBeNull();
   // 02:00 the next day is still before the hour.
-  expect(run(MIDNIGHT + 26 * HOUR)).toBeNull();
+  expect(await run(MIDNIGHT + 26 * HOUR)).toBeNull();
   expect(listed()).toEqual(["ferry-2026-03-01.db"]);
 
   const copy = new Database(first, { readonly: true });
@@ -51,16 +51,16 @@ test("from the hour on, once per business day, a usable copy; older ones pruned 
 
   // An operator's own file in the folder is never pruned.
   writeFileSync(join(dir(), "before-upgrade.db"), "");
-  for (let day = 1; day <= 3; day += 1) run(MIDNIGHT + day * 24 * HOUR + 3 * HOUR);
+  for (let day = 1; day <= 3; day += 1) await run(MIDNIGHT + day * 24 * HOUR + 3 * HOUR);
   expect(listed()).toEqual(["before-upgrade.db", "ferry-2026-03-03.db", "ferry-2026-03-04.db"]);
 });
 
-test("the business timezone decides the hour and the day", () => {
-  server.context.settings.update({ backup_hour: 3, backup_keep: 10, timezone: "UTC" });
+test("the business timezone decides the hour and the day", async () => {
+  await server.context.settings.update({ backup_hour: 3, backup_keep: 10, timezone: "UTC" });
   // 2026-03-05 02:00 UTC is 10:00 in Shanghai, but before 03:00 UTC.
   const early = Date.UTC(2026, 2, 5, 2);
-  expect(run(early)).toBeNull();
-  expect(run(early + HOUR)).toBe(join(dir(), "ferry-2026-03-05.db"));
+  expect(await run(early)).toBeNull();
+  expect(await run(early + HOUR)).toBe(join(dir(), "ferry-2026-03-05.db"));
 });
 
 test("the hour and the count are checked: whole numbers, -1 to 23 and 1 to 365", () => {
@@ -71,9 +71,9 @@ test("the hour and the count are checked: whole numbers, -1 to 23 and 1 to 365",
 });
 
 test("the server's periodic job writes the day's backup when the clock reaches the hour", async () => {
-  server.context.settings.update({ backup_hour: 4, backup_keep: 10, timezone: "Asia/Shanghai" });
+  await server.context.settings.update({ backup_hour: 4, backup_keep: 10, timezone: "Asia/Shanghai" });
   let now = Date.UTC(2026, 3, 1, 16) + 3 * HOUR; // 2026-04-02 03:00 in Shanghai
-  const job = startScheduledBackups(server.context, server.dataDir, 5, () => now);
+  const job = await startScheduledBackups(server.context, server.dataDir, 5, () => now);
   try {
     await Bun.sleep(30);
     expect(listed()).not.toContain("ferry-2026-04-02.db");

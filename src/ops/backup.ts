@@ -24,7 +24,7 @@ export const partialBackupName = (file: string) => `${file}.partial`;
  * its mode. It is written as `<file>.partial` and renamed when complete, so a copy cut short
  * (killed, disk full) never lies under the name of a backup; a failed one is removed.
  */
-export function backupDatabase(db: Db, file: string): void {
+export async function backupDatabase(db: Db, file: string): Promise<void> {
   const partial = partialBackupName(file);
   // Left by a copy cut short earlier; its hot journal would be rolled back into the new copy.
   rmSync(partial, { force: true });
@@ -33,7 +33,7 @@ export function backupDatabase(db: Db, file: string): void {
   // The umask may have taken more than group and other away; the owner must be able to write it.
   chmodSync(partial, 0o600);
   try {
-    db.query("VACUUM INTO ?").run(partial);
+    await db.run("VACUUM INTO ?", partial);
     renameSync(partial, file);
   } catch (error) {
     rmSync(partial, { force: true });
@@ -51,8 +51,8 @@ export const scheduledBackupName = (day: string) => `ferry-${day}.db`;
  * business day on, once a day, `<data>/backups/ferry-YYYY-MM-DD.db`, keeping the newest
  * `backup_keep`. Answers the file written, or null when nothing was due.
  */
-export function runScheduledBackup(ctx: AppContext, dataDir: string, now = Date.now()): string | null {
-  const { backup_hour: hour, backup_keep: keep, timezone } = ctx.settings.all();
+export async function runScheduledBackup(ctx: AppContext, dataDir: string, now = Date.now()): Promise<string | null> {
+  const { backup_hour: hour, backup_keep: keep, timezone } = await ctx.settings.all();
   if (hour < 0) return null;
   const [day = "", time = ""] = businessDateTime(now, timezone).split(" ");
   if (Number(time.slice(0, 2)) < hour) return null;
@@ -60,7 +60,7 @@ export function runScheduledBackup(ctx: AppContext, dataDir: string, now = Date.
   const file = join(dir, scheduledBackupName(day));
   if (existsSync(file)) return null;
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  backupDatabase(ctx.db, file);
+  await backupDatabase(ctx.db, file);
   pruneBackups(dir, keep);
   return file;
 }
@@ -76,11 +76,11 @@ function pruneBackups(dir: string, keep: number): void {
 export const BACKUP_CHECK_INTERVAL_MS = 5 * 60_000;
 
 /** The server's backup job: checks every few minutes whether the day's backup is due. */
-export function startScheduledBackups(
+export async function startScheduledBackups(
   ctx: AppContext,
   dataDir: string,
   intervalMs = BACKUP_CHECK_INTERVAL_MS,
   clock: () => number = Date.now,
 ) {
-  return startPeriodic(ctx, "scheduled backup", intervalMs, () => runScheduledBackup(ctx, dataDir, clock()));
+  return await startPeriodic(ctx, "scheduled backup", intervalMs, async () => await runScheduledBackup(ctx, dataDir, clock()));
 }

@@ -29,14 +29,14 @@ let combo: Combo;
 beforeAll(async () => {
   server = await startShopServer({ rateLimitScale: 1 });
   gateway = startFakeEpayGateway();
-  server.context.settings.update({
+  await server.context.settings.update({
     alipay: "epay",
     wxpay: "epay",
     epay_url: gateway.url,
     epay_pid: gateway.pid,
     epay_key: gateway.key,
   });
-  combo = makeCombo(server, { name: "月付套餐", price: 15, traffic: 1 });
+  combo = await makeCombo(server, { name: "月付套餐", price: 15, traffic: 1 });
 });
 afterAll(async () => {
   await gateway?.close();
@@ -54,12 +54,8 @@ const dobuy = (
 const gatewayCalls = (orderId: string) =>
   gateway.mapiRequests.filter((request) => request.params.return_url?.includes(orderId)).length;
 
-const attempts = (orderId: string) =>
-  server.context.db
-    .query<{ trade_no: string; status: string }, [string]>(
-      "SELECT trade_no, status FROM payments WHERE order_id = ? ORDER BY rowid",
-    )
-    .all(orderId);
+const attempts = async (orderId: string) =>
+  await server.context.db.all<{ trade_no: string; status: string }>("SELECT trade_no, status FROM payments WHERE order_id = ? ORDER BY rowid", orderId);
 
 async function newOrder(): Promise<{ client: ApiClient; order: Order; userId: string }> {
   const { client, user } = await loggedInClient(server);
@@ -76,13 +72,13 @@ describe("an unchanged order's open attempt is shown again", () => {
       answers.push(answer.data);
     }
     expect(gatewayCalls(order._id)).toBe(1);
-    expect(attempts(order._id).map((a) => a.status)).toEqual(["pending"]);
+    expect((await attempts(order._id)).map((a) => a.status)).toEqual(["pending"]);
     expect(new Set(answers.map((a) => a.qrcode)).size).toBe(1);
     expect(answers[0]).toMatchObject({ request_pay_amound: 15, third_pay_platform: "易支付" });
     expect(answers[0]?.qrcode).toStartWith("https://qr.alipay.com/");
 
     // And paying it credits the order once.
-    const tradeNo = attempts(order._id)[0]?.trade_no as string;
+    const tradeNo = (await attempts(order._id))[0]?.trade_no as string;
     gateway.pay(tradeNo);
     expect((await gateway.notify(tradeNo)).body).toBe("success");
     expect((await dobuy(client, order._id)).data.status).toBe("paied");
@@ -94,7 +90,7 @@ describe("an unchanged order's open attempt is shown again", () => {
     expect(new Set(answers.map((a) => a.code))).toEqual(new Set([0]));
     expect(new Set(answers.map((a) => a.data.qrcode)).size).toBe(1);
     expect(gatewayCalls(order._id)).toBe(1);
-    expect(attempts(order._id)).toHaveLength(1);
+    expect(await attempts(order._id)).toHaveLength(1);
   });
 
   test("another pay mode, another device, a coupon or the wallet, or a ten-minute-old attempt make a new one", async () => {
@@ -106,26 +102,24 @@ describe("an unchanged order's open attempt is shown again", () => {
     expect(phone.qrcode).not.toBe(wx.qrcode);
     expect(gatewayCalls(order._id)).toBe(3);
     // Only the newest is open: the others were superseded.
-    expect(attempts(order._id).map((a) => a.status)).toEqual(["closed", "closed", "pending"]);
+    expect((await attempts(order._id)).map((a) => a.status)).toEqual(["closed", "closed", "pending"]);
 
-    server.context.db
-      .query("UPDATE payments SET create_time = create_time - ? WHERE order_id = ?")
-      .run(PAYMENT_REUSE_MS, order._id);
+    await server.context.db.run("UPDATE payments SET create_time = create_time - ? WHERE order_id = ?", PAYMENT_REUSE_MS, order._id);
     await dobuy(client, order._id, "wxpay", true);
     expect(gatewayCalls(order._id)).toBe(4);
 
     // A coupon, then the wallet, change what the order owes: each time a new attempt.
     const { client: other, order: changed, userId } = await newOrder();
     expect((await dobuy(other, changed._id)).data.request_pay_amound).toBe(15);
-    makeCoupon(server, { type: "cash", code: "CHANGE1", forMoney: 1, NumberOfAuthorizations: 0 });
+    await makeCoupon(server, { type: "cash", code: "CHANGE1", forMoney: 1, NumberOfAuthorizations: 0 });
     await other.ok("/api/coupon/orderUseCoupon", { order_id: changed._id, code: "CHANGE1" });
     expect((await dobuy(other, changed._id)).data.request_pay_amound).toBe(14);
-    giveWallet(server, userId, 200);
+    await giveWallet(server, userId, 200);
     await other.ok("/api/shop/wallet_check", { order_id: changed._id });
     expect((await dobuy(other, changed._id)).data.request_pay_amound).toBe(12);
     expect((await dobuy(other, changed._id)).data.request_pay_amound).toBe(12);
     expect(gatewayCalls(changed._id)).toBe(3);
-    expect(attempts(changed._id).map((a) => a.status)).toEqual(["closed", "closed", "pending"]);
+    expect((await attempts(changed._id)).map((a) => a.status)).toEqual(["closed", "closed", "pending"]);
   });
 });
 
@@ -148,7 +142,7 @@ describe("new attempts are limited (limits at their real size)", () => {
     ]);
     expect([...messages]).toEqual([OrderMsg.tooManyPayAttempts]);
     expect(gatewayCalls(order._id)).toBe(max);
-    expect(attempts(order._id)).toHaveLength(max);
+    expect(await attempts(order._id)).toHaveLength(max);
   });
 
   test("50 alternating dobuy at once: at most the limited number of gateway requests", async () => {
@@ -159,13 +153,13 @@ describe("new attempts are limited (limits at their real size)", () => {
     expect(answers.filter((a) => a.code === Code.tooManyRequests).length).toBeGreaterThan(0);
     expect(answers.every((a) => a.code === 0 || a.code === Code.tooManyRequests)).toBe(true);
     expect(gatewayCalls(order._id)).toBeLessThanOrEqual(PAY_ATTEMPTS_PER_ORDER.max);
-    expect(attempts(order._id).length).toBeLessThanOrEqual(PAY_ATTEMPTS_PER_ORDER.max);
+    expect((await attempts(order._id)).length).toBeLessThanOrEqual(PAY_ATTEMPTS_PER_ORDER.max);
   });
 
   test(`an account's new attempts over all its orders: ${PAY_ATTEMPTS_PER_ACCOUNT.max} an hour`, async () => {
     const { client } = await loggedInClient(server);
-    const combos = Array.from({ length: 7 }, (_, i) =>
-      makeCombo(server, { name: `账户限额 ${i}`, price: 3 + i }),
+    const combos = Array.from({ length: 7 }, async (_, i) =>
+      await makeCombo(server, { name: `账户限额 ${i}`, price: 3 + i }),
     );
     let accepted = 0;
     let refused = 0;
@@ -192,7 +186,7 @@ describe("new attempts are limited (limits at their real size)", () => {
 
 describe("the sandbox cashier (item 6)", () => {
   test("after 确认支付 a paid customer lands on 订单记录 with the success query; an unpaid one sees why", async () => {
-    server.context.settings.update({ alipay: "sandbox" });
+    await server.context.settings.update({ alipay: "sandbox" });
     try {
       const { client, order } = await newOrder();
       const pay = await dobuy(client, order._id, "alipay", true);
@@ -216,7 +210,7 @@ describe("the sandbox cashier (item 6)", () => {
       expect(refused.status).toBe(200);
       expect(await refused.text()).toContain("该支付单已关闭");
     } finally {
-      server.context.settings.update({ alipay: "epay" });
+      await server.context.settings.update({ alipay: "epay" });
     }
   });
 });

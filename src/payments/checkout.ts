@@ -178,17 +178,13 @@ function onTheWay(ctx: AppContext): Map<string, Promise<PaymentAction>> {
  * The order's open attempt when this dobuy would make the same one again: same provider, pay
  * mode, device and amount, recent, and with the provider's answer stored or on its way.
  */
-function reusableAttempt(
+async function reusableAttempt(
   ctx: AppContext,
   orderId: string,
   wanted: { provider: PaymentProvider; payMode: PayMode; device: Device; amountFen: number },
   now: number,
-): PaymentAction | Promise<PaymentAction> | null {
-  const attempt = ctx.db
-    .query<PaymentRow, [string]>(
-      "SELECT * FROM payments WHERE order_id = ? AND status = 'pending' ORDER BY create_time DESC LIMIT 1",
-    )
-    .get(orderId);
+): Promise<PaymentAction | Promise<PaymentAction> | null> {
+  const attempt = await ctx.db.get<PaymentRow>("SELECT * FROM payments WHERE order_id = ? AND status = 'pending' ORDER BY create_time DESC LIMIT 1", orderId);
   if (
     !attempt ||
     attempt.provider !== wanted.provider.id ||
@@ -250,14 +246,12 @@ async function askProvider(ctx: AppContext, { input, attempt, bases, now }: Aski
       now,
     });
     checkPayLinks(provider.id, action);
-    ctx.db.query("UPDATE payments SET action = ? WHERE trade_no = ?").run(JSON.stringify(action), tradeNo);
+    await ctx.db.run("UPDATE payments SET action = ? WHERE trade_no = ?", JSON.stringify(action), tradeNo);
     return action;
   } catch (error) {
-    ctx.db
-      .query("UPDATE payments SET status = 'closed' WHERE trade_no = ? AND status = 'pending'")
-      .run(tradeNo);
+    await ctx.db.run("UPDATE payments SET status = 'closed' WHERE trade_no = ? AND status = 'pending'", tradeNo);
     if (error instanceof RpcError) throw error;
-    recordError(ctx.db, `pay ${provider.id} ${payModeText(input.payMode)}`, error);
+    await recordError(ctx.db, `pay ${provider.id} ${payModeText(input.payMode)}`, error);
     if (error instanceof UnsafePayLinkError) throw new RpcError(Code.badInput, OrderMsg.unsafePayLink);
     throw new RpcError(Code.internal, OrderMsg.buyFailed);
   }
@@ -275,53 +269,34 @@ function startAsking(ctx: AppContext, asking: Asking): Promise<PaymentAction> {
 }
 
 export async function checkout(ctx: AppContext, input: CheckoutInput, now = Date.now()): Promise<PayResult> {
-  const bases = callbackBases(ctx.settings.all());
-  const prepared = tx(ctx.db, () => {
-    const order = ownOrder(ctx.db, input.userId, input.orderId);
+  const bases = callbackBases(await ctx.settings.all());
+  const prepared = await tx(ctx.db, async () => {
+    const order = await ownOrder(ctx.db, input.userId, input.orderId);
     if (order.status === "paied") return { kind: "paid" as const, order };
     if (!isOpen(order)) throw new RpcError(Code.badInput, OrderMsg.notPayable);
     if (order.coupon_use_id) {
       // The coupon may have expired or been limited since it was put on the order (seed: 1017 also on buy).
-      const use = ctx.db
-        .query<{ coupon_id: string }, [string]>("SELECT coupon_id FROM coupon_uses WHERE id = ?")
-        .get(order.coupon_use_id);
-      checkOrderCoupon(ctx.db, use ? findCouponById(ctx.db, use.coupon_id) : null, input.userId, now, 1);
+      const use = await ctx.db.get<{ coupon_id: string }>("SELECT coupon_id FROM coupon_uses WHERE id = ?", order.coupon_use_id);
+      await checkOrderCoupon(ctx.db, use ? await findCouponById(ctx.db, use.coupon_id) : null, input.userId, now, 1);
     }
     const amount = payableFen(order);
     if (amount === 0) {
-      settleWithoutGateway(ctx, order.id, "wallet", "wallet", now);
-      return { kind: "paid" as const, order: findOrder(ctx.db, order.id) as OrderRow };
+      await settleWithoutGateway(ctx, order.id, "wallet", "wallet", now);
+      return { kind: "paid" as const, order: await findOrder(ctx.db, order.id) as OrderRow };
     }
-    const provider = providerFor(ctx, input.payMode);
+    const provider = await providerFor(ctx, input.payMode);
     if (!provider) throw new RpcError(Code.badInput, OrderMsg.payModeOff);
     if (provider.callbacks && !bases) return { kind: "refused" as const, provider };
     const wanted = { provider, payMode: input.payMode, device: input.device, amountFen: amount };
-    const action = reusableAttempt(ctx, order.id, wanted, now);
+    const action = await reusableAttempt(ctx, order.id, wanted, now);
     if (action) return { kind: "reused" as const, order, provider, amount, action };
     countNewAttempt(ctx, input.userId, order.id);
     const tradeNo = newTradeNo(now);
     // A new attempt supersedes the older ones (EPay refuses a reused number with other parameters).
-    closePendingPayments(ctx.db, order.id);
-    ctx.db
-      .query(
-        `INSERT INTO payments (trade_no, order_id, user_id, provider, method, amount_fen, device, client_ip, third_pay_platform, create_time)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        tradeNo,
-        order.id,
-        input.userId,
-        provider.id,
-        input.payMode,
-        amount,
-        input.device,
-        input.clientIp,
-        provider.label,
-        now,
-      );
-    ctx.db
-      .query("UPDATE orders SET pay_mode = ?, device = ? WHERE id = ?")
-      .run(input.payMode, input.device, order.id);
+    await closePendingPayments(ctx.db, order.id);
+    await ctx.db.run(`INSERT INTO payments (trade_no, order_id, user_id, provider, method, amount_fen, device, client_ip, third_pay_platform, create_time)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, tradeNo, order.id, input.userId, provider.id, input.payMode, amount, input.device, input.clientIp, provider.label, now);
+    await ctx.db.run("UPDATE orders SET pay_mode = ?, device = ? WHERE id = ?", input.payMode, input.device, order.id);
     return { kind: "new" as const, order, provider, amount, tradeNo };
   });
   switch (prepared.kind) {
@@ -329,7 +304,7 @@ export async function checkout(ctx: AppContext, input: CheckoutInput, now = Date
       return paidResult(prepared.order, "钱包");
     case "refused":
       // The customer learns that the admin must act; the admin learns why from the error log.
-      recordError(
+      await recordError(
         ctx.db,
         `pay ${prepared.provider.id} ${payModeText(input.payMode)}`,
         new Error(

@@ -29,8 +29,8 @@ export type MarkPaidResult =
   | { result: "duplicate"; orderId: string }
   | { result: "rejected" | "anomaly"; reason: string };
 
-export function findPayment(db: Db, tradeNo: string): PaymentRow | null {
-  return db.query<PaymentRow, [string]>("SELECT * FROM payments WHERE trade_no = ?").get(tradeNo);
+export async function findPayment(db: Db, tradeNo: string): Promise<PaymentRow | null> {
+  return await db.get<PaymentRow>("SELECT * FROM payments WHERE trade_no = ?", tradeNo);
 }
 
 /**
@@ -54,19 +54,15 @@ export function extendedTimePackage(
  * Credits what the order was sold (DESIGN §7). Runs inside markPaid's transaction. Traffic of a
  * combo with a duration stays usable for that many days from now, then what is left of it goes.
  */
-export function creditOrder(ctx: AppContext, order: OrderRow, now: number): void {
+export async function creditOrder(ctx: AppContext, order: OrderRow, now: number): Promise<void> {
   const db = ctx.db;
-  const user = db
-    .query<{ vip_expire_time: number; daily_limit: number | null }, [string]>(
-      "SELECT vip_expire_time, daily_limit FROM users WHERE id = ?",
-    )
-    .get(order.user_id);
+  const user = await db.get<{ vip_expire_time: number; daily_limit: number | null }>("SELECT vip_expire_time, daily_limit FROM users WHERE id = ?", order.user_id);
   if (!user) throw new Error(`order ${order.id} has no user`);
   const extension =
     order.add_vip_duration > 0
       ? extendedTimePackage(user, order.add_vip_duration, order.daily_limit, now)
       : { vipExpireTime: undefined, dailyLimit: undefined };
-  changeTraffic(db, {
+  await changeTraffic(db, {
     userId: order.user_id,
     type: "buy",
     desc: `购买 ${order.desc}`,
@@ -74,10 +70,10 @@ export function creditOrder(ctx: AppContext, order: OrderRow, now: number): void
     ...extension,
     orderId: order.id,
     now,
-    timeZone: ctx.settings.get("timezone"),
+    timeZone: await ctx.settings.get("timezone"),
   });
   if (order.traffic_days > 0 && order.add_traffic > 0) {
-    addTrialGrant(db, {
+    await addTrialGrant(db, {
       userId: order.user_id,
       orderId: order.id,
       amount: order.add_traffic,
@@ -85,17 +81,13 @@ export function creditOrder(ctx: AppContext, order: OrderRow, now: number): void
       now,
     });
   }
-  db.query("UPDATE users SET paid_user = 1 WHERE id = ?").run(order.user_id);
+  await db.run("UPDATE users SET paid_user = 1 WHERE id = ?", order.user_id);
   if (order.permission_duration > 0) {
-    const grant = db.query(
-      `INSERT INTO user_permissions (user_id, permission_id, expire_time) VALUES (?1, ?2, ?3 + ?4)
-       ON CONFLICT (user_id, permission_id) DO UPDATE SET expire_time = MAX(expire_time, ?3) + ?4`,
-    );
+    const grant = `INSERT INTO user_permissions (user_id, permission_id, expire_time) VALUES (?1, ?2, ?3 + ?4)
+       ON CONFLICT (user_id, permission_id) DO UPDATE SET expire_time = MAX(expire_time, ?3) + ?4`;
     for (const permissionId of JSON.parse(order.gain_permissions) as string[]) {
-      const bumped = db
-        .query("UPDATE permissions SET use_times = use_times + 1 WHERE id = ?")
-        .run(permissionId).changes;
-      if (bumped) grant.run(order.user_id, permissionId, now, order.permission_duration * DAY_MS);
+      const bumped = (await db.run("UPDATE permissions SET use_times = use_times + 1 WHERE id = ?", permissionId)).changes;
+      if (bumped) await db.run(grant, order.user_id, permissionId, now, order.permission_duration * DAY_MS);
     }
   }
 }
@@ -108,27 +100,27 @@ export interface PaidNotice extends VerifiedPayment {
   source: string;
 }
 
-function refuse(
+async function refuse(
   db: Db,
   notice: PaidNotice,
   result: "rejected" | "anomaly",
   reason: string,
   now: number,
-): MarkPaidResult {
-  logPaymentEvent(db, { ...notice, result, reason }, now);
+): Promise<MarkPaidResult> {
+  await logPaymentEvent(db, { ...notice, result, reason }, now);
   return { result, reason };
 }
 
 /** Marks a payment attempt paid and credits its order exactly once. Never throws for a bad notice. */
-export function markPaid(ctx: AppContext, notice: PaidNotice, now = Date.now()): MarkPaidResult {
+export async function markPaid(ctx: AppContext, notice: PaidNotice, now = Date.now()): Promise<MarkPaidResult> {
   const db = ctx.db;
-  const outcome = tx(db, (): MarkPaidResult => {
+  const outcome = await tx(db, async (): Promise<MarkPaidResult> => {
     if (notice.status !== "paid")
-      return refuse(db, notice, "rejected", `gateway status ${notice.status}`, now);
-    const payment = findPayment(db, notice.tradeNo);
-    if (!payment) return refuse(db, notice, "rejected", "unknown trade number", now);
+      return await refuse(db, notice, "rejected", `gateway status ${notice.status}`, now);
+    const payment = await findPayment(db, notice.tradeNo);
+    if (!payment) return await refuse(db, notice, "rejected", "unknown trade number", now);
     if (payment.provider !== notice.provider)
-      return refuse(db, notice, "rejected", `trade belongs to ${payment.provider}`, now);
+      return await refuse(db, notice, "rejected", `trade belongs to ${payment.provider}`, now);
     const expected =
       notice.amount.currency === "USDT"
         ? payment.usdt_units
@@ -136,27 +128,27 @@ export function markPaid(ctx: AppContext, notice: PaidNotice, now = Date.now()):
           ? null
           : payment.amount_fen;
     if (expected === null || expected !== notice.amount.minor)
-      return refuse(
+      return await refuse(
         db,
         notice,
         "anomaly",
         `amount ${notice.amount.minor} ${notice.amount.currency}, expected ${expected}`,
         now,
       );
-    const order = findOrder(db, payment.order_id);
-    if (!order) return refuse(db, notice, "rejected", "order missing", now);
+    const order = await findOrder(db, payment.order_id);
+    if (!order) return await refuse(db, notice, "rejected", "order missing", now);
     if (order.status === "paied") {
       if (payment.status === "paid") {
-        logPaymentEvent(db, { ...notice, result: "duplicate", reason: "already paid" }, now);
+        await logPaymentEvent(db, { ...notice, result: "duplicate", reason: "already paid" }, now);
         return { result: "duplicate", orderId: order.id };
       }
-      return refuse(db, notice, "anomaly", "order already paid through another payment: refund by hand", now);
+      return await refuse(db, notice, "anomaly", "order already paid through another payment: refund by hand", now);
     }
     if (!isOpen(order))
-      return refuse(db, notice, "anomaly", `order is ${order.status}: money received, nothing credited`, now);
+      return await refuse(db, notice, "anomaly", `order is ${order.status}: money received, nothing credited`, now);
     // A coupon or wallet change after this attempt was made changed what the order still owes.
     if (payment.amount_fen !== payableFen(order))
-      return refuse(
+      return await refuse(
         db,
         notice,
         "anomaly",
@@ -165,30 +157,22 @@ export function markPaid(ctx: AppContext, notice: PaidNotice, now = Date.now()):
       );
     if (payment.status === "closed") {
       // A superseded attempt (the customer switched method) that was paid anyway: still the order's money.
-      logPaymentEvent(
+      await logPaymentEvent(
         db,
         { ...notice, result: "anomaly", reason: "paid a superseded attempt; crediting" },
         now,
       );
     }
-    const flipped = db
-      .query(
-        "UPDATE payments SET status = 'paid', gateway_trade_no = ?, pay_time = ? WHERE trade_no = ? AND status != 'paid'",
-      )
-      .run(notice.gatewayTradeNo, now, payment.trade_no).changes;
-    const orderFlipped = db
-      .query(
-        `UPDATE orders SET status = 'paied', pay_time = ?, pay_mode = ?, paid_by = ?
-         WHERE id = ? AND status IN ('topay', 'wallet_spend')`,
-      )
-      .run(now, payment.method, notice.source, order.id).changes;
+    const flipped = (await db.run("UPDATE payments SET status = 'paid', gateway_trade_no = ?, pay_time = ? WHERE trade_no = ? AND status != 'paid'", notice.gatewayTradeNo, now, payment.trade_no)).changes;
+    const orderFlipped = (await db.run(`UPDATE orders SET status = 'paied', pay_time = ?, pay_mode = ?, paid_by = ?
+         WHERE id = ? AND status IN ('topay', 'wallet_spend')`, now, payment.method, notice.source, order.id)).changes;
     if (flipped !== 1 || orderFlipped !== 1) throw new Error("payment state changed inside its transaction");
     // Other pending attempts of this order can no longer be paid for it.
-    closePendingPayments(db, order.id);
-    creditOrder(ctx, order, now);
-    payChannelRebate(ctx, order, now);
-    tellOrderPaid(ctx, order, payment.method);
-    logPaymentEvent(db, { ...notice, result: "credited", reason: notice.source }, now);
+    await closePendingPayments(db, order.id);
+    await creditOrder(ctx, order, now);
+    await payChannelRebate(ctx, order, now);
+    await tellOrderPaid(ctx, order, payment.method);
+    await logPaymentEvent(db, { ...notice, result: "credited", reason: notice.source }, now);
     return { result: "credited", orderId: order.id };
   });
   countPayment(db, notice.provider, outcome.result);
@@ -199,36 +183,23 @@ export function markPaid(ctx: AppContext, notice: PaidNotice, now = Date.now()):
  * Records a payment of the order's whole remainder that did not pass through a gateway (wallet or
  * coupon covering everything, or an operator crediting by hand) and marks it paid.
  */
-export function settleWithoutGateway(
+export async function settleWithoutGateway(
   ctx: AppContext,
   orderId: string,
   provider: "wallet" | "manual",
   source: string,
   now = Date.now(),
-): MarkPaidResult {
-  return tx(ctx.db, () => {
-    const order = findOrder(ctx.db, orderId);
+): Promise<MarkPaidResult> {
+  return await tx(ctx.db, async () => {
+    const order = await findOrder(ctx.db, orderId);
     if (!order) throw new RpcError(Code.notFound, "订单不存在");
     if (!isOpen(order)) throw new RpcError(Code.badInput, `订单状态为 ${order.status}，不能标记为已支付`);
     const amount = payableFen(order);
     if (provider === "wallet" && amount !== 0) throw new Error("wallet settlement needs a zero remainder");
     const tradeNo = newTradeNo(now);
-    ctx.db
-      .query(
-        `INSERT INTO payments (trade_no, order_id, user_id, provider, method, amount_fen, third_pay_platform, create_time)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        tradeNo,
-        order.id,
-        order.user_id,
-        provider,
-        provider,
-        amount,
-        provider === "wallet" ? "钱包" : "人工",
-        now,
-      );
-    return markPaid(
+    await ctx.db.run(`INSERT INTO payments (trade_no, order_id, user_id, provider, method, amount_fen, third_pay_platform, create_time)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, tradeNo, order.id, order.user_id, provider, provider, amount, provider === "wallet" ? "钱包" : "人工", now);
+    return await markPaid(
       ctx,
       {
         provider,

@@ -88,8 +88,8 @@ async function buy(
   let order = await call<Order>(client, "/api/shop/create_order", { combo_id: combo._id });
   if (options.walletFen) {
     const db = server.context.db;
-    tx(db, () =>
-      changeWallet(db, {
+    await tx(db, async () =>
+      await changeWallet(db, {
         userId,
         type: "adjust",
         changeFen: options.walletFen ?? 0,
@@ -113,17 +113,11 @@ async function buy(
 const traffic = async (client: ApiClient) => (await call<UserInfo>(client, "/api/user/userinfo")).traffic;
 const status = async (client: ApiClient, orderId: string) =>
   (await call<TradeStatus>(client, "/api/shop/trade_status", { trade_id: orderId })).status;
-const walletFen = (userId: string) =>
-  server.context.db
-    .query<{ wallet_fen: number }, [string]>("SELECT wallet_fen FROM users WHERE id = ?")
-    .get(userId)?.wallet_fen;
+const walletFen = async (userId: string) =>
+  (await server.context.db.get<{ wallet_fen: number }>("SELECT wallet_fen FROM users WHERE id = ?", userId))?.wallet_fen;
 
-function events(tradeNo: string) {
-  return server.context.db
-    .query<{ result: string; reason: string; raw: string; repeat_count: number }, [string]>(
-      "SELECT result, reason, raw, repeat_count FROM payment_events WHERE trade_no = ? ORDER BY id",
-    )
-    .all(tradeNo);
+async function events(tradeNo: string) {
+  return await server.context.db.all<{ result: string; reason: string; raw: string; repeat_count: number }>("SELECT result, reason, raw, repeat_count FROM payment_events WHERE trade_no = ? ORDER BY id", tradeNo);
 }
 
 const notifyUrl = () => `${server.url}/api/pay/notify/epay`;
@@ -247,19 +241,13 @@ describe("EPay notifications", () => {
     expect(await traffic(client)).toBe(before + COMBO_TRAFFIC);
     expect(await status(client, order._id)).toBe("paied");
     // One credit, and the 49 repeats counted on one row rather than stored 49 times.
-    expect(events(gatewayOrder.outTradeNo).map((e) => [e.result, e.repeat_count])).toEqual([
+    expect((await events(gatewayOrder.outTradeNo)).map((e) => [e.result, e.repeat_count])).toEqual([
       ["credited", 1],
       ["duplicate", 49],
     ]);
-    const records = server.context.db
-      .query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM traffic_records WHERE order_id = ?")
-      .get(order._id);
+    const records = await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM traffic_records WHERE order_id = ?", order._id);
     expect(records?.n).toBe(1);
-    const payment = server.context.db
-      .query<{ gateway_trade_no: string; status: string }, [string]>(
-        "SELECT gateway_trade_no, status FROM payments WHERE trade_no = ?",
-      )
-      .get(gatewayOrder.outTradeNo);
+    const payment = await server.context.db.get<{ gateway_trade_no: string; status: string }>("SELECT gateway_trade_no, status FROM payments WHERE trade_no = ?", gatewayOrder.outTradeNo);
     expect(payment).toEqual({ gateway_trade_no: gatewayOrder.tradeNo, status: "paid" });
   });
 
@@ -271,7 +259,7 @@ describe("EPay notifications", () => {
     gateway.pay(open.gatewayOrder.outTradeNo);
     const trade = open.gatewayOrder.outTradeNo;
     const trafficBefore = await traffic(open.client);
-    const walletBefore = walletFen(open.userId);
+    const walletBefore = await walletFen(open.userId);
     expect(walletBefore).toBe(0);
 
     // 1. Signed with another key.
@@ -299,18 +287,18 @@ describe("EPay notifications", () => {
     const cancelled = await buy({ walletFen: 300 });
     const cancelledTrafficBefore = await traffic(cancelled.client);
     await call<Order>(cancelled.client, "/api/order/cancel_order", { order_id: cancelled.order._id });
-    expect(walletFen(cancelled.userId)).toBe(300);
+    expect(await walletFen(cancelled.userId)).toBe(300);
     gateway.pay(cancelled.gatewayOrder.outTradeNo);
     await gateway.notify(cancelled.gatewayOrder.outTradeNo);
 
     expect(await traffic(open.client)).toBe(trafficBefore);
     expect(await status(open.client, open.order._id)).toBe("wallet_spend");
-    expect(walletFen(open.userId)).toBe(walletBefore);
+    expect(await walletFen(open.userId)).toBe(walletBefore);
     expect(await traffic(cancelled.client)).toBe(cancelledTrafficBefore);
     expect(await status(cancelled.client, cancelled.order._id)).toBe("cancled");
-    expect(walletFen(cancelled.userId)).toBe(300);
+    expect(await walletFen(cancelled.userId)).toBe(300);
 
-    const logged = events(trade);
+    const logged = await events(trade);
     // Both forgeries are the same event (bad signature on this trade): one row counting two.
     expect(logged.map((e) => [e.result, e.repeat_count])).toEqual([
       ["rejected", 2],
@@ -318,10 +306,10 @@ describe("EPay notifications", () => {
     ]);
     expect(logged[0]?.reason).toBe("bad signature");
     expect(logged[1]?.reason).toContain("amount 1 CNY, expected 1000");
-    expect(events(unknownTrade).map((e) => [e.result, e.reason])).toEqual([
+    expect((await events(unknownTrade)).map((e) => [e.result, e.reason])).toEqual([
       ["rejected", "unknown trade number"],
     ]);
-    const cancelledEvents = events(cancelled.gatewayOrder.outTradeNo);
+    const cancelledEvents = await events(cancelled.gatewayOrder.outTradeNo);
     expect(cancelledEvents.map((e) => e.result)).toEqual(["anomaly"]);
     expect(cancelledEvents[0]?.reason).toContain("cancled");
     for (const event of logged) expect(event.raw).toContain(trade);
@@ -341,7 +329,7 @@ describe("EPay notifications", () => {
       expect(delivery.body).toBe("fail");
       expect(delivery.body).not.toMatch(/success|ok/i);
     }
-    expect(events(gatewayOrder.outTradeNo).map((e) => e.reason)).toEqual([
+    expect((await events(gatewayOrder.outTradeNo)).map((e) => e.reason)).toEqual([
       "trade_status WAIT_BUYER_PAY",
       "pid 1002 is not ours",
     ]);
@@ -372,7 +360,7 @@ describe("active query", () => {
       expect(await status(client, order._id)).toBe("paied");
       expect(queries()).toBe(2);
       expect(await traffic(client)).toBe(before + COMBO_TRAFFIC);
-      expect(events(trade).map((e) => [e.result, e.reason])).toEqual([["credited", "query"]]);
+      expect((await events(trade)).map((e) => [e.result, e.reason])).toEqual([["credited", "query"]]);
       const query = gateway.queryRequests.findLast((q) => q.get("out_trade_no") === trade);
       expect(query?.get("act")).toBe("order");
       expect(query?.get("pid")).toBe(gateway.pid);
@@ -380,16 +368,12 @@ describe("active query", () => {
       // The notification that arrives later is acknowledged and credits nothing more.
       expect((await gateway.notify(trade)).body).toBe("success");
       expect(await traffic(client)).toBe(before + COMBO_TRAFFIC);
-      expect(events(trade).map((e) => e.result)).toEqual(["credited", "duplicate"]);
+      expect((await events(trade)).map((e) => e.result)).toEqual(["credited", "duplicate"]);
     } finally {
       setSystemTime();
     }
     // The key travels only to the gateway: never into the audit rows or the error log.
-    const leaked = server.context.db
-      .query<{ n: number }, [string]>(
-        "SELECT (SELECT COUNT(*) FROM payment_events WHERE raw LIKE ?1) + (SELECT COUNT(*) FROM error_logs WHERE msg LIKE ?1 OR stack LIKE ?1) AS n",
-      )
-      .get(`%${gateway.key}%`);
+    const leaked = await server.context.db.get<{ n: number }>("SELECT (SELECT COUNT(*) FROM payment_events WHERE raw LIKE ?1) + (SELECT COUNT(*) FROM error_logs WHERE msg LIKE ?1 OR stack LIKE ?1) AS n", `%${gateway.key}%`);
     expect(leaked?.n).toBe(0);
   });
 
@@ -425,18 +409,14 @@ const FORGED_HOST = {
   "x-forwarded-proto": "https",
 };
 
-function errorRows(name: string) {
-  return server.context.db
-    .query<{ msg: string; repeat_count: number }, [string]>(
-      "SELECT msg, repeat_count FROM error_logs WHERE name = ? ORDER BY id",
-    )
-    .all(name);
+async function errorRows(name: string) {
+  return await server.context.db.all<{ msg: string; repeat_count: number }>("SELECT msg, repeat_count FROM error_logs WHERE name = ? ORDER BY id", name);
 }
 
 describe("callback URLs (issue 11, finding 7)", () => {
   test("a forged Host header never reaches the gateway: notify_url and return_url are on the configured origin", async () => {
     const site = "https://pay-panel.example";
-    server.context.settings.update({ site_url: site });
+    await server.context.settings.update({ site_url: site });
     try {
       const { client } = await newBuyer();
       const order = await call<Order>(client, "/api/shop/create_order", { combo_id: combo._id });
@@ -455,7 +435,7 @@ describe("callback URLs (issue 11, finding 7)", () => {
       expect(JSON.stringify(gateway.mapiRequests.at(-1)?.params)).not.toContain("evil.example");
 
       // A return URL on the site itself is kept; the notify_url setting wins for callbacks.
-      server.context.settings.update({ notify_url: "https://callback.example/" });
+      await server.context.settings.update({ notify_url: "https://callback.example/" });
       const second = await call<Order>(client, "/api/shop/create_order", { combo_id: combo._id });
       const kept = await callWithHeaders<PayResult>(
         client,
@@ -469,12 +449,12 @@ describe("callback URLs (issue 11, finding 7)", () => {
         return_url: `${site}/#/order?payment=success`,
       });
     } finally {
-      server.context.settings.update({ site_url: server.url, notify_url: "" });
+      await server.context.settings.update({ site_url: server.url, notify_url: "" });
     }
   });
 
   test("without a site origin a gateway payment is refused, the gateway is not asked, and the error log says why", async () => {
-    server.context.settings.update({ site_url: "", preferDomain: "" });
+    await server.context.settings.update({ site_url: "", preferDomain: "" });
     try {
       const { client } = await newBuyer();
       const order = await call<Order>(client, "/api/shop/create_order", { combo_id: combo._id });
@@ -485,14 +465,12 @@ describe("callback URLs (issue 11, finding 7)", () => {
       expect(answer.msg).toContain("站点地址");
       expect(gateway.mapiRequests.length).toBe(asked);
       expect(await status(client, order._id)).toBe("topay");
-      const attempts = server.context.db
-        .query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM payments WHERE order_id = ?")
-        .get(order._id);
+      const attempts = await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM payments WHERE order_id = ?", order._id);
       expect(attempts?.n).toBe(0);
-      const logged = errorRows("pay epay 支付宝");
+      const logged = await errorRows("pay epay 支付宝");
       expect(logged.at(-1)?.msg).toContain("site_url");
     } finally {
-      server.context.settings.update({ site_url: server.url });
+      await server.context.settings.update({ site_url: server.url });
     }
   });
 });
@@ -525,9 +503,7 @@ describe("links from the gateway (issue 11, finding 12)", () => {
             msg: OrderMsg.unsafePayLink,
             data: null,
           });
-          const attempts = server.context.db
-            .query<{ status: string }, [string]>("SELECT status FROM payments WHERE order_id = ?")
-            .all(order._id);
+          const attempts = await server.context.db.all<{ status: string }>("SELECT status FROM payments WHERE order_id = ?", order._id);
           expect(attempts.map((a) => a.status)).toEqual(["closed"]);
           // Given up, so the next create_order makes a new order rather than handing this one back.
           await call(client, "/api/order/cancel_order", { order_id: order._id });
@@ -536,7 +512,7 @@ describe("links from the gateway (issue 11, finding 12)", () => {
     } finally {
       gateway.mode = "qrcode";
     }
-    const logged = errorRows("pay epay 支付宝").map((row) => row.msg);
+    const logged = (await errorRows("pay epay 支付宝")).map((row) => row.msg);
     for (const scheme of ["javascript:", "data:", "vbscript:", "file:"]) {
       expect(logged.some((msg) => msg.includes(`refused scheme ${scheme}`))).toBe(true);
     }
@@ -595,12 +571,8 @@ describe("payment_events against strangers (issue 11, finding 13)", () => {
       await Promise.all(
         Array.from({ length: 200 }, (_, k) => fetch(`${server.url}/api/pay/notify/nope${k}?a=1`)),
       );
-      const rows = db
-        .query<{ provider: string; n: number; counted: number; widest: number }, [number]>(
-          `SELECT provider, COUNT(*) AS n, SUM(repeat_count) AS counted, MAX(LENGTH(raw)) AS widest
-           FROM payment_events WHERE create_time >= ? GROUP BY provider ORDER BY provider`,
-        )
-        .all(windowStart);
+      const rows = await db.all<{ provider: string; n: number; counted: number; widest: number }>(`SELECT provider, COUNT(*) AS n, SUM(repeat_count) AS counted, MAX(LENGTH(raw)) AS widest
+           FROM payment_events WHERE create_time >= ? GROUP BY provider ORDER BY provider`, windowStart);
       expect(rows.map((r) => r.provider)).toEqual(["epay", "unknown"]);
       const [epay, unknown] = rows;
       expect(epay?.counted).toBe(10_000);
@@ -608,7 +580,7 @@ describe("payment_events against strangers (issue 11, finding 13)", () => {
       expect(epay?.widest).toBeLessThanOrEqual(2048);
       expect(unknown?.counted).toBe(200);
       expect(unknown?.n).toBeLessThanOrEqual(REJECTED_PER_WINDOW + 1);
-      const repeated = events("P20240101000000FORGED");
+      const repeated = await events("P20240101000000FORGED");
       expect(repeated.map((e) => [e.result, e.reason, e.repeat_count])).toEqual([
         ["rejected", "bad signature", 5000],
       ]);
@@ -619,7 +591,7 @@ describe("payment_events against strangers (issue 11, finding 13)", () => {
       expect(real.body).toBe("success");
       expect(await traffic(client)).toBe(before + COMBO_TRAFFIC);
       expect(await status(client, order._id)).toBe("paied");
-      const credited = events(gatewayOrder.outTradeNo).filter((e) => e.result === "credited");
+      const credited = (await events(gatewayOrder.outTradeNo)).filter((e) => e.result === "credited");
       expect(credited).toHaveLength(1);
       expect(credited[0]?.repeat_count).toBe(1);
       expect(credited[0]?.raw).toBe(`GET ${new URL(real.url).search} `);
@@ -633,22 +605,16 @@ describe("payment_events against strangers (issue 11, finding 13)", () => {
     const now = Date.now() + 10 * LOG_WINDOW_MS;
     const old = now - 91 * 86_400_000;
     const recent = now - 89 * 86_400_000;
-    const insert = db.query(
-      `INSERT INTO payment_events (provider, trade_no, result, reason, create_time, last_time)
-       VALUES ('epay', ?, ?, 'expiry test', ?, ?)`,
-    );
+    const insert = `INSERT INTO payment_events (provider, trade_no, result, reason, create_time, last_time)
+       VALUES ('epay', ?, ?, 'expiry test', ?, ?)`;
     for (const result of ["credited", "duplicate", "rejected", "anomaly"]) {
-      insert.run(`OLD-${result}`, result, old, old);
-      insert.run(`RECENT-${result}`, result, recent, recent);
+      await db.run(insert, `OLD-${result}`, result, old, old);
+      await db.run(insert, `RECENT-${result}`, result, recent, recent);
     }
     // A rejected event first seen long ago but repeated recently stays.
-    insert.run("OLD-BUT-SEEN", "rejected", old, recent);
-    logPaymentEvent(db, { provider: "epay", result: "rejected", reason: "expiry trigger" }, now);
-    const left = db
-      .query<{ trade_no: string }, []>(
-        "SELECT trade_no FROM payment_events WHERE reason = 'expiry test' ORDER BY trade_no",
-      )
-      .all()
+    await db.run(insert, "OLD-BUT-SEEN", "rejected", old, recent);
+    await logPaymentEvent(db, { provider: "epay", result: "rejected", reason: "expiry trigger" }, now);
+    const left = (await db.all<{ trade_no: string }>("SELECT trade_no FROM payment_events WHERE reason = 'expiry test' ORDER BY trade_no"))
       .map((r) => r.trade_no);
     expect(left).toEqual([
       "OLD-BUT-SEEN",
@@ -667,31 +633,25 @@ describe("settings that would break notifications (issue 11, finding 14)", () =>
     const { client, order, gatewayOrder } = await buy();
     gateway.pay(gatewayOrder.outTradeNo);
     // As an older version could have saved it.
-    server.context.db
-      .query(
-        "INSERT INTO settings (key, value, update_time) VALUES ('timezone', ?, 0) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-      )
-      .run(JSON.stringify("Mars/Olympus"));
-    server.context.settings.update({});
+    await server.context.db.run("INSERT INTO settings (key, value, update_time) VALUES ('timezone', ?, 0) ON CONFLICT (key) DO UPDATE SET value = excluded.value", JSON.stringify("Mars/Olympus"));
+    await server.context.settings.update({});
     try {
-      expect(server.context.settings.get("timezone")).toBe("Asia/Shanghai");
+      expect(await server.context.settings.get("timezone")).toBe("Asia/Shanghai");
       const before = await traffic(client);
       const delivery = await gateway.notify(gatewayOrder.outTradeNo);
       expect([delivery.status, delivery.body]).toEqual([200, "success"]);
       expect(await status(client, order._id)).toBe("paied");
       expect(await traffic(client)).toBe(before + COMBO_TRAFFIC);
     } finally {
-      server.context.db.query("DELETE FROM settings WHERE key = 'timezone'").run();
-      server.context.settings.update({});
+      await server.context.db.run("DELETE FROM settings WHERE key = 'timezone'");
+      await server.context.settings.update({});
     }
   });
 });
 
 describe("notification bodies (issue 11, finding 14)", () => {
   test("a chunked 1 MB body is refused (the limit is 64 KB) and leaves no event", async () => {
-    const before = server.context.db
-      .query<{ n: number }, []>("SELECT COUNT(*) AS n FROM payment_events")
-      .get()?.n;
+    const before = (await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM payment_events"))?.n;
     let pulled = 0;
     const chunk = new Uint8Array(16 * 1024).fill(0x61);
     const body = new ReadableStream<Uint8Array>({
@@ -708,9 +668,7 @@ describe("notification bodies (issue 11, finding 14)", () => {
     });
     expect(response.status).toBe(413);
     expect(await response.text()).toBe("fail");
-    const after = server.context.db
-      .query<{ n: number }, []>("SELECT COUNT(*) AS n FROM payment_events")
-      .get()?.n;
+    const after = (await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM payment_events"))?.n;
     expect(after).toBe(before);
   });
 });

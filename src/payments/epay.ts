@@ -43,8 +43,8 @@ export interface EpayConfig {
   key: string;
 }
 
-export function epayConfig(ctx: AppContext): EpayConfig | null {
-  const settings = ctx.settings.all();
+export async function epayConfig(ctx: AppContext): Promise<EpayConfig | null> {
+  const settings = await ctx.settings.all();
   const apiUrl = settings.epay_url.trim();
   const pid = settings.epay_pid.trim();
   const key = settings.epay_key.trim();
@@ -108,7 +108,7 @@ function actionFor(
 const plainIp = (ip: string) => ip.replace(/^::ffff:(?=\d+\.\d+\.\d+\.\d+$)/i, "") || "127.0.0.1";
 
 async function createPayment(ctx: AppContext, request: PaymentRequest): Promise<PaymentAction> {
-  const config = epayConfig(ctx);
+  const config = await epayConfig(ctx);
   if (!config) throw new Error("EPay is not configured (epay_url, epay_pid, epay_key)");
   const submitParams = orderParams(config, request);
   const body = new URLSearchParams(
@@ -148,14 +148,14 @@ export const epayProvider: PaymentProvider = {
   id: "epay",
   label: "易支付",
   callbacks: true,
-  serves: (ctx, method) =>
+  serves: async (ctx, method) =>
     (method === "alipay" || method === "wxpay") &&
-    ctx.settings.get(method) === "epay" &&
-    epayConfig(ctx) !== null,
+    await ctx.settings.get(method) === "epay" &&
+    await epayConfig(ctx) !== null,
   createPayment,
   // Late notifications are still verified when alipay/wxpay have since moved away from EPay.
-  verifyNotify(ctx, request) {
-    const config = epayConfig(ctx);
+  async verifyNotify(ctx, request) {
+    const config = await epayConfig(ctx);
     if (!config) return { ok: false, reason: "EPay is not configured", ack: ackFail };
     const params = request.params;
     if (!epaySignMatches(params, config.key)) return { ok: false, reason: "bad signature", ack: ackFail };
@@ -178,7 +178,7 @@ export const epayProvider: PaymentProvider = {
     };
   },
   async queryPayment(ctx, tradeNo) {
-    const config = epayConfig(ctx);
+    const config = await epayConfig(ctx);
     if (!config) return null;
     // The key travels in the URL (that is the protocol): it must never reach a log or an error text.
     const url = new URL("api.php", config.apiUrl);

@@ -34,44 +34,27 @@ export const REJECTED_PER_WINDOW = 60;
 /** Refused and duplicate events are kept this long after they were last seen. */
 export const EVENT_DAYS = 90;
 
-function expireOldEvents(db: Db, now: number): void {
-  expireOncePerWindow(db, "payment_events", now, () =>
-    db
-      .query("DELETE FROM payment_events WHERE result IN ('rejected', 'duplicate') AND last_time < ?")
-      .run(now - EVENT_DAYS * DAY_MS),
+async function expireOldEvents(db: Db, now: number): Promise<void> {
+  await expireOncePerWindow(db, "payment_events", now, async () =>
+    await db.run("DELETE FROM payment_events WHERE result IN ('rejected', 'duplicate') AND last_time < ?", now - EVENT_DAYS * DAY_MS),
   );
 }
 
-function insertEvent(db: Db, event: Required<PaymentEvent>, fingerprint: string | null, now: number) {
-  db.query(
-    `INSERT INTO payment_events (provider, trade_no, gateway_trade_no, result, reason, raw, fingerprint, repeat_count, create_time, last_time)
+async function insertEvent(db: Db, event: Required<PaymentEvent>, fingerprint: string | null, now: number) {
+  await db.run(`INSERT INTO payment_events (provider, trade_no, gateway_trade_no, result, reason, raw, fingerprint, repeat_count, create_time, last_time)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, ?8, ?8)
-     ON CONFLICT (fingerprint) DO UPDATE SET repeat_count = repeat_count + 1, last_time = excluded.last_time`,
-  ).run(
-    event.provider,
-    event.tradeNo,
-    event.gatewayTradeNo,
-    event.result,
-    event.reason,
-    event.raw,
-    fingerprint,
-    now,
-  );
+     ON CONFLICT (fingerprint) DO UPDATE SET repeat_count = repeat_count + 1, last_time = excluded.last_time`, event.provider, event.tradeNo, event.gatewayTradeNo, event.result, event.reason, event.raw, fingerprint, now);
 }
 
-function refusedThisWindow(db: Db, provider: string, since: number): number {
+async function refusedThisWindow(db: Db, provider: string, since: number): Promise<number> {
   return (
-    db
-      .query<{ n: number }, [string, number]>(
-        "SELECT COUNT(*) AS n FROM payment_events WHERE provider = ? AND result = 'rejected' AND create_time >= ?",
-      )
-      .get(provider, since)?.n ?? 0
+    (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM payment_events WHERE provider = ? AND result = 'rejected' AND create_time >= ?", provider, since))?.n ?? 0
   );
 }
 
 /** Records one payment event (see the file comment for what is merged, capped and expired). */
-export function logPaymentEvent(db: Db, event: PaymentEvent, now = Date.now()): void {
-  expireOldEvents(db, now);
+export async function logPaymentEvent(db: Db, event: PaymentEvent, now = Date.now()): Promise<void> {
+  await expireOldEvents(db, now);
   const row = {
     provider: cutUtf8(event.provider, 40),
     tradeNo: cutUtf8(event.tradeNo ?? "", FIELD_MAX_BYTES),
@@ -85,16 +68,16 @@ export function logPaymentEvent(db: Db, event: PaymentEvent, now = Date.now()): 
     row.result === "credited"
       ? null
       : sha256Hex([row.provider, row.result, row.reason, row.tradeNo].join("\n"));
-  if (fingerprint && countRepeat(db, "payment_events", fingerprint, now)) return;
+  if (fingerprint && await countRepeat(db, "payment_events", fingerprint, now)) return;
   if (row.result === "rejected") {
     const windowStart = logWindowStart(now);
-    if (refusedThisWindow(db, row.provider, windowStart) >= REJECTED_PER_WINDOW) {
+    if (await refusedThisWindow(db, row.provider, windowStart) >= REJECTED_PER_WINDOW) {
       const overflow = sha256Hex(`overflow\n${row.provider}\n${windowStart}`);
-      if (countRepeat(db, "payment_events", overflow, now)) return;
+      if (await countRepeat(db, "payment_events", overflow, now)) return;
       const reason = `本小时被拒绝的通知超过 ${REJECTED_PER_WINDOW} 条，之后的只计数（repeat_count）`;
-      insertEvent(db, { ...row, tradeNo: "", gatewayTradeNo: "", reason }, overflow, now);
+      await insertEvent(db, { ...row, tradeNo: "", gatewayTradeNo: "", reason }, overflow, now);
       return;
     }
   }
-  insertEvent(db, row, fingerprint, now);
+  await insertEvent(db, row, fingerprint, now);
 }

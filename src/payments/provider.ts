@@ -90,10 +90,10 @@ export interface PaymentProvider {
   /** The gateway needs absolute notify and return URLs, so the site's own origin must be configured. */
   callbacks: boolean;
   /** Whether this provider is configured to collect a method right now. */
-  serves(ctx: AppContext, method: PayMode): boolean;
+  serves(ctx: AppContext, method: PayMode): Promise<boolean>;
   createPayment(ctx: AppContext, request: PaymentRequest): Promise<PaymentAction>;
   /** Push gateways: authenticate a notification. */
-  verifyNotify?(ctx: AppContext, request: NotifyRequest): NotifyVerdict;
+  verifyNotify?(ctx: AppContext, request: NotifyRequest): Promise<NotifyVerdict>;
   /** Active query (the "我已支付" fallback): the gateway's view of a trade, or null when it does not know. */
   queryPayment?(ctx: AppContext, tradeNo: string): Promise<VerifiedPayment | null>;
 }

@@ -31,35 +31,28 @@ function claimQuerySlot(ctx: AppContext, tradeNo: string, now: number): boolean 
   return true;
 }
 
-/**
- * Asks the gateway about the user's order's latest pending payment when one is due; null (no
- * promise, no tick) when nothing is. The promise never rejects.
- */
-export function queryOpenPayment(
+/** Asks the gateway about the user's order's latest pending payment when one is due. Never rejects. */
+export async function queryOpenPayment(
   ctx: AppContext,
   userId: string,
   orderId: string,
   now = Date.now(),
-): Promise<void> | null {
-  const payment = ctx.db
-    .query<Pick<PaymentRow, "trade_no" | "provider" | "create_time">, [string, string]>(
-      `SELECT trade_no, provider, create_time FROM payments
-       WHERE order_id = ? AND user_id = ? AND status = 'pending' ORDER BY create_time DESC LIMIT 1`,
-    )
-    .get(orderId, userId);
-  if (!payment || now - payment.create_time < QUERY_AFTER_MS) return null;
+): Promise<void> {
+  const payment = await ctx.db.get<Pick<PaymentRow, "trade_no" | "provider" | "create_time">>(`SELECT trade_no, provider, create_time FROM payments
+       WHERE order_id = ? AND user_id = ? AND status = 'pending' ORDER BY create_time DESC LIMIT 1`, orderId, userId);
+  if (!payment || now - payment.create_time < QUERY_AFTER_MS) return;
   const provider = providerById(payment.provider);
-  if (!provider?.queryPayment || !claimQuerySlot(ctx, payment.trade_no, now)) return null;
-  return queryAndCredit(ctx, provider, payment.trade_no);
+  if (!provider?.queryPayment || !claimQuerySlot(ctx, payment.trade_no, now)) return;
+  await queryAndCredit(ctx, provider, payment.trade_no);
 }
 
 async function queryAndCredit(ctx: AppContext, provider: PaymentProvider, tradeNo: string): Promise<void> {
   try {
     const answer = await provider.queryPayment?.(ctx, tradeNo);
     if (answer?.status !== "paid") return;
-    markPaid(ctx, { ...answer, provider: provider.id, raw: JSON.stringify(answer), source: "query" });
+    await markPaid(ctx, { ...answer, provider: provider.id, raw: JSON.stringify(answer), source: "query" });
   } catch (error) {
     // One source per gateway, not per payment: ever-new sources would each get a budget (errors/service.ts).
-    recordError(ctx.db, `query ${provider.id}`, error);
+    await recordError(ctx.db, `query ${provider.id}`, error);
   }
 }

@@ -26,11 +26,11 @@ let combo: Combo;
 beforeAll(async () => {
   delete process.env[SANDBOX_ENV];
   ({ server, admin } = await startWithAdmin());
-  combo = makeCombo(server, { name: "15 元 100G", price: 15, traffic: 100 * GB });
+  combo = await makeCombo(server, { name: "15 元 100G", price: 15, traffic: 100 * GB });
 });
-afterEach(() => {
+afterEach(async () => {
   delete process.env[SANDBOX_ENV];
-  server.context.settings.update({ alipay: "", wxpay: "", sandbox_pay: false, epay_url: "", epay_pid: "" });
+  await server.context.settings.update({ alipay: "", wxpay: "", sandbox_pay: false, epay_url: "", epay_pid: "" });
 });
 afterAll(async () => {
   await server?.close();
@@ -57,15 +57,15 @@ describe("a fresh install with nothing configured", () => {
     const { client, user } = await loggedInClient(server);
     const refused = await client.call("/api/shop/create_order", { combo_id: combo._id });
     expect({ code: refused.code, msg: refused.msg }).toEqual({ code: 1000, msg: OrderMsg.noPayModes });
-    expect(orderIds(server, user.id)).toEqual([]);
+    expect(await orderIds(server, user.id)).toEqual([]);
   });
 
   test("still sells to a customer whose wallet covers the price", async () => {
     const { client, user } = await loggedInClient(server);
-    giveWallet(server, user.id, 1500);
+    await giveWallet(server, user.id, 1500);
     const order = await createOrder(client, combo._id);
-    expect(orderIds(server, user.id)).toEqual([order._id]);
-    expect(walletFen(server, user.id)).toBe(1500);
+    expect(await orderIds(server, user.id)).toEqual([order._id]);
+    expect(await walletFen(server, user.id)).toBe(1500);
   });
 });
 
@@ -89,7 +89,7 @@ describe(`${SANDBOX_ENV}=1`, () => {
 
   test("leaves a configured gateway in place and stands in only for the other mode", async () => {
     process.env[SANDBOX_ENV] = "1";
-    server.context.settings.update({
+    await server.context.settings.update({
       alipay: "epay",
       epay_url: "https://pay.example.com",
       epay_pid: "1001",
@@ -102,7 +102,7 @@ describe(`${SANDBOX_ENV}=1`, () => {
 });
 
 test("the sandbox chosen in the settings is reported as the setting's doing", async () => {
-  server.context.settings.update({ sandbox_pay: true, alipay: "sandbox" });
+  await server.context.settings.update({ sandbox_pay: true, alipay: "sandbox" });
   expect(await payModes()).toEqual(["alipay"]);
   const state = await inForce();
   expect(collector(state, "alipay")).toEqual({ id: "sandbox", label: "沙箱支付", source: "setting" });

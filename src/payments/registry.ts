@@ -19,24 +19,27 @@ export type PaySource = "setting" | "env";
  * Who collects this pay mode now and why: the provider the settings configure, else, with
  * FERRY_SANDBOX_PAY=1, the sandbox for alipay / wxpay; null when the mode is off.
  */
-function collectorOf(
+async function collectorOf(
   ctx: AppContext,
   method: PayMode,
-): { provider: PaymentProvider; source: PaySource } | null {
-  const configured = PROVIDERS.find((provider) => provider.serves(ctx, method));
-  if (configured) return { provider: configured, source: "setting" };
+): Promise<{ provider: PaymentProvider; source: PaySource } | null> {
+  for (const provider of PROVIDERS) {
+    if (await provider.serves(ctx, method)) return { provider, source: "setting" };
+  }
   if (sandboxByEnvironment() && method !== "usdt") return { provider: sandboxProvider, source: "env" };
   return null;
 }
 
 /** The provider collecting this pay mode now, or undefined when the mode is off. */
-export function providerFor(ctx: AppContext, method: PayMode): PaymentProvider | undefined {
-  return collectorOf(ctx, method)?.provider;
+export async function providerFor(ctx: AppContext, method: PayMode): Promise<PaymentProvider | undefined> {
+  return (await collectorOf(ctx, method))?.provider;
 }
 
 /** Which pay modes the shop can offer (the SPA hides the others). */
-export function availablePayModes(ctx: AppContext): PayMode[] {
-  return PAY_MODES.filter((mode) => providerFor(ctx, mode));
+export async function availablePayModes(ctx: AppContext): Promise<PayMode[]> {
+  const modes: PayMode[] = [];
+  for (const mode of PAY_MODES) if (await providerFor(ctx, mode)) modes.push(mode);
+  return modes;
 }
 
 /** What the back office shows of a pay mode: who collects it now and why (null: nobody). */
@@ -52,14 +55,16 @@ export interface PaymentsInForce {
 }
 
 /** The payment set-up as customers meet it, for /api/admin/config/pay_status. */
-export function paymentsInForce(ctx: AppContext): PaymentsInForce {
-  const modes = PAY_MODES.map((mode): PayModeInForce => {
-    const collector = collectorOf(ctx, mode);
-    if (!collector) return { mode, provider: null };
-    const { provider, source } = collector;
-    return { mode, provider: { id: provider.id, label: provider.label, source } };
-  });
-  const bySetting = ctx.settings.get("sandbox_pay");
+export async function paymentsInForce(ctx: AppContext): Promise<PaymentsInForce> {
+  const modes: PayModeInForce[] = [];
+  for (const mode of PAY_MODES) {
+    const collector = await collectorOf(ctx, mode);
+    modes.push({
+      mode,
+      provider: collector && { id: collector.provider.id, label: collector.provider.label, source: collector.source },
+    });
+  }
+  const bySetting = await ctx.settings.get("sandbox_pay");
   const byEnv = sandboxByEnvironment();
   return {
     modes,

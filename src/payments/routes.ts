@@ -40,7 +40,7 @@ export async function handleNotify(ctx: AppContext, providerId: string, request:
   const raw = `${request.method} ${url.search} ${rawBody}`;
   if (!provider?.verifyNotify) {
     // One source for every unknown name, so made-up names share one cap (events.ts).
-    logPaymentEvent(ctx.db, {
+    await logPaymentEvent(ctx.db, {
       provider: "unknown",
       result: "rejected",
       reason: `no such provider ${providerId.slice(0, 40)}`,
@@ -49,14 +49,14 @@ export async function handleNotify(ctx: AppContext, providerId: string, request:
     return textAck("fail", 404)();
   }
   const params = readParams(url, request, rawBody);
-  const verdict = provider.verifyNotify(ctx, {
+  const verdict = await provider.verifyNotify(ctx, {
     method: request.method,
     headers: request.headers,
     rawBody,
     params,
   });
   if (!verdict.ok) {
-    logPaymentEvent(ctx.db, {
+    await logPaymentEvent(ctx.db, {
       provider: provider.id,
       tradeNo: params.out_trade_no ?? params.trade_no ?? "",
       result: "rejected",
@@ -66,7 +66,7 @@ export async function handleNotify(ctx: AppContext, providerId: string, request:
     return verdict.ack();
   }
   // Authentic: whatever markPaid decides is logged there, and the gateway gets its ACK so it stops retrying.
-  markPaid(ctx, { ...verdict.payment, provider: provider.id, raw, source: "notify" });
+  await markPaid(ctx, { ...verdict.payment, provider: provider.id, raw, source: "notify" });
   return verdict.ack();
 }
 
@@ -83,10 +83,10 @@ export function paymentRoutes(ctx: AppContext) {
           headers: { "content-type": "text/css; charset=utf-8", "cache-control": "no-cache" },
         }),
     )
-    .get("/pay/sandbox/:tradeNo", ({ params, request }) => {
-      const payment = findPayment(ctx.db, params.tradeNo);
+    .get("/pay/sandbox/:tradeNo", async ({ params, request }) => {
+      const payment = await findPayment(ctx.db, params.tradeNo);
       const visible = payment?.provider === "sandbox" ? payment : null;
-      const subject = visible ? (findOrder(ctx.db, visible.order_id)?.desc ?? "") : "";
+      const subject = visible ? ((await findOrder(ctx.db, visible.order_id))?.desc ?? "") : "";
       const done = new URL(request.url).searchParams.get("done") === "1";
       // Paid: back to the site as a real gateway's return URL sends the customer (issue 26).
       if (done && visible?.status === "paid")

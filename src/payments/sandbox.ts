@@ -16,17 +16,17 @@ export const SANDBOX_ENV = "FERRY_SANDBOX_PAY";
 
 export const sandboxByEnvironment = (): boolean => process.env[SANDBOX_ENV] === "1";
 
-export function sandboxEnabled(ctx: AppContext): boolean {
-  return ctx.settings.get("sandbox_pay") || sandboxByEnvironment();
+export async function sandboxEnabled(ctx: AppContext): Promise<boolean> {
+  return await ctx.settings.get("sandbox_pay") || sandboxByEnvironment();
 }
 
 export const sandboxProvider: PaymentProvider = {
   id: "sandbox",
   label: "沙箱支付",
   callbacks: false,
-  serves(ctx, method) {
-    if (!sandboxEnabled(ctx)) return false;
-    const settings = ctx.settings.all();
+  async serves(ctx, method) {
+    if (!await sandboxEnabled(ctx)) return false;
+    const settings = await ctx.settings.all();
     if (method === "alipay") return settings.alipay === "sandbox";
     return method === "wxpay" && settings.wxpay === "sandbox";
   },
@@ -34,8 +34,8 @@ export const sandboxProvider: PaymentProvider = {
     const url = `${request.panelOrigin}/pay/sandbox/${request.tradeNo}`;
     return { kind: "qrcode", content: url, payUrl: url };
   },
-  verifyNotify(ctx, request) {
-    if (!sandboxEnabled(ctx)) return { ok: false, reason: "sandbox is off", ack: textAck("fail", 403) };
+  async verifyNotify(ctx, request) {
+    if (!await sandboxEnabled(ctx)) return { ok: false, reason: "sandbox is off", ack: textAck("fail", 403) };
     const tradeNo = request.params.trade_no ?? "";
     const fen = parseYuan(request.params.money ?? "");
     if (!tradeNo || fen === null)

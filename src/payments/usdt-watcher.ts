@@ -72,26 +72,18 @@ function stateOf(ctx: AppContext): WatcherState {
 }
 
 /** Addresses with a pending USDT payment not yet past expiry + grace, with the oldest one's creation. */
-function watchedAddresses(ctx: AppContext, now: number): { address: string; since: number }[] {
-  return ctx.db
-    .query<{ address: string; since: number }, [number]>(
-      `SELECT usdt_address AS address, MIN(create_time) AS since FROM payments
+async function watchedAddresses(ctx: AppContext, now: number): Promise<{ address: string; since: number }[]> {
+  return await ctx.db.all<{ address: string; since: number }>(`SELECT usdt_address AS address, MIN(create_time) AS since FROM payments
        WHERE provider = 'usdt_trc20' AND status = 'pending' AND usdt_address IS NOT NULL AND expire_time >= ?
-       GROUP BY usdt_address`,
-    )
-    .all(now - USDT_GRACE_MS);
+       GROUP BY usdt_address`, now - USDT_GRACE_MS);
 }
 
 /** The payment whose window [created, expiry + grace] holds the transfer at that exact amount. */
-function paymentForTransfer(ctx: AppContext, address: string, units: number, blockTime: number) {
-  return ctx.db
-    .query<PaymentRow, [string, number, number, number]>(
-      `SELECT * FROM payments
+async function paymentForTransfer(ctx: AppContext, address: string, units: number, blockTime: number) {
+  return await ctx.db.get<PaymentRow>(`SELECT * FROM payments
        WHERE provider = 'usdt_trc20' AND usdt_address = ?1 AND usdt_units = ?2
          AND create_time <= ?3 AND expire_time + ?4 >= ?3
-       ORDER BY create_time DESC LIMIT 1`,
-    )
-    .get(address, units, blockTime, USDT_GRACE_MS);
+       ORDER BY create_time DESC LIMIT 1`, address, units, blockTime, USDT_GRACE_MS);
 }
 
 const isUsdtTransferTo = (item: Trc20Transfer, address: string) =>
@@ -108,38 +100,32 @@ const isUsdtTransferTo = (item: Trc20Transfer, address: string) =>
  * Records one transfer and credits the payment it matches, in one transaction. Returns whether it
  * was new and whether it credited.
  */
-function handleTransfer(
+async function handleTransfer(
   ctx: AppContext,
   address: string,
   item: Trc20Transfer,
   now: number,
-): { recorded: boolean; credited: boolean } {
+): Promise<{ recorded: boolean; credited: boolean }> {
   const value = BigInt(item.value);
   if (value > INT64_MAX) return { recorded: false, credited: false };
   const txId = item.transaction_id.toLowerCase();
-  return tx(ctx.db, () => {
-    const inserted = ctx.db
-      .query(
-        `INSERT INTO usdt_transfers (tx_id, from_address, to_address, units, block_time, status, note, create_time)
-         VALUES (?, ?, ?, ?, ?, 'unmatched', 'no open order with this amount', ?) ON CONFLICT (tx_id) DO NOTHING`,
-      )
-      .run(txId, String(item.from ?? ""), address, value, item.block_timestamp, now).changes;
+  return await tx(ctx.db, async () => {
+    const inserted = (await ctx.db.run(`INSERT INTO usdt_transfers (tx_id, from_address, to_address, units, block_time, status, note, create_time)
+         VALUES (?, ?, ?, ?, ?, 'unmatched', 'no open order with this amount', ?) ON CONFLICT (tx_id) DO NOTHING`, txId, String(item.from ?? ""), address, value, item.block_timestamp, now)).changes;
     if (!inserted) return { recorded: false, credited: false };
     const payment =
       value <= BigInt(Number.MAX_SAFE_INTEGER)
-        ? paymentForTransfer(ctx, address, Number(value), item.block_timestamp)
+        ? await paymentForTransfer(ctx, address, Number(value), item.block_timestamp)
         : null;
     if (!payment) return { recorded: true, credited: false };
-    const setOutcome = (status: "matched" | "unmatched" | "rejected", note: string) =>
-      ctx.db
-        .query("UPDATE usdt_transfers SET status = ?, trade_no = ?, note = ? WHERE tx_id = ?")
-        .run(status, payment.trade_no, note.slice(0, 500), txId);
+    const setOutcome = async (status: "matched" | "unmatched" | "rejected", note: string) =>
+      await ctx.db.run("UPDATE usdt_transfers SET status = ?, trade_no = ?, note = ? WHERE tx_id = ?", status, payment.trade_no, note.slice(0, 500), txId);
     if (payment.status === "paid") {
       // A second transfer of the same amount: money to review, not a second crediting.
-      setOutcome("unmatched", `payment already paid by ${payment.gateway_trade_no ?? ""}`);
+      await setOutcome("unmatched", `payment already paid by ${payment.gateway_trade_no ?? ""}`);
       return { recorded: true, credited: false };
     }
-    const outcome = markPaid(
+    const outcome = await markPaid(
       ctx,
       {
         provider: "usdt_trc20",
@@ -152,14 +138,14 @@ function handleTransfer(
       },
       now,
     );
-    if (outcome.result === "credited") setOutcome("matched", "credited");
-    else setOutcome("rejected", "reason" in outcome ? outcome.reason : outcome.result);
+    if (outcome.result === "credited") await setOutcome("matched", "credited");
+    else await setOutcome("rejected", "reason" in outcome ? outcome.reason : outcome.result);
     return { recorded: true, credited: outcome.result === "credited" };
   });
 }
 
-function transfersUrl(ctx: AppContext, address: string, minTimestamp: number): URL {
-  const base = ctx.settings.get("trongrid_url").trim() || "https://api.trongrid.io";
+async function transfersUrl(ctx: AppContext, address: string, minTimestamp: number): Promise<URL> {
+  const base = (await ctx.settings.get("trongrid_url")).trim() || "https://api.trongrid.io";
   const url = new URL(
     `v1/accounts/${encodeURIComponent(address)}/transactions/trc20`,
     base.endsWith("/") ? base : `${base}/`,
@@ -182,10 +168,10 @@ async function pollAddress(
   minTimestamp: number,
   result: PollResult,
 ): Promise<void> {
-  const apiKey = ctx.settings.get("trongrid_api_key").trim();
+  const apiKey = (await ctx.settings.get("trongrid_api_key")).trim();
   const headers: Record<string, string> = { accept: "application/json" };
   if (apiKey) headers["TRON-PRO-API-KEY"] = apiKey;
-  const url = transfersUrl(ctx, address, minTimestamp);
+  const url = await transfersUrl(ctx, address, minTimestamp);
   for (let page = 0; page < MAX_PAGES; page += 1) {
     result.requests += 1;
     const response = await outboundFetch(
@@ -204,7 +190,7 @@ async function pollAddress(
     const now = Date.now();
     for (const item of items) {
       if (!isUsdtTransferTo(item, address)) continue;
-      const handled = handleTransfer(ctx, address, item, now);
+      const handled = await handleTransfer(ctx, address, item, now);
       if (handled.recorded) result.recorded += 1;
       if (handled.credited) result.credited += 1;
     }
@@ -219,8 +205,8 @@ async function pollAll(ctx: AppContext, state: WatcherState): Promise<PollResult
   const result: PollResult = { requests: 0, recorded: 0, credited: 0, throttled: false };
   const now = Date.now();
   state.lastPoll = now;
-  if (!usdtAddress(ctx)) return result;
-  for (const { address, since } of watchedAddresses(ctx, now)) {
+  if (!await usdtAddress(ctx)) return result;
+  for (const { address, since } of await watchedAddresses(ctx, now)) {
     await pollAddress(ctx, state, address, since - LOOKBACK_MS, result);
     if (result.throttled) break;
   }
@@ -251,11 +237,11 @@ export async function pollUsdtOnce(ctx: AppContext): Promise<PollResult> {
   }
 }
 
-function pollDue(ctx: AppContext, state: WatcherState, now: number): boolean {
+async function pollDue(ctx: AppContext, state: WatcherState, now: number): Promise<boolean> {
   if (state.running || now < state.backoffUntil) return false;
-  if (now - state.lastPoll < ctx.settings.get("usdtCheckInterval") * 1000) return false;
-  if (!usdtAddress(ctx)) return false;
-  return watchedAddresses(ctx, now).length > 0;
+  if (now - state.lastPoll < await ctx.settings.get("usdtCheckInterval") * 1000) return false;
+  if (!await usdtAddress(ctx)) return false;
+  return (await watchedAddresses(ctx, now)).length > 0;
 }
 
 export interface UsdtWatcher {
@@ -277,9 +263,9 @@ export function startUsdtWatcher(ctx: AppContext): UsdtWatcher {
   };
   const tick = async () => {
     try {
-      if (pollDue(ctx, state, Date.now())) await pollUsdtOnce(ctx);
+      if (await pollDue(ctx, state, Date.now())) await pollUsdtOnce(ctx);
     } catch (error) {
-      if (!stopped) recordError(ctx.db, "usdt watcher", error);
+      if (!stopped) await recordError(ctx.db, "usdt watcher", error);
     } finally {
       schedule();
     }

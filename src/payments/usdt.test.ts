@@ -80,28 +80,16 @@ const traffic = async (client: ApiClient) => (await call<UserInfo>(client, "/api
 const status = async (client: ApiClient, orderId: string) =>
   (await call<TradeStatus>(client, "/api/shop/trade_status", { trade_id: orderId })).status;
 
-function recordedTransfer(txId: string) {
-  return server.context.db
-    .query<{ status: string; trade_no: string | null; note: string; units: number }, [string]>(
-      "SELECT status, trade_no, note, units FROM usdt_transfers WHERE tx_id = ?",
-    )
-    .get(txId);
+async function recordedTransfer(txId: string) {
+  return await server.context.db.get<{ status: string; trade_no: string | null; note: string; units: number }>("SELECT status, trade_no, note, units FROM usdt_transfers WHERE tx_id = ?", txId);
 }
 
-function paymentOf(orderId: string) {
-  return server.context.db
-    .query<{ trade_no: string; create_time: number; expire_time: number; usdt_rate_fen: number }, [string]>(
-      "SELECT trade_no, create_time, expire_time, usdt_rate_fen FROM payments WHERE order_id = ? ORDER BY create_time DESC LIMIT 1",
-    )
-    .get(orderId);
+async function paymentOf(orderId: string) {
+  return await server.context.db.get<{ trade_no: string; create_time: number; expire_time: number; usdt_rate_fen: number }>("SELECT trade_no, create_time, expire_time, usdt_rate_fen FROM payments WHERE order_id = ? ORDER BY create_time DESC LIMIT 1", orderId);
 }
 
-function creditedEvents(tradeNo: string) {
-  return server.context.db
-    .query<{ n: number }, [string]>(
-      "SELECT COUNT(*) AS n FROM payment_events WHERE trade_no = ? AND result = 'credited'",
-    )
-    .get(tradeNo)?.n;
+async function creditedEvents(tradeNo: string) {
+  return (await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM payment_events WHERE trade_no = ? AND result = 'credited'", tradeNo))?.n;
 }
 
 describe("USDT amounts", () => {
@@ -141,7 +129,7 @@ describe("USDT amounts", () => {
       expect(purchase.pay.usdtNetwork).toBe("TRC20");
       expect(purchase.pay.request_pay_amound).toBe(15);
       expect(purchase.pay.third_pay_platform).toBe("USDT-TRC20");
-      const payment = paymentOf(purchase.order._id);
+      const payment = await paymentOf(purchase.order._id);
       expect(payment?.usdt_rate_fen).toBe(720);
       expect(purchase.pay.expireTime).toBe((payment?.create_time ?? 0) + 20 * 60_000);
       expect(payment?.expire_time).toBe(purchase.pay.expireTime);
@@ -150,7 +138,7 @@ describe("USDT amounts", () => {
     const cheaperBefore = await traffic(cheaper.client);
     const dearerBefore = await traffic(dearer.client);
 
-    const oldestPending = Math.min(...pendingSince());
+    const oldestPending = Math.min(...await pendingSince());
     const transfer = grid.addTransfer({ to: OUR_ADDRESS, value: String(dearer.units) });
     await pollUsdtOnce(server.context);
 
@@ -158,9 +146,9 @@ describe("USDT amounts", () => {
     expect(await traffic(dearer.client)).toBe(dearerBefore + COMBO_TRAFFIC);
     expect(await status(cheaper.client, cheaper.order._id)).toBe("topay");
     expect(await traffic(cheaper.client)).toBe(cheaperBefore);
-    expect(recordedTransfer(transfer.transaction_id)).toMatchObject({
+    expect(await recordedTransfer(transfer.transaction_id)).toMatchObject({
       status: "matched",
-      trade_no: paymentOf(dearer.order._id)?.trade_no,
+      trade_no: (await paymentOf(dearer.order._id))?.trade_no,
       units: dearer.units,
     });
 
@@ -193,11 +181,9 @@ describe("USDT amounts", () => {
   test(`after ${USDT_SLOT_STEPS} held amounts the order is refused as busy`, async () => {
     const combo = await comboAt(77);
     const base = usdtUnitsFor(7700, 720);
-    const hold = server.context.db.query(
-      "INSERT INTO usdt_slots (address, units, trade_no, hold_until) VALUES (?, ?, 'PHELD', ?)",
-    );
+    const hold = "INSERT INTO usdt_slots (address, units, trade_no, hold_until) VALUES (?, ?, 'PHELD', ?)";
     for (let step = 0; step < USDT_SLOT_STEPS; step += 1)
-      hold.run(OUR_ADDRESS, base + step * 1000, Date.now() + 3_600_000);
+      await server.context.db.run(hold, OUR_ADDRESS, base + step * 1000, Date.now() + 3_600_000);
     const buyer = (await loggedInClient(server)).client;
     const order = await call<Order>(buyer, "/api/shop/create_order", { combo_id: combo._id });
     const answer = await buyer.call("/api/shop/dobuy", { order_id: order._id, pay_mode: "usdt" });
@@ -208,12 +194,8 @@ describe("USDT amounts", () => {
 });
 
 /** Creation times of the pending USDT payments (the watcher looks back from the oldest one). */
-function pendingSince(): number[] {
-  return server.context.db
-    .query<{ create_time: number }, []>(
-      "SELECT create_time FROM payments WHERE provider = 'usdt_trc20' AND status = 'pending'",
-    )
-    .all()
+async function pendingSince(): Promise<number[]> {
+  return (await server.context.db.all<{ create_time: number }>("SELECT create_time FROM payments WHERE provider = 'usdt_trc20' AND status = 'pending'"))
     .map((row) => row.create_time);
 }
 
@@ -241,9 +223,9 @@ describe("USDT watcher", () => {
     expect(await status(client, order._id)).toBe("topay");
     expect(await traffic(client)).toBe(before);
     for (const item of [fakeToken, approval, elsewhere])
-      expect(recordedTransfer(item.transaction_id)).toBeNull();
+      expect(await recordedTransfer(item.transaction_id)).toBeNull();
     // Not solidified yet: left for a later poll, not recorded.
-    expect(recordedTransfer(unconfirmed.transaction_id)).toBeNull();
+    expect(await recordedTransfer(unconfirmed.transaction_id)).toBeNull();
 
     // Once the same transfer is confirmed, it pays.
     unconfirmed.confirmed = true;
@@ -266,7 +248,7 @@ describe("USDT watcher", () => {
     await pollUsdtOnce(server.context);
 
     for (const item of [stray, short, early]) {
-      expect(recordedTransfer(item.transaction_id)).toMatchObject({
+      expect(await recordedTransfer(item.transaction_id)).toMatchObject({
         status: "unmatched",
         trade_no: null,
         units: Number(item.value),
@@ -274,7 +256,7 @@ describe("USDT watcher", () => {
     }
     expect(await status(client, order._id)).toBe("topay");
     expect(await traffic(client)).toBe(before);
-    expect(creditedEvents(paymentOf(order._id)?.trade_no ?? "")).toBe(0);
+    expect(await creditedEvents((await paymentOf(order._id))?.trade_no ?? "")).toBe(0);
   });
 
   test("the same transaction id seen twice credits once", async () => {
@@ -289,18 +271,16 @@ describe("USDT watcher", () => {
 
     expect(await status(client, order._id)).toBe("paied");
     expect(await traffic(client)).toBe(before + COMBO_TRAFFIC);
-    const trade = paymentOf(order._id)?.trade_no ?? "";
-    expect(creditedEvents(trade)).toBe(1);
-    const rows = server.context.db
-      .query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM usdt_transfers WHERE tx_id = ?")
-      .get(transfer.transaction_id);
+    const trade = (await paymentOf(order._id))?.trade_no ?? "";
+    expect(await creditedEvents(trade)).toBe(1);
+    const rows = await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM usdt_transfers WHERE tx_id = ?", transfer.transaction_id);
     expect(rows?.n).toBe(1);
 
     // A second, different transfer of the same amount is money to review, not a second crediting.
     const again = grid.addTransfer({ to: OUR_ADDRESS, value: String(units) });
     await pollUsdtOnce(server.context);
     expect(await traffic(client)).toBe(before + COMBO_TRAFFIC);
-    expect(recordedTransfer(again.transaction_id)).toMatchObject({ status: "unmatched", trade_no: trade });
+    expect(await recordedTransfer(again.transaction_id)).toMatchObject({ status: "unmatched", trade_no: trade });
     expect(await status(other.client, other.order._id)).toBe("topay");
   });
 
@@ -314,13 +294,9 @@ describe("USDT watcher", () => {
 
     expect(await status(client, order._id)).toBe("cancled");
     expect(await traffic(client)).toBe(before);
-    const trade = paymentOf(order._id)?.trade_no;
-    expect(recordedTransfer(transfer.transaction_id)).toMatchObject({ status: "rejected", trade_no: trade });
-    const event = server.context.db
-      .query<{ result: string; reason: string }, [string]>(
-        "SELECT result, reason FROM payment_events WHERE trade_no = ?",
-      )
-      .get(trade ?? "");
+    const trade = (await paymentOf(order._id))?.trade_no;
+    expect(await recordedTransfer(transfer.transaction_id)).toMatchObject({ status: "rejected", trade_no: trade });
+    const event = await server.context.db.get<{ result: string; reason: string }>("SELECT result, reason FROM payment_events WHERE trade_no = ?", trade ?? "");
     expect(event?.result).toBe("anomaly");
     expect(event?.reason).toContain("cancled");
   });
@@ -342,7 +318,7 @@ describe("USDT watcher", () => {
       grid.maxPageSize = 200;
     }
     expect(await status(client, order._id)).toBe("paied");
-    expect(recordedTransfer(match.transaction_id)?.status).toBe("matched");
+    expect((await recordedTransfer(match.transaction_id))?.status).toBe("matched");
     const pages = grid.requests.slice(from);
     expect(pages.length).toBeGreaterThanOrEqual(3);
     const withoutFingerprint = (query: URLSearchParams) => {
@@ -364,7 +340,7 @@ describe("USDT watcher", () => {
     grid.failNext(429);
     const throttled = await pollUsdtOnce(server.context);
     expect(throttled.throttled).toBe(true);
-    expect(recordedTransfer(transfer.transaction_id)).toBeNull();
+    expect(await recordedTransfer(transfer.transaction_id)).toBeNull();
     expect(await status(client, order._id)).toBe("topay");
     const retried = await pollUsdtOnce(server.context);
     expect(retried.throttled).toBe(false);

@@ -45,24 +45,15 @@ export interface UsdtReservation {
  * Reserves the first free amount at or above baseUnits for the payment and records it on the
  * payment row. Slots whose hold (expiry + grace) has passed are freed first.
  */
-export function reserveUsdtAmount(db: Db, reservation: UsdtReservation): number {
-  return tx(db, () => {
-    db.query("DELETE FROM usdt_slots WHERE hold_until < ?").run(reservation.now);
-    const take = db.query(
-      "INSERT INTO usdt_slots (address, units, trade_no, hold_until) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-    );
+export async function reserveUsdtAmount(db: Db, reservation: UsdtReservation): Promise<number> {
+  return await tx(db, async () => {
+    await db.run("DELETE FROM usdt_slots WHERE hold_until < ?", reservation.now);
+    const take = "INSERT INTO usdt_slots (address, units, trade_no, hold_until) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING";
     for (let step = 0; step < USDT_SLOT_STEPS; step += 1) {
       const units = reservation.baseUnits + step * USDT_STEP_UNITS;
-      const held = take.run(
-        reservation.address,
-        units,
-        reservation.tradeNo,
-        reservation.expiresAt + USDT_GRACE_MS,
-      );
+      const held = await db.run(take, reservation.address, units, reservation.tradeNo, reservation.expiresAt + USDT_GRACE_MS);
       if (held.changes !== 1) continue;
-      db.query(
-        "UPDATE payments SET usdt_units = ?, usdt_address = ?, usdt_rate_fen = ?, expire_time = ? WHERE trade_no = ?",
-      ).run(units, reservation.address, reservation.rateFen, reservation.expiresAt, reservation.tradeNo);
+      await db.run("UPDATE payments SET usdt_units = ?, usdt_address = ?, usdt_rate_fen = ?, expire_time = ? WHERE trade_no = ?", units, reservation.address, reservation.rateFen, reservation.expiresAt, reservation.tradeNo);
       return units;
     }
     throw new RpcError(Code.badInput, USDT_BUSY);
@@ -70,8 +61,8 @@ export function reserveUsdtAmount(db: Db, reservation: UsdtReservation): number 
 }
 
 /** The configured receiving address, or null when USDT is off (empty or not a TRON address). */
-export function usdtAddress(ctx: AppContext): string | null {
-  const address = ctx.settings.get("usdtpay").trim();
+export async function usdtAddress(ctx: AppContext): Promise<string | null> {
+  const address = (await ctx.settings.get("usdtpay")).trim();
   return isTronAddress(address) ? address : null;
 }
 
@@ -79,14 +70,14 @@ export const usdtProvider: PaymentProvider = {
   id: "usdt_trc20",
   label: "USDT-TRC20",
   callbacks: false,
-  serves: (ctx, method) => method === "usdt" && usdtAddress(ctx) !== null,
+  serves: async (ctx, method) => method === "usdt" && await usdtAddress(ctx) !== null,
   async createPayment(ctx, request) {
-    const address = usdtAddress(ctx);
+    const address = await usdtAddress(ctx);
     if (!address) throw new Error("USDT is not configured (usdtpay)");
-    const settings = ctx.settings.all();
+    const settings = await ctx.settings.all();
     const rateFen = rateFenOf(settings.exchange_rate);
     const expiresAt = request.now + settings.usdtCheckTime * 60_000;
-    const units = reserveUsdtAmount(ctx.db, {
+    const units = await reserveUsdtAmount(ctx.db, {
       tradeNo: request.tradeNo,
       address,
       baseUnits: usdtUnitsFor(request.amountFen, rateFen),

@@ -112,16 +112,16 @@ export function requestOrigin(request: Request): string {
 }
 
 /** The origins a browser request may come from: the one it came to and the configured site's. */
-export function ownOrigins(app: AppContext, request: Request): (string | null)[] {
-  return [requestOrigin(request), siteOrigin(app.settings.all())];
+export async function ownOrigins(app: AppContext, request: Request): Promise<(string | null)[]> {
+  return [requestOrigin(request), siteOrigin(await app.settings.all())];
 }
 
 /** Why a browser may not have sent this call on the site's behalf, or null (finding 3). */
-function crossSiteRefusal(app: AppContext, request: Request): string | null {
+async function crossSiteRefusal(app: AppContext, request: Request): Promise<string | null> {
   if (!isJsonRequest(request)) return "请求的 Content-Type 必须是 application/json";
   // Clients that are not browsers say neither; most calls need no origin worked out.
   if (!request.headers.has("origin") && !request.headers.has("sec-fetch-site")) return null;
-  if (!sameSiteRequest(request, ownOrigins(app, request))) return CROSS_SITE_MSG;
+  if (!sameSiteRequest(request, await ownOrigins(app, request))) return CROSS_SITE_MSG;
   return null;
 }
 
@@ -132,9 +132,9 @@ export function sessionToken(request: Request): string | undefined {
   return cookieValue(request.headers.get("cookie"), "token");
 }
 
-function buildContext(app: AppContext, request: Request, ip: string): CallContext & { outCookies: string[] } {
+async function buildContext(app: AppContext, request: Request, ip: string): Promise<CallContext & { outCookies: string[] }> {
   refreshDataVersion(app.db);
-  const user = resolveSession(app, sessionToken(request));
+  const user = await resolveSession(app, sessionToken(request));
   const outCookies: string[] = [];
   let cookies: Record<string, string> | undefined;
   return {
@@ -146,7 +146,7 @@ function buildContext(app: AppContext, request: Request, ip: string): CallContex
       return cookies;
     },
     user,
-    role: user ? roleOf(user, app.settings.all()) : null,
+    role: user ? roleOf(user, await app.settings.all()) : null,
     outCookies,
     setCookie: (name, value, options = {}) =>
       outCookies.push(serializeCookie(name, value, { secure: isHttps(request), ...options })),
@@ -199,9 +199,9 @@ export async function runCall(
 /** Answers one envelope call. Never throws; unexpected errors become 999 and an error-log row. */
 async function answerCall(app: AppContext, def: CallDef, request: Request, ip: string): Promise<Response> {
   try {
-    const crossSite = crossSiteRefusal(app, request);
+    const crossSite = await crossSiteRefusal(app, request);
     if (crossSite) return fail(Code.badInput, crossSite);
-    const ctx = buildContext(app, request, ip);
+    const ctx = await buildContext(app, request, ip);
     const denied = accessError(def.access, ctx.role);
     if (denied) return denied;
     const payload = await readPayload(request);
@@ -213,23 +213,23 @@ async function answerCall(app: AppContext, def: CallDef, request: Request, ip: s
       if (key !== null && !app.limiter.hit(limit.rule, key))
         return fail(Code.tooManyRequests, "操作过于频繁，请稍后再试");
     }
-    if (ctx.user) touchActivity(app, ctx.user);
-    const result = def.handle(ctx, parsed.data);
+    if (ctx.user) await touchActivity(app, ctx.user);
+    const result = await def.handle(ctx, parsed.data);
     // Most handlers are synchronous; awaiting only real promises saves a tick per call.
     const data = result instanceof Promise ? await result : result;
     return envelopeResponse(Code.ok, data ?? null, "ok", ctx.outCookies);
   } catch (error) {
     if (error instanceof RpcError) return fail(error.code, error.message);
-    recordError(app.db, def.path, error);
+    await recordError(app.db, def.path, error);
     return fail(Code.internal, "服务器内部错误");
   }
 }
 
 /** Answer for an `/api/*` path nobody declared: the role guard first, so probing admin paths learns nothing. */
-export function unknownCall(app: AppContext, request: Request, path: string): Response {
+export async function unknownCall(app: AppContext, request: Request, path: string): Promise<Response> {
   const required = requiredAccess(path);
   if (required) {
-    const ctx = buildContext(app, request, "");
+    const ctx = await buildContext(app, request, "");
     const denied = accessError(required, ctx.role);
     if (denied) return denied;
   }

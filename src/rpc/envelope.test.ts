@@ -310,9 +310,7 @@ describe("role guard", () => {
   });
 });
 
-test("none of the malformed requests above was logged as an unexpected error", () => {
-  const rows = server.context.db
-    .query<{ name: string; msg: string }, []>("SELECT name, msg FROM error_logs")
-    .all();
+test("none of the malformed requests above was logged as an unexpected error", async () => {
+  const rows = await server.context.db.all<{ name: string; msg: string }>("SELECT name, msg FROM error_logs");
   expect(rows).toEqual([]);
 });

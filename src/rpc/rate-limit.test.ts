@@ -37,7 +37,7 @@ async function strictServer(): Promise<TestServer> {
 async function proxiedServer(): Promise<RunningServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "ferry-proxied-"));
   // Its mail sink listens on 127.0.0.1, as the harness's fakes do.
-  const server = startServer({
+  const server = await startServer({
     dataDir,
     port: 0,
     trustProxy: true,
@@ -201,7 +201,7 @@ test("reset mails are counted per account the subscription link proves: a strang
   const server = await proxiedServer();
   const sink = await startMailSink();
   open.push(sink);
-  server.context.settings.update({
+  await server.context.settings.update({
     site_url: server.url,
     ...sinkSettings(sink),
   });

@@ -10,6 +10,6 @@ export const subscriptionCalls = [
     path: "/api/user/ssr_lines",
     access: "user",
     input: emptyInput,
-    handle: (ctx) => ({ lines: ssrLineCount(ctx.app, ctx.user as UserRow) }),
+    handle: async (ctx) => ({ lines: await ssrLineCount(ctx.app, ctx.user as UserRow) }),
   }),
 ];

@@ -33,7 +33,7 @@ function publicUrl(request: Request, url: URL): string {
 
 export function subscriptionRoutes(app: AppContext) {
   return new Elysia()
-    .get("/api/subscript/:client/:userId/:userkey", ({ params, request }) => {
+    .get("/api/subscript/:client/:userId/:userkey", async ({ params, request }) => {
       if (!isClient(params.client)) return notFound();
       refreshDataVersion(app.db);
       const userId = params.userId.toLowerCase();
@@ -43,22 +43,22 @@ export function subscriptionRoutes(app: AppContext) {
       const query = requested.searchParams;
       const format = formatFor(params.client, request.headers.get("user-agent") ?? "", query.get("flag"));
       // The key holds the userkey, so a hit proves the key as the lookup would; any write clears it.
-      const served = app.cache.subscriptions.get(`${userId}|${userkey}|${format}|${url}`, () => {
-        const user = userForSubscription(app, userId, userkey);
+      const served = await app.cache.subscriptions.get(`${userId}|${userkey}|${format}|${url}`, async () => {
+        const user = await userForSubscription(app, userId, userkey);
         if (!user) return null;
-        const file = renderSubscription(app, user, { format, url, title: titleFor(query), query });
+        const file = await renderSubscription(app, user, { format, url, title: titleFor(query), query });
         return { body: file.body, headers: subscriptionHeaders(file, requestOrigin(request)) };
       });
       if (!served) return notFound();
       return new Response(served.body, { headers: served.headers });
     })
-    .get("/user/getUserAllURL", ({ request }) => {
-      const user = resolveSession(app, sessionToken(request));
+    .get("/user/getUserAllURL", async ({ request }) => {
+      const user = await resolveSession(app, sessionToken(request));
       if (!user) return new Response(null, { status: 302, headers: { location: "/#/login" } });
       const requested = new URL(request.url);
       const type = requested.searchParams.get("type");
       const format: Format = type === "ssr" ? "ssr" : "v2ray";
-      const file = renderSubscription(app, user, {
+      const file = await renderSubscription(app, user, {
         format,
         url: publicUrl(request, requested),
         title: SITE_TITLE,
@@ -70,8 +70,8 @@ export function subscriptionRoutes(app: AppContext) {
         headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "private, no-store" },
       });
     })
-    .get("/describe/ss_rule.conf", ({ request }) => ruleFile(shadowrocketRules(describeHost(app, request))))
-    .get("/describe/q.filter", ({ request }) => ruleFile(quantumultFilter(describeHost(app, request))))
+    .get("/describe/ss_rule.conf", async ({ request }) => ruleFile(shadowrocketRules(await describeHost(app, request))))
+    .get("/describe/q.filter", async ({ request }) => ruleFile(quantumultFilter(await describeHost(app, request))))
     .get("/country/country.json", () =>
       Response.json(COUNTRIES, { headers: { "cache-control": "public, max-age=86400" } }),
     );
@@ -87,8 +87,8 @@ function ruleFile(body: string): Response {
 }
 
 /** The subscription host: the describe_host setting when set, else the host the request came to. */
-export function describeHost(app: AppContext, request: Request): string {
-  const setting = app.settings.get("describe_host");
+export async function describeHost(app: AppContext, request: Request): Promise<string> {
+  const setting = await app.settings.get("describe_host");
   const origin = setting || requestOrigin(request);
   try {
     return new URL(origin.includes("://") ? origin : `https://${origin}`).hostname;

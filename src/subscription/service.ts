@@ -44,10 +44,10 @@ export interface TrafficLeft {
   permanent: number;
 }
 
-export function trafficLeft(ctx: AppContext, user: UserRow, now = Date.now()): TrafficLeft {
+export async function trafficLeft(ctx: AppContext, user: UserRow, now = Date.now()): Promise<TrafficLeft> {
   const permanent = Math.max(0, user.traffic);
   if (user.vip_expire_time <= now) return { quota: 0, permanent };
-  return { quota: Math.max(0, dailyQuota(user) - todayUsage(user, ctx.settings.all(), now)), permanent };
+  return { quota: Math.max(0, dailyQuota(user) - todayUsage(user, await ctx.settings.all(), now)), permanent };
 }
 
 /**
@@ -86,18 +86,14 @@ const ENTRY_JSON = jsonObject("e", [
  * The lines a user may use: public, the required permission held and unexpired, not barred
  * for agency users. Copies and relays are expanded by lineProxies.
  */
-export function visibleLineProxies(ctx: AppContext, user: UserRow, now = Date.now()): ProxyEntry[] {
-  const rows = ctx.db
-    .query<SourceRow, [string, number, number, number]>(
-      `SELECT l.*, ${AGENT_JSON} AS agent_json, a.country_code AS agent_country,
+export async function visibleLineProxies(ctx: AppContext, user: UserRow, now = Date.now()): Promise<ProxyEntry[]> {
+  const rows = await ctx.db.all<SourceRow>(`SELECT l.*, ${AGENT_JSON} AS agent_json, a.country_code AS agent_country,
          CASE WHEN e.id IS NULL THEN NULL ELSE ${ENTRY_JSON} END AS entry_json
        FROM agent_lines l
        JOIN agents a ON a.id = l.agent_id
        LEFT JOIN entries e ON e.id = l.entry_id
        WHERE ${lineVisibleSql("?1", "?3", "?4", "?2")}
-       ORDER BY l.sort_index, l.create_time`,
-    )
-    .all(user.id, now, user.is_agency, user.normal_permission);
+       ORDER BY l.sort_index, l.create_time`, user.id, now, user.is_agency, user.normal_permission);
   const credentials = { uuid: user.proxy_secret };
   const naming = { english: user.use_english_node === 1 };
   return uniqueNames(
@@ -121,31 +117,32 @@ export function profileToggles(
 }
 
 /** How many links the SSR listing holds for the user: the lines they may use that SSR can express. */
-export function ssrLineCount(ctx: AppContext, user: UserRow, now = Date.now()): number {
-  return visibleLineProxies(ctx, user, now).filter((proxy) => supports("ssr", proxy)).length;
+export async function ssrLineCount(ctx: AppContext, user: UserRow, now = Date.now()): Promise<number> {
+  return (await visibleLineProxies(ctx, user, now)).filter((proxy) => supports("ssr", proxy)).length;
 }
 
 /** The proxies for a format, or the one notice entry that says why there are none. */
-export function subscriptionProxies(
+export async function subscriptionProxies(
   ctx: AppContext,
   user: UserRow,
   format: Format,
   now = Date.now(),
-  left = trafficLeft(ctx, user, now),
-): { proxies: ProxyEntry[]; notice: string | null } {
+  knownLeft?: TrafficLeft,
+): Promise<{ proxies: ProxyEntry[]; notice: string | null }> {
+  const left = knownLeft ?? (await trafficLeft(ctx, user, now));
   const notice = (message: string) => ({ proxies: [noticeProxy(message)], notice: message });
   if (user.disabled) return notice(Notice.disabled);
   if (left.quota <= 0 && left.permanent <= 0) return notice(Notice.noTraffic);
-  const all = visibleLineProxies(ctx, user, now);
+  const all = await visibleLineProxies(ctx, user, now);
   if (all.length === 0) return notice(Notice.noLines);
   const usable = all.filter((proxy) => supports(format, proxy));
   return usable.length > 0 ? { proxies: usable, notice: null } : notice(Notice.unsupported);
 }
 
 /** Compares the userkey in constant time; a wrong key and an unknown user look the same (404). */
-export function userForSubscription(ctx: AppContext, userId: string, userkey: string): UserRow | null {
+export async function userForSubscription(ctx: AppContext, userId: string, userkey: string): Promise<UserRow | null> {
   if (!ID_PATTERN.test(userId) || !/^[0-9a-f]{32}$/.test(userkey)) return null;
-  const user = findUserById(ctx, userId);
+  const user = await findUserById(ctx, userId);
   if (!user) return null;
   return sameSecret(userkey, user.userkey) ? user : null;
 }
@@ -165,14 +162,14 @@ export interface SubscriptionFile extends Rendered {
   notice: string | null;
 }
 
-export function renderSubscription(
+export async function renderSubscription(
   ctx: AppContext,
   user: UserRow,
   request: SubscriptionRequest,
   now = Date.now(),
-): SubscriptionFile {
-  const left = trafficLeft(ctx, user, now);
-  const { proxies, notice } = subscriptionProxies(ctx, user, request.format, now, left);
+): Promise<SubscriptionFile> {
+  const left = await trafficLeft(ctx, user, now);
+  const { proxies, notice } = await subscriptionProxies(ctx, user, request.format, now, left);
   const usage = usageInfo(user, left, now);
   const rendered = RENDERERS[request.format]({
     proxies,

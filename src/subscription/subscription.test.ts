@@ -35,12 +35,12 @@ afterAll(async () => {
 
 const ctx = () => server.context;
 
-function node(fields: Record<string, unknown> = {}) {
-  return saveNode(server, { name: "香港", ip: "203.0.113.9", host: "hk.example.com", ...fields });
+async function node(fields: Record<string, unknown> = {}) {
+  return await saveNode(server, { name: "香港", ip: "203.0.113.9", host: "hk.example.com", ...fields });
 }
 
-function line(agentID: string, name: string, fields: Record<string, unknown> = {}) {
-  return saveLine(
+async function line(agentID: string, name: string, fields: Record<string, unknown> = {}) {
+  return await saveLine(
     ctx(),
     lineInput.parse({ name, agentID, protocol: "vmesh_tcp", bridge: "none", ...fields }),
   );
@@ -48,69 +48,66 @@ function line(agentID: string, name: string, fields: Record<string, unknown> = {
 
 async function customer(fields: Partial<Record<keyof UserRow, number>> = { traffic: 10 * GB }) {
   const made = await loggedInClient(server);
-  setUserColumns(ctx().db, made.user.id, fields);
-  return { ...made, user: findUserById(ctx(), made.user.id) as UserRow };
+  await setUserColumns(ctx().db, made.user.id, fields);
+  return { ...made, user: await findUserById(ctx(), made.user.id) as UserRow };
 }
 
-const names = (user: UserRow, format: "v2ray" | "clash" = "v2ray") =>
-  subscriptionProxies(ctx(), findUserById(ctx(), user.id) as UserRow, format).proxies.map((p) => p.name);
+const names = async (user: UserRow, format: "v2ray" | "clash" = "v2ray") =>
+  (await subscriptionProxies(ctx(), await findUserById(ctx(), user.id) as UserRow, format)).proxies.map((p) => p.name);
 
-function grant(userId: string, permissionId: string, expireTime: number) {
-  ctx()
-    .db.query(
-      "INSERT OR REPLACE INTO user_permissions (user_id, permission_id, expire_time) VALUES (?, ?, ?)",
-    )
-    .run(userId, permissionId, expireTime);
+async function grant(userId: string, permissionId: string, expireTime: number) {
+  await ctx()
+    .db.run("INSERT OR REPLACE INTO user_permissions (user_id, permission_id, expire_time) VALUES (?, ?, ?)", userId, permissionId, expireTime);
 }
 
 describe("line visibility", () => {
   test("public lines are listed, private ones are not", async () => {
-    const agent = node();
-    line(agent._id, "公开线路");
-    line(agent._id, "私有线路", { public: false });
+    const agent = await node();
+    await line(agent._id, "公开线路");
+    await line(agent._id, "私有线路", { public: false });
     const { user } = await customer();
-    const listed = names(user);
+    const listed = await names(user);
     expect(listed.some((n) => n.startsWith("公开线路"))).toBe(true);
     expect(listed.some((n) => n.startsWith("私有线路"))).toBe(false);
   });
 
   test("a permission line needs the permission held and unexpired; a deleted permission hides it", async () => {
-    const agent = node();
-    const permission = savePermission(ctx(), { name: `4K专线-${Date.now()}`, desc: "" });
-    line(agent._id, "权限线路", { permissionRequire: permission._id });
+    const agent = await node();
+    const permission = await savePermission(ctx(), { name: `4K专线-${Date.now()}`, desc: "" });
+    await line(agent._id, "权限线路", { permissionRequire: permission._id });
     const { user: without } = await customer();
     const { user: holder } = await customer();
     const { user: expired } = await customer();
-    grant(holder.id, permission._id, Date.now() + DAY);
-    grant(expired.id, permission._id, Date.now() - 1000);
-    const has = (user: UserRow) => names(user).some((n) => n.startsWith("权限线路"));
+    await grant(holder.id, permission._id, Date.now() + DAY);
+    await grant(expired.id, permission._id, Date.now() - 1000);
+    const has = async (user: UserRow) => (await names(user)).some((n) => n.startsWith("权限线路"));
     expect([has(without), has(holder), has(expired)]).toEqual([false, true, false]);
 
-    ctx().db.query("DELETE FROM permissions WHERE id = ?").run(permission._id);
-    expect(has(holder)).toBe(false);
+    await ctx().db.run("DELETE FROM permissions WHERE id = ?", permission._id);
+    expect(await has(holder)).toBe(false);
   });
 
   test("disableForAgency hides a line from agency users only", async () => {
-    const agent = node();
-    line(agent._id, "非代理线路", { disableForAgency: true });
+    const agent = await node();
+    await line(agent._id, "非代理线路", { disableForAgency: true });
     const { user: agency } = await customer({ traffic: GB, is_agency: 1 });
     const { user: normal } = await customer();
-    expect(names(agency).some((n) => n.startsWith("非代理线路"))).toBe(false);
-    expect(names(normal).some((n) => n.startsWith("非代理线路"))).toBe(true);
+    expect((await names(agency)).some((n) => n.startsWith("非代理线路"))).toBe(false);
+    expect((await names(normal)).some((n) => n.startsWith("非代理线路"))).toBe(true);
   });
 
   test("a disabled user, and a user without traffic, get only the notice", async () => {
-    node();
+    await node();
     const { user: disabled } = await customer({ traffic: 10 * GB, disabled: 1 });
     const { user: empty } = await customer({ traffic: 0 });
-    expect(subscriptionProxies(ctx(), disabled, "v2ray")).toMatchObject({ notice: Notice.disabled });
-    expect(subscriptionProxies(ctx(), empty, "v2ray")).toMatchObject({ notice: Notice.noTraffic });
-    expect(names(empty)).toEqual([Notice.noTraffic]);
+    expect(await subscriptionProxies(ctx(), disabled, "v2ray")).toMatchObject({ notice: Notice.disabled });
+    expect(await subscriptionProxies(ctx(), empty, "v2ray")).toMatchObject({ notice: Notice.noTraffic });
+    expect(await names(empty)).toEqual([Notice.noTraffic]);
   });
 
   test("a running time package counts as traffic left until today's quota is used; expiry ends it", async () => {
-    const agent = node();
-    line(agent._id, "时间套餐线路");
+    const agent = await node();
+    await line(agent._id, "时间套餐线路");
     const today = new Intl.DateTimeFormat("en-CA", { timeZone: "Asia/Shanghai" }).format(new Date());
     const { user: running } = await customer({
       traffic: 0,
@@ -123,22 +120,22 @@ describe("line visibility", () => {
       daily_limit: GB,
       daily_usage: GB,
     });
-    ctx().db.query("UPDATE balances SET daily_usage_day = ? WHERE user_id = ?").run(today, usedUp.id);
+    await ctx().db.run("UPDATE balances SET daily_usage_day = ? WHERE user_id = ?", today, usedUp.id);
     const { user: expired } = await customer({ traffic: 0, vip_expire_time: Date.now() - 1000 });
-    expect(names(running).some((n) => n.startsWith("时间套餐线路"))).toBe(true);
-    expect(names(usedUp)).toEqual([Notice.noTraffic]);
-    expect(names(expired)).toEqual([Notice.noTraffic]);
+    expect((await names(running)).some((n) => n.startsWith("时间套餐线路"))).toBe(true);
+    expect(await names(usedUp)).toEqual([Notice.noTraffic]);
+    expect(await names(expired)).toEqual([Notice.noTraffic]);
   });
 
   test("relayed lines need a visible entry and give one proxy per copy and entry address", async () => {
-    const agent = node();
-    const entry = saveEntry(
+    const agent = await node();
+    const entry = await saveEntry(
       ctx(),
       entryInput.parse({ name: "入口", ip: "198.51.100.9", ipList: ["198.51.100.1", "198.51.100.2"] }),
     );
-    line(agent._id, "中转线路", { bridge: "report", entryID: entry._id, num: 2, scale: 1.5 });
+    await line(agent._id, "中转线路", { bridge: "report", entryID: entry._id, num: 2, scale: 1.5 });
     const { user } = await customer();
-    const relayed = subscriptionProxies(ctx(), user, "v2ray").proxies.filter((p) =>
+    const relayed = (await subscriptionProxies(ctx(), user, "v2ray")).proxies.filter((p) =>
       p.name.startsWith("中转线路"),
     );
     expect(relayed.map((p) => [p.name, p.server, p.port])).toEqual([
@@ -148,25 +145,25 @@ describe("line visibility", () => {
       ["中转线路 02-2 [1.5x]", "198.51.100.2", 20000],
     ]);
 
-    saveEntry(ctx(), entryInput.parse({ _id: entry._id, name: "入口", ip: "198.51.100.9", visible: false }));
-    expect(names(user).some((n) => n.startsWith("中转线路"))).toBe(false);
-    deleteEntry(ctx(), entry._id);
-    expect(names(user).some((n) => n.startsWith("中转线路"))).toBe(false);
+    await saveEntry(ctx(), entryInput.parse({ _id: entry._id, name: "入口", ip: "198.51.100.9", visible: false }));
+    expect((await names(user)).some((n) => n.startsWith("中转线路"))).toBe(false);
+    await deleteEntry(ctx(), entry._id);
+    expect((await names(user)).some((n) => n.startsWith("中转线路"))).toBe(false);
   });
 
   test("a client that can express none of the lines gets the notice instead of a broken file", async () => {
-    ctx().db.query("DELETE FROM agents").run();
-    const agent = node({
+    await ctx().db.run("DELETE FROM agents");
+    const agent = await node({
       type: "reality",
       host: "www.example.org",
       port: 443,
       public_port: 443,
       zz_port: 443,
     });
-    line(agent._id, "Reality", { protocol: "reality" });
+    await line(agent._id, "Reality", { protocol: "reality" });
     const { user } = await customer();
-    expect(names(user, "v2ray")).toEqual(["Reality [1x]"]);
-    expect(names(user, "clash")).toEqual([Notice.unsupported]);
+    expect(await names(user, "v2ray")).toEqual(["Reality [1x]"]);
+    expect(await names(user, "clash")).toEqual([Notice.unsupported]);
   });
 });
 
@@ -176,11 +173,11 @@ describe("subscription HTTP edge", () => {
   let client: ApiClient;
 
   beforeAll(async () => {
-    ctx().db.query("DELETE FROM agents").run();
-    const agent = node();
-    line(agent._id, "香港 TCP");
-    line(agent._id, "香港 SS", { protocol: "ss" });
-    line(agent._id, "香港 SSR", { protocol: "compat" });
+    await ctx().db.run("DELETE FROM agents");
+    const agent = await node();
+    await line(agent._id, "香港 TCP");
+    await line(agent._id, "香港 SS", { protocol: "ss" });
+    await line(agent._id, "香港 SSR", { protocol: "compat" });
     const made = await customer({ traffic: 30 * GB, spend_traffic: 5 * GB });
     user = made.user;
     client = made.client;
@@ -251,8 +248,8 @@ describe("subscription HTTP edge", () => {
 
   test("an admin's change shows in the next fetch", async () => {
     const before = uris(await (await fetch(link("v2ray"))).text()).map(uriName);
-    const agent = node({ ip: "203.0.113.99" });
-    line(agent._id, "新加线路");
+    const agent = await node({ ip: "203.0.113.99" });
+    await line(agent._id, "新加线路");
     const after = uris(await (await fetch(link("v2ray"))).text()).map(uriName);
     expect(after).toEqual([...before, "新加线路 [1x]"]);
   });
@@ -262,7 +259,7 @@ describe("subscription HTTP edge", () => {
     const oldBody = await (await fetch(oldLink)).text();
     const answer = await client.call<{ userkey: string }>("/api/user/reset_userkey");
     expect(answer.code).toBe(0);
-    const after = findUserById(ctx(), user.id) as UserRow;
+    const after = await findUserById(ctx(), user.id) as UserRow;
     expect(answer.data.userkey).toBe(after.userkey);
     expect(after.userkey).not.toBe(user.userkey);
     expect(after.proxy_secret).not.toBe(user.proxy_secret);
@@ -279,10 +276,10 @@ describe("subscription HTTP edge", () => {
     user = after;
 
     const refused = await customer();
-    ctx().db.query("UPDATE users SET can_change_describe_key = 0 WHERE id = ?").run(refused.user.id);
+    await ctx().db.run("UPDATE users SET can_change_describe_key = 0 WHERE id = ?", refused.user.id);
     const no = await refused.client.call("/api/user/reset_userkey");
     expect({ code: no.code, msg: no.msg }).toEqual({ code: 1033, msg: "该账号不允许这样操作。" });
-    expect(findUserById(ctx(), refused.user.id)?.userkey).toBe(refused.user.userkey);
+    expect((await findUserById(ctx(), refused.user.id))?.userkey).toBe(refused.user.userkey);
     expect((await new ApiClient(server.url).call("/api/user/reset_userkey")).code).toBe(1002);
   });
 
@@ -301,14 +298,14 @@ describe("subscription HTTP edge", () => {
     const ssrLines = async (who: ApiClient) =>
       (await who.call<{ lines: number }>("/api/user/ssr_lines")).data;
     expect(await ssrLines(client)).toEqual({ lines: 1 });
-    ctx().db.query("UPDATE agent_lines SET public = 0 WHERE name = '香港 SSR'").run();
+    await ctx().db.run("UPDATE agent_lines SET public = 0 WHERE name = '香港 SSR'");
     try {
       const listing = await client.get("/user/getUserAllURL?type=ssr");
       expect(listing.status).toBe(200);
       expect(await listing.text()).toBe(`${Notice.noSsrLines}\n`);
       expect(await ssrLines(client)).toEqual({ lines: 0 });
     } finally {
-      ctx().db.query("UPDATE agent_lines SET public = 1 WHERE name = '香港 SSR'").run();
+      await ctx().db.run("UPDATE agent_lines SET public = 1 WHERE name = '香港 SSR'");
     }
     // Out of traffic: the lines are there, the page says why none is listed.
     const empty = await customer({ traffic: 0 });
@@ -322,13 +319,13 @@ describe("subscription HTTP edge", () => {
   test("rule files keep the subscription host direct: describe_host when set", async () => {
     const plain = await (await fetch(`${server.url}/describe/ss_rule.conf`)).text();
     expect(plain).toContain("DOMAIN,127.0.0.1,DIRECT");
-    ctx().settings.update({ describe_host: "sub.example.com" });
+    await ctx().settings.update({ describe_host: "sub.example.com" });
     const conf = await (await fetch(`${server.url}/describe/ss_rule.conf`)).text();
     expect(conf).toContain("DOMAIN,sub.example.com,DIRECT");
     expect(conf).toContain("FINAL,PROXY");
     const filter = await (await fetch(`${server.url}/describe/q.filter`)).text();
     expect(filter).toContain("HOST,sub.example.com,DIRECT");
-    ctx().settings.update({ describe_host: "" });
+    await ctx().settings.update({ describe_host: "" });
   });
 
   test("the country list has flags", async () => {

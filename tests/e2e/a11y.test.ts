@@ -110,8 +110,8 @@ afterAll(async () => {
 /** Everything the customer and the admin have, made through the API and the services. */
 async function giveRealisticData() {
   const ctx = server.context;
-  ctx.settings.update({ min_charge_money: 1 });
-  const agentId = makeChargingNode(server, "Asia/Shanghai");
+  await ctx.settings.update({ min_charge_money: 1 });
+  const agentId = await makeChargingNode(server, "Asia/Shanghai");
   await admin.client.ok("/api/admin/entrys/update", { name: ENTRY, ip: "198.51.100.9" });
   await admin.client.ok("/api/admin/users/update_channel", {
     email: admin.email,
@@ -120,16 +120,16 @@ async function giveRealisticData() {
     rewardRate: 0.2,
     comsumerDuration: 30,
   });
-  setUserColumns(ctx.db, customer.user.id, { channel_code: CHANNEL_CODE });
+  await setUserColumns(ctx.db, customer.user.id, { channel_code: CHANNEL_CODE });
 
-  const paid = makeCombo(server, { name: PAID_COMBO, price: 15, traffic: 100 * GB, vipDuration: 30 });
-  const open = makeCombo(server, { name: OPEN_COMBO, price: 40, traffic: 300 * GB, vipDuration: 90 });
+  const paid = await makeCombo(server, { name: PAID_COMBO, price: 15, traffic: 100 * GB, vipDuration: 30 });
+  const open = await makeCombo(server, { name: OPEN_COMBO, price: 40, traffic: 300 * GB, vipDuration: 90 });
   await payWithSandbox(server, customer.client, (await createOrder(customer.client, paid._id))._id);
   await createOrder(customer.client, open._id);
-  giveWallet(server, customer.user.id, 500, "客服补偿");
+  await giveWallet(server, customer.user.id, 500, "客服补偿");
 
-  makeCoupon(server, { type: "cash", code: "A11Y10", forMoney: 10, NumberOfAuthorizations: 5 });
-  makeCoupon(server, { type: "freeUse", code: VOUCHER, trafficG: 8 });
+  await makeCoupon(server, { type: "cash", code: "A11Y10", forMoney: 10, NumberOfAuthorizations: 5 });
+  await makeCoupon(server, { type: "freeUse", code: VOUCHER, trafficG: 8 });
   await customer.client.ok("/api/coupon/redeem_coupon", { code: VOUCHER });
 
   const ticket = await customer.client.ok<Ticket>("/api/feedback/create", {
@@ -138,8 +138,8 @@ async function giveRealisticData() {
   });
   await admin.client.ok("/api/feedback/response", { id: ticket._id, desc: "已处理，请更新订阅后再试。" });
 
-  const uid = (findUserById(ctx, customer.user.id) as UserRow).node_uid;
-  chargeNode(server, agentId, { [uid]: [GB / 2, 3 * GB] }, Date.now());
+  const uid = (await findUserById(ctx, customer.user.id) as UserRow).node_uid;
+  await chargeNode(server, agentId, { [uid]: [GB / 2, 3 * GB] }, Date.now());
   const push = await customer.client.ok<Push>("/api/push/create", { pushNumber: 20 });
   CONTENT.customer["/push"] = push.code;
 
@@ -156,7 +156,7 @@ async function giveRealisticData() {
     address: "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t",
   });
   await admin.client.ok("/api/wallet/make_charge");
-  recordError(ctx.db, ERROR_NAME, new Error("测试错误：节点推送超时"));
+  await recordError(ctx.db, ERROR_NAME, new Error("测试错误：节点推送超时"));
 }
 
 /** A violation, one element per line as the failure shows it. */

@@ -22,7 +22,7 @@ beforeAll(async () => {
   browser = await launchChromium();
   server = await startTestServer();
   sink = await startMailSink();
-  server.context.settings.update(sinkSettings(sink));
+  await server.context.settings.update(sinkSettings(sink));
 });
 
 afterAll(async () => {
@@ -88,7 +88,7 @@ describe("login links in the hash query", () => {
   test("a minted token logs in through the server; someone's session token is dropped without logging in", async () => {
     const { user } = await account("link-login-1");
     const { context, page, errors } = await newPage(browser, 1280);
-    await page.goto(`${server.url}/#/tutorial?token=${mintLoginLink(server.context, user.id)}`);
+    await page.goto(`${server.url}/#/tutorial?token=${await mintLoginLink(server.context, user.id)}`);
     await page.getByRole("button", { name: "用户菜单" }).waitFor();
     expect(new URL(page.url()).search).toBe("");
     expect(new URL(page.url()).hash).toBe("#/tutorial");
@@ -97,7 +97,7 @@ describe("login links in the hash query", () => {
     await context.close();
 
     const other = await account("someone-else-1");
-    const planted = createSession(server.context, other.user.id);
+    const planted = await createSession(server.context, other.user.id);
     const visitor = await newPage(browser, 1280);
     await visitor.page.goto(`${server.url}/#/tutorial?token=${planted}`);
     await poll(async () => new URL(visitor.page.url()).hash, "#/tutorial");
@@ -111,7 +111,7 @@ describe("login links in the hash query", () => {
 describe("reset page", () => {
   test("without a site origin no link can be mailed: the page says to contact support before any form", async () => {
     const { email, subscription } = await account("no-origin-1");
-    server.context.settings.update({ site_url: "" });
+    await server.context.settings.update({ site_url: "" });
     try {
       const { context, page } = await newPage(browser, 390);
       await page.goto(`${server.url}/#/reset`);
@@ -132,7 +132,7 @@ describe("reset page", () => {
       expect({ code: refused.code, msg: refused.msg }).toEqual({ code: 1000, msg: ConfirmMsg.noOrigin });
       await context.close();
     } finally {
-      server.context.settings.update({ site_url: server.url });
+      await server.context.settings.update({ site_url: server.url });
     }
   }, 60_000);
 });

@@ -26,7 +26,7 @@ beforeAll(async () => {
   browser = await launchChromium();
   server = await startTestServer();
   // Customers' orders need a way to pay: 微信 through the sandbox (支付宝 is left to the settings test).
-  server.context.settings.update({ sandbox_pay: true, wxpay: "sandbox" });
+  await server.context.settings.update({ sandbox_pay: true, wxpay: "sandbox" });
   adminEmail = uniqueEmail("admin");
   customerEmail = uniqueEmail("customer");
   const passwordDigest = transformPassword(PASSWORD);
@@ -177,15 +177,15 @@ describe("admin combos", () => {
     await page.getByLabel("EPay 密钥").fill("epay-secret-1");
     expect(await save(page)).toEqual({ alipay: "sandbox", epay_key: "epay-secret-1" });
     await toast(page, "更新成功").waitFor();
-    expect(server.context.settings.get("alipay")).toBe("sandbox");
-    expect(server.context.settings.get("epay_key")).toBe("epay-secret-1");
+    expect(await server.context.settings.get("alipay")).toBe("sandbox");
+    expect(await server.context.settings.get("epay_key")).toBe("epay-secret-1");
     await poll(() => page.getByLabel("EPay 密钥").inputValue(), "********");
 
     // The mask left in place is not sent; the stored key stays.
     await page.getByLabel("汇率").fill("7.3");
     expect(await save(page)).toEqual({ exchange_rate: 7.3 });
-    expect(server.context.settings.get("exchange_rate")).toBe(7.3);
-    expect(server.context.settings.get("epay_key")).toBe("epay-secret-1");
+    expect(await server.context.settings.get("exchange_rate")).toBe(7.3);
+    expect(await server.context.settings.get("epay_key")).toBe("epay-secret-1");
 
     // A bad value is shown in Chinese on its own field, which gets the focus; nothing is sent.
     let sends = 0;
@@ -208,15 +208,15 @@ describe("admin combos", () => {
     await page.setViewportSize({ width: 1280, height: 800 });
     expect(sends).toBe(0);
     expect(await page.locator(".toast-error").count()).toBe(0);
-    expect(server.context.settings.get("exchange_rate")).toBe(7.3);
-    expect(server.context.settings.get("usdtCheckTime")).toBe(20);
+    expect(await server.context.settings.get("exchange_rate")).toBe(7.3);
+    expect(await server.context.settings.get("usdtCheckTime")).toBe(20);
 
     // 恢复 throws the edits away.
     await page.getByRole("button", { name: "恢复" }).click();
     await poll(() => page.getByLabel("USDT 检查总时长(分钟)").inputValue(), "20");
     await context.close();
     expect(errors).toEqual([]);
-    server.context.settings.update({ alipay: "", epay_key: "", exchange_rate: 7.2 });
+    await server.context.settings.update({ alipay: "", epay_key: "", exchange_rate: 7.2 });
   });
 
   test("settings: the install-script addresses are labelled by server type, saved under the seed's names", async () => {
@@ -247,10 +247,10 @@ describe("admin combos", () => {
       install_ubuntu_guonei: "https://scripts.example.com/cn.sh",
     });
     await toast(page, "更新成功").waitFor();
-    expect(server.context.settings.get("install_apine")).toBe("https://scripts.example.com/alpine.sh");
+    expect(await server.context.settings.get("install_apine")).toBe("https://scripts.example.com/alpine.sh");
     await context.close();
     expect(errors).toEqual([]);
-    server.context.settings.update({ install_apine: "", install_ubuntu_guonei: "" });
+    await server.context.settings.update({ install_apine: "", install_ubuntu_guonei: "" });
   });
 
   test("trades: filter by text and the order detail dialog", async () => {
@@ -269,9 +269,7 @@ describe("admin combos", () => {
     });
     expect(order.code).toBe(0);
     // Feedback is for paid orders; an unpaid one gets it straight in the database here.
-    server.context.db
-      .query("UPDATE orders SET user_feedback = ? WHERE id = ?")
-      .run("付款后没到账", order.data._id);
+    await server.context.db.run("UPDATE orders SET user_feedback = ? WHERE id = ?", "付款后没到账", order.data._id);
 
     const { context, page, errors } = await newPage(browser, 1280);
     await login(page, adminEmail);

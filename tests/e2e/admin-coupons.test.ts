@@ -173,10 +173,10 @@ test("a yunying user batch-creates 10 Taobao coupons, downloads a.txt, edits, co
   await confirmOne.getByRole("button", { name: "删除" }).click();
   await toast(page, "删除优惠券成功").waitFor();
   await cashRow.waitFor({ state: "detached" });
-  expect(findCouponByCode(server.context.db, "CASH5")).toBeNull();
+  expect(await findCouponByCode(server.context.db, "CASH5")).toBeNull();
 
   // 删除所选 deletes every coupon listed (the 10 Taobao ones), after the danger confirmation.
-  makeCoupon(server, { type: "freeUse", code: "KEEPME", trafficG: 1 });
+  await makeCoupon(server, { type: "freeUse", code: "KEEPME", trafficG: 1 });
   await page.getByLabel("类型").selectOption("freeUse");
   await page.getByRole("checkbox", { name: "淘宝" }).check();
   await poll(() => bodyRows(page).count(), 10);
@@ -193,7 +193,7 @@ test("a yunying user batch-creates 10 Taobao coupons, downloads a.txt, edits, co
 });
 
 test("at 390 px the table scrolls sideways and its 操作 column stays in view", async () => {
-  for (let i = 0; i < 3; i++) makeCoupon(server, { name: `窄屏 ${i}`, type: "discount", discount: 0.85 });
+  for (let i = 0; i < 3; i++) await makeCoupon(server, { name: `窄屏 ${i}`, type: "discount", discount: 0.85 });
   const { context, page, errors } = await newPage(browser, 390);
   await loginInBrowser(page, server.url, staff.email, staff.password);
   await page.goto(`${server.url}/#/admin_coupon`);
@@ -211,20 +211,20 @@ test("at 390 px the table scrolls sideways and its 操作 column stays in view",
 
 test("the records page shows the latest uses, 已使用 or 已恢复, as many as asked for", async () => {
   const customer = await loggedInClient(server);
-  const coupon = findCouponByCode(
+  const coupon = await findCouponByCode(
     server.context.db,
-    makeCoupon(server, { type: "freeTime", code: "DAYS7", vipDay: 7, NumberOfAuthorizations: 0 }).code,
+    (await makeCoupon(server, { type: "freeTime", code: "DAYS7", vipDay: 7, NumberOfAuthorizations: 0 })).code,
   ) as CouponRow;
-  const traffic = findCouponByCode(
+  const traffic = await findCouponByCode(
     server.context.db,
-    makeCoupon(server, { type: "freeUse", code: "GIFT2G", trafficG: 2, NumberOfAuthorizations: 0 }).code,
+    (await makeCoupon(server, { type: "freeUse", code: "GIFT2G", trafficG: 2, NumberOfAuthorizations: 0 })).code,
   ) as CouponRow;
   const db = server.context.db;
   const now = Date.now();
-  tx(db, () => {
-    recordCouponUse(db, { coupon: traffic, userId: customer.user.id, addTraffic: 2 * GB, now: now - 2000 });
-    const restored = recordCouponUse(db, { coupon, userId: customer.user.id, addDay: 7, now: now - 1000 });
-    restoreCouponUse(db, restored, now);
+  await tx(db, async () => {
+    await recordCouponUse(db, { coupon: traffic, userId: customer.user.id, addTraffic: 2 * GB, now: now - 2000 });
+    const restored = await recordCouponUse(db, { coupon, userId: customer.user.id, addDay: 7, now: now - 1000 });
+    await restoreCouponUse(db, restored, now);
   });
 
   const { context, page, errors } = await newPage(browser, 1280);

@@ -40,7 +40,7 @@ beforeAll(async () => {
   expect((await admin.login(adminEmail, PASSWORD)).code).toBe(0);
   // A customer with 10 G of permanent traffic, set straight in the database.
   subscriber = await createUser(server.context, { email: uniqueEmail("subscriber"), passwordDigest });
-  server.context.db.query("UPDATE balances SET traffic = ? WHERE user_id = ?").run(10 * GB, subscriber.id);
+  await server.context.db.run("UPDATE balances SET traffic = ? WHERE user_id = ?", 10 * GB, subscriber.id);
 });
 
 afterAll(async () => {
@@ -413,14 +413,14 @@ describe("admin nodes, entries and lines", () => {
     expect(await ok<AgentLine[]>("/api/admin/agent_line/list")).toHaveLength(3);
 
     // 重置流量 asks first, then zeroes every line's heat.
-    server.context.db.query("UPDATE agent_lines SET hot = ?").run(5 * GB);
+    await server.context.db.run("UPDATE agent_lines SET hot = ?", 5 * GB);
     await page.reload();
     await poll(async () => (await cellsOf(page, "e2e 东京"))[9], "5.00");
     await page.getByRole("button", { name: "重置流量" }).click();
     const confirmReset = dialog(page, "重置确认");
     await confirmReset.getByRole("button", { name: "取消" }).click();
     await confirmReset.waitFor({ state: "hidden" });
-    expect(server.context.db.query("SELECT SUM(hot) AS hot FROM agent_lines").get()).toEqual({
+    expect(await server.context.db.get("SELECT SUM(hot) AS hot FROM agent_lines")).toEqual({
       hot: 15 * GB,
     });
     await page.getByRole("button", { name: "重置流量" }).click();

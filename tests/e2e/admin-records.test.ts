@@ -31,21 +31,21 @@ afterAll(async () => {
 const db = () => server.context.db;
 const toast = (page: Page, text: string) => page.locator(".toast", { hasText: text }).last();
 const bodyRows = (page: Page) => page.locator(".admin-list tbody tr");
-const trafficOf = (id: string) =>
-  db().query<{ traffic: number }, [string]>("SELECT traffic FROM balances WHERE user_id = ?").get(id)
+const trafficOf = async (id: string) =>
+  (await db().get<{ traffic: number }>("SELECT traffic FROM balances WHERE user_id = ?", id))
     ?.traffic;
 
-const record = (userId: string, type: TrafficRecordType, bytes: number) =>
-  recordTraffic(server, userId, type, bytes);
+const record = async (userId: string, type: TrafficRecordType, bytes: number) =>
+  await recordTraffic(server, userId, type, bytes);
 
 test("an admin filters all traffic records by type and clears the error log", async () => {
   const admin = await loggedInClient(server, { role: "admin" });
   const buyer = await loggedInClient(server);
   const winner = await loggedInClient(server);
-  record(buyer.user.id, "buy", 10 * GB);
-  record(winner.user.id, "prize_reward", 2 * GB);
-  recordError(db(), "node push", new Error("SQLITE_BUSY: database is locked"));
-  recordError(db(), "usdt watcher", new Error("HTTP 500"));
+  await record(buyer.user.id, "buy", 10 * GB);
+  await record(winner.user.id, "prize_reward", 2 * GB);
+  await recordError(db(), "node push", new Error("SQLITE_BUSY: database is locked"));
+  await recordError(db(), "usdt watcher", new Error("HTTP 500"));
 
   const { context, page, errors } = await newPage(browser, 1280);
   await loginInBrowser(page, server.url, admin.email, admin.password);
@@ -95,7 +95,7 @@ test("an admin filters all traffic records by type and clears the error log", as
   await confirm.getByRole("button", { name: "清理" }).click();
   await toast(page, "清理失败").waitFor();
   expect(await bodyRows(page).count()).toBe(2);
-  expect(db().query<{ n: number }, []>("SELECT COUNT(*) AS n FROM error_logs").get()?.n).toBe(2);
+  expect((await db().get<{ n: number }>("SELECT COUNT(*) AS n FROM error_logs"))?.n).toBe(2);
   await page.unroute("**/api/admin/errors/clear");
 
   // confirmed: the button is blocked while the clear runs, then the toast with N and an empty list
@@ -109,7 +109,7 @@ test("an admin filters all traffic records by type and clears the error log", as
   expect(await page.getByRole("button", { name: "清理中…" }).isDisabled()).toBe(true);
   await toast(page, "成功清理了 2 条错误记录").waitFor();
   await page.getByRole("cell", { name: "暂无记录" }).waitFor();
-  expect(db().query<{ n: number }, []>("SELECT COUNT(*) AS n FROM error_logs").get()?.n).toBe(0);
+  expect((await db().get<{ n: number }>("SELECT COUNT(*) AS n FROM error_logs"))?.n).toBe(0);
   expect(errors).toEqual([]);
   await context.close();
 });
@@ -117,9 +117,9 @@ test("an admin filters all traffic records by type and clears the error log", as
 test("an agency owner sees 代理中心 and allocates traffic to its customer; others have no such tab", async () => {
   const owner = await loggedInClient(server);
   const customer = await loggedInClient(server);
-  setAgency(server.context, { email: owner.email, name: "华东代理" });
-  attachCustomer(server.context, { agency_email: owner.email, customer_email: customer.email });
-  record(owner.user.id, "buy", 5 * GB);
+  await setAgency(server.context, { email: owner.email, name: "华东代理" });
+  await attachCustomer(server.context, { agency_email: owner.email, customer_email: customer.email });
+  await record(owner.user.id, "buy", 5 * GB);
 
   const other = await newPage(browser, 1280);
   const plain = await loggedInClient(server);
@@ -144,7 +144,7 @@ test("an agency owner sees 代理中心 and allocates traffic to its customer; o
   await page.getByRole("button", { name: "分配" }).click();
   await page.getByText("最低分配20G").waitFor();
   expect(allocations).toBe(0);
-  server.context.settings.update({ minPushNum: 1 });
+  await server.context.settings.update({ minPushNum: 1 });
   await page.reload();
   await page.getByRole("heading", { name: "代理中心 · 华东代理" }).waitFor();
   await page.getByLabel("流量(G)").fill("2");
@@ -153,15 +153,15 @@ test("an agency owner sees 代理中心 and allocates traffic to its customer; o
   expect(payloadOf((await sent).postData())).toEqual({ email: customer.email, trafficG: 2 });
   await toast(page, `已向 ${customer.email} 分配 2G`).waitFor();
   await poll(() => page.getByTestId("agency-available").textContent(), "3.00 G");
-  expect(trafficOf(customer.user.id)).toBe(2 * GB);
-  expect(trafficOf(owner.user.id)).toBe(3 * GB);
+  expect(await trafficOf(customer.user.id)).toBe(2 * GB);
+  expect(await trafficOf(owner.user.id)).toBe(3 * GB);
   await screenshots(page, "agency");
 
   // more than it has: the server's refusal is shown and nothing moves
   await page.getByLabel("流量(G)").fill("4");
   await page.getByRole("button", { name: "分配" }).click();
   await toast(page, "分配失败:可分配的永久流量不足（当前 3G").waitFor();
-  expect(trafficOf(owner.user.id)).toBe(3 * GB);
+  expect(await trafficOf(owner.user.id)).toBe(3 * GB);
   expect(errors).toEqual([]);
   await context.close();
 });

@@ -40,17 +40,17 @@ afterAll(async () => {
 /** A customer who bought 100 G on each of the last 10 days and used 1–10 G a day through a node. */
 async function seedTenDays() {
   const ctx = server.context;
-  const agentId = makeChargingNode(server, ZONE);
-  const combo = makeCombo(server, { name: "100G", price: 15, traffic: 100 * GB });
+  const agentId = await makeChargingNode(server, ZONE);
+  const combo = await makeCombo(server, { name: "100G", price: 15, traffic: 100 * GB });
   const { user } = await loggedInClient(server);
   const nodeUid = (
-    ctx.db.query("SELECT node_uid FROM users WHERE id = ?").get(user.id) as { node_uid: number }
+    await ctx.db.get("SELECT node_uid FROM users WHERE id = ?", user.id) as { node_uid: number }
   ).node_uid;
   const now = Date.now();
   for (let offset = -9; offset <= -1; offset++) {
     const noon = noonOfDay(now, offset, ZONE);
-    settleWithoutGateway(ctx, createOrder(ctx, user, combo._id, noon - 1000)._id, "manual", "test", noon);
-    chargeNode(server, agentId, { [nodeUid]: [0, (10 + offset) * GB] }, noon + 1000);
+    await settleWithoutGateway(ctx, (await createOrder(ctx, user, combo._id, noon - 1000))._id, "manual", "test", noon);
+    await chargeNode(server, agentId, { [nodeUid]: [0, (10 + offset) * GB] }, noon + 1000);
   }
 }
 

@@ -129,7 +129,7 @@ test("an admin finds a customer, adds 10 G with a reason, sets a channel and dis
   await customerPage.page.locator("select").first().selectOption({ index: 1 });
   await customerPage.page.waitForFunction(() => location.hash.startsWith("#/login"));
   expect(
-    server.context.db.query("SELECT traffic FROM balances WHERE user_id = ?").get(customer.user.id),
+    await server.context.db.get("SELECT traffic FROM balances WHERE user_id = ?", customer.user.id),
   ).toEqual({
     traffic: 10 * GB,
   });

@@ -253,12 +253,8 @@ describe("SPA shell", () => {
       passwordDigest: transformPassword(password),
     });
     const vipUntil = Date.now() + 10 * 86_400_000;
-    server.context.db
-      .query("UPDATE users SET is_agency = 1, vip_expire_time = ? WHERE id = ?")
-      .run(vipUntil, agency.id);
-    server.context.db
-      .query("UPDATE balances SET traffic = ? WHERE user_id = ?")
-      .run(5 * 1024 ** 3, agency.id);
+    await server.context.db.run("UPDATE users SET is_agency = 1, vip_expire_time = ? WHERE id = ?", vipUntil, agency.id);
+    await server.context.db.run("UPDATE balances SET traffic = ? WHERE user_id = ?", 5 * 1024 ** 3, agency.id);
     const second = await newPage(browser, 1280);
     await login(second.page, agencyEmail, password);
     await expectTabs(second.page, AGENCY_NORMAL_TABS);
@@ -270,7 +266,7 @@ describe("SPA shell", () => {
   }, 60_000);
 
   test("announcement shows once, then the dismiss cookie holds it back", async () => {
-    server.context.settings.update({
+    await server.context.settings.update({
       notice_show: true,
       notice_title: "维护通知",
       notice_content: "今晚 23:00 维护",
@@ -293,7 +289,7 @@ describe("SPA shell", () => {
       await expect(page.getByRole("dialog").count()).resolves.toBe(0);
       await context.close();
     } finally {
-      server.context.settings.update({ notice_show: false, notice_title: "", notice_content: "" });
+      await server.context.settings.update({ notice_show: false, notice_title: "", notice_content: "" });
     }
   }, 60_000);
 });
@@ -307,11 +303,7 @@ describe("confirm and reset pages", () => {
     const serialId = newId();
     const key = randomHex(32);
     const now = Date.now();
-    server.context.db
-      .query(
-        "INSERT INTO email_tokens (serial_id, user_id, action, key_hash, new_password_hash, create_time, expire_time) VALUES (?, ?, 'signup_confirm', ?, NULL, ?, ?)",
-      )
-      .run(serialId, user.id, sha256Hex(key), now, now + 86_400_000);
+    await server.context.db.run("INSERT INTO email_tokens (serial_id, user_id, action, key_hash, new_password_hash, create_time, expire_time) VALUES (?, ?, 'signup_confirm', ?, NULL, ?, ?)", serialId, user.id, sha256Hex(key), now, now + 86_400_000);
 
     const { context, page } = await newPage(browser, 390);
     await page.goto(`${server.url}/#/confirm?serial_id=${serialId}&key=${key}&action=signup_confirm`);
@@ -331,11 +323,11 @@ describe("confirm and reset pages", () => {
 
   test("reset: recover the e-mail from the subscription link, link and e-mail errors; without mail it says whom to ask", async () => {
     const sink = await startMailSink();
-    server.context.settings.update(sinkSettings(sink));
+    await server.context.settings.update(sinkSettings(sink));
     try {
       await resetJourney();
     } finally {
-      server.context.settings.update({ smtp_host: "", smtp_port: 465, smtp_secure: true, smtp_from: "" });
+      await server.context.settings.update({ smtp_host: "", smtp_port: 465, smtp_secure: true, smtp_from: "" });
       await sink.close();
     }
   }, 60_000);
@@ -374,7 +366,7 @@ describe("confirm and reset pages", () => {
     await page.getByRole("heading", { name: "确认邮件已发送" }).waitFor();
 
     // Without SMTP nobody can confirm a reset: the page says so up front, with no password form.
-    server.context.settings.update({ smtp_host: "", contact_info: "客服 QQ 10001" });
+    await server.context.settings.update({ smtp_host: "", contact_info: "客服 QQ 10001" });
     await page.goto("about:blank");
     await page.goto(`${server.url}/#/reset`);
     const note = page.getByRole("note");
@@ -389,14 +381,14 @@ describe("confirm and reset pages", () => {
     await page.getByRole("button", { name: "找回账号" }).click();
     await poll(() => page.getByLabel("邮箱").inputValue(), email);
     await screenshots(page, "reset-no-mail");
-    server.context.settings.update({ contact_info: "" });
+    await server.context.settings.update({ contact_info: "" });
     await context.close();
   }
 });
 
 describe("shop without a way to pay", () => {
   test("says 暂无可用的支付方式 before any order: on the page, and on 立即购买, which creates none", async () => {
-    makeCombo(server, { name: "无法支付的套餐", price: 12, traffic: 10 * GB });
+    await makeCombo(server, { name: "无法支付的套餐", price: 12, traffic: 10 * GB });
     const email = uniqueEmail("no-pay");
     const user = await createUser(server.context, {
       email,
@@ -412,7 +404,7 @@ describe("shop without a way to pay", () => {
       .click();
     await page.locator(".toaster [role=alert]").filter({ hasText: OrderMsg.noPayModes }).waitFor();
     await expect(page.getByRole("dialog", { name: "确认订单" }).count()).resolves.toBe(0);
-    expect(orderIds(server, user.id)).toEqual([]);
+    expect(await orderIds(server, user.id)).toEqual([]);
     await screenshots(page, "shop-no-pay-mode");
     await context.close();
   }, 60_000);
@@ -423,7 +415,7 @@ describe("header dropdowns", () => {
     const email = uniqueEmail("bell");
     const password = "password123";
     const user = await createUser(server.context, { email, passwordDigest: transformPassword(password) });
-    const noticeId = createNotice(server.context, {
+    const noticeId = await createNotice(server.context, {
       userId: user.id,
       desc: "您的工单有新回复",
       href: "#/feedback",
@@ -460,7 +452,7 @@ describe("start-up parameters", () => {
       email,
       passwordDigest: transformPassword("password123"),
     });
-    const token = mintLoginLink(server.context, user.id);
+    const token = await mintLoginLink(server.context, user.id);
     const { context, page } = await newPage(browser, 1280);
     await page.goto(`${server.url}/#/tutorial?token=${token}`);
     await page.getByRole("button", { name: "用户菜单" }).waitFor();

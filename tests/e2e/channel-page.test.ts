@@ -19,7 +19,7 @@ let browser: Browser;
 beforeAll(async () => {
   browser = await launchChromium();
   server = await startShopServer();
-  server.context.settings.update({ inviteRule: "<b>邀请好友</b>\n第二行：返利存入钱包" });
+  await server.context.settings.update({ inviteRule: "<b>邀请好友</b>\n第二行：返利存入钱包" });
 });
 afterAll(async () => {
   await browser?.close();
@@ -36,7 +36,7 @@ const tableRows = (page: Page, caption: string) =>
 
 test("a channel user sees the rule as text, copies the invite link, and sees the invited customer's rebate", async () => {
   const owner = await loggedInClient(server);
-  updateChannel(server.context, {
+  await updateChannel(server.context, {
     email: owner.email,
     code: "PAGE01",
     rewardRate: 0.1,
@@ -50,7 +50,7 @@ test("a channel user sees the rule as text, copies the invite link, and sees the
   });
   const buyer = new ApiClient(server.url);
   await buyer.login(email, "correct-horse-1");
-  const combo = makeCombo(server, { name: "季付套餐", price: 30 });
+  const combo = await makeCombo(server, { name: "季付套餐", price: 30 });
   await payWithSandbox(server, buyer, (await createOrder(buyer, combo._id))._id);
 
   const { page, context, errors } = await newPage(browser, 1280);
@@ -86,7 +86,7 @@ test("a channel user sees the rule as text, copies the invite link, and sees the
 test("a normal user is told they are not a channel; a closed programme says so", async () => {
   const plain = await loggedInClient(server);
   const { page, context, errors } = await newPage(browser, 390);
-  server.context.settings.update({ openChannel: false });
+  await server.context.settings.update({ openChannel: false });
   try {
     await loginInBrowser(page, server.url, plain.email, plain.password);
     await page.goto(`${server.url}/#/channel`);
@@ -95,7 +95,7 @@ test("a normal user is told they are not a channel; a closed programme says so",
     expect(await page.getByLabel("邀请链接", { exact: true }).count()).toBe(0);
     await screenshots(page, "channel-not-channel");
   } finally {
-    server.context.settings.update({ openChannel: true });
+    await server.context.settings.update({ openChannel: true });
   }
   expect(errors).toEqual([]);
   await context.close();

@@ -21,7 +21,7 @@ beforeAll(async () => {
   browser = await launchChromium();
   server = await startTestServer();
   // About noon in the server's zone: the day a check-in remembers cannot turn over mid-test.
-  server.context.settings.update({ timezone: noonZone() });
+  await server.context.settings.update({ timezone: noonZone() });
 });
 afterAll(async () => {
   await browser?.close();
@@ -30,14 +30,12 @@ afterAll(async () => {
 
 async function customer(paid: boolean) {
   const account = await loggedInClient(server);
-  if (paid) server.context.db.query("UPDATE users SET paid_user = 1 WHERE id = ?").run(account.user.id);
+  if (paid) await server.context.db.run("UPDATE users SET paid_user = 1 WHERE id = ?", account.user.id);
   return account;
 }
 
-const signUseRows = (userId: string) =>
-  server.context.db
-    .query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM sign_uses WHERE user_id = ?")
-    .get(userId)?.n;
+const signUseRows = async (userId: string) =>
+  (await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM sign_uses WHERE user_id = ?", userId))?.n;
 
 const card = (page: Page) => page.getByRole("region", { name: "每日签到" });
 const toasts = (page: Page) => page.locator(".toast-msg").allTextContents();
@@ -79,10 +77,10 @@ describe("dashboard check-in", () => {
       "0.20",
     );
     await poll(async () => (await card(page).textContent())?.includes("已连续签到 1 天"), true);
-    const today = businessDay(Date.now(), server.context.settings.get("timezone"));
+    const today = businessDay(Date.now(), await server.context.settings.get("timezone"));
     const cookie = (await page.context().cookies()).find((c) => c.name === "lastSignUse");
     expect(cookie?.value).toBe(today);
-    expect(signUseRows(paid.user.id)).toBe(1);
+    expect(await signUseRows(paid.user.id)).toBe(1);
     await screenshots(page, "checkin-done");
     expect((await paid.client.call<{ traffic: number }>("/api/user/userinfo")).data.traffic).toBe(200 * MB);
 
@@ -96,7 +94,7 @@ describe("dashboard check-in", () => {
     await card(page).getByRole("button", { name: "签到" }).click();
     await poll(async () => (await toasts(page)).includes(SignUseMsg.otherAccount), true);
     expect(calls).not.toContain("/api/user/sign_use");
-    expect(signUseRows(other.user.id)).toBe(0);
+    expect(await signUseRows(other.user.id)).toBe(0);
     await expect(card(page).getByRole("button", { name: "签到" }).isEnabled()).resolves.toBe(true);
 
     // An account that never paid sees the rewards with the paid-only rule, and hears it on trying.
@@ -113,7 +111,7 @@ describe("dashboard check-in", () => {
     expect(await card(page).getByRole("progressbar").count()).toBe(0);
     await card(page).getByRole("button", { name: "签到" }).click();
     await poll(async () => (await toasts(page)).includes(SignUseMsg.notPaid), true);
-    expect(signUseRows(unpaid.user.id)).toBe(0);
+    expect(await signUseRows(unpaid.user.id)).toBe(0);
     await screenshots(page, "checkin-unpaid");
 
     expect(errors).toEqual([]);

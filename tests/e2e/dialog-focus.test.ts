@@ -37,8 +37,8 @@ afterAll(async () => {
 async function newCustomer(): Promise<UserRow> {
   const email = uniqueEmail("focus");
   const user = await createUser(server.context, { email, passwordDigest: transformPassword(PASSWORD) });
-  setUserColumns(server.context.db, user.id, { traffic: 50 * GB });
-  return findUserById(server.context, user.id) as UserRow;
+  await setUserColumns(server.context.db, user.id, { traffic: 50 * GB });
+  return await findUserById(server.context, user.id) as UserRow;
 }
 
 /** What has the focus: its accessible label or text, for a readable failure. */
@@ -101,7 +101,7 @@ describe("focus goes back to the opener", () => {
   }, 60_000);
 
   test("the order confirmation and the pay QR dialog, opened by 立即购买 (disabled while the order is made)", async () => {
-    makeCombo(server, { name: PACK, price: 15, traffic: 100 * GB });
+    await makeCombo(server, { name: PACK, price: 15, traffic: 100 * GB });
     const user = await newCustomer();
     const { context, page, errors } = await newPage(browser, 1280);
     await loginInBrowser(page, server.url, user.email, PASSWORD);

@@ -66,8 +66,8 @@ beforeAll(async () => {
     email: uniqueEmail("guide"),
     passwordDigest: transformPassword(PASSWORD),
   });
-  server.context.db.query("UPDATE balances SET traffic = ? WHERE user_id = ?").run(50 * GB, created.id);
-  user = findUserById(server.context, created.id) as UserRow;
+  await server.context.db.run("UPDATE balances SET traffic = ? WHERE user_id = ?", 50 * GB, created.id);
+  user = await findUserById(server.context, created.id) as UserRow;
 
   // A real picture for the step image: a screenshot of a small page.
   const { context, page } = await newPage(browser, 400);

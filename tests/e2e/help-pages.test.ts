@@ -19,7 +19,7 @@ beforeAll(async () => {
   server = await startShopServer();
   // A page of the panel itself stands for the operator's sharing page: the popup can load it.
   shareUrl = `${server.url}/about.html`;
-  server.context.settings.update({ apple_id_share_url: shareUrl });
+  await server.context.settings.update({ apple_id_share_url: shareUrl });
 });
 afterAll(async () => {
   await browser?.close();
@@ -54,7 +54,7 @@ function countCalls(page: Page, path: string): () => number {
 async function customerPage(paid: boolean) {
   const customer = await loggedInClient(server);
   if (paid) {
-    const combo = makeCombo(server, { name: "1G", price: 1, traffic: 1024 ** 3 });
+    const combo = await makeCombo(server, { name: "1G", price: 1, traffic: 1024 ** 3 });
     await payWithSandbox(server, customer.client, (await createOrder(customer.client, combo._id))._id);
   }
   const view = await newPage(browser);
@@ -161,11 +161,11 @@ describe("共享 Apple ID /apple_id_share", () => {
     expect(asked()).toBe(1);
 
     // The next click asks again: an operator who closes sharing is obeyed at once.
-    server.context.settings.update({ apple_id_share_url: "" });
+    await server.context.settings.update({ apple_id_share_url: "" });
     await page.getByRole("button", { name: SHARE_BUTTON }).click();
     await toast(page, "status", AppleIdMsg.notOpen).waitFor();
     expect(asked()).toBe(2);
-    server.context.settings.update({ apple_id_share_url: shareUrl });
+    await server.context.settings.update({ apple_id_share_url: shareUrl });
 
     await page.getByRole("link", { name: "查看注册教程" }).click();
     await page.waitForURL((url) => url.hash === "#/apple_id_signup_guide");
@@ -183,7 +183,7 @@ describe("共享 Apple ID /apple_id_share", () => {
   });
 
   test("with no link set the button says the service is not open", async () => {
-    server.context.settings.update({ apple_id_share_url: "" });
+    await server.context.settings.update({ apple_id_share_url: "" });
     try {
       const { context, page, errors } = await newPage(browser, 390);
       await page.goto(`${server.url}/#/apple_id_share`);
@@ -193,7 +193,7 @@ describe("共享 Apple ID /apple_id_share", () => {
       expect(errors).toEqual([]);
       await context.close();
     } finally {
-      server.context.settings.update({ apple_id_share_url: shareUrl });
+      await server.context.settings.update({ apple_id_share_url: shareUrl });
     }
   });
 });

@@ -45,7 +45,7 @@ beforeAll(async () => {
   server = await startTestServer();
   gateway = startFakeEpayGateway();
   // 支付宝 through the EPay gateway (it answers a QR text of its own), 微信 through the sandbox.
-  server.context.settings.update({
+  await server.context.settings.update({
     alipay: "epay",
     wxpay: "sandbox",
     sandbox_pay: true,
@@ -53,7 +53,7 @@ beforeAll(async () => {
     epay_pid: gateway.pid,
     epay_key: gateway.key,
   });
-  makeCombo(server, { name: PACK, price: 15, traffic: 100 * GB });
+  await makeCombo(server, { name: PACK, price: 15, traffic: 100 * GB });
   admin = await loggedInClient(server, { role: "admin" });
 });
 
@@ -196,8 +196,8 @@ async function decodeQr(canvas: Locator): Promise<string | null> {
 async function newCustomer(): Promise<UserRow> {
   const email = uniqueEmail("qr");
   const user = await createUser(server.context, { email, passwordDigest: transformPassword(PASSWORD) });
-  setUserColumns(server.context.db, user.id, { traffic: 50 * GB });
-  return findUserById(server.context, user.id) as UserRow;
+  await setUserColumns(server.context.db, user.id, { traffic: 50 * GB });
+  return await findUserById(server.context, user.id) as UserRow;
 }
 
 const linkOf = (client: string, user: UserRow) =>
@@ -272,8 +272,8 @@ describe("lazily loaded modules", () => {
   test(STATS_TEST, async () => {
     const ctx = server.context;
     const { user } = await loggedInClient(server);
-    const combo = makeCombo(server, { name: "统计用", price: 15, traffic: 100 * GB });
-    settleWithoutGateway(ctx, createOrder(ctx, user, combo._id)._id, "manual", "test");
+    const combo = await makeCombo(server, { name: "统计用", price: 15, traffic: 100 * GB });
+    await settleWithoutGateway(ctx, (await createOrder(ctx, user, combo._id))._id, "manual", "test");
     const { context, page, errors } = await newPage(browser, 1280);
     await context.addCookies(
       [...admin.client.cookies].map(([name, value]) => ({ name, value, url: server.url })),
@@ -294,7 +294,7 @@ describe("lazily loaded modules", () => {
 
   test(TRIAL_TEST, async () => {
     const user = await newCustomer();
-    setUserColumns(server.context.db, user.id, { paid_user: 1 });
+    await setUserColumns(server.context.db, user.id, { paid_user: 1 });
     const { context, page, errors } = await newPage(browser, 1280);
     await loginInBrowser(page, server.url, user.email, PASSWORD);
     await page.getByRole("button", { name: "体验券" }).click();
@@ -303,7 +303,7 @@ describe("lazily loaded modules", () => {
     await dialog.getByRole("button", { name: "确定" }).click();
     await dialog.getByText("体验券不存在").waitFor();
     // A real voucher is redeemed.
-    makeCoupon(server, { type: "freeUse", code: "TRY5G", trafficG: 5, NumberOfAuthorizations: 9 });
+    await makeCoupon(server, { type: "freeUse", code: "TRY5G", trafficG: 5, NumberOfAuthorizations: 9 });
     await dialog.getByLabel("激活码").fill("TRY5G");
     await dialog.getByRole("button", { name: "确定" }).click();
     await poll(() => dialog.count(), 0);

@@ -36,9 +36,9 @@ beforeAll(async () => {
   await createUser(server.context, { email: yunyingEmail, passwordDigest, type: "yunying" });
   const customer = await createUser(server.context, { email: customerEmail, passwordDigest, type: "normal" });
   const db = server.context.db;
-  db.query("UPDATE users SET paid_user = 1 WHERE id = ?").run(customer.id);
-  tx(db, () =>
-    changeTraffic(db, {
+  await db.run("UPDATE users SET paid_user = 1 WHERE id = ?", customer.id);
+  await tx(db, async () =>
+    await changeTraffic(db, {
       userId: customer.id,
       type: "buy",
       desc: "e2e",
@@ -207,7 +207,7 @@ describe("lucky draw", () => {
     await screenshots(me, "lucky-draw");
 
     // Short of permanent traffic: the server's message, nothing drawn.
-    server.context.settings.update({ prizeBaseCost: 1000 });
+    await server.context.settings.update({ prizeBaseCost: 1000 });
     await reloadPage(me);
     await me.getByRole("button", { name: "抽奖", exact: true }).click();
     await me.getByRole("alert").filter({ hasText: "永久流量不足，无法抽奖" }).waitFor();

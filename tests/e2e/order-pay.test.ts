@@ -38,7 +38,7 @@ beforeAll(async () => {
   browser = await launchChromium();
   // The sandbox collects 支付宝 and 微信 (a setting of this server only).
   server = await startShopServer();
-  pack = makeCombo(server, { name: PACK, price: 15, traffic: 100 * GB });
+  pack = await makeCombo(server, { name: PACK, price: 15, traffic: 100 * GB });
 });
 afterAll(async () => {
   await browser?.close();
@@ -51,8 +51,8 @@ async function newCustomer(prefix: string): Promise<{ email: string; user: UserR
   return { email, user };
 }
 
-const statusOf = (orderId: string) =>
-  server.context.db.query<{ status: string }, [string]>("SELECT status FROM orders WHERE id = ?").get(orderId)
+const statusOf = async (orderId: string) =>
+  (await server.context.db.get<{ status: string }>("SELECT status FROM orders WHERE id = ?", orderId))
     ?.status;
 
 /** Shop → 立即购买 → the order-confirm dialog. */
@@ -76,9 +76,9 @@ describe("an unpaid order", () => {
       await dialog.getByRole("button", { name: "返回" }).click();
       await poll(() => dialog.count(), 0);
     }
-    const [orderId] = orderIds(server, user.id);
-    expect(orderIds(server, user.id)).toEqual([orderId as string]);
-    expect(statusOf(orderId as string)).toBe("topay");
+    const [orderId] = await orderIds(server, user.id);
+    expect(await orderIds(server, user.id)).toEqual([orderId as string]);
+    expect(await statusOf(orderId as string)).toBe("topay");
 
     await page.goto(`${server.url}/#/order`);
     const row = page.locator("tbody tr").filter({ hasText: PACK });
@@ -106,8 +106,8 @@ describe("an unpaid order", () => {
     await poll(async () => ((await row.textContent()) ?? "").includes("成功"), true);
     await expect(row.getByRole("button", { name: "去支付" }).count()).resolves.toBe(0);
     expect(new URL(page.url()).hash).toBe("#/order");
-    expect(statusOf(orderId as string)).toBe("paied");
-    expect(orderIds(server, user.id)).toEqual([orderId as string]);
+    expect(await statusOf(orderId as string)).toBe("paied");
+    expect(await orderIds(server, user.id)).toEqual([orderId as string]);
     expect(errors).toEqual([]);
     await context.close();
   }, 90_000);
@@ -135,8 +135,8 @@ describe("an unpaid order", () => {
     await payOnSandboxCashier(page);
     await page.locator(".order-card").filter({ hasText: "成功" }).waitFor();
     await page.screenshot({ path: `${SHOTS}/order-pay-phone-return-390.png` });
-    const [orderId] = orderIds(server, user.id);
-    expect(statusOf(orderId as string)).toBe("paied");
+    const [orderId] = await orderIds(server, user.id);
+    expect(await statusOf(orderId as string)).toBe("paied");
     expect(errors).toEqual([]);
     await context.close();
   }, 60_000);
@@ -161,15 +161,15 @@ describe("订单记录 on a phone (item 12)", () => {
     // A paid order, an unpaid one with a coupon and a wallet part, and a cancelled one.
     await payWithSandbox(server, client, (await createOrder(client, pack._id))._id);
     const code = `CARD${Date.now()}`;
-    makeCoupon(server, { name: "立减2元", type: "cash", code, forMoney: 2 });
+    await makeCoupon(server, { name: "立减2元", type: "cash", code, forMoney: 2 });
     const open = await createOrder(
       client,
-      makeCombo(server, { name: "时间套餐 三十天长名称", price: 30, vipDuration: 30 })._id,
+      (await makeCombo(server, { name: "时间套餐 三十天长名称", price: 30, vipDuration: 30 }))._id,
     );
     await client.ok("/api/coupon/orderUseCoupon", { order_id: open._id, code });
-    giveWallet(server, user.id, 300);
+    await giveWallet(server, user.id, 300);
     await client.ok("/api/shop/wallet_check", { order_id: open._id });
-    const cancelled = await createOrder(client, makeCombo(server, { name: "取消的套餐", price: 8 })._id);
+    const cancelled = await createOrder(client, (await makeCombo(server, { name: "取消的套餐", price: 8 }))._id);
     await client.ok("/api/order/cancel_order", { order_id: cancelled._id });
 
     const { context, page, errors } = await newPage(browser, 390);

@@ -184,7 +184,7 @@ describe("profile", () => {
       ["专线月卡", ids.slice(0, 3), 30],
       ["专线季卡", ids.slice(3), 90],
     ] as const) {
-      const combo = makeCombo(server, {
+      const combo = await makeCombo(server, {
         name,
         price: 5,
         traffic: GB,
@@ -288,7 +288,7 @@ describe("profile", () => {
 
   describe("Telegram bind section", () => {
     test("is not shown while no bot token is set", async () => {
-      server.context.settings.update({ telegram_bot_token: "" });
+      await server.context.settings.update({ telegram_bot_token: "" });
       const customer = await loggedInClient(server);
       const { context, page } = await newPage(browser, 1280);
       const answered = page.waitForResponse((response) => response.url().endsWith("/api/user/bind_info"));
@@ -301,12 +301,12 @@ describe("profile", () => {
 
     test("shows the bind command and the bot; bound it shows 已绑定, and 解除绑定 asks first", async () => {
       bot = fakeBotApi();
-      server.context.settings.update({
+      await server.context.settings.update({
         telegram_bot_token: BOT_TOKEN,
         telegram_api_base: `http://127.0.0.1:${bot.port}`,
       });
       // The running bot learns its @username from the fake's getMe.
-      await poll(async () => knownBotUsername(server.context), BOT_USERNAME, 10_000);
+      await poll(async () => await knownBotUsername(server.context), BOT_USERNAME, 10_000);
       const customer = await loggedInClient(server);
       const { context, page, errors } = await newPage(browser, 1280);
       await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url });
@@ -331,7 +331,7 @@ describe("profile", () => {
       // the shown day is known).
       const from = { id: 777001, is_bot: false, first_name: "小明", username: "ferry_fan" };
       const bindTime = Date.UTC(2024, 4, 6, 12, 0, 0);
-      const bound = bindChat(server.context, 777001, from, userId as string, code as string, bindTime);
+      const bound = await bindChat(server.context, 777001, from, userId as string, code as string, bindTime);
       expect(bound.ok).toBe(true);
       await section.getByRole("button", { name: "刷新绑定状态" }).click();
       await section.getByText("已绑定").waitFor();
@@ -345,11 +345,11 @@ describe("profile", () => {
         "解除绑定后，将无法再通过 Telegram 机器人操作此账号。",
       );
       await dialog.getByRole("button", { name: "取消" }).click();
-      expect(boundChats(customer.user.id)).toBe(1);
+      expect(await boundChats(customer.user.id)).toBe(1);
       await section.getByRole("button", { name: "解除绑定" }).click();
       await dialog.getByRole("button", { name: "解除绑定" }).click();
       await toast(page, "解除成功").waitFor();
-      expect(boundChats(customer.user.id)).toBe(0);
+      expect(await boundChats(customer.user.id)).toBe(0);
       await section.locator(".profile-bind-command code").waitFor();
       expect(errors).toEqual([]);
       await context.close();
@@ -357,7 +357,7 @@ describe("profile", () => {
 
     test("an agency account has no bind section and never asks for one", async () => {
       const agency = await loggedInClient(server);
-      server.context.db.query("UPDATE users SET is_agency = 1 WHERE id = ?").run(agency.user.id);
+      await server.context.db.run("UPDATE users SET is_agency = 1 WHERE id = ?", agency.user.id);
       const { context, page, errors } = await newPage(browser, 390);
       const asked = capture(page, "/api/user/bind_info");
       await openProfile(page, agency);
@@ -371,11 +371,9 @@ describe("profile", () => {
   });
 });
 
-function boundChats(userId: string): number {
+async function boundChats(userId: string): Promise<number> {
   return (
-    server.context.db
-      .query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM telegram_bindings WHERE user_id = ?")
-      .get(userId)?.n ?? 0
+    (await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM telegram_bindings WHERE user_id = ?", userId))?.n ?? 0
   );
 }
 

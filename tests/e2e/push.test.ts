@@ -28,11 +28,11 @@ afterAll(async () => {
   await server?.close();
 });
 
-function give(userId: string, bytes: number, trial = false) {
+async function give(userId: string, bytes: number, trial = false) {
   const db = server.context.db;
   const now = Date.now();
-  tx(db, () => {
-    changeTraffic(db, {
+  await tx(db, async () => {
+    await changeTraffic(db, {
       userId,
       type: trial ? "coupon" : "buy",
       desc: trial ? "体验券" : "购买",
@@ -41,7 +41,7 @@ function give(userId: string, bytes: number, trial = false) {
       timeZone: "Asia/Shanghai",
     });
     if (trial)
-      addTrialGrant(db, { userId, couponUseId: "e2e", amount: bytes, expireTime: now + 86_400_000, now });
+      await addTrialGrant(db, { userId, couponUseId: "e2e", amount: bytes, expireTime: now + 86_400_000, now });
   });
 }
 
@@ -65,8 +65,8 @@ test("visitors get the login prompt", async () => {
 test("A transfers permanent traffic, B receives it with the code; 撤回 gives a waiting one back", async () => {
   const a = await loggedInClient(server);
   const b = await loggedInClient(server);
-  give(a.user.id, 50 * GB);
-  give(a.user.id, 10 * GB, true);
+  await give(a.user.id, 50 * GB);
+  await give(a.user.id, 10 * GB, true);
 
   // ---- A: only the 50 G of permanent traffic may go; below the minimum is refused ----
   const sender = await newPage(browser, 1280);

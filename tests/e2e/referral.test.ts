@@ -25,8 +25,8 @@ let admin: Awaited<ReturnType<typeof loggedInClient>>;
 beforeAll(async () => {
   browser = await launchChromium();
   server = await startShopServer();
-  server.context.settings.update({ min_charge_money: 50 });
-  makeCombo(server, { name: COMBO, price: 200 });
+  await server.context.settings.update({ min_charge_money: 50 });
+  await makeCombo(server, { name: COMBO, price: 200 });
   admin = await loggedInClient(server, { role: "admin" });
 });
 afterAll(async () => {
@@ -40,7 +40,7 @@ const rowOf = (page: Page, caption: string, text: string) =>
     .locator("tbody tr")
     .filter({ hasText: text });
 
-const giveWalletYuan = (userId: string, yuan: number) => giveWallet(server, userId, yuan * 100);
+const giveWalletYuan = async (userId: string, yuan: number) => await giveWallet(server, userId, yuan * 100);
 
 async function giveChannel(client: ApiClient, email: string) {
   const answer = await client.call("/api/admin/users/update_channel", {
@@ -96,7 +96,7 @@ test("invite link → sign-up → sandbox purchase → rebate → withdrawal →
   await customer.context.close();
 
   // The channel sees the rebate: 50% of 200 yuan.
-  expect(walletFen(server, channel.user.id)).toBe(100_00);
+  expect(await walletFen(server, channel.user.id)).toBe(100_00);
   await reloadPage(owner.page);
   const reward = rowOf(owner.page, "返利记录", COMBO);
   await reward.waitFor();
@@ -170,7 +170,7 @@ test("invite link → sign-up → sandbox purchase → rebate → withdrawal →
 
 test("an admin refuses a request with a reason: the money is back in the wallet, the customer sees 已拒绝", async () => {
   const who = await loggedInClient(server, { role: "channel" });
-  giveWalletYuan(who.user.id, 80);
+  await giveWalletYuan(who.user.id, 80);
   await who.client.call("/api/wallet/change_reward_adress", { addressType: "USDT-TRC20", address: TRC20 });
   expect((await who.client.call("/api/wallet/make_charge")).code).toBe(0);
 

@@ -64,8 +64,8 @@ describe("the dashboard's promo card", () => {
   test("an agency customer sees neither the promo card nor the top-up link", async () => {
     const owner = await loggedInClient(server);
     const customer = await loggedInClient(server);
-    setAgency(server.context, { email: owner.email, name: "华南代理" });
-    attachCustomer(server.context, { agency_email: owner.email, customer_email: customer.email });
+    await setAgency(server.context, { email: owner.email, name: "华南代理" });
+    await attachCustomer(server.context, { agency_email: owner.email, customer_email: customer.email });
     const { context, page, errors } = await newPage(browser, 390);
     await loginInBrowser(page, server.url, customer.email, customer.password);
     // The cards render together: once the traffic card is there, so would the promo card be.
@@ -80,30 +80,28 @@ describe("the dashboard's promo card", () => {
 describe("节点管理 › 重置更新次数", () => {
   test("a refused reset toasts 刷新失败 with the server's reason and keeps the counts", async () => {
     const admin = await loggedInClient(server, { role: "admin" });
-    const node = saveNode(server, { name: "e2e 刷新节点", ip: "203.0.113.26" });
-    db().query("UPDATE agents SET update_config_times = 3 WHERE id = ?").run(node._id);
-    const counts = () =>
-      db()
-        .query<{ n: number }, [string]>("SELECT update_config_times AS n FROM agents WHERE id = ?")
-        .get(node._id)?.n;
+    const node = await saveNode(server, { name: "e2e 刷新节点", ip: "203.0.113.26" });
+    await db().run("UPDATE agents SET update_config_times = 3 WHERE id = ?", node._id);
+    const counts = async () =>
+      (await db().get<{ n: number }>("SELECT update_config_times AS n FROM agents WHERE id = ?", node._id))?.n;
     const { context, page, errors } = await newPage(browser, 1280);
     await loginInBrowser(page, server.url, admin.email, admin.password);
     await page.goto(`${server.url}/#/admin_agents`);
     await page.getByRole("row").filter({ hasText: "e2e 刷新节点" }).waitFor();
 
     // The account loses its admin role while the page is open (as `ferry user set-role` does).
-    setRole(server.context, admin.email, "normal");
+    await setRole(server.context, admin.email, "normal");
     await page.getByRole("button", { name: "重置更新次数" }).click();
     await page.getByRole("dialog", { name: "重置确认" }).getByRole("button", { name: "重置" }).click();
     await poll(async () => (await toasts(page)).includes("刷新失败:没有权限"), true);
-    expect(counts()).toBe(3);
+    expect(await counts()).toBe(3);
 
     // Given back its role, the same button zeroes the counts with the seed's 更新成功.
-    setRole(server.context, admin.email, "admin");
+    await setRole(server.context, admin.email, "admin");
     await page.getByRole("button", { name: "重置更新次数" }).click();
     await page.getByRole("dialog", { name: "重置确认" }).getByRole("button", { name: "重置" }).click();
     await poll(async () => (await toasts(page)).includes("更新成功"), true);
-    expect(counts()).toBe(0);
+    expect(await counts()).toBe(0);
     expect(errors).toEqual([]);
     await context.close();
   });
@@ -126,20 +124,16 @@ describe("抽奖管理 › a discount of 0", () => {
     await form.getByRole("button", { name: "保存" }).click();
     await poll(async () => (await toasts(page)).includes("添加成功"), true);
     await page.getByRole("cell", { name: "免单 · 3 天" }).waitFor();
-    const stored = db()
-      .query<{ discount_value: number; has_discount_coupon: number }, []>(
-        "SELECT discount_value, has_discount_coupon FROM prizes WHERE name = '免单大奖'",
-      )
-      .get();
+    const stored = await db().get<{ discount_value: number; has_discount_coupon: number }>("SELECT discount_value, has_discount_coupon FROM prizes WHERE name = '免单大奖'");
     expect(stored).toEqual({ discount_value: 0, has_discount_coupon: 1 });
     await context.close();
 
     // A customer draws it (the only prize) and uses the coupon on an order in the shop.
-    db().query("DELETE FROM prizes WHERE name <> '免单大奖'").run();
+    await db().run("DELETE FROM prizes WHERE name <> '免单大奖'");
     const winner = await loggedInClient(server);
-    db().query("UPDATE users SET paid_user = 1 WHERE id = ?").run(winner.user.id);
-    db().transaction(() =>
-      changeTraffic(db(), {
+    await db().run("UPDATE users SET paid_user = 1 WHERE id = ?", winner.user.id);
+    db().transaction(async () =>
+      await changeTraffic(db(), {
         userId: winner.user.id,
         type: "buy",
         desc: "test",
@@ -151,7 +145,7 @@ describe("抽奖管理 › a discount of 0", () => {
     const drawn = await winner.client.call<DrawResult>("/api/prize/draw");
     expect(drawn.code).toBe(0);
     const code = drawn.data.couponCode;
-    makeCombo(server, { name: "免单测试包", price: 66, traffic: 20 * GB });
+    await makeCombo(server, { name: "免单测试包", price: 66, traffic: 20 * GB });
     const shopper = await newPage(browser, 390);
     await loginInBrowser(shopper.page, server.url, winner.email, winner.password);
     await shopper.page.goto(`${server.url}/#/shop`);
@@ -166,9 +160,7 @@ describe("抽奖管理 › a discount of 0", () => {
     expect(await dialog.textContent()).toContain("优惠券抵扣−¥66.00");
     await dialog.getByRole("button", { name: "确认支付" }).click();
     await shopper.page.getByRole("status").filter({ hasText: "购买成功" }).waitFor();
-    const balance = db()
-      .query<{ traffic: number }, [string]>("SELECT traffic FROM balances WHERE user_id = ?")
-      .get(winner.user.id);
+    const balance = await db().get<{ traffic: number }>("SELECT traffic FROM balances WHERE user_id = ?", winner.user.id);
     expect(balance?.traffic).toBe(20 * GB);
     expect([...errors, ...shopper.errors]).toEqual([]);
     await shopper.context.close();
@@ -194,15 +186,13 @@ describe("商品管理 › 流量有效期 (the seed's duration)", () => {
     const row = page.getByRole("row").filter({ hasText: "三十天流量包" });
     await row.waitFor();
     expect(await row.getByRole("cell", { name: "10.00 · 30 天" }).count()).toBe(1);
-    const stored = db()
-      .query<{ duration: number }, []>("SELECT duration FROM combos WHERE name = '三十天流量包'")
-      .get();
+    const stored = await db().get<{ duration: number }>("SELECT duration FROM combos WHERE name = '三十天流量包'");
     expect(stored).toEqual({ duration: 30 });
     await context.close();
 
     // A customer sees it on the card and buys it with wallet money.
     const customer = await loggedInClient(server);
-    giveWallet(server, customer.user.id, 900);
+    await giveWallet(server, customer.user.id, 900);
     const shopper = await newPage(browser, 390);
     await loginInBrowser(shopper.page, server.url, customer.email, customer.password);
     await shopper.page.goto(`${server.url}/#/shop`);

@@ -57,7 +57,7 @@ beforeAll(async () => {
     const saved = await admin.call<Combo>("/api/admin/combo/update_combo", combo);
     expect(saved.code).toBe(0);
   }
-  makeCoupon(server, {
+  await makeCoupon(server, {
     name: "立减5元",
     type: "cash",
     code: "CASH5",
@@ -310,7 +310,7 @@ describe("shop", () => {
     await context.close();
 
     const email = await newUser("agency");
-    server.context.db.query("UPDATE users SET is_agency = 1 WHERE email = ?").run(email);
+    await server.context.db.run("UPDATE users SET is_agency = 1 WHERE email = ?", email);
     const agency = await newPage(browser, 1280);
     await login(agency.page, email);
     await agency.page.goto(`${server.url}/#/shop`);

@@ -71,7 +71,7 @@ describe("全部节点链接（SSR）", () => {
     });
     await addLine(node.data._id, "香港 VMess", "vmesh_tcp");
     const customer = await loggedInClient(server);
-    setUserColumns(server.context.db, customer.user.id, { traffic: 10 * GB });
+    await setUserColumns(server.context.db, customer.user.id, { traffic: 10 * GB });
 
     const { page, context, errors } = await newPage(browser, 1280);
     await loginInBrowser(page, server.url, customer.email, customer.password);

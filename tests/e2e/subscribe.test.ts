@@ -47,11 +47,11 @@ afterAll(async () => {
 async function newUser(prefix: string, columns: Record<string, number> = {}): Promise<UserRow> {
   const email = uniqueEmail(prefix);
   const user = await createUser(server.context, { email, passwordDigest: transformPassword(PASSWORD) });
-  setUserColumns(server.context.db, user.id, { traffic: 50 * GB, ...columns });
-  return findUserById(server.context, user.id) as UserRow;
+  await setUserColumns(server.context.db, user.id, { traffic: 50 * GB, ...columns });
+  return await findUserById(server.context, user.id) as UserRow;
 }
 
-const reload = (user: UserRow) => findUserById(server.context, user.id) as UserRow;
+const reload = async (user: UserRow) => await findUserById(server.context, user.id) as UserRow;
 const linkOf = (client: string, user: UserRow) =>
   `${server.url}/api/subscript/${client}/${user.id}/${user.userkey}`;
 const clipboard = (page: Page) => page.evaluate(() => navigator.clipboard.readText());
@@ -160,14 +160,14 @@ describe("dashboard subscriptions", () => {
     await screenshots(page, "subscribe-reset-confirm");
     await confirm.getByRole("button", { name: "取消" }).click();
     await poll(() => confirm.count(), 0);
-    expect(reload(user).userkey).toBe(user.userkey);
+    expect((await reload(user)).userkey).toBe(user.userkey);
 
     await shadowrocket.click();
     await page.getByRole("menuitem", { name: "重置订阅链接" }).click();
     await confirm.getByRole("button", { name: "确定" }).click();
     await toastWith(page, "status", "订阅链接重置成功，请重新订阅。").waitFor();
     await toastWith(page, "status", "切勿泄露").waitFor();
-    const after = reload(user);
+    const after = await reload(user);
     expect(after.userkey).not.toBe(user.userkey);
     expect((await fetch(oldLink)).status).toBe(404);
 
@@ -236,7 +236,7 @@ describe("dashboard subscriptions", () => {
     await page.getByRole("menuitem", { name: "重置订阅链接" }).click();
     await page.getByRole("dialog", { name: "重置订阅链接" }).getByRole("button", { name: "确定" }).click();
     await toastWith(page, "alert", "该账号不允许这样操作。").waitFor();
-    expect(reload(user).userkey).toBe(user.userkey);
+    expect((await reload(user)).userkey).toBe(user.userkey);
     expect(errors).toEqual([]);
     await context.close();
   }, 60_000);
@@ -303,7 +303,7 @@ describe("/agents", () => {
       bridge: "none",
     });
     expect(line.code).toBe(0);
-    server.context.db.query("UPDATE agents SET speed = ? WHERE id = ?").run(speed, saved.data._id);
+    await server.context.db.run("UPDATE agents SET speed = ? WHERE id = ?", speed, saved.data._id);
   }
 
   test("the explanation, then a card per node with flag, description and coloured latency", async () => {

@@ -25,7 +25,7 @@ let agentId = "";
 beforeAll(async () => {
   browser = await launchChromium();
   server = await startShopServer();
-  agentId = makeChargingNode(server, zone);
+  agentId = await makeChargingNode(server, zone);
 });
 afterAll(async () => {
   await browser?.close();
@@ -33,11 +33,11 @@ afterAll(async () => {
 });
 
 async function buy(client: ApiClient, fields: Record<string, unknown>) {
-  const combo = makeCombo(server, { price: 10, ...fields });
+  const combo = await makeCombo(server, { price: 10, ...fields });
   await payWithSandbox(server, client, (await createOrder(client, combo._id))._id);
 }
 
-const nodeUid = (user: UserRow) => (findUserById(server.context, user.id) as UserRow).node_uid;
+const nodeUid = async (user: UserRow) => (await findUserById(server.context, user.id) as UserRow).node_uid;
 
 /** The body rows of the records table, cell texts. */
 const tableRows = (page: Page) =>
@@ -62,11 +62,11 @@ describe("traffic records", () => {
     customer = await loggedInClient(server);
     await buy(customer.client, { name: "10G 流量包", traffic: 10 * GB });
     await buy(customer.client, { name: "30 天时间套餐", vipDuration: 30, limit: 2 * GB });
-    const uid = nodeUid(customer.user);
+    const uid = await nodeUid(customer.user);
     // Two days ago 3 G: 2 G from that day's quota, 1 G from permanent traffic.
-    chargeNode(server, agentId, { [uid]: [0, 3 * GB] }, noonOfDay(Date.now(), -2, zone));
+    await chargeNode(server, agentId, { [uid]: [0, 3 * GB] }, noonOfDay(Date.now(), -2, zone));
     // Today 0.75 G, inside today's 2 G quota.
-    chargeNode(server, agentId, { [uid]: [0.25 * GB, 0.5 * GB] }, Date.now());
+    await chargeNode(server, agentId, { [uid]: [0.25 * GB, 0.5 * GB] }, Date.now());
   });
 
   test("the dashboard shows today's quota left and the permanent traffic, also after a new charge", async () => {
@@ -82,7 +82,7 @@ describe("traffic records", () => {
     await screenshots(page, "dashboard-traffic");
 
     // 1.5 G more today: 1.25 G finishes the quota, 0.25 G comes from permanent traffic.
-    chargeNode(server, agentId, { [nodeUid(customer.user)]: [0, 1.5 * GB] }, Date.now());
+    await chargeNode(server, agentId, { [await nodeUid(customer.user)]: [0, 1.5 * GB] }, Date.now());
     await page.reload();
     await poll(() => statValue(page, "时间套餐"), "0.00");
     await expect(timeCard.textContent()).resolves.toContain("已用 2.00 / 2.00 GB");

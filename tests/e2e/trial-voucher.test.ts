@@ -64,9 +64,9 @@ describe("trial voucher modal", () => {
     // A paid customer with 10 GB redeems 5 GB of trial traffic lasting 48 hours.
     const customer = await loggedInClient(server);
     const db = server.context.db;
-    db.query("UPDATE users SET paid_user = 1 WHERE id = ?").run(customer.user.id);
-    tx(db, () =>
-      changeTraffic(db, {
+    await db.run("UPDATE users SET paid_user = 1 WHERE id = ?", customer.user.id);
+    await tx(db, async () =>
+      await changeTraffic(db, {
         userId: customer.user.id,
         type: "buy",
         desc: "测试套餐",
@@ -75,7 +75,7 @@ describe("trial voucher modal", () => {
         timeZone: "Asia/Shanghai",
       }),
     );
-    const voucher = makeCoupon(server, {
+    const voucher = await makeCoupon(server, {
       name: "新人体验",
       type: "freeUse",
       code: "TRYFIVE",
@@ -109,7 +109,7 @@ describe("trial voucher modal", () => {
     await poll(() => fieldError(page), "体验券不存在");
 
     // A code this account already redeemed elsewhere: 1017, then remembered on this device.
-    const elsewhere = makeCoupon(server, {
+    const elsewhere = await makeCoupon(server, {
       type: "freeUse",
       code: "ELSEWHERE",
       trafficG: 1,
@@ -125,9 +125,7 @@ describe("trial voucher modal", () => {
     await dialog(page).getByRole("button", { name: "取消" }).click();
     await dialog(page).waitFor({ state: "detached" });
 
-    const uses = db
-      .query("SELECT code FROM coupon_uses WHERE user_id = ? ORDER BY time")
-      .all(customer.user.id);
+    const uses = await db.all("SELECT code FROM coupon_uses WHERE user_id = ? ORDER BY time", customer.user.id);
     expect(uses).toEqual([{ code: voucher.code }, { code: "ELSEWHERE" }]);
     expect(errors).toEqual([]);
   });

@@ -223,13 +223,9 @@ describe("the announcement's group link (issue 26, C10)", () => {
   }
 
   test("a javascript: link in the database is shown as no link at all", async () => {
-    server.context.settings.update({ notice_show: true, notice_title: "维护通知" });
-    server.context.db
-      .query(
-        "INSERT INTO settings (key, value, update_time) VALUES ('group_link', ?, 0) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-      )
-      .run(JSON.stringify(EVIL));
-    server.context.settings.update({});
+    await server.context.settings.update({ notice_show: true, notice_title: "维护通知" });
+    await server.context.db.run("INSERT INTO settings (key, value, update_time) VALUES ('group_link', ?, 0) ON CONFLICT (key) DO UPDATE SET value = excluded.value", JSON.stringify(EVIL));
+    await server.context.settings.update({});
     await expectNoGroupLink(await customerPage({ visitor: true }));
   }, 60_000);
 
@@ -240,7 +236,7 @@ describe("the announcement's group link (issue 26, C10)", () => {
   }, 60_000);
 
   test("a safe link is shown and leads where it says", async () => {
-    server.context.settings.update({ group_link: "https://t.me/ferry_group" });
+    await server.context.settings.update({ group_link: "https://t.me/ferry_group" });
     const watched = await customerPage({ visitor: true });
     try {
       const dialog = await announcementWith(watched);
@@ -248,7 +244,7 @@ describe("the announcement's group link (issue 26, C10)", () => {
         "https://t.me/ferry_group",
       );
     } finally {
-      server.context.settings.update({ notice_show: false, group_link: "" });
+      await server.context.settings.update({ notice_show: false, group_link: "" });
       await watched.close();
     }
   }, 60_000);

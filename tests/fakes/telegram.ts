@@ -305,18 +305,12 @@ export function startFakeTelegram(token = FAKE_BOT_TOKEN): FakeTelegram {
 }
 
 /** Binds a chat to an account directly, as /bind would: for tests of what the bot is told. */
-export function bindChat(server: { context: AppContext }, userId: string, chatId: number): void {
-  server.context.db
-    .query("INSERT INTO telegram_bindings (user_id, chat_id, bind_time) VALUES (?, ?, ?)")
-    .run(userId, chatId, Date.now());
+export async function bindChat(server: { context: AppContext }, userId: string, chatId: number): Promise<void> {
+  await server.context.db.run("INSERT INTO telegram_bindings (user_id, chat_id, bind_time) VALUES (?, ?, ?)", userId, chatId, Date.now());
 }
 
 /** The texts queued for a chat, oldest first. */
-export function outboxTexts(server: { context: AppContext }, chatId: number): string[] {
-  return server.context.db
-    .query<{ text: string }, [number]>(
-      "SELECT text FROM telegram_outbox WHERE chat_id = ? ORDER BY create_time",
-    )
-    .all(chatId)
+export async function outboxTexts(server: { context: AppContext }, chatId: number): Promise<string[]> {
+  return (await server.context.db.all<{ text: string }>("SELECT text FROM telegram_outbox WHERE chat_id = ? ORDER BY create_time", chatId))
     .map((row) => row.text);
 }

@@ -28,15 +28,15 @@ beforeAll(
 );
 afterAll(() => server?.close());
 // Allocations share the transfer minimum (default 20 G); most tests here move a few G.
-beforeAll(() => server.context.settings.update({ minPushNum: 1 }));
-afterEach(() => server.context.settings.update({ minPushNum: 1 }));
+beforeAll(async () => await server.context.settings.update({ minPushNum: 1 }));
+afterEach(async () => await server.context.settings.update({ minPushNum: 1 }));
 
 const db = () => server.context.db;
 
-function giveTraffic(userId: string, bytes: number, trial = false) {
+async function giveTraffic(userId: string, bytes: number, trial = false) {
   const now = Date.now();
-  tx(db(), () => {
-    changeTraffic(db(), {
+  await tx(db(), async () => {
+    await changeTraffic(db(), {
       userId,
       type: "buy",
       desc: "测试",
@@ -45,23 +45,15 @@ function giveTraffic(userId: string, bytes: number, trial = false) {
       timeZone: "Asia/Shanghai",
     });
     if (trial)
-      addTrialGrant(db(), { userId, couponUseId: "t", amount: bytes, expireTime: now + 86_400_000, now });
+      await addTrialGrant(db(), { userId, couponUseId: "t", amount: bytes, expireTime: now + 86_400_000, now });
   });
 }
 
-const userRow = (id: string) =>
-  db()
-    .query<{ traffic: number; is_agency: number; agency_id: string | null }, [string]>(
-      "SELECT traffic, is_agency, agency_id FROM users JOIN balances ON user_id = id WHERE id = ?",
-    )
-    .get(id);
+const userRow = async (id: string) =>
+  await db().get<{ traffic: number; is_agency: number; agency_id: string | null }>("SELECT traffic, is_agency, agency_id FROM users JOIN balances ON user_id = id WHERE id = ?", id);
 
-const records = (userId: string, type: TrafficRecordType) =>
-  db()
-    .query<{ traffic_change: number; all_traffic: number }, [string, string]>(
-      "SELECT traffic_change, all_traffic FROM traffic_records WHERE user_id = ? AND type = ? ORDER BY id",
-    )
-    .all(userId, type);
+const records = async (userId: string, type: TrafficRecordType) =>
+  await db().all<{ traffic_change: number; all_traffic: number }>("SELECT traffic_change, all_traffic FROM traffic_records WHERE user_id = ? AND type = ? ORDER BY id", userId, type);
 
 /** `client.ok(path, payload)`: the data of a call that must succeed. */
 const ok = <T>(client: ApiClient, path: string, payload: unknown = {}) => client.ok<T>(path, payload);
@@ -75,7 +67,7 @@ async function agencyWithCustomer(trafficG = 10) {
     agency_email: owner.email,
     customer_email: customer.email,
   });
-  if (trafficG > 0) giveTraffic(owner.user.id, trafficG * GB);
+  if (trafficG > 0) await giveTraffic(owner.user.id, trafficG * GB);
   return { owner, customer };
 }
 
@@ -145,7 +137,7 @@ describe("admin: set, attach, detach, unset", () => {
 
   test("attach gives the customer the agency menu (is_agency_user) and its agency_id", async () => {
     const { owner, customer } = await agencyWithCustomer(0);
-    expect(userRow(customer.user.id)).toMatchObject({ is_agency: 1, agency_id: owner.user.id });
+    expect(await userRow(customer.user.id)).toMatchObject({ is_agency: 1, agency_id: owner.user.id });
     expect((await ok<UserInfo>(customer.client, "/api/user/userinfo")).is_agency_user).toBe(true);
     // attaching again is a no-op
     const again = await ok<Agency>(admin, "/api/admin/agency/attach", {
@@ -180,8 +172,8 @@ describe("admin: set, attach, detach, unset", () => {
       const answer = await admin.call("/api/admin/agency/attach", payload);
       expect({ code: answer.code, msg: answer.msg }).toEqual({ code, msg });
     }
-    expect(userRow(other.customer.user.id)?.agency_id).toBe(other.owner.user.id);
-    expect(userRow(yunying.user.id)).toMatchObject({ is_agency: 0, agency_id: null });
+    expect((await userRow(other.customer.user.id))?.agency_id).toBe(other.owner.user.id);
+    expect(await userRow(yunying.user.id)).toMatchObject({ is_agency: 0, agency_id: null });
   });
 
   test("detach clears the menu and agency_id; the allocated traffic stays with the customer", async () => {
@@ -189,7 +181,7 @@ describe("admin: set, attach, detach, unset", () => {
     await ok(owner.client, "/api/agency/allocate", { email: customer.email, trafficG: 2 });
     const payload = { agency_email: owner.email, customer_email: customer.email };
     expect((await ok<Agency>(admin, "/api/admin/agency/detach", payload)).customerCount).toBe(0);
-    expect(userRow(customer.user.id)).toEqual({ traffic: 2 * GB, is_agency: 0, agency_id: null });
+    expect(await userRow(customer.user.id)).toEqual({ traffic: 2 * GB, is_agency: 0, agency_id: null });
     expect((await ok<UserInfo>(customer.client, "/api/user/userinfo")).is_agency_user).toBe(false);
     const again = await admin.call("/api/admin/agency/detach", payload);
     expect({ code: again.code, msg: again.msg }).toEqual({ code: 1004, msg: "该用户不是此代理的客户" });
@@ -201,7 +193,7 @@ describe("admin: set, attach, detach, unset", () => {
   test("unset ends the agency and detaches its customers; unknown agency is 1004", async () => {
     const { owner, customer } = await agencyWithCustomer(0);
     expect(await ok(admin, "/api/admin/agency/unset", { email: owner.email })).toEqual({ detached: 1 });
-    expect(userRow(customer.user.id)).toMatchObject({ is_agency: 0, agency_id: null });
+    expect(await userRow(customer.user.id)).toMatchObject({ is_agency: 0, agency_id: null });
     expect((await ok<UserInfo>(owner.client, "/api/user/userinfo")).agencyOwner).toBe(false);
     const again = await admin.call("/api/admin/agency/unset", { email: owner.email });
     expect({ code: again.code, msg: again.msg }).toEqual({
@@ -225,11 +217,11 @@ describe("the owner allocates its permanent traffic", () => {
       customerTraffic: 3 * GB,
     });
     await ok(owner.client, "/api/agency/allocate", { customer_id: customer.user.id, trafficG: 1.5 });
-    expect(records(owner.user.id, "agency_spend")).toEqual([
+    expect(await records(owner.user.id, "agency_spend")).toEqual([
       { traffic_change: -3 * GB, all_traffic: 7 * GB },
       { traffic_change: -1.5 * GB, all_traffic: 5.5 * GB },
     ]);
-    expect(records(customer.user.id, "agency_allocate")).toEqual([
+    expect(await records(customer.user.id, "agency_allocate")).toEqual([
       { traffic_change: 3 * GB, all_traffic: 3 * GB },
       { traffic_change: 1.5 * GB, all_traffic: 4.5 * GB },
     ]);
@@ -259,7 +251,7 @@ describe("the owner allocates its permanent traffic", () => {
   test("a user who owns no agency is refused (1003) for both calls; nothing moves", async () => {
     const { customer } = await agencyWithCustomer(0);
     const stranger = await loggedInClient(server);
-    giveTraffic(stranger.user.id, 5 * GB);
+    await giveTraffic(stranger.user.id, 5 * GB);
     const answer = await stranger.client.call("/api/agency/allocate", { email: customer.email, trafficG: 1 });
     expect({ code: answer.code, msg: answer.msg }).toEqual({ code: 1003, msg: "您不是代理，不能分配流量" });
     expect((await stranger.client.call("/api/agency/customers")).code).toBe(1003);
@@ -267,8 +259,8 @@ describe("the owner allocates its permanent traffic", () => {
     expect(
       (await customer.client.call("/api/agency/allocate", { email: customer.email, trafficG: 1 })).code,
     ).toBe(1003);
-    expect(userRow(stranger.user.id)?.traffic).toBe(5 * GB);
-    expect(userRow(customer.user.id)?.traffic).toBe(0);
+    expect((await userRow(stranger.user.id))?.traffic).toBe(5 * GB);
+    expect((await userRow(customer.user.id))?.traffic).toBe(0);
   });
 
   test("an owner cannot allocate to a customer not theirs, nor to an unknown one (1004); nothing moves", async () => {
@@ -285,24 +277,24 @@ describe("the owner allocates its permanent traffic", () => {
       const answer = await owner.client.call("/api/agency/allocate", payload);
       expect({ code: answer.code, msg: answer.msg }).toEqual({ code: 1004, msg: "该用户不是您的代理客户" });
     }
-    expect(userRow(owner.user.id)?.traffic).toBe(10 * GB);
-    expect(userRow(other.customer.user.id)?.traffic).toBe(0);
-    expect(records(owner.user.id, "agency_spend")).toEqual([]);
+    expect((await userRow(owner.user.id))?.traffic).toBe(10 * GB);
+    expect((await userRow(other.customer.user.id))?.traffic).toBe(0);
+    expect(await records(owner.user.id, "agency_spend")).toEqual([]);
   });
 
   test("not more than the permanent traffic, and never trial traffic (1038); nothing moves", async () => {
     const { owner, customer } = await agencyWithCustomer(2);
-    giveTraffic(owner.user.id, 5 * GB, true); // trial: in balances.traffic, not allocatable
+    await giveTraffic(owner.user.id, 5 * GB, true); // trial: in balances.traffic, not allocatable
     const answer = await owner.client.call("/api/agency/allocate", { email: customer.email, trafficG: 3 });
     expect({ code: answer.code, msg: answer.msg }).toEqual({
       code: 1038,
       msg: "可分配的永久流量不足（当前 2G，体验流量不可分配）",
     });
-    expect(userRow(owner.user.id)?.traffic).toBe(7 * GB);
-    expect(userRow(customer.user.id)?.traffic).toBe(0);
+    expect((await userRow(owner.user.id))?.traffic).toBe(7 * GB);
+    expect((await userRow(customer.user.id))?.traffic).toBe(0);
     expect((await ok<AgencyCustomers>(owner.client, "/api/agency/customers")).available).toBe(2 * GB);
     await ok(owner.client, "/api/agency/allocate", { email: customer.email, trafficG: 2 });
-    expect(userRow(owner.user.id)?.traffic).toBe(5 * GB);
+    expect((await userRow(owner.user.id))?.traffic).toBe(5 * GB);
   });
 
   test("bad amounts and a missing customer are 1000", async () => {
@@ -320,7 +312,7 @@ describe("the owner allocates its permanent traffic", () => {
         code: 1000,
       });
     }
-    expect(userRow(owner.user.id)?.traffic).toBe(10 * GB);
+    expect((await userRow(owner.user.id))?.traffic).toBe(10 * GB);
   });
 
   test("10 simultaneous allocations of 1 G by an owner with 3 G allocate exactly 3", async () => {
@@ -332,15 +324,15 @@ describe("the owner allocates its permanent traffic", () => {
     );
     expect(answers.filter((a) => a.code === 0).length).toBe(3);
     expect(answers.filter((a) => a.code === 1038).length).toBe(7);
-    expect(userRow(owner.user.id)?.traffic).toBe(0);
-    expect(userRow(customer.user.id)?.traffic).toBe(3 * GB);
-    expect(records(owner.user.id, "agency_spend").length).toBe(3);
-    expect(records(customer.user.id, "agency_allocate").length).toBe(3);
+    expect((await userRow(owner.user.id))?.traffic).toBe(0);
+    expect((await userRow(customer.user.id))?.traffic).toBe(3 * GB);
+    expect((await records(owner.user.id, "agency_spend")).length).toBe(3);
+    expect((await records(customer.user.id, "agency_allocate")).length).toBe(3);
   });
 
   test("below the transfer minimum is 1037 and writes nothing: 200 calls of 1e-10 G leave no ledger row", async () => {
     const { owner, customer } = await agencyWithCustomer(50);
-    server.context.settings.update({ minPushNum: 20 });
+    await server.context.settings.update({ minPushNum: 20 });
     const answers = await Promise.all(
       Array.from({ length: 200 }, () =>
         owner.client.call("/api/agency/allocate", { email: customer.email, trafficG: 1e-10 }),
@@ -351,14 +343,14 @@ describe("the owner allocates its permanent traffic", () => {
       const answer = await owner.client.call("/api/agency/allocate", { email: customer.email, trafficG });
       expect({ code: answer.code, msg: answer.msg }).toEqual({ code: 1037, msg: "最低分配20G" });
     }
-    expect(records(owner.user.id, "agency_spend")).toEqual([]);
-    expect(records(customer.user.id, "agency_allocate")).toEqual([]);
+    expect(await records(owner.user.id, "agency_spend")).toEqual([]);
+    expect(await records(customer.user.id, "agency_allocate")).toEqual([]);
     // The owner's page states the minimum; the minimum itself is allowed.
     expect((await ok<AgencyCustomers>(owner.client, "/api/agency/customers")).minAllocateG).toBe(20);
     await ok(owner.client, "/api/agency/allocate", { email: customer.email, trafficG: 20 });
-    expect(userRow(customer.user.id)?.traffic).toBe(20 * GB);
+    expect((await userRow(customer.user.id))?.traffic).toBe(20 * GB);
     // One setting for both: lowered, transfers and allocations follow.
-    server.context.settings.update({ minPushNum: 5 });
+    await server.context.settings.update({ minPushNum: 5 });
     const low = await owner.client.call("/api/agency/allocate", { email: customer.email, trafficG: 4 });
     expect({ code: low.code, msg: low.msg }).toEqual({ code: 1037, msg: "最低分配5G" });
     expect((await owner.client.call("/api/push/create", { pushNumber: 4 })).msg).toBe("最低转赠5G");
@@ -380,8 +372,8 @@ describe("the owner allocates its permanent traffic", () => {
     }
     const refused = await owner.client.call("/api/agency/allocate", { email: customer.email, trafficG: 1 });
     expect({ code: refused.code, msg: refused.msg }).toEqual({ code: 1005, msg: "分配过于频繁，请稍后再试" });
-    expect(records(customer.user.id, "agency_allocate").length).toBe(ALLOCATIONS_PER_HOUR);
-    expect(userRow(owner.user.id)?.traffic).toBe(10 * GB);
+    expect((await records(customer.user.id, "agency_allocate")).length).toBe(ALLOCATIONS_PER_HOUR);
+    expect((await userRow(owner.user.id))?.traffic).toBe(10 * GB);
     const other = await agencyWithCustomer(2);
     await ok(other.owner.client, "/api/agency/allocate", { email: other.customer.email, trafficG: 1 });
   });

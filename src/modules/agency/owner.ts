@@ -9,18 +9,18 @@ export interface AgencyRow {
   create_time: number;
 }
 
-export function agencyOf(db: Db, userId: string): AgencyRow | null {
-  return db.query<AgencyRow, [string]>("SELECT * FROM agencies WHERE user_id = ?").get(userId);
+export async function agencyOf(db: Db, userId: string): Promise<AgencyRow | null> {
+  return await db.get<AgencyRow>("SELECT * FROM agencies WHERE user_id = ?", userId);
 }
 
 const ownerCaches = new WeakMap<Db, ReadCache<AgencyRow>>();
 
 /** Whether the user owns an agency. userinfo asks on every call: cached until the database changes. */
-export function isAgencyOwner(ctx: AppContext, userId: string): boolean {
+export async function isAgencyOwner(ctx: AppContext, userId: string): Promise<boolean> {
   let cache = ownerCaches.get(ctx.db);
   if (!cache) {
     cache = new ReadCache(ctx.db);
     ownerCaches.set(ctx.db, cache);
   }
-  return cache.get(userId, () => agencyOf(ctx.db, userId)) !== null;
+  return (await cache.get(userId, async () => await agencyOf(ctx.db, userId))) !== null;
 }

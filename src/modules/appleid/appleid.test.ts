@@ -19,10 +19,10 @@ let paid: Awaited<ReturnType<typeof loggedInClient>>;
 
 beforeAll(async () => {
   server = await startShopServer();
-  server.context.settings.update({ apple_id_share_url: SHARE_URL });
+  await server.context.settings.update({ apple_id_share_url: SHARE_URL });
   unpaid = await loggedInClient(server);
   paid = await loggedInClient(server);
-  const combo = makeCombo(server, { name: "1G", price: 1, traffic: 1024 ** 3 });
+  const combo = await makeCombo(server, { name: "1G", price: 1, traffic: 1024 ** 3 });
   const order = await createOrder(paid.client, combo._id);
   await payWithSandbox(server, paid.client, order._id);
 });
@@ -51,14 +51,14 @@ describe(APPLE_ID_SHARE_CALL, () => {
   });
 
   test("the check is made at call time: the link follows the setting as it is now", async () => {
-    server.context.settings.update({ apple_id_share_url: "https://ids.example.org/list" });
+    await server.context.settings.update({ apple_id_share_url: "https://ids.example.org/list" });
     const answer = await paid.client.call<AppleIdShareLink>(APPLE_ID_SHARE_CALL);
     expect(answer.data).toEqual({ url: "https://ids.example.org/list" });
-    server.context.settings.update({ apple_id_share_url: SHARE_URL });
+    await server.context.settings.update({ apple_id_share_url: SHARE_URL });
   });
 
   test("with no link set the service is not open, for paying and unpaid customers alike", async () => {
-    server.context.settings.update({ apple_id_share_url: "" });
+    await server.context.settings.update({ apple_id_share_url: "" });
     try {
       for (const who of [paid, unpaid]) {
         const answer = await who.client.call(APPLE_ID_SHARE_CALL);
@@ -67,7 +67,7 @@ describe(APPLE_ID_SHARE_CALL, () => {
       const host = await new ApiClient(server.url).call<{ appleIdShareOpen: boolean }>("/api/host/get");
       expect(host.data.appleIdShareOpen).toBe(false);
     } finally {
-      server.context.settings.update({ apple_id_share_url: SHARE_URL });
+      await server.context.settings.update({ apple_id_share_url: SHARE_URL });
     }
   });
 

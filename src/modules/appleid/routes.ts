@@ -9,6 +9,6 @@ export const appleIdCalls = [
     path: APPLE_ID_SHARE_CALL,
     access: "user",
     input: emptyInput,
-    handle: (ctx) => appleIdShareLink(ctx.app.settings.all(), ctx.user as UserRow),
+    handle: async (ctx) => appleIdShareLink(await ctx.app.settings.all(), ctx.user as UserRow),
   }),
 ];

@@ -42,7 +42,7 @@ let comboId: string;
 beforeAll(async () => {
   ({ server, admin } = await startWithAdmin(startShopServer));
   // 10.10 yuan: 15% of it is 151.5 fen, which must round up to 152.
-  comboId = makeCombo(server, { name: "月付", price: 10.1, traffic: 1024 })._id;
+  comboId = (await makeCombo(server, { name: "月付", price: 10.1, traffic: 1024 }))._id;
 });
 afterAll(async () => {
   await server?.close();
@@ -76,7 +76,7 @@ async function signUpThrough(code: string): Promise<{ client: ApiClient; user: U
     password: transformPassword("correct-horse-1"),
   });
   if (answer.code !== 0) throw new Error(`signup: ${answer.code} ${answer.msg}`);
-  return { client, user: findUserByEmail(server.context, email) as UserRow, email };
+  return { client, user: await findUserByEmail(server.context, email) as UserRow, email };
 }
 
 /** A customer carrying the code as sign-up stores it, made straight through the service, logged in. */
@@ -95,25 +95,17 @@ async function invitedCustomer(code: string) {
 /** An order of the combo, paid through `ferry order mark-paid`'s path at `now`. */
 async function orderPaidByHand(client: ApiClient, now: number): Promise<string> {
   const order = await createOrder(client, comboId);
-  expect(settleWithoutGateway(server.context, order._id, "manual", "manual: test", now).result).toBe(
+  expect((await settleWithoutGateway(server.context, order._id, "manual", "manual: test", now)).result).toBe(
     "credited",
   );
   return order._id;
 }
 
-const rewardsOf = (userId: string) =>
-  server.context.db
-    .query<{ order_id: string; reward_fen: number; user_spend_fen: number; left_fen: number }, [string]>(
-      "SELECT order_id, reward_fen, user_spend_fen, left_fen FROM channel_rewards WHERE channel_user_id = ?",
-    )
-    .all(userId);
+const rewardsOf = async (userId: string) =>
+  await server.context.db.all<{ order_id: string; reward_fen: number; user_spend_fen: number; left_fen: number }>("SELECT order_id, reward_fen, user_spend_fen, left_fen FROM channel_rewards WHERE channel_user_id = ?", userId);
 
-const walletEntries = (userId: string) =>
-  server.context.db
-    .query<{ type: string; change_fen: number; order_id: string | null }, [string]>(
-      "SELECT type, change_fen, order_id FROM wallet_entries WHERE user_id = ? ORDER BY id",
-    )
-    .all(userId);
+const walletEntries = async (userId: string) =>
+  await server.context.db.all<{ type: string; change_fen: number; order_id: string | null }>("SELECT type, change_fen, order_id FROM wallet_entries WHERE user_id = ? ORDER BY id", userId);
 
 describe("rebates", () => {
   test("an invited customer's sandbox payment, notified 50 times at once, credits the channel once", async () => {
@@ -126,11 +118,11 @@ describe("rebates", () => {
     const answers = await Promise.all(Array.from({ length: 50 }, () => notifySandbox(server, tradeNo, 1010)));
     expect(answers.every((answer) => answer.status === 303)).toBe(true);
 
-    expect(walletFen(server, owner.user.id)).toBe(152);
-    expect(rewardsOf(owner.user.id)).toEqual([
+    expect(await walletFen(server, owner.user.id)).toBe(152);
+    expect(await rewardsOf(owner.user.id)).toEqual([
       { order_id: order._id, reward_fen: 152, user_spend_fen: 1010, left_fen: 152 },
     ]);
-    expect(walletEntries(owner.user.id)).toEqual([{ type: "reward", change_fen: 152, order_id: order._id }]);
+    expect(await walletEntries(owner.user.id)).toEqual([{ type: "reward", change_fen: 152, order_id: order._id }]);
 
     const rewards = (await owner.client.call<RewardList>("/api/channel/reward_list")).data;
     expect(rewards).toEqual({
@@ -163,22 +155,22 @@ describe("rebates", () => {
   test("wallet settlement and ferry order mark-paid credit the channel too", async () => {
     const owner = await makeChannel({ rewardRate: 0.5 });
     const customer = await signUpThrough(owner.channel.code);
-    giveWallet(server, customer.user.id, 1010);
+    await giveWallet(server, customer.user.id, 1010);
     const order = await createOrder(customer.client, comboId);
     expect((await customer.client.call("/api/shop/wallet_check", { order_id: order._id })).code).toBe(0);
     expect((await dobuy(customer.client, order._id)).data.status).toBe("paied");
     // The wallet money counts as paid: 50% of 10.10 = 5.05.
-    expect(walletFen(server, owner.user.id)).toBe(505);
+    expect(await walletFen(server, owner.user.id)).toBe(505);
 
     await orderPaidByHand(customer.client, Date.now());
-    expect(walletFen(server, owner.user.id)).toBe(1010);
-    expect(rewardsOf(owner.user.id).map((reward) => reward.left_fen)).toEqual([505, 1010]);
+    expect(await walletFen(server, owner.user.id)).toBe(1010);
+    expect((await rewardsOf(owner.user.id)).map((reward) => reward.left_fen)).toEqual([505, 1010]);
   });
 
   test("a coupon's discount is not money paid: the rebate is on what the customer paid", async () => {
     const owner = await makeChannel({ rewardRate: 0.1 });
     const customer = await invitedCustomer(owner.channel.code);
-    makeCoupon(server, { name: "五折券", type: "discount", code: "HALF50", discount: 0.5 });
+    await makeCoupon(server, { name: "五折券", type: "discount", code: "HALF50", discount: 0.5 });
     const order = await createOrder(customer.client, comboId);
     const used = await customer.client.call("/api/coupon/orderUseCoupon", {
       order_id: order._id,
@@ -187,7 +179,7 @@ describe("rebates", () => {
     expect(used.code).toBe(0);
     await payWithSandbox(server, customer.client, order._id);
     // Paid 5.05 of 10.10: 10% is 50.5 fen, rounded up to 51.
-    expect(rewardsOf(owner.user.id)).toEqual([
+    expect(await rewardsOf(owner.user.id)).toEqual([
       { order_id: order._id, reward_fen: 51, user_spend_fen: 505, left_fen: 51 },
     ]);
   });
@@ -197,10 +189,10 @@ describe("rebates", () => {
     const customer = await invitedCustomer(owner.channel.code);
     const end = customer.user.create_time + 30 * DAY_MS;
     await orderPaidByHand(customer.client, end + 1);
-    expect(rewardsOf(owner.user.id)).toHaveLength(0);
+    expect(await rewardsOf(owner.user.id)).toHaveLength(0);
     await orderPaidByHand(customer.client, end);
-    expect(rewardsOf(owner.user.id)).toHaveLength(1);
-    expect(walletFen(server, owner.user.id)).toBe(152);
+    expect(await rewardsOf(owner.user.id)).toHaveLength(1);
+    expect(await walletFen(server, owner.user.id)).toBe(152);
   });
 
   test("none for an uninvited customer, an unknown code, or the owner's own order", async () => {
@@ -213,21 +205,19 @@ describe("rebates", () => {
 
     // Someone who signed up with a code nobody had, and was later given that very code.
     const self = await invitedCustomer("SELF01");
-    updateChannel(server.context, {
+    await updateChannel(server.context, {
       email: self.email,
       code: "self01",
       rewardRate: 0.5,
       comsumerDuration: 30,
     });
     await orderPaidByHand(self.client, Date.now());
-    expect(rewardsOf(self.user.id)).toHaveLength(0);
-    expect(walletFen(server, self.user.id)).toBe(0);
+    expect(await rewardsOf(self.user.id)).toHaveLength(0);
+    expect(await walletFen(server, self.user.id)).toBe(0);
 
-    expect(rewardsOf(owner.user.id)).toHaveLength(0);
-    const total = server.context.db.query<{ n: number }, [string, string, string]>(
-      "SELECT COUNT(*) AS n FROM channel_rewards WHERE consumer_user_id IN (?1, ?2, ?3)",
-    );
-    expect(total.get(plain.user.id, stranger.user.id, self.user.id)?.n).toBe(0);
+    expect(await rewardsOf(owner.user.id)).toHaveLength(0);
+    const total = "SELECT COUNT(*) AS n FROM channel_rewards WHERE consumer_user_id IN (?1, ?2, ?3)";
+    expect((await server.context.db.get<{ n: number }>(total, plain.user.id, stranger.user.id, self.user.id))?.n).toBe(0);
   });
 
   test("none for a cancelled order, even when its payment arrives afterwards", async () => {
@@ -237,20 +227,20 @@ describe("rebates", () => {
     const tradeNo = sandboxTradeNo((await dobuy(customer.client, order._id)).data);
     expect((await customer.client.call("/api/order/cancel_order", { order_id: order._id })).code).toBe(0);
     await notifySandbox(server, tradeNo, 1010);
-    expect(rewardsOf(owner.user.id)).toHaveLength(0);
-    expect(walletFen(server, owner.user.id)).toBe(0);
+    expect(await rewardsOf(owner.user.id)).toHaveLength(0);
+    expect(await walletFen(server, owner.user.id)).toBe(0);
   });
 
   test("rate 0 earns nothing; rate 0.5 earns half, to the fen", async () => {
     const zero = await makeChannel({ rewardRate: 0 });
     await orderPaidByHand((await invitedCustomer(zero.channel.code)).client, Date.now());
-    expect(rewardsOf(zero.user.id)).toHaveLength(0);
-    expect(walletEntries(zero.user.id)).toHaveLength(0);
+    expect(await rewardsOf(zero.user.id)).toHaveLength(0);
+    expect(await walletEntries(zero.user.id)).toHaveLength(0);
 
     const half = await makeChannel({ rewardRate: 0.5 });
     const customer = await signUpThrough(half.channel.code);
     await payWithSandbox(server, customer.client, (await createOrder(customer.client, comboId))._id);
-    expect(walletFen(server, half.user.id)).toBe(505);
+    expect(await walletFen(server, half.user.id)).toBe(505);
   });
 
   test("amounts to the fen: basis points, half up, no float noise", () => {
@@ -266,34 +256,34 @@ describe("rebates", () => {
   test("openChannel off: no new rebates, and /channel says the programme is closed", async () => {
     const owner = await makeChannel();
     const customer = await invitedCustomer(owner.channel.code);
-    server.context.settings.update({ openChannel: false });
+    await server.context.settings.update({ openChannel: false });
     try {
       await orderPaidByHand(customer.client, Date.now());
       const info = (await owner.client.call<ChannelInfo>("/api/channel/channel_info")).data;
       expect(info.openChannel).toBe(false);
     } finally {
-      server.context.settings.update({ openChannel: true });
+      await server.context.settings.update({ openChannel: true });
     }
-    expect(rewardsOf(owner.user.id)).toHaveLength(0);
+    expect(await rewardsOf(owner.user.id)).toHaveLength(0);
   });
 
-  test("a rebate is only paid inside the crediting transaction, and once per order", () => {
+  test("a rebate is only paid inside the crediting transaction, and once per order", async () => {
     const db = server.context.db;
-    expect(() => payChannelRebate(server.context, {} as never, Date.now())).toThrow();
+    await expect(payChannelRebate(server.context, {} as never, Date.now())).rejects.toThrow();
     // Re-running the rebate of a credited order adds nothing.
-    const row = db.query<{ id: string }, []>("SELECT order_id AS id FROM channel_rewards LIMIT 1").get() as {
+    const row = await db.get<{ id: string }>("SELECT order_id AS id FROM channel_rewards LIMIT 1") as {
       id: string;
     };
-    const order = db.query("SELECT * FROM orders WHERE id = ?").get(row.id) as never;
-    const before = db.query<{ n: number }, []>("SELECT SUM(wallet_fen) AS n FROM users").get()?.n;
-    expect(tx(db, () => payChannelRebate(server.context, order, Date.now()))).toBe(0);
-    expect(db.query<{ n: number }, []>("SELECT SUM(wallet_fen) AS n FROM users").get()?.n).toBe(before);
+    const order = await db.get("SELECT * FROM orders WHERE id = ?", row.id) as never;
+    const before = (await db.get<{ n: number }>("SELECT SUM(wallet_fen) AS n FROM users"))?.n;
+    expect(tx(db, async () => await payChannelRebate(server.context, order, Date.now()))).toBe(0);
+    expect((await db.get<{ n: number }>("SELECT SUM(wallet_fen) AS n FROM users"))?.n).toBe(before);
   });
 });
 
 describe("channels", () => {
   test("update_channel makes a normal user type channel with defaults from the settings; get_user_channel reads it", async () => {
-    server.context.settings.update({ channelRewardRate: 0.2, channelConsumerDuration: 90 });
+    await server.context.settings.update({ channelRewardRate: 0.2, channelConsumerDuration: 90 });
     const user = await loggedInClient(server);
     const saved = await admin.call<Channel>("/api/admin/users/update_channel", {
       email: user.email,
@@ -372,7 +362,7 @@ describe("channels", () => {
     const invited = (await owner.client.call<InvitedUsers>("/api/channel/invited_users")).data;
     expect(invited.count).toBe(1);
     await payWithSandbox(server, customer.client, (await createOrder(customer.client, comboId))._id);
-    expect(walletFen(server, owner.user.id)).toBe(152);
+    expect(await walletFen(server, owner.user.id)).toBe(152);
     const reuse = await makeChannel();
     const again = await admin.call<Channel>("/api/admin/users/update_channel", {
       email: reuse.email,
@@ -385,7 +375,7 @@ describe("channels", () => {
 
 describe("/channel data", () => {
   test("channel_info: the channel, the rule, and an invite link from the site origin, never the Host header", async () => {
-    server.context.settings.update({ inviteRule: "<b>邀请</b>好友", min_charge_money: 300 });
+    await server.context.settings.update({ inviteRule: "<b>邀请</b>好友", min_charge_money: 300 });
     const owner = await makeChannel();
     const answer = await owner.client.raw(
       "/api/channel/channel_info",
@@ -401,12 +391,12 @@ describe("/channel data", () => {
       openChannel: true,
       inviteLink: `${server.url}/?c=${owner.channel.code}#/register`,
     });
-    server.context.settings.update({ site_url: "" });
+    await server.context.settings.update({ site_url: "" });
     try {
       const bare = (await owner.client.call<ChannelInfo>("/api/channel/channel_info")).data;
       expect(bare.inviteLink).toBeNull();
     } finally {
-      server.context.settings.update({ site_url: server.url });
+      await server.context.settings.update({ site_url: server.url });
     }
     const plain = await loggedInClient(server);
     const none = (await plain.client.call<ChannelInfo>("/api/channel/channel_info")).data;
@@ -470,7 +460,7 @@ describe("roles", () => {
         expect(answer.data ?? null).toBeNull();
       }
     }
-    expect(server.context.db.query("SELECT 1 FROM channels WHERE code = 'HACK01'").get()).toBeNull();
+    expect(await server.context.db.get("SELECT 1 FROM channels WHERE code = 'HACK01'")).toBeNull();
     expect(
       (await admin.call("/api/admin/users/get_user_channel", { user_id: target.user.id })).data,
     ).toBeNull();

@@ -76,7 +76,7 @@ async function channelAndCustomer() {
     comsumerDuration: 30,
   });
   const chatId = 8000 + codes;
-  bindChat(server, owner.user.id, chatId);
+  await bindChat(server, owner.user.id, chatId);
   const email = uniqueEmail("cust");
   await createUser(server.context, {
     email,
@@ -88,23 +88,19 @@ async function channelAndCustomer() {
   return { owner, chatId, customer };
 }
 
-const rebatesOf = (userId: string) =>
-  server.context.db
-    .query<{ order_id: string; reward_fen: number }, [string]>(
-      "SELECT order_id, reward_fen FROM channel_rewards WHERE channel_user_id = ?",
-    )
-    .all(userId);
+const rebatesOf = async (userId: string) =>
+  await server.context.db.all<{ order_id: string; reward_fen: number }>("SELECT order_id, reward_fen FROM channel_rewards WHERE channel_user_id = ?", userId);
 
 async function expectRebatedOnce(
   owner: { user: { id: string }; client: ApiClient },
   chatId: number,
   orderId: string,
 ) {
-  expect(rebatesOf(owner.user.id)).toEqual([{ order_id: orderId, reward_fen: 152 }]);
-  expect(walletFen(server, owner.user.id)).toBe(152);
+  expect(await rebatesOf(owner.user.id)).toEqual([{ order_id: orderId, reward_fen: 152 }]);
+  expect(await walletFen(server, owner.user.id)).toBe(152);
   const notices = await owner.client.ok<{ desc: string }[]>("/api/user_notive/list");
   expect(notices.filter((notice) => notice.desc.startsWith("返利到账"))).toHaveLength(1);
-  expect(outboxTexts(server, chatId).filter((text) => text.includes("1.52 元"))).toHaveLength(1);
+  expect((await outboxTexts(server, chatId)).filter((text) => text.includes("1.52 元"))).toHaveLength(1);
 }
 
 test("the USDT watcher's matched transfer credits the inviting channel once", async () => {

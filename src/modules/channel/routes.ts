@@ -11,31 +11,31 @@ export const channelCalls = [
     path: "/api/channel/channel_info",
     access: "user",
     input: emptyInput,
-    handle: (ctx) => channelInfo(ctx.app, me(ctx.user)),
+    handle: async (ctx) => await channelInfo(ctx.app, me(ctx.user)),
   }),
   defineCall({
     path: "/api/channel/invited_users",
     access: "user",
     input: emptyInput,
-    handle: (ctx) => invitedUsers(ctx.app, me(ctx.user)),
+    handle: async (ctx) => await invitedUsers(ctx.app, me(ctx.user)),
   }),
   defineCall({
     path: "/api/channel/reward_list",
     access: "user",
     input: emptyInput,
-    handle: (ctx) => rewardList(ctx.app, me(ctx.user)),
+    handle: async (ctx) => await rewardList(ctx.app, me(ctx.user)),
   }),
   defineCall({
     path: "/api/admin/users/get_user_channel",
     access: "admin",
     input: getUserChannelInput,
-    handle: (ctx, input) => getUserChannel(ctx.app, input.user_id),
+    handle: async (ctx, input) => await getUserChannel(ctx.app, input.user_id),
   }),
   defineCall({
     path: "/api/admin/users/update_channel",
     access: "admin",
     input: updateChannelInput,
     // The service parses again: the CLI passes raw fields.
-    handle: (ctx, input) => updateChannel(ctx.app, input),
+    handle: async (ctx, input) => await updateChannel(ctx.app, input),
   }),
 ];

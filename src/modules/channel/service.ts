@@ -43,12 +43,12 @@ export interface ChannelRow {
 /** Lists shown on /channel stop at this many rows (the counts are complete). */
 const LIST_LIMIT = 1000;
 
-export function findChannelOf(db: Db, userId: string): ChannelRow | null {
-  return db.query<ChannelRow, [string]>("SELECT * FROM channels WHERE user_id = ?").get(userId);
+export async function findChannelOf(db: Db, userId: string): Promise<ChannelRow | null> {
+  return await db.get<ChannelRow>("SELECT * FROM channels WHERE user_id = ?", userId);
 }
 
-function findChannelByCode(db: Db, code: string): ChannelRow | null {
-  return db.query<ChannelRow, [string]>("SELECT * FROM channels WHERE code = ?").get(code.toUpperCase());
+async function findChannelByCode(db: Db, code: string): Promise<ChannelRow | null> {
+  return await db.get<ChannelRow>("SELECT * FROM channels WHERE code = ?", code.toUpperCase());
 }
 
 const toChannel = (row: ChannelRow, email: string): Channel => ({
@@ -60,16 +60,16 @@ const toChannel = (row: ChannelRow, email: string): Channel => ({
 });
 
 /** get_user_channel: the user's channel, or null (also for an unknown user). */
-export function getUserChannel(ctx: AppContext, userId: string): Channel | null {
-  const user = findUserById(ctx, userId);
-  const row = user ? findChannelOf(ctx.db, user.id) : null;
+export async function getUserChannel(ctx: AppContext, userId: string): Promise<Channel | null> {
+  const user = await findUserById(ctx, userId);
+  const row = user ? await findChannelOf(ctx.db, user.id) : null;
   return user && row ? toChannel(row, user.email) : null;
 }
 
-function unusedChannelCode(db: Db): string {
+async function unusedChannelCode(db: Db): Promise<string> {
   for (;;) {
     const code = randomCouponCode();
-    if (code !== NO_CHANNEL_CODE.toUpperCase() && !findChannelByCode(db, code)) return code;
+    if (code !== NO_CHANNEL_CODE.toUpperCase() && !await findChannelByCode(db, code)) return code;
   }
 }
 
@@ -79,38 +79,32 @@ function unusedChannelCode(db: Db): string {
  * A changed code moves the customers and orders invited under the old code along with it, in the
  * same transaction, so that nobody invited is lost and the old code is free for others.
  */
-export function updateChannel(ctx: AppContext, raw: UpdateChannelInput, now = Date.now()): Channel {
+export async function updateChannel(ctx: AppContext, raw: UpdateChannelInput, now = Date.now()): Promise<Channel> {
   const parsed = updateChannelInput.safeParse(raw);
   if (!parsed.success) throw new RpcError(Code.badInput, parsed.error.issues[0]?.message ?? "渠道错误");
   const input = parsed.data;
   if (input.code === NO_CHANNEL_CODE.toUpperCase())
     throw new RpcError(Code.badInput, ChannelMsg.codeReserved);
   const db = ctx.db;
-  return tx(db, () => {
-    const user = findUserByEmail(ctx, input.email);
+  return await tx(db, async () => {
+    const user = await findUserByEmail(ctx, input.email);
     if (!user) throw new RpcError(Code.notFound, ChannelMsg.userNotFound);
-    const current = findChannelOf(db, user.id);
-    const code = input.code || current?.code || unusedChannelCode(db);
-    const holder = findChannelByCode(db, code);
+    const current = await findChannelOf(db, user.id);
+    const code = input.code || current?.code || await unusedChannelCode(db);
+    const holder = await findChannelByCode(db, code);
     if (holder && holder.user_id !== user.id) throw new RpcError(Code.badInput, ChannelMsg.codeTaken);
-    const settings = ctx.settings.all();
+    const settings = await ctx.settings.all();
     const rate = input.rewardRate ?? current?.reward_rate ?? settings.channelRewardRate;
     const days = input.comsumerDuration ?? current?.consumer_duration ?? settings.channelConsumerDuration;
-    db.query(
-      `INSERT INTO channels (user_id, name, code, reward_rate, consumer_duration, create_time, update_time)
+    await db.run(`INSERT INTO channels (user_id, name, code, reward_rate, consumer_duration, create_time, update_time)
        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)
-       ON CONFLICT (user_id) DO UPDATE SET name = ?2, code = ?3, reward_rate = ?4, consumer_duration = ?5, update_time = ?6`,
-    ).run(user.id, input.name ?? current?.name ?? "", code, rate, Math.trunc(days), now);
+       ON CONFLICT (user_id) DO UPDATE SET name = ?2, code = ?3, reward_rate = ?4, consumer_duration = ?5, update_time = ?6`, user.id, input.name ?? current?.name ?? "", code, rate, Math.trunc(days), now);
     if (current && current.code !== code) {
-      db.query("UPDATE users SET channel_code = ? WHERE UPPER(channel_code) = ? AND id != ?").run(
-        code,
-        current.code,
-        user.id,
-      );
-      db.query("UPDATE orders SET from_channel = ? WHERE UPPER(from_channel) = ?").run(code, current.code);
+      await db.run("UPDATE users SET channel_code = ? WHERE UPPER(channel_code) = ? AND id != ?", code, current.code, user.id);
+      await db.run("UPDATE orders SET from_channel = ? WHERE UPPER(from_channel) = ?", code, current.code);
     }
-    db.query("UPDATE users SET type = 'channel' WHERE id = ? AND type = 'normal'").run(user.id);
-    return toChannel(findChannelOf(db, user.id) as ChannelRow, user.email);
+    await db.run("UPDATE users SET type = 'channel' WHERE id = ? AND type = 'normal'", user.id);
+    return toChannel(await findChannelOf(db, user.id) as ChannelRow, user.email);
   });
 }
 
@@ -123,9 +117,9 @@ export function inviteLink(origin: string | null, code: string): string | null {
 }
 
 /** /api/channel/channel_info for the signed-in user. */
-export function channelInfo(ctx: AppContext, userId: string): ChannelInfo {
-  const settings = ctx.settings.all();
-  const row = findChannelOf(ctx.db, userId);
+export async function channelInfo(ctx: AppContext, userId: string): Promise<ChannelInfo> {
+  const settings = await ctx.settings.all();
+  const row = await findChannelOf(ctx.db, userId);
   return {
     chanelInfo: row
       ? {
@@ -143,19 +137,13 @@ export function channelInfo(ctx: AppContext, userId: string): ChannelInfo {
 }
 
 /** Customers who signed up with the user's channel code, newest first; the owner never counts. */
-export function invitedUsers(ctx: AppContext, userId: string): InvitedUsers {
-  const row = findChannelOf(ctx.db, userId);
+export async function invitedUsers(ctx: AppContext, userId: string): Promise<InvitedUsers> {
+  const row = await findChannelOf(ctx.db, userId);
   if (!row) return { count: 0, list: [] };
   const where = "WHERE UPPER(channel_code) = ? AND id != ?";
   const count =
-    ctx.db
-      .query<{ n: number }, [string, string]>(`SELECT COUNT(*) AS n FROM users ${where}`)
-      .get(row.code, userId)?.n ?? 0;
-  const list = ctx.db
-    .query<{ email: string; create_time: number }, [string, string, number]>(
-      `SELECT email, create_time FROM users ${where} ORDER BY create_time DESC, id DESC LIMIT ?`,
-    )
-    .all(row.code, userId, LIST_LIMIT)
+    (await ctx.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM users ${where}`, row.code, userId))?.n ?? 0;
+  const list = (await ctx.db.all<{ email: string; create_time: number }>(`SELECT email, create_time FROM users ${where} ORDER BY create_time DESC, id DESC LIMIT ?`, row.code, userId, LIST_LIMIT))
     .map((user) => ({ createTime: user.create_time, email: maskEmail(user.email) }));
   return { count, list };
 }
@@ -169,24 +157,16 @@ interface RewardRow {
   buy_time: number;
 }
 
-function rewardTotals(db: Db, userId: string): { count: number; fen: number } {
-  const totals = db
-    .query<{ n: number; fen: number | null }, [string]>(
-      "SELECT COUNT(*) AS n, SUM(reward_fen) AS fen FROM channel_rewards WHERE channel_user_id = ?",
-    )
-    .get(userId);
+async function rewardTotals(db: Db, userId: string): Promise<{ count: number; fen: number }> {
+  const totals = await db.get<{ n: number; fen: number | null }>("SELECT COUNT(*) AS n, SUM(reward_fen) AS fen FROM channel_rewards WHERE channel_user_id = ?", userId);
   return { count: totals?.n ?? 0, fen: totals?.fen ?? 0 };
 }
 
 /** The user's own rebates, newest first. */
-export function rewardList(ctx: AppContext, userId: string): RewardList {
-  const totals = rewardTotals(ctx.db, userId);
-  const list = ctx.db
-    .query<RewardRow, [string, number]>(
-      `SELECT consumer_email, desc, user_spend_fen, reward_fen, left_fen, buy_time FROM channel_rewards
-       WHERE channel_user_id = ? ORDER BY buy_time DESC, id DESC LIMIT ?`,
-    )
-    .all(userId, LIST_LIMIT)
+export async function rewardList(ctx: AppContext, userId: string): Promise<RewardList> {
+  const totals = await rewardTotals(ctx.db, userId);
+  const list = (await ctx.db.all<RewardRow>(`SELECT consumer_email, desc, user_spend_fen, reward_fen, left_fen, buy_time FROM channel_rewards
+       WHERE channel_user_id = ? ORDER BY buy_time DESC, id DESC LIMIT ?`, userId, LIST_LIMIT))
     .map((reward) => ({
       comsumer_name: maskEmail(reward.consumer_email),
       desc: reward.desc,
@@ -206,37 +186,23 @@ export const userSpendFen = (order: OrderRow) => order.order_money_fen - order.c
  * customer's own) earns its rate of what the customer paid when the programme is open and the
  * order is paid within comsumerDuration days of the customer's sign-up. Returns the fen credited.
  */
-export function payChannelRebate(ctx: AppContext, order: OrderRow, now: number): number {
+export async function payChannelRebate(ctx: AppContext, order: OrderRow, now: number): Promise<number> {
   const db = ctx.db;
   if (!db.inTransaction) throw new Error("a rebate is paid inside the crediting transaction");
-  if (!ctx.settings.get("openChannel")) return 0;
-  const customer = findUserById(ctx, order.user_id);
+  if (!await ctx.settings.get("openChannel")) return 0;
+  const customer = await findUserById(ctx, order.user_id);
   if (!customer || customer.channel_code === "") return 0;
-  const channel = findChannelByCode(db, customer.channel_code);
+  const channel = await findChannelByCode(db, customer.channel_code);
   if (!channel || channel.user_id === customer.id) return 0;
   // forceReward (set by an admin): the customer's orders earn the channel its rebate for good.
   if (!customer.force_reward && now > customer.create_time + channel.consumer_duration * DAY_MS) return 0;
   const spendFen = userSpendFen(order);
   const reward = rewardFen(channel.reward_rate, spendFen);
   if (reward <= 0) return 0;
-  const inserted = db
-    .query(
-      `INSERT INTO channel_rewards (channel_user_id, consumer_user_id, consumer_email, order_id, desc, user_spend_fen, reward_rate, reward_fen, left_fen, buy_time)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?) ON CONFLICT (order_id) DO NOTHING`,
-    )
-    .run(
-      channel.user_id,
-      customer.id,
-      customer.email,
-      order.id,
-      order.desc,
-      spendFen,
-      channel.reward_rate,
-      reward,
-      now,
-    );
+  const inserted = await db.run(`INSERT INTO channel_rewards (channel_user_id, consumer_user_id, consumer_email, order_id, desc, user_spend_fen, reward_rate, reward_fen, left_fen, buy_time)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?) ON CONFLICT (order_id) DO NOTHING`, channel.user_id, customer.id, customer.email, order.id, order.desc, spendFen, channel.reward_rate, reward, now);
   if (inserted.changes !== 1) return 0;
-  const left = changeWallet(db, {
+  const left = await changeWallet(db, {
     userId: channel.user_id,
     type: "reward",
     changeFen: reward,
@@ -244,35 +210,35 @@ export function payChannelRebate(ctx: AppContext, order: OrderRow, now: number):
     orderId: order.id,
     now,
   });
-  db.query("UPDATE channel_rewards SET left_fen = ? WHERE order_id = ?").run(left, order.id);
-  db.query("UPDATE orders SET reward_fen = ? WHERE id = ?").run(reward, order.id);
-  tellRebate(ctx, channel.user_id, customer, order, reward);
+  await db.run("UPDATE channel_rewards SET left_fen = ? WHERE order_id = ?", left, order.id);
+  await db.run("UPDATE orders SET reward_fen = ? WHERE id = ?", reward, order.id);
+  await tellRebate(ctx, channel.user_id, customer, order, reward);
   return reward;
 }
 
-function tellRebate(ctx: AppContext, ownerId: string, customer: UserRow, order: OrderRow, reward: number) {
+async function tellRebate(ctx: AppContext, ownerId: string, customer: UserRow, order: OrderRow, reward: number) {
   const text = `返利到账：${maskEmail(customer.email)} 购买「${order.desc}」，您获得返利 ${formatYuan(reward)} 元，已存入钱包。`;
-  createNotice(ctx, { userId: ownerId, desc: text, href: "/#/channel" });
-  queueUserMessage(ctx, ownerId, text, `reward:${order.id}`);
+  await createNotice(ctx, { userId: ownerId, desc: text, href: "/#/channel" });
+  await queueUserMessage(ctx, ownerId, text, `reward:${order.id}`);
 }
 
 /** `ferry channel show`: the channel with its invited count and rebate total (fen). */
-export function channelSummary(
+export async function channelSummary(
   ctx: AppContext,
   email: string,
-): {
+): Promise<{
   channel: Channel | null;
   invitedCount: number;
   rewardCount: number;
   rewardTotalFen: number;
   walletFen: number;
-} {
-  const user = findUserByEmail(ctx, email.trim().toLowerCase());
+}> {
+  const user = await findUserByEmail(ctx, email.trim().toLowerCase());
   if (!user) throw new RpcError(Code.notFound, ChannelMsg.userNotFound);
-  const rewards = rewardTotals(ctx.db, user.id);
+  const rewards = await rewardTotals(ctx.db, user.id);
   return {
-    channel: getUserChannel(ctx, user.id),
-    invitedCount: invitedUsers(ctx, user.id).count,
+    channel: await getUserChannel(ctx, user.id),
+    invitedCount: (await invitedUsers(ctx, user.id)).count,
     rewardCount: rewards.count,
     rewardTotalFen: rewards.fen,
     walletFen: user.wallet_fen,

@@ -272,7 +272,7 @@ test("the admin combo list shows every combo, whatever the admin's own channel c
     channel_price_filter_code: "adm1n",
     channel_price_filter_min: 20,
   });
-  server.context.db.query("UPDATE users SET channel_code = 'adm1n' WHERE id = ?").run(adminId);
+  await server.context.db.run("UPDATE users SET channel_code = 'adm1n' WHERE id = ?", adminId);
   try {
     const shop = await admin.call<Combo[]>("/api/shop/list");
     expect(shop.data.map((c) => c._id)).not.toContain(cheap.data._id);

@@ -24,8 +24,8 @@ let agentId: string;
 beforeAll(async () => {
   server = await startShopServer();
   admin = (await loggedInClient(server, { role: "admin" })).client;
-  agentId = makeChargingNode(server, "Asia/Shanghai");
-  server.context.settings.update({ minPushNum: 2 });
+  agentId = await makeChargingNode(server, "Asia/Shanghai");
+  await server.context.settings.update({ minPushNum: 2 });
 });
 afterAll(async () => {
   await server?.close();
@@ -56,12 +56,8 @@ async function buyer(combo: Combo) {
 }
 
 const userInfo = async (client: ApiClient) => (await client.call<UserInfo>("/api/user/userinfo")).data;
-const records = (userId: string, type: string) =>
-  db()
-    .query<{ traffic_change: number; desc: string; order_id: string | null }, [string, string]>(
-      "SELECT traffic_change, desc, order_id FROM traffic_records WHERE user_id = ? AND type = ? ORDER BY id",
-    )
-    .all(userId, type);
+const records = async (userId: string, type: string) =>
+  await db().all<{ traffic_change: number; desc: string; order_id: string | null }>("SELECT traffic_change, desc, order_id FROM traffic_records WHERE user_id = ? AND type = ? ORDER BY id", userId, type);
 
 describe("the field", () => {
   test("stored, listed and edited through update_combo; 0 when not given; whole days only", async () => {
@@ -100,11 +96,7 @@ describe("a bought package with a duration", () => {
     const bought = 12 * GB; // 10 G + 20 %
     // The order keeps the duration it was sold with, whatever the combo says later.
     await saveCombo({ ...pack, duration: 0 });
-    const grant = db()
-      .query<{ amount: number; remaining: number; expire_time: number; order_id: string }, [string]>(
-        "SELECT amount, remaining, expire_time, order_id FROM trial_grants WHERE user_id = ?",
-      )
-      .get(user.id);
+    const grant = await db().get<{ amount: number; remaining: number; expire_time: number; order_id: string }>("SELECT amount, remaining, expire_time, order_id FROM trial_grants WHERE user_id = ?", user.id);
     expect(grant).toMatchObject({ amount: bought, remaining: bought, order_id: order._id });
     expect(grant?.expire_time).toBeGreaterThanOrEqual(before + 30 * DAY_MS);
     expect(grant?.expire_time).toBeLessThanOrEqual(after + 30 * DAY_MS);
@@ -123,26 +115,26 @@ describe("a bought package with a duration", () => {
     const permanent = await saveCombo({ name: "永久 5G", traffic: 5 * GB });
     const second = await createOrder(client, permanent._id);
     await payWithSandbox(server, client, second._id);
-    chargeNode(server, agentId, { [user.node_uid]: [0, 2 * GB] }, Date.now());
-    expect(db().query("SELECT remaining FROM trial_grants WHERE user_id = ?").get(user.id)).toEqual({
+    await chargeNode(server, agentId, { [user.node_uid]: [0, 2 * GB] }, Date.now());
+    expect(await db().get("SELECT remaining FROM trial_grants WHERE user_id = ?", user.id)).toEqual({
       remaining: 10 * GB,
     });
 
     // A day before the end the customer is told; at the end the 10 G left go, the 5 G stay.
     const expiry = grant?.expire_time as number;
-    expect(warnExpiringTrials(server.context, expiry - DAY_MS + 1000)).toBe(1);
+    expect(await warnExpiringTrials(server.context, expiry - DAY_MS + 1000)).toBe(1);
     const notices = (await client.call<{ desc: string }[]>("/api/user_notive/list")).data;
     expect(notices.map((n) => n.desc)).toEqual([
-      trialExpiringText(10 * GB, expiry, server.context.settings.get("timezone"), true),
+      trialExpiringText(10 * GB, expiry, await server.context.settings.get("timezone"), true),
     ]);
     expect(notices[0]?.desc).toStartWith("您购买的流量包还有 10.00 G 将于 ");
-    expect(expireDueTrials(server.context, expiry)).toBe(1);
-    expect(records(user.id, "buy_expire")).toEqual([
+    expect(await expireDueTrials(server.context, expiry)).toBe(1);
+    expect(await records(user.id, "buy_expire")).toEqual([
       { traffic_change: -10 * GB, desc: "流量包到期", order_id: order._id },
     ]);
     const end = await userInfo(client);
     expect(end).toMatchObject({ traffic: 5 * GB, trialTraffic: 0 });
-    expect(trafficLedgerSum(server, user.id)).toBe(5 * GB);
+    expect(await trafficLedgerSum(server, user.id)).toBe(5 * GB);
     const shown = await client.call<{ type: string; desc: string }[]>("/api/traffic/my_traffic_records", {});
     expect(shown.data.some((r) => r.type === "buy_expire" && r.desc === "流量包到期")).toBe(true);
   });
@@ -150,12 +142,10 @@ describe("a bought package with a duration", () => {
   test("without a duration the traffic is permanent, as before", async () => {
     const pack = await saveCombo({ name: "永久 8G", traffic: 8 * GB });
     const { client, user, order } = await buyer(pack);
-    const row = db().query<{ traffic_days: number }, [string]>(
-      "SELECT traffic_days FROM orders WHERE id = ?",
-    );
-    expect(row.get(order._id)).toEqual({ traffic_days: 0 });
+    const row = "SELECT traffic_days FROM orders WHERE id = ?";
+    expect(await db().get<{ traffic_days: number }>(row, order._id)).toEqual({ traffic_days: 0 });
     expect(await userInfo(client)).toMatchObject({ traffic: 8 * GB, trialTraffic: 0 });
-    expect(db().query("SELECT COUNT(*) AS n FROM trial_grants WHERE user_id = ?").get(user.id)).toEqual({
+    expect(await db().get("SELECT COUNT(*) AS n FROM trial_grants WHERE user_id = ?", user.id)).toEqual({
       n: 0,
     });
   });
@@ -166,9 +156,7 @@ describe("a bought package with a duration", () => {
     const info = await userInfo(client);
     expect(info.trialTraffic).toBe(3 * GB);
     expect(info.vipExpireTime).toBeGreaterThan(Date.now() + 6 * DAY_MS);
-    const grant = db()
-      .query<{ expire_time: number }, [string]>("SELECT expire_time FROM trial_grants WHERE user_id = ?")
-      .get(user.id) as { expire_time: number };
+    const grant = await db().get<{ expire_time: number }>("SELECT expire_time FROM trial_grants WHERE user_id = ?", user.id) as { expire_time: number };
     expect(grant.expire_time).toBeGreaterThan(info.vipExpireTime);
   });
 });

@@ -10,26 +10,26 @@ export const comboCalls = [
     access: "public",
     input: emptyInput,
     // A logged-in user's stored channel code decides; a visitor's comes from the channel_code cookie.
-    handle: (ctx) =>
-      listShopCombos(ctx.app, ctx.user ? ctx.user.channel_code : (ctx.cookies.channel_code ?? "")),
+    handle: async (ctx) =>
+      await listShopCombos(ctx.app, ctx.user ? ctx.user.channel_code : (ctx.cookies.channel_code ?? "")),
   }),
   defineCall({
     // Every combo, whatever the admin's own channel code (the shop list applies the price filter).
     path: "/api/admin/combo/list",
     access: "admin",
     input: emptyInput,
-    handle: (ctx) => listAllCombos(ctx.app),
+    handle: async (ctx) => await listAllCombos(ctx.app),
   }),
   defineCall({
     path: "/api/admin/combo/update_combo",
     access: "admin",
     input: comboInput,
-    handle: (ctx, input) => saveCombo(ctx.app, input),
+    handle: async (ctx, input) => await saveCombo(ctx.app, input),
   }),
   defineCall({
     path: "/api/admin/combo/delete_combo",
     access: "admin",
     input: idInput,
-    handle: (ctx, input) => deleteCombo(ctx.app, input.id),
+    handle: async (ctx, input) => await deleteCombo(ctx.app, input.id),
   }),
 ];

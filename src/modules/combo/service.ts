@@ -55,41 +55,41 @@ export function comboVisibleTo(row: ComboRow, channelCode: string, settings: Set
   return row.price_fen > Math.round(settings.channel_price_filter_min * 100);
 }
 
-function allComboRows(ctx: AppContext): ComboRow[] {
-  return ctx.db.query<ComboRow, []>("SELECT * FROM combos ORDER BY sort_order, price_fen, create_time").all();
+async function allComboRows(ctx: AppContext): Promise<ComboRow[]> {
+  return await ctx.db.all<ComboRow>("SELECT * FROM combos ORDER BY sort_order, price_fen, create_time");
 }
 
 /** `/api/shop/list`: every combo this visitor may buy. */
-export function listShopCombos(ctx: AppContext, channelCode: string): Combo[] {
-  const settings = ctx.settings.all();
-  return allComboRows(ctx)
+export async function listShopCombos(ctx: AppContext, channelCode: string): Promise<Combo[]> {
+  const settings = await ctx.settings.all();
+  return (await allComboRows(ctx))
     .filter((row) => comboVisibleTo(row, channelCode, settings))
     .map(toCombo);
 }
 
-export function listAllCombos(ctx: AppContext): Combo[] {
-  return allComboRows(ctx).map(toCombo);
+export async function listAllCombos(ctx: AppContext): Promise<Combo[]> {
+  return (await allComboRows(ctx)).map(toCombo);
 }
 
-export function findComboForUser(ctx: AppContext, comboId: string, channelCode: string): ComboRow {
-  const row = ctx.db.query<ComboRow, [string]>("SELECT * FROM combos WHERE id = ?").get(comboId);
-  if (!row || !comboVisibleTo(row, channelCode, ctx.settings.all()))
+export async function findComboForUser(ctx: AppContext, comboId: string, channelCode: string): Promise<ComboRow> {
+  const row = await ctx.db.get<ComboRow>("SELECT * FROM combos WHERE id = ?", comboId);
+  if (!row || !comboVisibleTo(row, channelCode, await ctx.settings.all()))
     throw new RpcError(Code.notFound, ComboMsg.notFound);
   return row;
 }
 
-function checkPermissionsExist(ctx: AppContext, ids: string[]) {
+async function checkPermissionsExist(ctx: AppContext, ids: string[]) {
   for (const id of ids) {
-    const found = ctx.db.query("SELECT 1 FROM permissions WHERE id = ?").get(id);
+    const found = await ctx.db.get("SELECT 1 FROM permissions WHERE id = ?", id);
     if (!found) throw new RpcError(Code.badInput, `权限不存在: ${id}`);
   }
 }
 
 /** Creates (no `_id`) or replaces a combo. Orders already made keep what they were sold. */
-export function saveCombo(ctx: AppContext, input: ComboInput, now = Date.now()): Combo {
+export async function saveCombo(ctx: AppContext, input: ComboInput, now = Date.now()): Promise<Combo> {
   const gains = [...new Set(input.permissionsGain)];
-  return tx(ctx.db, () => {
-    checkPermissionsExist(ctx, gains);
+  return await tx(ctx.db, async () => {
+    await checkPermissionsExist(ctx, gains);
     const values = [
       input.orderID,
       input.name,
@@ -107,31 +107,23 @@ export function saveCombo(ctx: AppContext, input: ComboInput, now = Date.now()):
     ] as const;
     let id = input._id;
     if (id) {
-      const changed = ctx.db
-        .query(
-          `UPDATE combos SET sort_order = ?, name = ?, price_fen = ?, traffic = ?, vip_duration = ?, daily_limit = ?,
+      const changed = (await ctx.db.run(`UPDATE combos SET sort_order = ?, name = ?, price_fen = ?, traffic = ?, vip_duration = ?, daily_limit = ?,
              addition_persend = ?, device_num = ?, speed = ?, permissions_gain = ?, permission_duration = ?, permissions_desc = ?,
              duration = ?
-           WHERE id = ?`,
-        )
-        .run(...values, id).changes;
+           WHERE id = ?`, ...values, id)).changes;
       if (!changed) throw new RpcError(Code.notFound, ComboMsg.notFound);
     } else {
       id = newId(now);
-      ctx.db
-        .query(
-          `INSERT INTO combos (sort_order, name, price_fen, traffic, vip_duration, daily_limit, addition_persend, device_num,
+      await ctx.db.run(`INSERT INTO combos (sort_order, name, price_fen, traffic, vip_duration, daily_limit, addition_persend, device_num,
              speed, permissions_gain, permission_duration, permissions_desc, duration, id, create_time)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(...values, id, now);
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ...values, id, now);
     }
-    return toCombo(ctx.db.query<ComboRow, [string]>("SELECT * FROM combos WHERE id = ?").get(id) as ComboRow);
+    return toCombo(await ctx.db.get<ComboRow>("SELECT * FROM combos WHERE id = ?", id) as ComboRow);
   });
 }
 
 /** Deletes a combo; its orders keep their snapshot. */
-export function deleteCombo(ctx: AppContext, id: string): void {
-  const changed = ctx.db.query("DELETE FROM combos WHERE id = ?").run(id).changes;
+export async function deleteCombo(ctx: AppContext, id: string): Promise<void> {
+  const changed = (await ctx.db.run("DELETE FROM combos WHERE id = ?", id)).changes;
   if (!changed) throw new RpcError(Code.notFound, ComboMsg.notFound);
 }

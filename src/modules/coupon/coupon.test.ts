@@ -32,9 +32,9 @@ function inputError(fields: Record<string, unknown>): string {
 }
 
 describe("saveCoupon", () => {
-  test("creates a coupon from the wire names: trafficG in G, forMoney in yuan, expireTime a day", () => {
-    server.context.settings.update({ timezone: "Asia/Shanghai" });
-    const coupon = makeCoupon(server, {
+  test("creates a coupon from the wire names: trafficG in G, forMoney in yuan, expireTime a day", async () => {
+    await server.context.settings.update({ timezone: "Asia/Shanghai" });
+    const coupon = await makeCoupon(server, {
       name: "八折券",
       type: "discount",
       code: "  SPRING80 ",
@@ -67,13 +67,13 @@ describe("saveCoupon", () => {
       expireTime: Date.UTC(2030, 5, 30, 15, 59, 59, 999),
     });
     expect(coupon._id).toMatch(/^[0-9a-f]{24}$/);
-    expect(listCoupons(server.context).find((c) => c._id === coupon._id)).toEqual(coupon);
+    expect((await listCoupons(server.context)).find((c) => c._id === coupon._id)).toEqual(coupon);
   });
 
-  test("the expiry day ends at midnight of the timezone setting; traffic in bytes when trafficG is absent", () => {
-    server.context.settings.update({ timezone: "America/New_York" });
+  test("the expiry day ends at midnight of the timezone setting; traffic in bytes when trafficG is absent", async () => {
+    await server.context.settings.update({ timezone: "America/New_York" });
     try {
-      const coupon = makeCoupon(server, {
+      const coupon = await makeCoupon(server, {
         type: "cash",
         code: "NYC",
         forMoney: 12.34,
@@ -85,9 +85,9 @@ describe("saveCoupon", () => {
         traffic: 5,
         expireTime: Date.UTC(2030, 0, 16, 4, 59, 59, 999),
       });
-      expect(findCouponByCode(server.context.db, "nyc")?.for_money_fen).toBe(1234);
+      expect((await findCouponByCode(server.context.db, "nyc"))?.for_money_fen).toBe(1234);
     } finally {
-      server.context.settings.update({ timezone: "Asia/Shanghai" });
+      await server.context.settings.update({ timezone: "Asia/Shanghai" });
     }
   });
 
@@ -104,27 +104,27 @@ describe("saveCoupon", () => {
     }
   });
 
-  test("an empty expireTime or 0 never expires; a time in ms (as the list gives it back) is kept", () => {
-    expect(makeCoupon(server, { type: "cash", code: "FOREVER", forMoney: 1 }).expireTime).toBe(0);
+  test("an empty expireTime or 0 never expires; a time in ms (as the list gives it back) is kept", async () => {
+    expect((await makeCoupon(server, { type: "cash", code: "FOREVER", forMoney: 1 })).expireTime).toBe(0);
     expect(
-      makeCoupon(server, { type: "cash", code: "FOREVER0", forMoney: 1, expireTime: 0 }).expireTime,
+      (await makeCoupon(server, { type: "cash", code: "FOREVER0", forMoney: 1, expireTime: 0 })).expireTime,
     ).toBe(0);
     const at = Date.UTC(2031, 0, 1);
-    expect(makeCoupon(server, { type: "cash", code: "MSKEPT", forMoney: 1, expireTime: at }).expireTime).toBe(
+    expect((await makeCoupon(server, { type: "cash", code: "MSKEPT", forMoney: 1, expireTime: at })).expireTime).toBe(
       at,
     );
   });
 
-  test("an empty code gets six random uppercase letters", () => {
+  test("an empty code gets six random uppercase letters", async () => {
     const codes = new Set<string>();
-    for (let i = 0; i < 5; i++) codes.add(makeCoupon(server, { type: "freeUse", trafficG: 8 }).code);
+    for (let i = 0; i < 5; i++) codes.add((await makeCoupon(server, { type: "freeUse", trafficG: 8 })).code);
     expect(codes.size).toBe(5);
     for (const code of codes) expect(code).toMatch(/^[A-Z]{6}$/);
   });
 
   test("editing keeps the use count and the creation time; a taken code is refused", async () => {
-    const combo = makeCombo(server, { name: "edit", price: 10, traffic: GB });
-    const coupon = makeCoupon(server, {
+    const combo = await makeCombo(server, { name: "edit", price: 10, traffic: GB });
+    const coupon = await makeCoupon(server, {
       type: "cash",
       code: "EDITME",
       forMoney: 2,
@@ -137,7 +137,7 @@ describe("saveCoupon", () => {
         .code,
     ).toBe(0);
 
-    const edited = makeCoupon(server, {
+    const edited = await makeCoupon(server, {
       _id: coupon._id,
       type: "cash",
       code: "EDITED",
@@ -154,20 +154,20 @@ describe("saveCoupon", () => {
       authTimes: 1,
       createTime: coupon.createTime,
     });
-    expect(listCoupons(server.context).filter((c) => c._id === coupon._id)).toHaveLength(1);
+    expect((await listCoupons(server.context)).filter((c) => c._id === coupon._id)).toHaveLength(1);
 
-    makeCoupon(server, { type: "cash", code: "TAKEN", forMoney: 1 });
-    expect(() => makeCoupon(server, { type: "cash", code: "taken", forMoney: 1 })).toThrow(RpcError);
-    expect(() => makeCoupon(server, { _id: coupon._id, type: "cash", code: "TAKEN", forMoney: 1 })).toThrow(
+    await makeCoupon(server, { type: "cash", code: "TAKEN", forMoney: 1 });
+    await expect(makeCoupon(server, { type: "cash", code: "taken", forMoney: 1 })).rejects.toThrow(RpcError);
+    await expect(makeCoupon(server, { _id: coupon._id, type: "cash", code: "TAKEN", forMoney: 1 })).rejects.toThrow(
       /优惠券码已存在/,
     );
     // Saving a coupon under its own code is fine.
-    expect(makeCoupon(server, { _id: coupon._id, type: "cash", code: "edited", forMoney: 3 }).code).toBe(
+    expect((await makeCoupon(server, { _id: coupon._id, type: "cash", code: "edited", forMoney: 3 })).code).toBe(
       "edited",
     );
-    expect(() =>
+    await expect(
       makeCoupon(server, { _id: "0123456789abcdef01234567", type: "cash", code: "GHOST", forMoney: 1 }),
-    ).toThrow(/不存在/);
+    ).rejects.toThrow(/不存在/);
   });
 
   test("bad input is refused with a message", () => {
@@ -188,23 +188,23 @@ describe("saveCoupon", () => {
 
 describe("lists and delete", () => {
   test("listCoupons is newest first; deleteCoupons removes the listed ones and keeps their usage records", async () => {
-    const combo = makeCombo(server, { name: "del", price: 10, traffic: GB });
-    const older = makeCoupon(server, { type: "cash", code: "OLDER", forMoney: 1 }, 1_000);
-    const newer = makeCoupon(server, { type: "cash", code: "NEWER", forMoney: 1 }, 2_000);
-    const ids = listCoupons(server.context).map((c) => c._id);
+    const combo = await makeCombo(server, { name: "del", price: 10, traffic: GB });
+    const older = await makeCoupon(server, { type: "cash", code: "OLDER", forMoney: 1 }, 1_000);
+    const newer = await makeCoupon(server, { type: "cash", code: "NEWER", forMoney: 1 }, 2_000);
+    const ids = (await listCoupons(server.context)).map((c) => c._id);
     expect(ids.indexOf(newer._id)).toBeLessThan(ids.indexOf(older._id));
 
     const buyer = await loggedInClient(server);
     const order = await createOrder(buyer.client, combo._id);
     await buyer.client.call("/api/coupon/orderUseCoupon", { order_id: order._id, code: "NEWER" });
 
-    expect(deleteCoupons(server.context, [older._id, newer._id, older._id, "0123456789abcdef01234567"])).toBe(
+    expect(await deleteCoupons(server.context, [older._id, newer._id, older._id, "0123456789abcdef01234567"])).toBe(
       2,
     );
-    const left = listCoupons(server.context).map((c) => c._id);
+    const left = (await listCoupons(server.context)).map((c) => c._id);
     expect(left).not.toContain(older._id);
     expect(left).not.toContain(newer._id);
-    expect(listCouponUses(server.context, 1000).filter((r) => r.code === "NEWER")).toHaveLength(1);
+    expect((await listCouponUses(server.context, 1000)).filter((r) => r.code === "NEWER")).toHaveLength(1);
     // The order still holding the deleted coupon cannot be paid with it; taking it off works.
     const pay = await buyer.client.call("/api/shop/dobuy", {
       order_id: order._id,
@@ -217,15 +217,15 @@ describe("lists and delete", () => {
   });
 
   test("listCouponUses: newest first, limited, with e-mail, amounts in yuan and the restored flag", async () => {
-    const combo = makeCombo(server, { name: "uses", price: 20, traffic: GB });
-    makeCoupon(server, {
+    const combo = await makeCombo(server, { name: "uses", price: 20, traffic: GB });
+    await makeCoupon(server, {
       type: "cash",
       code: "USECASH",
       forMoney: 2.5,
       NumberOfAuthorizations: 0,
       useNumPerUser: 0,
     });
-    makeCoupon(server, {
+    await makeCoupon(server, {
       type: "discount",
       code: "USEDISC",
       discount: 0.85,
@@ -239,7 +239,7 @@ describe("lists and delete", () => {
     const second = await createOrder(buyer.client, combo._id);
     await buyer.client.call("/api/coupon/orderUseCoupon", { order_id: second._id, code: "USEDISC" });
 
-    const mine = listCouponUses(server.context, 1000).filter((r) => r.email === buyer.email);
+    const mine = (await listCouponUses(server.context, 1000)).filter((r) => r.email === buyer.email);
     expect(mine.map(({ _id, time, ...rest }) => rest)).toEqual([
       {
         email: buyer.email,
@@ -262,7 +262,7 @@ describe("lists and delete", () => {
         is_delete: true,
       },
     ]);
-    expect(listCouponUses(server.context, 1)).toHaveLength(1);
+    expect(await listCouponUses(server.context, 1)).toHaveLength(1);
   });
 });
 
@@ -289,10 +289,10 @@ describe("couponDiscountFen", () => {
       }
   });
 
-  test("an expired coupon was valid until the end of its day", () => {
-    const timeZone = server.context.settings.get("timezone");
+  test("an expired coupon was valid until the end of its day", async () => {
+    const timeZone = await server.context.settings.get("timezone");
     const today = businessDay(Date.now(), timeZone);
-    const c = makeCoupon(server, { type: "cash", code: "TODAYONLY", forMoney: 1, expireTime: today });
+    const c = await makeCoupon(server, { type: "cash", code: "TODAYONLY", forMoney: 1, expireTime: today });
     expect(c.expireTime).toBe(endOfBusinessDay(today, timeZone));
     expect(c.expireTime).toBeGreaterThanOrEqual(Date.now());
     expect(c.expireTime - Date.now()).toBeLessThan(DAY_MS);

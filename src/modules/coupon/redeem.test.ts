@@ -30,44 +30,40 @@ afterAll(async () => {
 });
 
 /** A coupon with a code of its own; fields in the back office's wire names. */
-function coupon(fields: Record<string, unknown>) {
+async function coupon(fields: Record<string, unknown>) {
   codeNo += 1;
-  return makeCoupon(server, { code: `TRY${codeNo}X`, name: `体验券 ${codeNo}`, ...fields });
+  return await makeCoupon(server, { code: `TRY${codeNo}X`, name: `体验券 ${codeNo}`, ...fields });
 }
 
 const redeem = (client: ApiClient, code: string) => client.call<RedeemResult>(REDEEM, { code });
 
 /** What a redemption may change: balances, ledger rows, usage records and trial grants. */
-function footprint(userId: string) {
+async function footprint(userId: string) {
   const db = server.context.db;
-  const count = (sql: string) => (db.query(sql).get(userId) as { n: number }).n;
+  const count = async (sql: string) => (await db.get(sql, userId) as { n: number }).n;
   return {
-    user: db
-      .query(
-        "SELECT traffic, vip_expire_time, daily_limit FROM users JOIN balances ON user_id = id WHERE id = ?",
-      )
-      .get(userId),
-    records: count("SELECT COUNT(*) AS n FROM traffic_records WHERE user_id = ?"),
-    uses: count("SELECT COUNT(*) AS n FROM coupon_uses WHERE user_id = ?"),
-    grants: count("SELECT COUNT(*) AS n FROM trial_grants WHERE user_id = ?"),
+    user: await db.get("SELECT traffic, vip_expire_time, daily_limit FROM users JOIN balances ON user_id = id WHERE id = ?", userId),
+    records: await count("SELECT COUNT(*) AS n FROM traffic_records WHERE user_id = ?"),
+    uses: await count("SELECT COUNT(*) AS n FROM coupon_uses WHERE user_id = ?"),
+    grants: await count("SELECT COUNT(*) AS n FROM trial_grants WHERE user_id = ?"),
   };
 }
 
-const ledgerSum = (userId: string) => trafficLedgerSum(server, userId);
+const ledgerSum = async (userId: string) => await trafficLedgerSum(server, userId);
 
-const authTimes = (code: string) =>
+const authTimes = async (code: string) =>
   (
-    server.context.db.query("SELECT auth_times FROM coupons WHERE code = ?").get(code) as {
+    await server.context.db.get("SELECT auth_times FROM coupons WHERE code = ?", code) as {
       auth_times: number;
     }
   ).auth_times;
 
 describe("refusals: every code, its message, and nothing applied", () => {
   test("a visitor gets 1002", async () => {
-    const { code } = coupon({ type: "freeUse", trafficG: 1 });
+    const { code } = await coupon({ type: "freeUse", trafficG: 1 });
     const answer = await redeem(new ApiClient(server.url), code);
     expect(answer.code).toBe(Code.notLoggedIn);
-    expect(authTimes(code)).toBe(0);
+    expect(await authTimes(code)).toBe(0);
   });
 
   test("an empty code (spaces only) is 1000", async () => {
@@ -79,75 +75,75 @@ describe("refusals: every code, its message, and nothing applied", () => {
 
   test("an unknown code is 1016 体验券不存在", async () => {
     const { client, user } = await loggedInClient(server);
-    const before = footprint(user.id);
+    const before = await footprint(user.id);
     expect(await redeem(client, "NOSUCHCODE")).toMatchObject({ code: 1016, msg: "体验券不存在", data: null });
-    expect(footprint(user.id)).toEqual(before);
+    expect(await footprint(user.id)).toEqual(before);
   });
 
   test("another customer's own coupon is 1016 like an unknown one; its owner redeems it", async () => {
     const owner = await loggedInClient(server);
     const other = await loggedInClient(server);
-    const { code } = coupon({ type: "freeUse", trafficG: 1, NumberOfAuthorizations: 2 });
-    server.context.db.query("UPDATE coupons SET owner_user_id = ? WHERE code = ?").run(owner.user.id, code);
+    const { code } = await coupon({ type: "freeUse", trafficG: 1, NumberOfAuthorizations: 2 });
+    await server.context.db.run("UPDATE coupons SET owner_user_id = ? WHERE code = ?", owner.user.id, code);
     expect(await redeem(other.client, code)).toMatchObject({ code: 1016, msg: "体验券不存在" });
-    expect(footprint(other.user.id).records).toBe(0);
+    expect((await footprint(other.user.id)).records).toBe(0);
     expect((await redeem(owner.client, code)).code).toBe(0);
   });
 
   test("an expired coupon is 1029 体验券过期", async () => {
     const { client, user } = await loggedInClient(server);
-    const { code } = coupon({ type: "freeUse", trafficG: 1, expireTime: "2020-01-31" });
-    const before = footprint(user.id);
+    const { code } = await coupon({ type: "freeUse", trafficG: 1, expireTime: "2020-01-31" });
+    const before = await footprint(user.id);
     expect(await redeem(client, code)).toMatchObject({ code: 1029, msg: "体验券过期" });
-    expect(footprint(user.id)).toEqual(before);
-    expect(authTimes(code)).toBe(0);
+    expect(await footprint(user.id)).toEqual(before);
+    expect(await authTimes(code)).toBe(0);
   });
 
   test("cash and discount coupons are 1020, pointing to purchases", async () => {
     const { client, user } = await loggedInClient(server);
-    const cash = coupon({ type: "cash", forMoney: 5 });
-    const discount = coupon({ type: "discount", discount: 0.8 });
-    const before = footprint(user.id);
+    const cash = await coupon({ type: "cash", forMoney: 5 });
+    const discount = await coupon({ type: "discount", discount: 0.8 });
+    const before = await footprint(user.id);
     for (const { code } of [cash, discount]) {
       const answer = await redeem(client, code);
       expect(answer).toMatchObject({ code: 1020, msg: "该券是现金券或折扣券，请在购买套餐时使用" });
-      expect(authTimes(code)).toBe(0);
+      expect(await authTimes(code)).toBe(0);
     }
-    expect(footprint(user.id)).toEqual(before);
+    expect(await footprint(user.id)).toEqual(before);
   });
 
   test("a second redemption by the same customer is 1017 该体验券已经兑换过; a per-user limit of 2 allows two", async () => {
     const { client, user } = await loggedInClient(server);
-    const once = coupon({ type: "freeUse", trafficG: 1, NumberOfAuthorizations: 10 });
+    const once = await coupon({ type: "freeUse", trafficG: 1, NumberOfAuthorizations: 10 });
     expect((await redeem(client, once.code)).code).toBe(0);
-    const after = footprint(user.id);
+    const after = await footprint(user.id);
     expect(await redeem(client, once.code)).toMatchObject({ code: 1017, msg: "该体验券已经兑换过" });
-    expect(footprint(user.id)).toEqual(after);
-    expect(authTimes(once.code)).toBe(1);
+    expect(await footprint(user.id)).toEqual(after);
+    expect(await authTimes(once.code)).toBe(1);
 
-    const twice = coupon({ type: "freeUse", trafficG: 1, useNumPerUser: 2, NumberOfAuthorizations: 10 });
+    const twice = await coupon({ type: "freeUse", trafficG: 1, useNumPerUser: 2, NumberOfAuthorizations: 10 });
     expect((await redeem(client, twice.code)).code).toBe(0);
     expect((await redeem(client, twice.code)).code).toBe(0);
     expect((await redeem(client, twice.code)).code).toBe(1017);
-    expect(authTimes(twice.code)).toBe(2);
+    expect(await authTimes(twice.code)).toBe(2);
   });
 
   test("a coupon whose total uses are spent is 1027 抱歉，该体验券已抢兑完毕", async () => {
     const first = await loggedInClient(server);
     const second = await loggedInClient(server);
-    const { code } = coupon({ type: "freeUse", trafficG: 1, NumberOfAuthorizations: 1 });
+    const { code } = await coupon({ type: "freeUse", trafficG: 1, NumberOfAuthorizations: 1 });
     expect((await redeem(first.client, code)).code).toBe(0);
-    const before = footprint(second.user.id);
+    const before = await footprint(second.user.id);
     expect(await redeem(second.client, code)).toMatchObject({ code: 1027, msg: "抱歉，该体验券已抢兑完毕" });
-    expect(footprint(second.user.id)).toEqual(before);
-    expect(authTimes(code)).toBe(1);
+    expect(await footprint(second.user.id)).toEqual(before);
+    expect(await authTimes(code)).toBe(1);
   });
 });
 
 describe("what a redemption credits", () => {
   test("freeUse without a time limit: permanent traffic, a coupon ledger row, a usage record", async () => {
     const { client, user } = await loggedInClient(server);
-    const made = coupon({ type: "freeUse", name: "新人体验", trafficG: 2, code: "WELCOME2" });
+    const made = await coupon({ type: "freeUse", name: "新人体验", trafficG: 2, code: "WELCOME2" });
     // The code is trimmed and, like every coupon code, not case-sensitive.
     const answer = await redeem(client, "  welcome2 ");
     expect(answer).toEqual({
@@ -157,21 +153,19 @@ describe("what a redemption credits", () => {
     });
     const db = server.context.db;
     expect(
-      db.query("SELECT type, desc, traffic_change FROM traffic_records WHERE user_id = ?").all(user.id),
+      await db.all("SELECT type, desc, traffic_change FROM traffic_records WHERE user_id = ?", user.id),
     ).toEqual([{ type: "coupon", desc: "兑换体验券 新人体验", traffic_change: 2 * GB }]);
     expect(
-      db
-        .query("SELECT coupon_id, code, type, add_traffic, add_day FROM coupon_uses WHERE user_id = ?")
-        .all(user.id),
+      await db.all("SELECT coupon_id, code, type, add_traffic, add_day FROM coupon_uses WHERE user_id = ?", user.id),
     ).toEqual([{ coupon_id: made._id, code: "WELCOME2", type: "freeUse", add_traffic: 2 * GB, add_day: 0 }]);
-    expect(footprint(user.id)).toMatchObject({ user: { traffic: 2 * GB }, grants: 0 });
+    expect(await footprint(user.id)).toMatchObject({ user: { traffic: 2 * GB }, grants: 0 });
     const info = await client.call<UserInfo>("/api/user/userinfo");
     expect(info.data).toMatchObject({ traffic: 2 * GB, trialTraffic: 0, trialExpireTime: 0 });
   });
 
   test("freeUse with traffixHaveLimitTime: the traffic is trial traffic expiring traffixLimitTime hours later", async () => {
     const { client, user } = await loggedInClient(server);
-    const { code } = coupon({
+    const { code } = await coupon({
       type: "freeUse",
       trafficG: 3,
       traffixHaveLimitTime: true,
@@ -180,15 +174,11 @@ describe("what a redemption credits", () => {
     const before = Date.now();
     expect((await redeem(client, code)).data).toMatchObject({ traffic: 3 * GB, day: 0 });
     const after = Date.now();
-    const grant = server.context.db
-      .query<{ amount: number; remaining: number; expire_time: number; coupon_use_id: string }, [string]>(
-        "SELECT amount, remaining, expire_time, coupon_use_id FROM trial_grants WHERE user_id = ?",
-      )
-      .get(user.id);
+    const grant = await server.context.db.get<{ amount: number; remaining: number; expire_time: number; coupon_use_id: string }>("SELECT amount, remaining, expire_time, coupon_use_id FROM trial_grants WHERE user_id = ?", user.id);
     expect(grant).toMatchObject({ amount: 3 * GB, remaining: 3 * GB });
     expect(grant?.expire_time).toBeGreaterThanOrEqual(before + 48 * 3_600_000);
     expect(grant?.expire_time).toBeLessThanOrEqual(after + 48 * 3_600_000);
-    const use = server.context.db.query("SELECT id FROM coupon_uses WHERE user_id = ?").get(user.id);
+    const use = await server.context.db.get("SELECT id FROM coupon_uses WHERE user_id = ?", user.id);
     expect(use).toEqual({ id: grant?.coupon_use_id });
     const info = await client.call<UserInfo>("/api/user/userinfo");
     expect(info.data).toMatchObject({
@@ -196,12 +186,12 @@ describe("what a redemption credits", () => {
       trialTraffic: 3 * GB,
       trialExpireTime: grant?.expire_time,
     });
-    expect(ledgerSum(user.id)).toBe(3 * GB);
+    expect(await ledgerSum(user.id)).toBe(3 * GB);
   });
 
   test("freeTime without a running package: vipDay days from now at the default daily quota", async () => {
     const { client, user } = await loggedInClient(server);
-    const { code } = coupon({ type: "freeTime", name: "三天体验", vipDay: 3 });
+    const { code } = await coupon({ type: "freeTime", name: "三天体验", vipDay: 3 });
     const before = Date.now();
     expect((await redeem(client, code)).data).toEqual({
       name: "三天体验",
@@ -210,16 +200,14 @@ describe("what a redemption credits", () => {
       type: "freeTime",
     });
     const after = Date.now();
-    const row = footprint(user.id).user as { traffic: number; vip_expire_time: number; daily_limit: number };
+    const row = (await footprint(user.id)).user as { traffic: number; vip_expire_time: number; daily_limit: number };
     expect(row.traffic).toBe(0);
     expect(row.daily_limit).toBe(DEFAULT_DAILY_LIMIT);
     expect(row.vip_expire_time).toBeGreaterThanOrEqual(before + 3 * DAY_MS);
     expect(row.vip_expire_time).toBeLessThanOrEqual(after + 3 * DAY_MS);
-    const record = server.context.db
-      .query("SELECT type, vip_change FROM traffic_records WHERE user_id = ?")
-      .get(user.id) as { type: string; vip_change: number };
+    const record = await server.context.db.get("SELECT type, vip_change FROM traffic_records WHERE user_id = ?", user.id) as { type: string; vip_change: number };
     expect(record).toEqual({ type: "coupon", vip_change: row.vip_expire_time });
-    expect(server.context.db.query("SELECT add_day FROM coupon_uses WHERE user_id = ?").get(user.id)).toEqual(
+    expect(await server.context.db.get("SELECT add_day FROM coupon_uses WHERE user_id = ?", user.id)).toEqual(
       {
         add_day: 3,
       },
@@ -230,8 +218,8 @@ describe("what a redemption credits", () => {
     const { client, user } = await loggedInClient(server);
     const db = server.context.db;
     const expiry = Date.now() + 10 * DAY_MS;
-    tx(db, () =>
-      changeTraffic(db, {
+    await tx(db, async () =>
+      await changeTraffic(db, {
         userId: user.id,
         type: "buy",
         desc: "测试套餐",
@@ -241,9 +229,9 @@ describe("what a redemption credits", () => {
         timeZone: "Asia/Shanghai",
       }),
     );
-    const { code } = coupon({ type: "freeTime", vipDay: 2 });
+    const { code } = await coupon({ type: "freeTime", vipDay: 2 });
     expect((await redeem(client, code)).code).toBe(0);
-    expect(footprint(user.id).user).toEqual({
+    expect((await footprint(user.id)).user).toEqual({
       traffic: 0,
       vip_expire_time: expiry + 2 * DAY_MS,
       daily_limit: 80 * GB,
@@ -252,46 +240,46 @@ describe("what a redemption credits", () => {
 });
 
 test("30 customers redeeming a coupon of 5 uses at once: exactly 5 get it, the others 1027 and nothing", async () => {
-  const { code } = coupon({ type: "freeUse", trafficG: 1, NumberOfAuthorizations: 5 });
+  const { code } = await coupon({ type: "freeUse", trafficG: 1, NumberOfAuthorizations: 5 });
   const customers = await Promise.all(Array.from({ length: 30 }, () => loggedInClient(server)));
   const answers = await Promise.all(customers.map(({ client }) => redeem(client, code)));
   const codes = answers.map((answer) => answer.code);
   expect(codes.filter((c) => c === 0)).toHaveLength(5);
   expect(codes.filter((c) => c === 1027)).toHaveLength(25);
-  expect(authTimes(code)).toBe(5);
+  expect(await authTimes(code)).toBe(5);
   const db = server.context.db;
-  expect(db.query("SELECT COUNT(*) AS n FROM coupon_uses WHERE code = ?").get(code)).toEqual({ n: 5 });
-  customers.forEach(({ user }, i) => {
+  expect(await db.get("SELECT COUNT(*) AS n FROM coupon_uses WHERE code = ?", code)).toEqual({ n: 5 });
+  for (const [i, { user }] of customers.entries()) {
     const won = answers[i]?.code === 0;
-    expect(footprint(user.id)).toMatchObject({
+    expect(await footprint(user.id)).toMatchObject({
       user: { traffic: won ? GB : 0 },
       records: won ? 1 : 0,
       uses: won ? 1 : 0,
     });
-    expect(ledgerSum(user.id)).toBe(won ? GB : 0);
-  });
+    expect(await ledgerSum(user.id)).toBe(won ? GB : 0);
+  }
 });
 
-test("guessing is slow: 10 tries a minute per account, 30 refused tries per address, then 1021 for any code", () => {
+test("guessing is slow: 10 tries a minute per account, 30 refused tries per address, then 1021 for any code", async () => {
   // The server under test multiplies limits by 1000; this context has the real ones.
   const ctx = { ...server.context, limiter: new RateLimiter(1) };
-  const { code } = coupon({ type: "freeUse", trafficG: 1, NumberOfAuthorizations: 100 });
-  const attempt = (userId: string, tried: string, ip = "198.51.100.7") => {
+  const { code } = await coupon({ type: "freeUse", trafficG: 1, NumberOfAuthorizations: 100 });
+  const attempt = async (userId: string, tried: string, ip = "198.51.100.7") => {
     try {
-      redeemCoupon(ctx, userId, tried, ip);
+      await redeemCoupon(ctx, userId, tried, ip);
       return 0;
     } catch (error) {
       if (!(error instanceof RpcError)) throw error;
       return error.code === Code.couponTooManyTries ? `${error.code} ${error.message}` : error.code;
     }
   };
-  for (let i = 0; i < 10; i += 1) expect(attempt("guesser-a", `GUESS${i}`)).toBe(1016);
-  expect(attempt("guesser-a", code)).toBe("1021 请不要在此处作过多尝试");
-  for (let i = 0; i < 10; i += 1) expect(attempt("guesser-b", `GUESS${i}`)).toBe(1016);
-  for (let i = 0; i < 10; i += 1) expect(attempt("guesser-c", `GUESS${i}`)).toBe(1016);
-  expect(attempt("guesser-d", code)).toBe("1021 请不要在此处作过多尝试");
-  expect(authTimes(code)).toBe(0);
-  expect(attempt("guesser-d", "GUESS0", "198.51.100.8")).toBe(1016); // another address has its own budget
+  for (let i = 0; i < 10; i += 1) expect(await attempt("guesser-a", `GUESS${i}`)).toBe(1016);
+  expect(await attempt("guesser-a", code)).toBe("1021 请不要在此处作过多尝试");
+  for (let i = 0; i < 10; i += 1) expect(await attempt("guesser-b", `GUESS${i}`)).toBe(1016);
+  for (let i = 0; i < 10; i += 1) expect(await attempt("guesser-c", `GUESS${i}`)).toBe(1016);
+  expect(await attempt("guesser-d", code)).toBe("1021 请不要在此处作过多尝试");
+  expect(await authTimes(code)).toBe(0);
+  expect(await attempt("guesser-d", "GUESS0", "198.51.100.8")).toBe(1016); // another address has its own budget
 });
 
 test("the success toast names what the voucher gave: whole GB of traffic, days of time package, or both", () => {

@@ -30,33 +30,33 @@ const REDEEM_TRIES = { name: "redeem-coupon", max: 10, windowMs: 60_000 };
  * Redeems a trial voucher for a user. Tries are limited per account, and refused ones per client
  * address together with order-coupon tries, so guessing codes is slow from any number of accounts.
  */
-export function redeemCoupon(
+export async function redeemCoupon(
   ctx: AppContext,
   userId: string,
   code: string,
   ip: string,
   now = Date.now(),
-): RedeemResult {
+): Promise<RedeemResult> {
   if (!ctx.limiter.hit(REDEEM_TRIES, userId))
     throw new RpcError(Code.couponTooManyTries, RedeemMsg.tooManyTries);
   const reservation = ctx.limiter.reserve([{ rule: COUPON_IP_FAILURES, key: ip }]);
   if (!reservation) throw new RpcError(Code.couponTooManyTries, RedeemMsg.tooManyTries);
-  const result = tx(ctx.db, () => {
-    const coupon = checkTrialCoupon(ctx, findCouponByCode(ctx.db, code), userId, now);
-    return credit(ctx, coupon, userId, now);
+  const result = await tx(ctx.db, async () => {
+    const coupon = await checkTrialCoupon(ctx, await findCouponByCode(ctx.db, code), userId, now);
+    return await credit(ctx, coupon, userId, now);
   });
   reservation.release(); // only refused tries count against the address
   return result;
 }
 
 /** The seed's checks, in its order: unknown 1016, expired 1029, not a trial coupon 1020, used up 1017 / 1027. */
-function checkTrialCoupon(ctx: AppContext, coupon: CouponRow | null, userId: string, now: number): CouponRow {
+async function checkTrialCoupon(ctx: AppContext, coupon: CouponRow | null, userId: string, now: number): Promise<CouponRow> {
   if (!coupon || !usableBy(coupon, userId)) throw new RpcError(Code.couponNotFound, RedeemMsg.notFound);
   if (isExpired(coupon, now)) throw new RpcError(Code.couponExpired, RedeemMsg.expired);
   if (!TRIAL_COUPON_TYPES.includes(coupon.type))
     throw new RpcError(Code.couponWrongType, RedeemMsg.wrongType);
   const perUser = coupon.use_num_per_user;
-  if (perUser > 0 && activeUsesByUser(ctx.db, coupon.id, userId) >= perUser)
+  if (perUser > 0 && await activeUsesByUser(ctx.db, coupon.id, userId) >= perUser)
     throw new RpcError(Code.couponUsedUp, RedeemMsg.alreadyRedeemed);
   const total = coupon.number_of_authorizations;
   if (total > 0 && coupon.auth_times >= total) throw new RpcError(Code.couponExhausted, RedeemMsg.exhausted);
@@ -64,27 +64,23 @@ function checkTrialCoupon(ctx: AppContext, coupon: CouponRow | null, userId: str
 }
 
 /** Records the use and credits it, with its traffic record; inside redeemCoupon's transaction. */
-function credit(ctx: AppContext, coupon: CouponRow, userId: string, now: number): RedeemResult {
+async function credit(ctx: AppContext, coupon: CouponRow, userId: string, now: number): Promise<RedeemResult> {
   const db = ctx.db;
-  const timeZone = ctx.settings.get("timezone");
+  const timeZone = await ctx.settings.get("timezone");
   const desc = `兑换体验券 ${coupon.name || coupon.code}`;
   if (coupon.type === "freeTime") {
-    const user = db
-      .query<{ vip_expire_time: number; daily_limit: number | null }, [string]>(
-        "SELECT vip_expire_time, daily_limit FROM users WHERE id = ?",
-      )
-      .get(userId);
+    const user = await db.get<{ vip_expire_time: number; daily_limit: number | null }>("SELECT vip_expire_time, daily_limit FROM users WHERE id = ?", userId);
     if (!user) throw new Error(`no user ${userId}`);
-    recordCouponUse(db, { coupon, userId, addDay: coupon.vip_day, now });
+    await recordCouponUse(db, { coupon, userId, addDay: coupon.vip_day, now });
     const extension = extendedTimePackage(user, coupon.vip_day, null, now);
-    changeTraffic(db, { userId, type: "coupon", desc, ...extension, now, timeZone });
+    await changeTraffic(db, { userId, type: "coupon", desc, ...extension, now, timeZone });
     return { name: coupon.name, traffic: 0, day: coupon.vip_day, type: coupon.type };
   }
-  const useId = recordCouponUse(db, { coupon, userId, addTraffic: coupon.traffic, now });
-  changeTraffic(db, { userId, type: "coupon", desc, traffic: coupon.traffic, now, timeZone });
+  const useId = await recordCouponUse(db, { coupon, userId, addTraffic: coupon.traffic, now });
+  await changeTraffic(db, { userId, type: "coupon", desc, traffic: coupon.traffic, now, timeZone });
   // A time limit of 0 hours is no limit: the traffic would be gone the moment it arrived.
   if (coupon.traffic_has_limit_time === 1 && coupon.traffic_limit_hours > 0 && coupon.traffic > 0) {
-    addTrialGrant(db, {
+    await addTrialGrant(db, {
       userId,
       couponUseId: useId,
       amount: coupon.traffic,

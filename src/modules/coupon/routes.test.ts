@@ -33,8 +33,8 @@ afterAll(async () => {
 });
 
 const COUPON = "/api/yunying/coupon";
-const couponCount = () =>
-  server.context.db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM coupons").get()?.n ?? 0;
+const couponCount = async () =>
+  (await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM coupons"))?.n ?? 0;
 
 async function save(fields: Record<string, unknown>, client = yunying) {
   return client.call<Coupon>(`${COUPON}/update_coupon`, fields);
@@ -49,7 +49,7 @@ async function saved(fields: Record<string, unknown>): Promise<Coupon> {
 describe("roles", () => {
   test("visitors must log in (1002), normal and channel users are refused (1003), nothing is applied", async () => {
     const victim = await saved({ type: "cash", code: "ROLEKEEP", forMoney: 1 });
-    const before = couponCount();
+    const before = await couponCount();
     const payloads: Record<string, unknown> = {
       coupon_list: {},
       update_coupon: { type: "cash", code: "ROLEMADE", forMoney: 1 },
@@ -67,9 +67,9 @@ describe("roles", () => {
         expect({ who, call, code: answer.code, data: answer.data }).toEqual({ who, call, code, data: null });
       }
     }
-    expect(couponCount()).toBe(before);
-    expect(findCouponByCode(server.context.db, "ROLEKEEP")).not.toBeNull();
-    expect(findCouponByCode(server.context.db, "ROLEMADE")).toBeNull();
+    expect(await couponCount()).toBe(before);
+    expect(await findCouponByCode(server.context.db, "ROLEKEEP")).not.toBeNull();
+    expect(await findCouponByCode(server.context.db, "ROLEMADE")).toBeNull();
   });
 
   test("yunying and admin may make every call", async () => {
@@ -132,7 +132,7 @@ describe("update_coupon", () => {
   });
 
   test("each bad field is refused with its message and nothing is saved", async () => {
-    const before = couponCount();
+    const before = await couponCount();
     const cases: [Record<string, unknown>, string][] = [
       [{ type: "voucher" }, "优惠券类型错误"],
       [{ type: "discount", discount: 0.05 }, "折扣最小 0.1"],
@@ -152,7 +152,7 @@ describe("update_coupon", () => {
       expect({ fields, code: answer.code }).toEqual({ fields, code: 1000 });
       expect(answer.msg).toContain(message);
     }
-    expect(couponCount()).toBe(before);
+    expect(await couponCount()).toBe(before);
   });
 
   test("a taken code (any letter case) and an unknown id are refused", async () => {
@@ -228,7 +228,7 @@ describe("batch_create", () => {
   });
 
   test("all or none: a failure on the fifth coupon leaves no coupon of the batch", async () => {
-    server.context.db.exec(`CREATE TEMP TRIGGER fail_fifth BEFORE INSERT ON coupons
+    await server.context.db.exec(`CREATE TEMP TRIGGER fail_fifth BEFORE INSERT ON coupons
       WHEN NEW.name = 'boom' AND (SELECT COUNT(*) FROM coupons WHERE name = 'boom') >= 4
       BEGIN SELECT RAISE(ABORT, 'boom'); END`);
     try {
@@ -239,17 +239,15 @@ describe("batch_create", () => {
         count: 10,
       });
       expect(answer.code).toBe(999);
-      const left = server.context.db
-        .query<{ n: number }, []>("SELECT COUNT(*) AS n FROM coupons WHERE name = 'boom'")
-        .get()?.n;
+      const left = (await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM coupons WHERE name = 'boom'"))?.n;
       expect(left).toBe(0);
     } finally {
-      server.context.db.exec("DROP TRIGGER temp.fail_fifth");
+      await server.context.db.exec("DROP TRIGGER temp.fail_fifth");
     }
   });
 
   test("count 1 to 1000 and the coupon's own checks; nothing is made when refused", async () => {
-    const before = couponCount();
+    const before = await couponCount();
     for (const [fields, message] of [
       [{ type: "freeUse", trafficG: 1, count: 0 }, "数量至少为 1"],
       [{ type: "freeUse", trafficG: 1, count: 1001 }, "数量最多为 1000"],
@@ -262,7 +260,7 @@ describe("batch_create", () => {
       expect({ fields, code: answer.code }).toEqual({ fields, code: 1000 });
       expect(answer.msg).toContain(message);
     }
-    expect(couponCount()).toBe(before);
+    expect(await couponCount()).toBe(before);
   });
 
   test("taobao: false makes ordinary coupons", async () => {
@@ -284,8 +282,8 @@ describe("delete_coupon", () => {
       id_list: [a._id, b._id, "0123456789abcdef01234567"],
     });
     expect(answer).toMatchObject({ code: 0, data: { deleted: 2 } });
-    expect(findCouponByCode(server.context.db, "DELA")).toBeNull();
-    expect(findCouponByCode(server.context.db, "DELB")).toBeNull();
+    expect(await findCouponByCode(server.context.db, "DELA")).toBeNull();
+    expect(await findCouponByCode(server.context.db, "DELB")).toBeNull();
   });
 
   test("an empty list or a malformed id is refused", async () => {
@@ -300,7 +298,7 @@ describe("coupon_list and coupon_record_list", () => {
   test("a customer's own lucky-draw coupon is listed with its owner's e-mail", async () => {
     const owner = await loggedInClient(server);
     const fields = couponInput.parse({ name: "抽奖折扣", type: "discount", discount: 0.8 });
-    tx(server.context.db, () => insertCoupon(server.context, fields, "PRIZE80", Date.now(), owner.user.id));
+    await tx(server.context.db, async () => await insertCoupon(server.context, fields, "PRIZE80", Date.now(), owner.user.id));
     const list = (await yunying.call<Coupon[]>(`${COUPON}/coupon_list`, {})).data;
     expect(list.find((c) => c.code === "PRIZE80")).toMatchObject({
       name: "抽奖折扣",
@@ -314,7 +312,7 @@ describe("coupon_list and coupon_record_list", () => {
 
   test("the latest records, 100 unless a limit is given, used or restored", async () => {
     const customer = await loggedInClient(server);
-    const coupon = findCouponByCode(
+    const coupon = await findCouponByCode(
       server.context.db,
       (
         await saved({
@@ -327,12 +325,12 @@ describe("coupon_list and coupon_record_list", () => {
       ).code,
     ) as CouponRow;
     const base = Date.now();
-    const uses = tx(server.context.db, () =>
-      Array.from({ length: 105 }, (_, i) =>
-        recordCouponUse(server.context.db, { coupon, userId: customer.user.id, addDay: 7, now: base + i }),
+    const uses = await tx(server.context.db, () =>
+      Array.from({ length: 105 }, async (_, i) =>
+        await recordCouponUse(server.context.db, { coupon, userId: customer.user.id, addDay: 7, now: base + i }),
       ),
     );
-    tx(server.context.db, () => restoreCouponUse(server.context.db, uses[104] as string, base + 200));
+    await tx(server.context.db, async () => await restoreCouponUse(server.context.db, uses[104] as string, base + 200));
 
     const all = await yunying.call<CouponUseRecord[]>(`${COUPON}/coupon_record_list`, {});
     expect(all.data).toHaveLength(100);

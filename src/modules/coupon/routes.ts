@@ -21,37 +21,37 @@ export const couponCalls = [
     path: "/api/yunying/coupon/coupon_list",
     access: "yunying",
     input: emptyInput,
-    handle: (ctx) => listCoupons(ctx.app),
+    handle: async (ctx) => await listCoupons(ctx.app),
   }),
   defineCall({
     path: "/api/yunying/coupon/update_coupon",
     access: "yunying",
     input: couponInput,
-    handle: (ctx, input) => saveCoupon(ctx.app, input),
+    handle: async (ctx, input) => await saveCoupon(ctx.app, input),
   }),
   defineCall({
     path: "/api/yunying/coupon/batch_create",
     access: "yunying",
     input: couponBatchInput,
-    handle: (ctx, input) => createCouponBatch(ctx.app, input),
+    handle: async (ctx, input) => await createCouponBatch(ctx.app, input),
   }),
   defineCall({
     path: "/api/yunying/coupon/delete_coupon",
     access: "yunying",
     input: couponIdsInput,
-    handle: (ctx, input) => ({ deleted: deleteCoupons(ctx.app, input.id_list) }),
+    handle: async (ctx, input) => ({ deleted: await deleteCoupons(ctx.app, input.id_list) }),
   }),
   defineCall({
     path: "/api/yunying/coupon/coupon_record_list",
     access: "yunying",
     input: couponRecordsInput,
-    handle: (ctx, input) => listCouponUses(ctx.app, input.limit),
+    handle: async (ctx, input) => await listCouponUses(ctx.app, input.limit),
   }),
   // A customer redeems a trial voucher (seed 000 §7).
   defineCall({
     path: REDEEM_COUPON_CALL,
     access: "user",
     input: redeemCouponInput,
-    handle: (ctx, input) => redeemCoupon(ctx.app, (ctx.user as UserRow).id, input.code, ctx.ip),
+    handle: async (ctx, input) => await redeemCoupon(ctx.app, (ctx.user as UserRow).id, input.code, ctx.ip),
   }),
 ];

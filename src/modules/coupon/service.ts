@@ -41,22 +41,18 @@ export interface CouponRow {
   owner_user_id: string | null;
 }
 
-export function findCouponByCode(db: Db, code: string): CouponRow | null {
-  return db.query<CouponRow, [string]>("SELECT * FROM coupons WHERE code = ?").get(code.trim());
+export async function findCouponByCode(db: Db, code: string): Promise<CouponRow | null> {
+  return await db.get<CouponRow>("SELECT * FROM coupons WHERE code = ?", code.trim());
 }
 
-export function findCouponById(db: Db, id: string): CouponRow | null {
-  return db.query<CouponRow, [string]>("SELECT * FROM coupons WHERE id = ?").get(id);
+export async function findCouponById(db: Db, id: string): Promise<CouponRow | null> {
+  return await db.get<CouponRow>("SELECT * FROM coupons WHERE id = ?", id);
 }
 
 /** Uses of a coupon by a user that still count (not restored). */
-export function activeUsesByUser(db: Db, couponId: string, userId: string): number {
+export async function activeUsesByUser(db: Db, couponId: string, userId: string): Promise<number> {
   return (
-    db
-      .query<{ n: number }, [string, string]>(
-        "SELECT COUNT(*) AS n FROM coupon_uses WHERE coupon_id = ? AND user_id = ? AND is_delete = 0",
-      )
-      .get(couponId, userId)?.n ?? 0
+    (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM coupon_uses WHERE coupon_id = ? AND user_id = ? AND is_delete = 0", couponId, userId))?.n ?? 0
   );
 }
 
@@ -72,13 +68,13 @@ export const isExpired = (coupon: CouponRow, now: number) =>
  * expired 1029, a trial coupon 1022, this user's or all uses spent 1017. `alreadyHeld` counts a use
  * the caller already holds (re-checking an order's own coupon at payment time).
  */
-export function checkOrderCoupon(
+export async function checkOrderCoupon(
   db: Db,
   coupon: CouponRow | null,
   userId: string,
   now: number,
   alreadyHeld = 0,
-): CouponRow {
+): Promise<CouponRow> {
   if (!coupon || !usableBy(coupon, userId)) throw new RpcError(Code.couponNotFound, OrderMsg.couponError);
   if (isExpired(coupon, now)) throw new RpcError(Code.couponExpired, OrderMsg.couponExpired);
   if (TRIAL_COUPON_TYPES.includes(coupon.type))
@@ -87,7 +83,7 @@ export function checkOrderCoupon(
   if (total > 0 && coupon.auth_times - alreadyHeld >= total)
     throw new RpcError(Code.couponUsedUp, OrderMsg.couponUsedUp);
   const perUser = coupon.use_num_per_user;
-  if (perUser > 0 && activeUsesByUser(db, coupon.id, userId) - alreadyHeld >= perUser)
+  if (perUser > 0 && await activeUsesByUser(db, coupon.id, userId) - alreadyHeld >= perUser)
     throw new RpcError(Code.couponUsedUp, OrderMsg.couponUsedUp);
   return coupon;
 }
@@ -117,37 +113,19 @@ export interface CouponUse {
 }
 
 /** Records a use and counts it against the coupon's total. Returns the usage record id. */
-export function recordCouponUse(db: Db, use: CouponUse): string {
+export async function recordCouponUse(db: Db, use: CouponUse): Promise<string> {
   const id = newId(use.now);
-  db.query(
-    `INSERT INTO coupon_uses (id, coupon_id, user_id, order_id, code, type, add_traffic, add_day, add_money_fen, discount, time)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).run(
-    id,
-    use.coupon.id,
-    use.userId,
-    use.orderId ?? null,
-    use.coupon.code,
-    use.coupon.type,
-    use.addTraffic ?? 0,
-    use.addDay ?? 0,
-    use.addMoneyFen ?? 0,
-    use.coupon.type === "discount" ? use.coupon.discount : 1,
-    use.now,
-  );
-  db.query("UPDATE coupons SET auth_times = auth_times + 1 WHERE id = ?").run(use.coupon.id);
+  await db.run(`INSERT INTO coupon_uses (id, coupon_id, user_id, order_id, code, type, add_traffic, add_day, add_money_fen, discount, time)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, use.coupon.id, use.userId, use.orderId ?? null, use.coupon.code, use.coupon.type, use.addTraffic ?? 0, use.addDay ?? 0, use.addMoneyFen ?? 0, use.coupon.type === "discount" ? use.coupon.discount : 1, use.now);
+  await db.run("UPDATE coupons SET auth_times = auth_times + 1 WHERE id = ?", use.coupon.id);
   return id;
 }
 
 /** Marks a use restored (is_delete) and gives the use back to the coupon. Restoring twice does nothing. */
-export function restoreCouponUse(db: Db, useId: string, now: number): void {
-  const use = db
-    .query<{ coupon_id: string }, [number, string]>(
-      "UPDATE coupon_uses SET is_delete = 1, restore_time = ? WHERE id = ? AND is_delete = 0 RETURNING coupon_id",
-    )
-    .get(now, useId);
+export async function restoreCouponUse(db: Db, useId: string, now: number): Promise<void> {
+  const use = await db.get<{ coupon_id: string }>("UPDATE coupon_uses SET is_delete = 1, restore_time = ? WHERE id = ? AND is_delete = 0 RETURNING coupon_id", now, useId);
   if (!use) return;
-  db.query("UPDATE coupons SET auth_times = MAX(auth_times - 1, 0) WHERE id = ?").run(use.coupon_id);
+  await db.run("UPDATE coupons SET auth_times = MAX(auth_times - 1, 0) WHERE id = ?", use.coupon_id);
 }
 
 /** A coupon row with its owner's e-mail (null when anyone may use it, or the owner is gone). */
@@ -178,8 +156,8 @@ export function toCoupon(row: ListedCouponRow): Coupon {
   };
 }
 
-function couponById(db: Db, id: string): Coupon {
-  const row = db.query<ListedCouponRow, [string]>(`${LISTED_COUPON_SQL} WHERE c.id = ?`).get(id);
+async function couponById(db: Db, id: string): Promise<Coupon> {
+  const row = await db.get<ListedCouponRow>(`${LISTED_COUPON_SQL} WHERE c.id = ?`, id);
   if (!row) throw new RpcError(Code.notFound, CouponMsg.notFound);
   return toCoupon(row);
 }
@@ -194,29 +172,30 @@ export function randomCouponCode(length = RANDOM_CODE_LENGTH): string {
   return Array.from(bytes, (b) => CODE_LETTERS[b % CODE_LETTERS.length]).join("");
 }
 
-function codeTaken(db: Db, code: string, exceptId: string | undefined): boolean {
-  const holder = db.query<{ id: string }, [string]>("SELECT id FROM coupons WHERE code = ?").get(code);
+async function codeTaken(db: Db, code: string, exceptId: string | undefined): Promise<boolean> {
+  const holder = await db.get<{ id: string }>("SELECT id FROM coupons WHERE code = ?", code);
   return holder !== null && holder.id !== exceptId;
 }
 
 /** A random code no coupon has yet (in the caller's transaction, the unique index backing it). */
-export function unusedRandomCode(db: Db): string {
+export async function unusedRandomCode(db: Db): Promise<string> {
   for (;;) {
     const code = randomCouponCode();
-    if (!codeTaken(db, code, undefined)) return code;
+    if (!await codeTaken(db, code, undefined)) return code;
   }
 }
 
 /** expireTime of the input as stored: the end of the given day in the `timezone` setting, or 0 for never. */
-function expireTimeMs(ctx: AppContext, expireTime: string | number): number {
+async function expireTimeMs(ctx: AppContext, expireTime: string | number): Promise<number> {
   if (typeof expireTime === "number") return expireTime;
-  return expireTime === "" ? 0 : endOfBusinessDay(expireTime, ctx.settings.get("timezone"));
+  return expireTime === "" ? 0 : endOfBusinessDay(expireTime, await ctx.settings.get("timezone"));
 }
 
 type CouponFields = Omit<CouponInput, "_id" | "code">;
 
 /** The stored columns of a coupon's fields, in the order of COUPON_COLUMNS. */
-function couponValues(ctx: AppContext, input: CouponFields, code: string) {
+async function couponValues(ctx: AppContext, input: CouponFields, code: string) {
+  const expireTime = await expireTimeMs(ctx, input.expireTime);
   return [
     input.name,
     input.type,
@@ -230,7 +209,7 @@ function couponValues(ctx: AppContext, input: CouponFields, code: string) {
     input.discount,
     input.useNumPerUser,
     input.NumberOfAuthorizations,
-    expireTimeMs(ctx, input.expireTime),
+    expireTime,
   ] as const;
 }
 
@@ -238,20 +217,16 @@ const COUPON_COLUMNS = `name, type, code, taobao, traffic, traffic_has_limit_tim
   for_money_fen, discount, use_num_per_user, number_of_authorizations, expire_time`;
 
 /** Inserts a coupon (in the caller's transaction); an `ownerUserId` makes it that customer's own. */
-export function insertCoupon(
+export async function insertCoupon(
   ctx: AppContext,
   input: CouponFields,
   code: string,
   now: number,
   ownerUserId: string | null = null,
-): string {
+): Promise<string> {
   const id = newId(now);
-  ctx.db
-    .query(
-      `INSERT INTO coupons (${COUPON_COLUMNS}, id, create_time, owner_user_id)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
-    .run(...couponValues(ctx, input, code), id, now, ownerUserId);
+  await ctx.db.run(`INSERT INTO coupons (${COUPON_COLUMNS}, id, create_time, owner_user_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ...(await couponValues(ctx, input, code)), id, now, ownerUserId);
   return id;
 }
 
@@ -260,26 +235,22 @@ export function insertCoupon(
  * so does the owner of a lucky-draw coupon; lowered limits apply to the next use and to orders not
  * yet paid (checked again at dobuy).
  */
-export function saveCoupon(ctx: AppContext, input: CouponInput, now = Date.now()): Coupon {
-  return tx(ctx.db, () => {
-    const code = input.code || unusedRandomCode(ctx.db);
-    if (codeTaken(ctx.db, code, input._id))
+export async function saveCoupon(ctx: AppContext, input: CouponInput, now = Date.now()): Promise<Coupon> {
+  return await tx(ctx.db, async () => {
+    const code = input.code || await unusedRandomCode(ctx.db);
+    if (await codeTaken(ctx.db, code, input._id))
       throw new RpcError(Code.badInput, `${CouponMsg.codeTaken}: ${code}`);
     let id = input._id;
     if (id) {
-      const changed = ctx.db
-        .query(
-          `UPDATE coupons SET name = ?, type = ?, code = ?, taobao = ?, traffic = ?, traffic_has_limit_time = ?,
+      const changed = (await ctx.db.run(`UPDATE coupons SET name = ?, type = ?, code = ?, taobao = ?, traffic = ?, traffic_has_limit_time = ?,
              traffic_limit_hours = ?, vip_day = ?, for_money_fen = ?, discount = ?, use_num_per_user = ?,
              number_of_authorizations = ?, expire_time = ?
-           WHERE id = ?`,
-        )
-        .run(...couponValues(ctx, input, code), id).changes;
+           WHERE id = ?`, ...(await couponValues(ctx, input, code)), id)).changes;
       if (!changed) throw new RpcError(Code.notFound, CouponMsg.notFound);
     } else {
-      id = insertCoupon(ctx, input, code, now);
+      id = await insertCoupon(ctx, input, code, now);
     }
-    return couponById(ctx.db, id);
+    return await couponById(ctx.db, id);
   });
 }
 
@@ -287,11 +258,15 @@ export function saveCoupon(ctx: AppContext, input: CouponInput, now = Date.now()
  * The Taobao flow (seed 001 §4): `count` coupons of the same fields in one transaction, each with
  * its own random code that no coupon has (the unique index backs the check). All or none.
  */
-export function createCouponBatch(ctx: AppContext, input: CouponBatchInput, now = Date.now()): Coupon[] {
+export async function createCouponBatch(ctx: AppContext, input: CouponBatchInput, now = Date.now()): Promise<Coupon[]> {
   const { count, ...fields } = input;
-  return tx(ctx.db, () => {
-    const ids = Array.from({ length: count }, () => insertCoupon(ctx, fields, unusedRandomCode(ctx.db), now));
-    return ids.map((id) => couponById(ctx.db, id));
+  return await tx(ctx.db, async () => {
+    const coupons: Coupon[] = [];
+    for (let i = 0; i < count; i += 1) {
+      const id = await insertCoupon(ctx, fields, await unusedRandomCode(ctx.db), now);
+      coupons.push(await couponById(ctx.db, id));
+    }
+    return coupons;
   });
 }
 
@@ -299,11 +274,11 @@ export function createCouponBatch(ctx: AppContext, input: CouponBatchInput, now 
  * Deletes coupons; returns how many existed. Their usage records stay for the records page, and an
  * unpaid order still holding one of them is refused at dobuy (优惠券错误) until its coupon is taken off.
  */
-export function deleteCoupons(ctx: AppContext, ids: readonly string[]): number {
-  return tx(ctx.db, () => {
-    const remove = ctx.db.query("DELETE FROM coupons WHERE id = ?");
+export async function deleteCoupons(ctx: AppContext, ids: readonly string[]): Promise<number> {
+  return await tx(ctx.db, async () => {
+    const remove = "DELETE FROM coupons WHERE id = ?";
     let deleted = 0;
-    for (const id of new Set(ids)) deleted += remove.run(id).changes;
+    for (const id of new Set(ids)) deleted += (await ctx.db.run(remove, id)).changes;
     return deleted;
   });
 }
@@ -312,10 +287,8 @@ export function deleteCoupons(ctx: AppContext, ids: readonly string[]): number {
  * Every coupon, newest first (the manager filters by type and Taobao flag on the client), the
  * customers' own lucky-draw coupons too, with their owner's e-mail.
  */
-export function listCoupons(ctx: AppContext): Coupon[] {
-  return ctx.db
-    .query<ListedCouponRow, []>(`${LISTED_COUPON_SQL} ORDER BY c.create_time DESC, c.rowid DESC`)
-    .all()
+export async function listCoupons(ctx: AppContext): Promise<Coupon[]> {
+  return (await ctx.db.all<ListedCouponRow>(`${LISTED_COUPON_SQL} ORDER BY c.create_time DESC, c.rowid DESC`))
     .map(toCoupon);
 }
 
@@ -333,14 +306,10 @@ interface CouponUseRow {
 }
 
 /** The most recent `limit` usage records, newest first (seed 001 §2.13); email "" when the user is gone. */
-export function listCouponUses(ctx: AppContext, limit: number): CouponUseRecord[] {
-  return ctx.db
-    .query<CouponUseRow, [number]>(
-      `SELECT cu.id, (SELECT email FROM users WHERE id = cu.user_id) AS email, cu.code, cu.type, cu.add_traffic,
+export async function listCouponUses(ctx: AppContext, limit: number): Promise<CouponUseRecord[]> {
+  return (await ctx.db.all<CouponUseRow>(`SELECT cu.id, (SELECT email FROM users WHERE id = cu.user_id) AS email, cu.code, cu.type, cu.add_traffic,
          cu.add_day, cu.add_money_fen, cu.discount, cu.time, cu.is_delete
-       FROM coupon_uses cu ORDER BY cu.time DESC, cu.rowid DESC LIMIT ?`,
-    )
-    .all(limit)
+       FROM coupon_uses cu ORDER BY cu.time DESC, cu.rowid DESC LIMIT ?`, limit))
     .map((row) => ({
       _id: row.id,
       email: row.email ?? "",

@@ -9,18 +9,18 @@ export const entryCalls = [
     path: "/api/admin/entrys/list",
     access: "admin",
     input: emptyInput,
-    handle: (ctx) => listEntries(ctx.app),
+    handle: async (ctx) => await listEntries(ctx.app),
   }),
   defineCall({
     path: "/api/admin/entrys/update",
     access: "admin",
     input: entryInput,
-    handle: (ctx, input) => saveEntry(ctx.app, input),
+    handle: async (ctx, input) => await saveEntry(ctx.app, input),
   }),
   defineCall({
     path: "/api/admin/entrys/delete",
     access: "admin",
     input: idInput,
-    handle: (ctx, input) => deleteEntry(ctx.app, input.id),
+    handle: async (ctx, input) => await deleteEntry(ctx.app, input.id),
   }),
 ];

@@ -27,43 +27,33 @@ export function toEntry(row: EntryRow): Entry {
   };
 }
 
-export function findEntry(ctx: AppContext, id: string): Entry | null {
-  const row = ctx.db.query<EntryRow, [string]>("SELECT * FROM entries WHERE id = ?").get(id);
+export async function findEntry(ctx: AppContext, id: string): Promise<Entry | null> {
+  const row = await ctx.db.get<EntryRow>("SELECT * FROM entries WHERE id = ?", id);
   return row ? toEntry(row) : null;
 }
 
-export function listEntries(ctx: AppContext): Entry[] {
-  return ctx.db
-    .query<EntryRow, []>("SELECT * FROM entries ORDER BY sort_index, create_time")
-    .all()
+export async function listEntries(ctx: AppContext): Promise<Entry[]> {
+  return (await ctx.db.all<EntryRow>("SELECT * FROM entries ORDER BY sort_index, create_time"))
     .map(toEntry);
 }
 
-export function saveEntry(ctx: AppContext, input: EntryInput, now = Date.now()): Entry {
+export async function saveEntry(ctx: AppContext, input: EntryInput, now = Date.now()): Promise<Entry> {
   const ipList = JSON.stringify([...new Set(input.ipList)]);
-  const id = tx(ctx.db, () => {
+  const id = await tx(ctx.db, async () => {
     if (input._id) {
-      const changed = ctx.db
-        .query(
-          "UPDATE entries SET sort_index = ?, name = ?, ip = ?, ip_list = ?, desc = ?, visible = ? WHERE id = ?",
-        )
-        .run(input.index, input.name, input.ip, ipList, input.desc, input.visible ? 1 : 0, input._id).changes;
+      const changed = (await ctx.db.run("UPDATE entries SET sort_index = ?, name = ?, ip = ?, ip_list = ?, desc = ?, visible = ? WHERE id = ?", input.index, input.name, input.ip, ipList, input.desc, input.visible ? 1 : 0, input._id)).changes;
       if (!changed) throw new RpcError(Code.notFound, "入口不存在");
       return input._id;
     }
     const id = newId(now);
-    ctx.db
-      .query(
-        "INSERT INTO entries (id, sort_index, name, ip, ip_list, desc, visible, create_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-      )
-      .run(id, input.index, input.name, input.ip, ipList, input.desc, input.visible ? 1 : 0, now);
+    await ctx.db.run("INSERT INTO entries (id, sort_index, name, ip, ip_list, desc, visible, create_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", id, input.index, input.name, input.ip, ipList, input.desc, input.visible ? 1 : 0, now);
     return id;
   });
-  return findEntry(ctx, id) as Entry;
+  return await findEntry(ctx, id) as Entry;
 }
 
 /** Lines relayed through the entry lose it (and are not served until an entry is chosen again). */
-export function deleteEntry(ctx: AppContext, id: string): void {
-  const changed = ctx.db.query("DELETE FROM entries WHERE id = ?").run(id).changes;
+export async function deleteEntry(ctx: AppContext, id: string): Promise<void> {
+  const changed = (await ctx.db.run("DELETE FROM entries WHERE id = ?", id)).changes;
   if (!changed) throw new RpcError(Code.notFound, "入口不存在");
 }

@@ -29,12 +29,8 @@ afterAll(async () => {
   await server?.close();
 });
 
-function errorRows() {
-  return server.context.db
-    .query<{ create_time: number; name: string; msg: string; stack: string }, []>(
-      "SELECT create_time, name, msg, stack FROM error_logs ORDER BY id",
-    )
-    .all();
+async function errorRows() {
+  return await server.context.db.all<{ create_time: number; name: string; msg: string; stack: string }>("SELECT create_time, name, msg, stack FROM error_logs ORDER BY id");
 }
 
 /** Decoded answer text, to look for internals. */
@@ -54,7 +50,7 @@ function expectNoInternals(text: string) {
 describe("unexpected errors", () => {
   test("a call whose table is gone answers 999 with a message and no stack, and is logged", async () => {
     const before = Date.now();
-    server.context.db.exec("DROP TABLE notice_clicks");
+    await server.context.db.exec("DROP TABLE notice_clicks");
     const response = await user.raw(
       "/api/user_notive/list",
       JSON.stringify({ data: Buffer.from("{}").toString("base64") }),
@@ -67,7 +63,7 @@ describe("unexpected errors", () => {
     expect(answer.msg.length).toBeGreaterThan(0);
     expectNoInternals(text);
 
-    const rows = errorRows();
+    const rows = await errorRows();
     expect(rows.length).toBe(1);
     const row = rows[0];
     expect(row?.name).toContain("/api/user_notive/list");
@@ -83,7 +79,7 @@ describe("unexpected errors", () => {
   test("a login whose session cannot be stored answers 999 and sets no cookie", async () => {
     const email = uniqueEmail("trigger");
     await createUser(server.context, { email, passwordDigest: transformPassword("correct-horse-1") });
-    server.context.db.exec(
+    await server.context.db.exec(
       "CREATE TRIGGER refuse_sessions BEFORE INSERT ON sessions BEGIN SELECT RAISE(ABORT, 'sessions are read-only'); END",
     );
     try {
@@ -92,21 +88,21 @@ describe("unexpected errors", () => {
       expect(answer.code).toBe(999);
       expect(answer.msg).not.toContain("read-only");
       expect(client.cookies.has("token")).toBe(false);
-      expect(errorRows().at(-1)?.msg).toContain("sessions are read-only");
-      expect(errorRows().at(-1)?.name).toContain("/api/user/login");
+      expect((await errorRows()).at(-1)?.msg).toContain("sessions are read-only");
+      expect((await errorRows()).at(-1)?.name).toContain("/api/user/login");
     } finally {
-      server.context.db.exec("DROP TRIGGER refuse_sessions");
+      await server.context.db.exec("DROP TRIGGER refuse_sessions");
     }
   });
 
   test("a failing confirm link (not an envelope call) is HTTP 500 without internals, and logged", async () => {
-    server.context.db.exec("DROP TABLE email_tokens");
+    await server.context.db.exec("DROP TABLE email_tokens");
     const response = await fetch(
       `${server.url}/api/account/signup_confirm?serial_id=${"a".repeat(24)}&key=${"b".repeat(64)}`,
     );
     expect(response.status).toBe(500);
     expectNoInternals(await response.text());
-    const row = errorRows().at(-1);
+    const row = (await errorRows()).at(-1);
     expect(row?.name).toBe("GET /api/account/signup_confirm");
     expect(row?.msg).toContain("email_tokens");
   });
@@ -123,14 +119,12 @@ describe("/api/admin/errors/list and clear", () => {
         expect((await client.call(path)).code).toBe(1003);
       }
     }
-    expect(errorRows().length).toBe(3);
+    expect((await errorRows()).length).toBe(3);
   });
 
   test("list shows createTime, name, msg and stack, newest first, within the asked number of days", async () => {
     const tenDaysAgo = Date.now() - 10 * 86_400_000;
-    server.context.db
-      .query("INSERT INTO error_logs (create_time, last_time, name, msg, stack) VALUES (?, ?, ?, ?, ?)")
-      .run(tenDaysAgo, tenDaysAgo, "old", "ten days ago", "");
+    await server.context.db.run("INSERT INTO error_logs (create_time, last_time, name, msg, stack) VALUES (?, ?, ?, ?, ?)", tenDaysAgo, tenDaysAgo, "old", "ten days ago", "");
     const answer = await admin.call<ErrorRecord[]>("/api/admin/errors/list");
     expect(answer.code).toBe(0);
     expect(answer.data.length).toBe(3);
@@ -164,7 +158,7 @@ describe("/api/admin/errors/list and clear", () => {
     const answer = await admin.call<{ deletedCount: number }>("/api/admin/errors/clear");
     expect(answer.code).toBe(0);
     expect(answer.data.deletedCount).toBe(4);
-    expect(errorRows()).toEqual([]);
+    expect(await errorRows()).toEqual([]);
     expect((await admin.call<ErrorRecord[]>("/api/admin/errors/list", { num: 3650 })).data).toEqual([]);
   });
 });
@@ -185,7 +179,7 @@ function abortMidBody(port: number, head: string): Promise<void> {
 
 describe("a log strangers cannot fill (issue 11, finding 13)", () => {
   test("clients that go away mid-body add no error row", async () => {
-    const before = errorRows().length;
+    const before = (await errorRows()).length;
     const cookie = `Cookie: ${user.cookieHeader()}\r\n`;
     await Promise.all([
       abortMidBody(
@@ -203,7 +197,7 @@ describe("a log strangers cannot fill (issue 11, finding 13)", () => {
     ]);
     // Give the server the time to see the connections close (it logged them within this before).
     await Bun.sleep(500);
-    expect(errorRows().length).toBe(before);
+    expect((await errorRows()).length).toBe(before);
     expect((await user.call("/api/user/userinfo")).code).toBe(0);
   });
 
@@ -211,10 +205,8 @@ describe("a log strangers cannot fill (issue 11, finding 13)", () => {
     const db = server.context.db;
     const start = Date.now();
     for (let i = 0; i < 10_000; i += 1)
-      recordError(db, "node push", new Error("SQLITE_BUSY: database is locked"));
-    const rows = db
-      .query<{ n: number }, []>("SELECT COUNT(*) AS n FROM error_logs WHERE name = 'node push'")
-      .get();
+      await recordError(db, "node push", new Error("SQLITE_BUSY: database is locked"));
+    const rows = await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM error_logs WHERE name = 'node push'");
     expect(rows?.n).toBe(1);
     const listed = (await admin.call<ErrorRecord[]>("/api/admin/errors/list")).data.find(
       (record) => record.name === "node push",
@@ -230,48 +222,36 @@ describe("a log strangers cannot fill (issue 11, finding 13)", () => {
     // A window of its own (times given explicitly), so earlier rows do not count towards its caps.
     const window = (Math.floor(Date.now() / LOG_WINDOW_MS) + 2) * LOG_WINDOW_MS;
     for (let i = 0; i < 1000; i += 1)
-      recordError(db, "usdt watcher", new Error(`HTTP 500 #${i}`), window + i);
-    const rowsSince = (name: string | null) =>
-      db
-        .query<{ n: number; counted: number }, [number, string | null]>(
-          "SELECT COUNT(*) AS n, SUM(repeat_count) AS counted FROM error_logs WHERE create_time >= ?1 AND (?2 IS NULL OR name = ?2)",
-        )
-        .get(window, name);
-    expect(rowsSince("usdt watcher")).toEqual({ n: PER_SOURCE_PER_WINDOW + 1, counted: 1000 });
+      await recordError(db, "usdt watcher", new Error(`HTTP 500 #${i}`), window + i);
+    const rowsSince = async (name: string | null) =>
+      await db.get<{ n: number; counted: number }>("SELECT COUNT(*) AS n, SUM(repeat_count) AS counted FROM error_logs WHERE create_time >= ?1 AND (?2 IS NULL OR name = ?2)", window, name);
+    expect(await rowsSince("usdt watcher")).toEqual({ n: PER_SOURCE_PER_WINDOW + 1, counted: 1000 });
     for (let i = 0; i < 5000; i += 1)
-      recordError(db, `GET /made-up/${i}`, new Error("boom"), window + 2000 + i);
-    const all = rowsSince(null);
+      await recordError(db, `GET /made-up/${i}`, new Error("boom"), window + 2000 + i);
+    const all = await rowsSince(null);
     expect(all?.n).toBeLessThanOrEqual(TOTAL_PER_WINDOW + 1);
     expect(all?.counted).toBe(6000);
-    const overflow = db
-      .query<{ msg: string; repeat_count: number }, []>(
-        "SELECT msg, repeat_count FROM error_logs WHERE name = 'error_logs'",
-      )
-      .get();
+    const overflow = await db.get<{ msg: string; repeat_count: number }>("SELECT msg, repeat_count FROM error_logs WHERE name = 'error_logs'");
     expect(overflow?.msg).toContain("本小时错误过多");
-    db.query("DELETE FROM error_logs WHERE create_time >= ?").run(window);
+    await db.run("DELETE FROM error_logs WHERE create_time >= ?", window);
   });
 
   test("rows not seen for 30 days expire", async () => {
     const db = server.context.db;
     const now = Date.now() + 10 * LOG_WINDOW_MS;
-    const insert = db.query(
-      "INSERT INTO error_logs (create_time, last_time, name, msg, stack) VALUES (?, ?, 'expiry test', ?, '')",
-    );
-    insert.run(now - 40 * 86_400_000, now - 31 * 86_400_000, "seen 31 days ago");
-    insert.run(now - 40 * 86_400_000, now - 29 * 86_400_000, "seen 29 days ago");
-    recordError(db, "expiry trigger", new Error("x"), now);
-    const left = db
-      .query<{ msg: string }, []>("SELECT msg FROM error_logs WHERE name = 'expiry test'")
-      .all()
+    const insert = "INSERT INTO error_logs (create_time, last_time, name, msg, stack) VALUES (?, ?, 'expiry test', ?, '')";
+    await db.run(insert, now - 40 * 86_400_000, now - 31 * 86_400_000, "seen 31 days ago");
+    await db.run(insert, now - 40 * 86_400_000, now - 29 * 86_400_000, "seen 29 days ago");
+    await recordError(db, "expiry trigger", new Error("x"), now);
+    const left = (await db.all<{ msg: string }>("SELECT msg FROM error_logs WHERE name = 'expiry test'"))
       .map((r) => r.msg);
     expect(left).toEqual(["seen 29 days ago"]);
-    db.exec("DELETE FROM error_logs WHERE name IN ('expiry test', 'expiry trigger', 'node push')");
+    await db.exec("DELETE FROM error_logs WHERE name IN ('expiry test', 'expiry trigger', 'node push')");
   });
 });
 
 test("when even the error log is broken, the caller still gets 999, the operator sees both errors on stderr and the server keeps serving", async () => {
-  server.context.db.exec("DROP TABLE error_logs");
+  await server.context.db.exec("DROP TABLE error_logs");
   // Captured, not printed: the stderr lines are what this test expects.
   const printed: unknown[][] = [];
   const stderr = spyOn(console, "error").mockImplementation((...line) => printed.push(line));

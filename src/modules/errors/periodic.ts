@@ -6,17 +6,17 @@ import { recordError } from "./service.ts";
  * goes to the error log under `name` and the next one runs as planned; stop() waits for a round
  * still running.
  */
-export function startPeriodic(ctx: AppContext, name: string, intervalMs: number, round: () => unknown) {
+export async function startPeriodic(ctx: AppContext, name: string, intervalMs: number, round: () => unknown) {
   let running: Promise<unknown> = Promise.resolve();
-  const run = () => {
+  const run = async () => {
     try {
-      running = Promise.resolve(round()).catch((error) => recordError(ctx.db, name, error));
+      running = Promise.resolve(round()).catch(async (error) => await recordError(ctx.db, name, error));
     } catch (error) {
-      recordError(ctx.db, name, error);
+      await recordError(ctx.db, name, error);
     }
   };
   const timer = setInterval(run, intervalMs);
-  run();
+  await run();
   return {
     async stop() {
       clearInterval(timer);

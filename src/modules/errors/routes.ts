@@ -8,12 +8,12 @@ export const errorCalls = [
     path: "/api/admin/errors/list",
     access: "admin",
     input: z.object({ num: z.number().int().min(1).max(3650).default(7) }),
-    handle: (ctx, input) => listErrors(ctx.app.db, input.num),
+    handle: async (ctx, input) => await listErrors(ctx.app.db, input.num),
   }),
   defineCall({
     path: "/api/admin/errors/clear",
     access: "admin",
     input: emptyInput,
-    handle: (ctx) => ({ deletedCount: clearErrors(ctx.app.db) }),
+    handle: async (ctx) => ({ deletedCount: await clearErrors(ctx.app.db) }),
   }),
 ];

@@ -48,63 +48,55 @@ function isAbort(error: unknown): boolean {
   return error instanceof DOMException && error.name === "AbortError";
 }
 
-function expireOldErrors(db: Db, now: number): void {
-  expireOncePerWindow(db, "error_logs", now, () =>
-    db.query("DELETE FROM error_logs WHERE last_time < ?").run(now - ERROR_DAYS * DAY_MS),
+async function expireOldErrors(db: Db, now: number): Promise<void> {
+  await expireOncePerWindow(db, "error_logs", now, async () =>
+    await db.run("DELETE FROM error_logs WHERE last_time < ?", now - ERROR_DAYS * DAY_MS),
   );
 }
 
-function insertError(
+async function insertError(
   db: Db,
   row: { name: string; msg: string; stack: string },
   fingerprint: string,
   now: number,
 ) {
-  db.query(
-    `INSERT INTO error_logs (create_time, last_time, name, msg, stack, fingerprint, repeat_count)
+  await db.run(`INSERT INTO error_logs (create_time, last_time, name, msg, stack, fingerprint, repeat_count)
      VALUES (?1, ?1, ?2, ?3, ?4, ?5, 1)
-     ON CONFLICT (fingerprint) DO UPDATE SET repeat_count = repeat_count + 1, last_time = excluded.last_time`,
-  ).run(now, row.name, row.msg, row.stack, fingerprint);
+     ON CONFLICT (fingerprint) DO UPDATE SET repeat_count = repeat_count + 1, last_time = excluded.last_time`, now, row.name, row.msg, row.stack, fingerprint);
 }
 
 /** Where a new error goes over a cap this window: the overflow row's name, or null when it fits. */
-function overflowSource(db: Db, name: string, since: number): string | null {
-  const total = db
-    .query<{ n: number }, [number]>("SELECT COUNT(*) AS n FROM error_logs WHERE create_time >= ?")
-    .get(since);
+async function overflowSource(db: Db, name: string, since: number): Promise<string | null> {
+  const total = await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM error_logs WHERE create_time >= ?", since);
   if ((total?.n ?? 0) >= TOTAL_PER_WINDOW) return "error_logs";
-  const fromSource = db
-    .query<{ n: number }, [string, number]>(
-      "SELECT COUNT(*) AS n FROM error_logs WHERE name = ? AND create_time >= ?",
-    )
-    .get(name, since);
+  const fromSource = await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM error_logs WHERE name = ? AND create_time >= ?", name, since);
   return (fromSource?.n ?? 0) >= PER_SOURCE_PER_WINDOW ? name : null;
 }
 
 /** Records an unexpected error. Never throws: a failing error log must not hide the first error. */
-export function recordError(db: Db, name: string, error: unknown, now = Date.now()): void {
+export async function recordError(db: Db, name: string, error: unknown, now = Date.now()): Promise<void> {
   if (isAbort(error)) return;
   const err = error instanceof Error ? error : new Error(String(error));
   const storage = noteWriteFailure(db, name, err, now);
   try {
-    expireOldErrors(db, now);
+    await expireOldErrors(db, now);
     const row = {
       name: cutUtf8(name, NAME_MAX_BYTES),
       msg: cutUtf8(err.message || err.name, MSG_MAX_BYTES),
       stack: cutUtf8(err.stack ?? "", STACK_MAX_BYTES),
     };
     const fingerprint = sha256Hex(`${row.name}\n${row.msg}`);
-    if (countRepeat(db, "error_logs", fingerprint, now)) return;
+    if (await countRepeat(db, "error_logs", fingerprint, now)) return;
     const windowStart = logWindowStart(now);
-    const source = overflowSource(db, row.name, windowStart);
+    const source = await overflowSource(db, row.name, windowStart);
     if (source === null) {
-      insertError(db, row, fingerprint, now);
+      await insertError(db, row, fingerprint, now);
       return;
     }
     const overflow = sha256Hex(`overflow\n${source}\n${windowStart}`);
-    if (countRepeat(db, "error_logs", overflow, now)) return;
+    if (await countRepeat(db, "error_logs", overflow, now)) return;
     const msg = `本小时错误过多，之后的只计数（次数见 count），最先超出的一条：${row.msg}`;
-    insertError(db, { name: source, msg: cutUtf8(msg, MSG_MAX_BYTES), stack: row.stack }, overflow, now);
+    await insertError(db, { name: source, msg: cutUtf8(msg, MSG_MAX_BYTES), stack: row.stack }, overflow, now);
   } catch (logError) {
     // Out of space the error log cannot be written either; the write-failure line has told it.
     if (storage || noteWriteFailure(db, "error log", logError, now)) return;
@@ -113,15 +105,11 @@ export function recordError(db: Db, name: string, error: unknown, now = Date.now
 }
 
 /** Error records seen in the last `days` days, latest first. */
-export function listErrors(db: Db, days: number, now = Date.now()): ErrorRecord[] {
-  return db
-    .query<ErrorRecord, [number]>(
-      `SELECT id AS _id, create_time AS createTime, name, msg, stack, repeat_count AS count, last_time AS lastTime
-       FROM error_logs WHERE last_time >= ? ORDER BY last_time DESC, id DESC LIMIT 1000`,
-    )
-    .all(now - days * DAY_MS);
+export async function listErrors(db: Db, days: number, now = Date.now()): Promise<ErrorRecord[]> {
+  return await db.all<ErrorRecord>(`SELECT id AS _id, create_time AS createTime, name, msg, stack, repeat_count AS count, last_time AS lastTime
+       FROM error_logs WHERE last_time >= ? ORDER BY last_time DESC, id DESC LIMIT 1000`, now - days * DAY_MS);
 }
 
-export function clearErrors(db: Db): number {
-  return db.query("DELETE FROM error_logs").run().changes;
+export async function clearErrors(db: Db): Promise<number> {
+  return (await db.run("DELETE FROM error_logs")).changes;
 }

@@ -55,10 +55,10 @@ const reply = (who: Client, id: string, desc: string, imageUrl = "") =>
 const close = (who: Client, id: string) => who.client.call<Ticket>("/api/feedback/close", { id });
 const notices = async (who: Client) => (await who.client.call<Notice[]>("/api/user_notive/list")).data;
 
-const count = (sql: string, ...params: string[]) =>
-  server.context.db.query<{ n: number }, string[]>(sql).get(...params)?.n ?? -1;
-const ticketCount = () => count("SELECT COUNT(*) AS n FROM tickets");
-const commentCount = () => count("SELECT COUNT(*) AS n FROM ticket_comments");
+const count = async (sql: string, ...params: string[]) =>
+  (await server.context.db.get<{ n: number }>(sql, ...params))?.n ?? -1;
+const ticketCount = async () => await count("SELECT COUNT(*) AS n FROM tickets");
+const commentCount = async () => await count("SELECT COUNT(*) AS n FROM ticket_comments");
 
 /** Binds a Telegram chat to the account, as the bot does after /bind. */
 
@@ -97,7 +97,7 @@ describe("create", () => {
 
   test("标题不能为空 / 描述不能为空 / too long: refused with 1000 and nothing stored", async () => {
     const alice = await loggedInClient(server);
-    const before = ticketCount();
+    const before = await ticketCount();
     for (const [payload, message] of [
       [{ title: "", desc: "描述", imageUrl: "" }, TicketMsg.titleEmpty],
       [{ title: "   ", desc: "描述", imageUrl: "" }, TicketMsg.titleEmpty],
@@ -110,7 +110,7 @@ describe("create", () => {
       expect({ payload, code: answer.code }).toEqual({ payload, code: Code.badInput });
       expect(answer.msg).toContain(message);
     }
-    expect(ticketCount()).toBe(before);
+    expect(await ticketCount()).toBe(before);
   });
 
   test("an image of the caller's own upload is kept; someone else's or a made-up one is refused", async () => {
@@ -121,14 +121,14 @@ describe("create", () => {
     expect(ticket.imageUrl).toBe(mine);
     expect((await alice.client.get(mine)).status).toBe(200);
 
-    const before = ticketCount();
+    const before = await ticketCount();
     const bobs = await upload(bob);
     for (const imageUrl of [bobs, downloadPath(`${"a".repeat(32)}.png`), "/etc/passwd", "../ferry.db"]) {
       const answer = await alice.client.call("/api/feedback/create", { title: "t", desc: "d", imageUrl });
       expect({ imageUrl, code: answer.code }).toEqual({ imageUrl, code: Code.badInput });
       expect(answer.msg).toContain(FileMsg.notYours);
     }
-    expect(ticketCount()).toBe(before);
+    expect(await ticketCount()).toBe(before);
   });
 
   test(`at most ${TICKETS_PER_DAY} new tickets per account in 24 hours (1005), others unaffected`, async () => {
@@ -175,7 +175,7 @@ describe("who sees and does what", () => {
   });
 
   test("another customer can neither refresh, answer nor close it, and learns nothing (1004 / 1003)", async () => {
-    const comments = commentCount();
+    const comments = await commentCount();
     const refreshed = await refresh(bob, ticket._id);
     expect({ code: refreshed.code, msg: refreshed.msg, data: refreshed.data as unknown }).toEqual({
       code: Code.notFound,
@@ -197,7 +197,7 @@ describe("who sees and does what", () => {
       msg: TicketMsg.forbidden,
     });
 
-    expect(commentCount()).toBe(comments);
+    expect(await commentCount()).toBe(comments);
     expect((await refresh(alice, ticket._id)).data).toEqual(ticket);
   });
 
@@ -221,11 +221,11 @@ describe("conversation, notices and bot messages", () => {
     const alice = await loggedInClient(server);
     const bob = await loggedInClient(server);
     const admin = await loggedInClient(server, { role: "admin" });
-    bindChat(server, alice.user.id, 7001);
-    bindChat(server, bob.user.id, 7002);
-    bindChat(server, admin.user.id, 7003);
+    await bindChat(server, alice.user.id, 7001);
+    await bindChat(server, bob.user.id, 7002);
+    await bindChat(server, admin.user.id, 7003);
     const ticket = await open(alice, "续费后没到账", "订单已支付");
-    expect(outboxTexts(server, 7003).at(-1)).toBe(
+    expect((await outboxTexts(server, 7003)).at(-1)).toBe(
       `新工单「续费后没到账」（${alice.email}）\n订单已支付\n${server.url}/#/feedback?id=${ticket._id}`,
     );
     const aliceNotices = (await notices(alice)).length;
@@ -260,10 +260,10 @@ describe("conversation, notices and bot messages", () => {
       href: `/#/feedback?id=${ticket._id}`,
     });
     expect((await notices(bob)).length).toBe(bobNotices);
-    expect(outboxTexts(server, 7001)).toEqual([
+    expect(await outboxTexts(server, 7001)).toEqual([
       `您的工单「续费后没到账」有新回复：\n已为您补发\n${server.url}/#/feedback?id=${ticket._id}`,
     ]);
-    expect(outboxTexts(server, 7002)).toEqual([]);
+    expect(await outboxTexts(server, 7002)).toEqual([]);
 
     // The customer writes back with an image: open again, the admins are told, no notice for anyone.
     const image = await upload(alice);
@@ -276,10 +276,10 @@ describe("conversation, notices and bot messages", () => {
     expect(viewerStatus(back.data, "user")).toBe("open");
     expect(viewerStatus(back.data, "admin")).toBe("responsed");
     expect((await notices(alice)).length).toBe(aliceNotices + 1);
-    expect(outboxTexts(server, 7003).at(-1)).toBe(
+    expect((await outboxTexts(server, 7003)).at(-1)).toBe(
       `工单「续费后没到账」有用户回复（${alice.email}）\n收到，谢谢\n${server.url}/#/feedback?id=${ticket._id}`,
     );
-    expect(outboxTexts(server, 7001).length).toBe(1);
+    expect((await outboxTexts(server, 7001)).length).toBe(1);
 
     // Both see the same conversation; only the admin's copy names the answering admin.
     const adminView = (await refresh(admin, ticket._id)).data;
@@ -295,7 +295,7 @@ describe("conversation, notices and bot messages", () => {
     const alice = await loggedInClient(server);
     const admin = await loggedInClient(server, { role: "admin" });
     const ticket = await open(alice);
-    const comments = commentCount();
+    const comments = await commentCount();
     for (const desc of ["", "   "]) {
       const answer = await reply(alice, ticket._id, desc);
       expect(answer.code).toBe(Code.badInput);
@@ -305,22 +305,22 @@ describe("conversation, notices and bot messages", () => {
     const alicesImage = await upload(alice);
     const answer = await reply(admin, ticket._id, "见图", alicesImage);
     expect({ code: answer.code, msg: answer.msg }).toEqual({ code: Code.badInput, msg: FileMsg.notYours });
-    expect(commentCount()).toBe(comments);
+    expect(await commentCount()).toBe(comments);
     expect((await refresh(alice, ticket._id)).data.status).toBe("open");
   });
 
   test("without a site origin the bot message carries no link", async () => {
     const alice = await loggedInClient(server);
     const admin = await loggedInClient(server, { role: "admin" });
-    bindChat(server, alice.user.id, 7101);
+    await bindChat(server, alice.user.id, 7101);
     const ticket = await open(alice, "无链接");
-    server.context.settings.update({ site_url: "" });
+    await server.context.settings.update({ site_url: "" });
     try {
       await reply(admin, ticket._id, "好的");
     } finally {
-      server.context.settings.update({ site_url: server.url });
+      await server.context.settings.update({ site_url: server.url });
     }
-    expect(outboxTexts(server, 7101)).toEqual(["您的工单「无链接」有新回复：\n好的"]);
+    expect(await outboxTexts(server, 7101)).toEqual(["您的工单「无链接」有新回复：\n好的"]);
   });
 });
 
@@ -347,7 +347,7 @@ describe("close", () => {
       closeTime: closed.data.closeTime,
     });
 
-    const comments = commentCount();
+    const comments = await commentCount();
     const noticesBefore = (await notices(alice)).length;
     for (const who of [alice, admin]) {
       const answer = await reply(who, ticket._id, "还在吗");
@@ -356,7 +356,7 @@ describe("close", () => {
         msg: TicketMsg.closed,
       });
     }
-    expect(commentCount()).toBe(comments);
+    expect(await commentCount()).toBe(comments);
     expect((await notices(alice)).length).toBe(noticesBefore);
 
     // Closing again is harmless; an unknown ticket is 1004 for the admin too.

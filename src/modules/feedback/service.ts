@@ -70,8 +70,8 @@ const imageUrlOf = (image: string) => (image === "" ? "" : downloadPath(image));
 /** The page link of a ticket: relative for the bell, absolute (trusted origin) for the bot. */
 const ticketHref = (id: string) => `/#/feedback?id=${id}`;
 
-function ticketLink(ctx: AppContext, id: string): string {
-  const origin = siteOrigin(ctx.settings.all());
+async function ticketLink(ctx: AppContext, id: string): Promise<string> {
+  const origin = siteOrigin(await ctx.settings.all());
   return origin ? `\n${origin}${ticketHref(id)}` : "";
 }
 
@@ -83,25 +83,21 @@ function quote(text: string): string {
 const TICKET_COLUMNS = `t.id, t.user_id, u.email, t.title, t.desc, t.image, t.status, t.create_time, t.update_time,
   t.close_time FROM tickets t JOIN users u ON u.id = t.user_id`;
 
-function ticketRow(ctx: AppContext, id: string): TicketRow | null {
-  return ctx.db.query<TicketRow, [string]>(`SELECT ${TICKET_COLUMNS} WHERE t.id = ?`).get(id);
+async function ticketRow(ctx: AppContext, id: string): Promise<TicketRow | null> {
+  return await ctx.db.get<TicketRow>(`SELECT ${TICKET_COLUMNS} WHERE t.id = ?`, id);
 }
 
 /**
  * Tickets with their comments, oldest comment first. `forStaff`: an admin is looking, who also
  * learns which admin wrote each answer (customers never see staff accounts).
  */
-function withComments(ctx: AppContext, rows: TicketRow[], forStaff: boolean): Ticket[] {
+async function withComments(ctx: AppContext, rows: TicketRow[], forStaff: boolean): Promise<Ticket[]> {
   if (rows.length === 0) return [];
   const comments = new Map<string, TicketComment[]>(rows.map((row) => [row.id, []]));
   const ids = rows.map((row) => row.id);
-  const commentRows = ctx.db
-    .query<CommentRow, string[]>(
-      `SELECT c.ticket_id, c.author, c.text, c.image, c.create_time, s.email AS staff_email
+  const commentRows = await ctx.db.all<CommentRow>(`SELECT c.ticket_id, c.author, c.text, c.image, c.create_time, s.email AS staff_email
        FROM ticket_comments c LEFT JOIN users s ON s.id = c.author_id
-       WHERE c.ticket_id IN (${ids.map(() => "?").join(", ")}) ORDER BY c.create_time, c.id`,
-    )
-    .all(...ids);
+       WHERE c.ticket_id IN (${ids.map(() => "?").join(", ")}) ORDER BY c.create_time, c.id`, ...ids);
   for (const comment of commentRows) {
     comments.get(comment.ticket_id)?.push({
       type: comment.author,
@@ -125,12 +121,12 @@ function withComments(ctx: AppContext, rows: TicketRow[], forStaff: boolean): Ti
   }));
 }
 
-const toTicket = (ctx: AppContext, row: TicketRow, forStaff: boolean) =>
-  withComments(ctx, [row], forStaff)[0] as Ticket;
+const toTicket = async (ctx: AppContext, row: TicketRow, forStaff: boolean) =>
+  (await withComments(ctx, [row], forStaff))[0] as Ticket;
 
 /** A ticket the actor may see; someone else's is "not found", exactly like one that does not exist. */
-function visibleTicketRow(ctx: AppContext, actor: TicketActor, id: string): TicketRow {
-  const row = ticketRow(ctx, id);
+async function visibleTicketRow(ctx: AppContext, actor: TicketActor, id: string): Promise<TicketRow> {
+  const row = await ticketRow(ctx, id);
   if (!row || (!actor.admin && row.user_id !== actor.userId)) {
     throw new RpcError(Code.notFound, TicketMsg.notFound);
   }
@@ -144,7 +140,7 @@ export interface TicketFilter {
 }
 
 /** Tickets with the latest activity first, at most TICKET_LIST_LIMIT; every ticket is a staff view. */
-export function listTickets(ctx: AppContext, filter: TicketFilter = {}): Ticket[] {
+export async function listTickets(ctx: AppContext, filter: TicketFilter = {}): Promise<Ticket[]> {
   const where: string[] = [];
   const params: string[] = [];
   if (filter.userId !== undefined) {
@@ -155,48 +151,36 @@ export function listTickets(ctx: AppContext, filter: TicketFilter = {}): Ticket[
     where.push("t.status = ?");
     params.push(filter.status);
   }
-  const rows = ctx.db
-    .query<TicketRow, (string | number)[]>(
-      `SELECT ${TICKET_COLUMNS} ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
-       ORDER BY t.update_time DESC, t.id DESC LIMIT ?`,
-    )
-    .all(...params, TICKET_LIST_LIMIT);
-  return withComments(ctx, rows, filter.userId === undefined);
+  const rows = await ctx.db.all<TicketRow>(`SELECT ${TICKET_COLUMNS} ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
+       ORDER BY t.update_time DESC, t.id DESC LIMIT ?`, ...params, TICKET_LIST_LIMIT);
+  return await withComments(ctx, rows, filter.userId === undefined);
 }
 
 /** my_list: an admin sees every ticket, anyone else their own. */
-export function listVisibleTickets(ctx: AppContext, actor: TicketActor): Ticket[] {
-  return listTickets(ctx, actor.admin ? {} : { userId: actor.userId ?? "" });
+export async function listVisibleTickets(ctx: AppContext, actor: TicketActor): Promise<Ticket[]> {
+  return await listTickets(ctx, actor.admin ? {} : { userId: actor.userId ?? "" });
 }
 
 /** One ticket the actor may see (refresh, `ferry ticket show`); else 1004. */
-export function findTicket(ctx: AppContext, actor: TicketActor, id: string): Ticket {
-  return toTicket(ctx, visibleTicketRow(ctx, actor, id), actor.admin);
+export async function findTicket(ctx: AppContext, actor: TicketActor, id: string): Promise<Ticket> {
+  return await toTicket(ctx, await visibleTicketRow(ctx, actor, id), actor.admin);
 }
 
 /** Opens a ticket; 1005 past TICKETS_PER_DAY in 24 h; the image must be the customer's own upload. */
-export function createTicket(ctx: AppContext, userId: string, input: NewTicket): Ticket {
-  return tx(ctx.db, () => {
+export async function createTicket(ctx: AppContext, userId: string, input: NewTicket): Promise<Ticket> {
+  return await tx(ctx.db, async () => {
     const now = Date.now();
     const recent =
-      ctx.db
-        .query<{ n: number }, [string, number]>(
-          "SELECT COUNT(*) AS n FROM tickets WHERE user_id = ? AND create_time > ?",
-        )
-        .get(userId, now - DAY_MS)?.n ?? 0;
+      (await ctx.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM tickets WHERE user_id = ? AND create_time > ?", userId, now - DAY_MS))?.n ?? 0;
     if (recent >= TICKETS_PER_DAY) throw new RpcError(Code.tooManyRequests, TicketMsg.tooMany);
-    requireOwnUpload(ctx, userId, input.imageUrl);
+    await requireOwnUpload(ctx, userId, input.imageUrl);
     const id = newId(now);
-    ctx.db
-      .query(
-        `INSERT INTO tickets (id, user_id, title, desc, image, status, create_time, update_time)
-         VALUES (?, ?, ?, ?, ?, 'open', ?, ?)`,
-      )
-      .run(id, userId, input.title, input.desc, input.imageUrl, now, now);
-    const ticket = toTicket(ctx, ticketRow(ctx, id) as TicketRow, false);
-    queueAdminMessage(
+    await ctx.db.run(`INSERT INTO tickets (id, user_id, title, desc, image, status, create_time, update_time)
+         VALUES (?, ?, ?, ?, ?, 'open', ?, ?)`, id, userId, input.title, input.desc, input.imageUrl, now, now);
+    const ticket = await toTicket(ctx, await ticketRow(ctx, id) as TicketRow, false);
+    await queueAdminMessage(
       ctx,
-      `新工单「${ticket.title}」（${ticket.email}）\n${quote(ticket.desc)}${ticketLink(ctx, id)}`,
+      `新工单「${ticket.title}」（${ticket.email}）\n${quote(ticket.desc)}${await ticketLink(ctx, id)}`,
       `ticket-new:${id}`,
     );
     return ticket;
@@ -208,60 +192,52 @@ export function createTicket(ctx: AppContext, userId: string, input: NewTicket):
  * customer), USER from the owner (status open, a bot message for the admins). Someone else's
  * ticket is 1004; a closed one 1035.
  */
-export function replyTicket(ctx: AppContext, actor: TicketActor, input: TicketReply): Ticket {
-  return tx(ctx.db, () => {
-    const ticket = visibleTicketRow(ctx, actor, input.id);
+export async function replyTicket(ctx: AppContext, actor: TicketActor, input: TicketReply): Promise<Ticket> {
+  return await tx(ctx.db, async () => {
+    const ticket = await visibleTicketRow(ctx, actor, input.id);
     if (ticket.status === "close") throw new RpcError(Code.ticketClosed, TicketMsg.closed);
     // The CLI (no account) sends no image; "" as the owner refuses any.
-    requireOwnUpload(ctx, actor.userId ?? "", input.imageUrl);
+    await requireOwnUpload(ctx, actor.userId ?? "", input.imageUrl);
     const author: CommentType = actor.admin ? "ADMIN" : "USER";
     // Strictly after the last activity, so comments keep their order whatever the clock does.
     const now = Math.max(Date.now(), ticket.update_time + 1);
     const commentId = newId(now);
-    ctx.db
-      .query(
-        `INSERT INTO ticket_comments (id, ticket_id, author, author_id, text, image, create_time)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(commentId, ticket.id, author, actor.userId, input.desc, input.imageUrl, now);
-    ctx.db
-      .query("UPDATE tickets SET status = ?, update_time = ? WHERE id = ?")
-      .run(author === "ADMIN" ? "responsed" : "open", now, ticket.id);
-    const link = ticketLink(ctx, ticket.id);
+    await ctx.db.run(`INSERT INTO ticket_comments (id, ticket_id, author, author_id, text, image, create_time)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`, commentId, ticket.id, author, actor.userId, input.desc, input.imageUrl, now);
+    await ctx.db.run("UPDATE tickets SET status = ?, update_time = ? WHERE id = ?", author === "ADMIN" ? "responsed" : "open", now, ticket.id);
+    const link = await ticketLink(ctx, ticket.id);
     if (author === "ADMIN") {
-      createNotice(ctx, {
+      await createNotice(ctx, {
         userId: ticket.user_id,
         desc: `您的工单「${ticket.title}」有新回复`,
         href: ticketHref(ticket.id),
       });
-      queueUserMessage(
+      await queueUserMessage(
         ctx,
         ticket.user_id,
         `您的工单「${ticket.title}」有新回复：\n${quote(input.desc)}${link}`,
         `ticket-reply:${commentId}`,
       );
     } else {
-      queueAdminMessage(
+      await queueAdminMessage(
         ctx,
         `工单「${ticket.title}」有用户回复（${ticket.email}）\n${quote(input.desc)}${link}`,
         `ticket-reply:${commentId}`,
       );
     }
-    return toTicket(ctx, ticketRow(ctx, ticket.id) as TicketRow, actor.admin);
+    return await toTicket(ctx, await ticketRow(ctx, ticket.id) as TicketRow, actor.admin);
   });
 }
 
 /** Closes a ticket (admin only, 1003 for anyone else); closing a closed ticket changes nothing. */
-export function closeTicket(ctx: AppContext, actor: TicketActor, id: string): Ticket {
+export async function closeTicket(ctx: AppContext, actor: TicketActor, id: string): Promise<Ticket> {
   if (!actor.admin) throw new RpcError(Code.forbidden, TicketMsg.forbidden);
-  return tx(ctx.db, () => {
-    const ticket = visibleTicketRow(ctx, actor, id);
+  return await tx(ctx.db, async () => {
+    const ticket = await visibleTicketRow(ctx, actor, id);
     if (ticket.status !== "close") {
       const now = Math.max(Date.now(), ticket.update_time + 1);
-      ctx.db
-        .query("UPDATE tickets SET status = 'close', close_time = ?, update_time = ? WHERE id = ?")
-        .run(now, now, id);
+      await ctx.db.run("UPDATE tickets SET status = 'close', close_time = ?, update_time = ? WHERE id = ?", now, now, id);
     }
-    return toTicket(ctx, ticketRow(ctx, id) as TicketRow, true);
+    return await toTicket(ctx, await ticketRow(ctx, id) as TicketRow, true);
   });
 }

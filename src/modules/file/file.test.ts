@@ -22,7 +22,7 @@ let customer: { client: ApiClient; user: { id: string } };
 beforeAll(async () => {
   server = await startTestServer();
   // About noon in the server's zone: the daily upload quota cannot reset mid-test.
-  server.context.settings.update({ timezone: noonZone() });
+  await server.context.settings.update({ timezone: noonZone() });
   customer = await loggedInClient(server);
 });
 afterAll(() => server.close());
@@ -279,12 +279,12 @@ describe("requireOwnUpload", () => {
     const own = expectStoredName(await upload(customer.client, png()), "png");
     const other = await loggedInClient(server);
     const foreign = expectStoredName(await upload(other.client, png()), "png");
-    expect(() => requireOwnUpload(server.context, customer.user.id, "")).not.toThrow();
-    expect(() => requireOwnUpload(server.context, customer.user.id, own)).not.toThrow();
+    await requireOwnUpload(server.context, customer.user.id, "");
+    await requireOwnUpload(server.context, customer.user.id, own);
     for (const name of [foreign, `${randomHex(16)}.png`]) {
       let error: unknown;
       try {
-        requireOwnUpload(server.context, customer.user.id, name);
+        await requireOwnUpload(server.context, customer.user.id, name);
       } catch (caught) {
         error = caught;
       }

@@ -58,16 +58,16 @@ async function filePart(body: Uint8Array<ArrayBuffer>, contentType: string): Pro
 async function upload(app: AppContext, request: Request): Promise<Response> {
   // A browser says where the request comes from; a page on another site must not upload with the
   // visitor's cookie. Clients that are not browsers send neither header.
-  if (!sameSiteRequest(request, ownOrigins(app, request))) {
+  if (!sameSiteRequest(request, await ownOrigins(app, request))) {
     return refuse(403, Code.badInput, CROSS_SITE_MSG);
   }
   refreshDataVersion(app.db);
-  const user = resolveSession(app, sessionToken(request));
+  const user = await resolveSession(app, sessionToken(request));
   if (!user) return refuse(401, Code.notLoggedIn, NOT_LOGGED_IN_MSG);
-  touchActivity(app, user);
-  const quota = dailyUploadQuota(roleOf(user, app.settings.all()));
+  await touchActivity(app, user);
+  const quota = dailyUploadQuota(roleOf(user, await app.settings.all()));
   // Before reading 4 MB that would be refused anyway.
-  requireUploadQuota(app, user.id, quota);
+  await requireUploadQuota(app, user.id, quota);
   const body = await readBodyBytes(request, MAX_IMAGE_BYTES + MULTIPART_OVERHEAD_BYTES);
   if (!body.ok) {
     return body.reason === "too_large"
@@ -85,7 +85,7 @@ const notFound = () => new Response(null, { status: 404 });
 async function download(app: AppContext, filename: string): Promise<Response> {
   // Only a server-made name, and only one with its row, ever becomes a path inside uploadsDir.
   if (!UPLOAD_NAME_PATTERN.test(filename)) return notFound();
-  const contentType = uploadType(app, filename);
+  const contentType = await uploadType(app, filename);
   if (!contentType) return notFound();
   const file = Bun.file(join(app.uploadsDir, filename));
   if (!(await file.exists())) return notFound();
@@ -109,7 +109,7 @@ export function fileRoutes(app: AppContext) {
           return await upload(app, request);
         } catch (error) {
           if (error instanceof RpcError) return refuse(statusOf(error), error.code, error.message);
-          recordError(app.db, UPLOAD_PATH, error);
+          await recordError(app.db, UPLOAD_PATH, error);
           return refuse(500, Code.internal, FileMsg.failed);
         }
       },

@@ -25,37 +25,29 @@ export const dailyUploadQuota = (role: Role): number =>
  * passes; otherwise it must be one of that user's own uploads, so nobody can attach another
  * account's image by its name.
  */
-export function requireOwnUpload(ctx: AppContext, userId: string, filename: string): void {
+export async function requireOwnUpload(ctx: AppContext, userId: string, filename: string): Promise<void> {
   if (filename === "") return;
-  const row = ctx.db
-    .query<{ user_id: string }, [string]>("SELECT user_id FROM uploads WHERE filename = ?")
-    .get(filename);
+  const row = await ctx.db.get<{ user_id: string }>("SELECT user_id FROM uploads WHERE filename = ?", filename);
   if (row?.user_id !== userId) throw new RpcError(Code.badInput, FileMsg.notYours);
 }
 
-function uploadsToday(ctx: AppContext, userId: string, now: number): number {
-  const timeZone = ctx.settings.get("timezone");
+async function uploadsToday(ctx: AppContext, userId: string, now: number): Promise<number> {
+  const timeZone = await ctx.settings.get("timezone");
   const dayStart = endOfBusinessDay(addDays(businessDay(now, timeZone), -1), timeZone) + 1;
   return (
-    ctx.db
-      .query<{ n: number }, [string, number]>(
-        "SELECT COUNT(*) AS n FROM uploads WHERE user_id = ? AND create_time >= ?",
-      )
-      .get(userId, dayStart)?.n ?? 0
+    (await ctx.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM uploads WHERE user_id = ? AND create_time >= ?", userId, dayStart))?.n ?? 0
   );
 }
 
 /** Refuses (1005) once the account has used today's quota; checked again when the file is saved. */
-export function requireUploadQuota(ctx: AppContext, userId: string, quota: number, now = Date.now()): void {
-  if (uploadsToday(ctx, userId, now) >= quota) throw new RpcError(Code.tooManyRequests, FileMsg.quota);
+export async function requireUploadQuota(ctx: AppContext, userId: string, quota: number, now = Date.now()): Promise<void> {
+  if (await uploadsToday(ctx, userId, now) >= quota) throw new RpcError(Code.tooManyRequests, FileMsg.quota);
 }
 
 /** The content type of a stored upload, or null when there is no such upload. */
-export function uploadType(ctx: AppContext, filename: string): string | null {
+export async function uploadType(ctx: AppContext, filename: string): Promise<string | null> {
   return (
-    ctx.db
-      .query<{ content_type: string }, [string]>("SELECT content_type FROM uploads WHERE filename = ?")
-      .get(filename)?.content_type ?? null
+    (await ctx.db.get<{ content_type: string }>("SELECT content_type FROM uploads WHERE filename = ?", filename))?.content_type ?? null
   );
 }
 
@@ -83,18 +75,16 @@ export async function saveUpload(
   if (bytes.length > MAX_IMAGE_BYTES) throw new RpcError(Code.badInput, FileMsg.tooLarge);
   const image = sniffImage(bytes);
   if (!image.ok) throw new RpcError(Code.badInput, FileMsg[image.reason]);
-  requireUploadQuota(ctx, userId, quota, now);
+  await requireUploadQuota(ctx, userId, quota, now);
   ensureUploadsDir(ctx);
   const filename = `${randomHex(16)}.${image.ext}`;
   const temporary = join(ctx.uploadsDir, `.incoming-${randomHex(8)}`);
   const final = join(ctx.uploadsDir, filename);
   try {
     await writeFile(temporary, bytes, { mode: 0o600, flag: "wx" });
-    tx(ctx.db, () => {
-      requireUploadQuota(ctx, userId, quota, now);
-      ctx.db
-        .query("INSERT INTO uploads (filename, user_id, content_type, create_time) VALUES (?, ?, ?, ?)")
-        .run(filename, userId, image.type, now);
+    await tx(ctx.db, async () => {
+      await requireUploadQuota(ctx, userId, quota, now);
+      await ctx.db.run("INSERT INTO uploads (filename, user_id, content_type, create_time) VALUES (?, ?, ?, ?)", filename, userId, image.type, now);
       renameSync(temporary, final);
     });
   } finally {

@@ -29,7 +29,7 @@ beforeAll(async () => {
     host: "hk.example.com",
   });
   const made = await loggedInClient(server);
-  server.context.db.query("UPDATE balances SET traffic = ? WHERE user_id = ?").run(10 * GB, made.user.id);
+  await server.context.db.run("UPDATE balances SET traffic = ? WHERE user_id = ?", 10 * GB, made.user.id);
   customer = made.user;
 });
 afterAll(async () => {
@@ -51,12 +51,12 @@ const saveLine = (fields: Record<string, unknown>) =>
   });
 
 /** Whether the customer's subscription lists the line (its proxies are named after it). */
-const customerSees = (name: string) =>
-  subscriptionProxies(
+const customerSees = async (name: string) =>
+  (await subscriptionProxies(
     server.context,
-    findUserById(server.context, customer.id) as UserRow,
+    await findUserById(server.context, customer.id) as UserRow,
     "v2ray",
-  ).proxies.some((proxy) => proxy.name.startsWith(name));
+  )).proxies.some((proxy) => proxy.name.startsWith(name));
 
 test('"none" and "" both save a line without a permission, answered as "none" and seen by every customer', async () => {
   const spelledNone = await saveLine({ name: "无权限线路", permissionRequire: "none" });
@@ -81,10 +81,10 @@ test('a permission id round-trips and hides the line; saving "none" again takes 
   const permission = await ok<PermissionItem>("/api/admin/permissions/update", { name: "4K专线", desc: "" });
   const line = await saveLine({ name: "专线", permissionRequire: permission._id });
   expect(line.permissionRequire).toBe(permission._id);
-  expect(customerSees("专线")).toBe(false);
+  expect(await customerSees("专线")).toBe(false);
   const opened = await saveLine({ _id: line._id, name: "专线", permissionRequire: "none" });
   expect(opened.permissionRequire).toBe("none");
-  expect(customerSees("专线")).toBe(true);
+  expect(await customerSees("专线")).toBe(true);
 });
 
 test("any other word is refused (1000) and nothing is saved", async () => {

@@ -9,24 +9,24 @@ export const lineCalls = [
     path: "/api/admin/agent_line/list",
     access: "admin",
     input: lineListInput,
-    handle: (ctx, input) => listLines(ctx.app, input.agentID),
+    handle: async (ctx, input) => await listLines(ctx.app, input.agentID),
   }),
   defineCall({
     path: "/api/admin/agent_line/update",
     access: "admin",
     input: lineInput,
-    handle: (ctx, input) => saveLine(ctx.app, input),
+    handle: async (ctx, input) => await saveLine(ctx.app, input),
   }),
   defineCall({
     path: "/api/admin/agent_line/delete_agent",
     access: "admin",
     input: idInput,
-    handle: (ctx, input) => deleteLine(ctx.app, input.id),
+    handle: async (ctx, input) => await deleteLine(ctx.app, input.id),
   }),
   defineCall({
     path: "/api/admin/agent_line/reset_hot",
     access: "admin",
     input: emptyInput,
-    handle: (ctx) => ({ count: resetHeat(ctx.app) }),
+    handle: async (ctx) => ({ count: await resetHeat(ctx.app) }),
   }),
 ];

@@ -53,38 +53,38 @@ export function toLine(row: LineRow): AgentLine {
   };
 }
 
-export function findLine(ctx: AppContext, id: string): AgentLine | null {
-  const row = ctx.db.query<LineRow, [string]>("SELECT * FROM agent_lines WHERE id = ?").get(id);
+export async function findLine(ctx: AppContext, id: string): Promise<AgentLine | null> {
+  const row = await ctx.db.get<LineRow>("SELECT * FROM agent_lines WHERE id = ?", id);
   return row ? toLine(row) : null;
 }
 
 /** Every line, or one node's, in the order subscriptions list them. */
-export function listLines(ctx: AppContext, agentId?: string): AgentLine[] {
+export async function listLines(ctx: AppContext, agentId?: string): Promise<AgentLine[]> {
   const order = "ORDER BY sort_index, create_time";
   const rows = agentId
-    ? ctx.db.query<LineRow, [string]>(`SELECT * FROM agent_lines WHERE agent_id = ? ${order}`).all(agentId)
-    : ctx.db.query<LineRow, []>(`SELECT * FROM agent_lines ${order}`).all();
+    ? await ctx.db.all<LineRow>(`SELECT * FROM agent_lines WHERE agent_id = ? ${order}`, agentId)
+    : await ctx.db.all<LineRow>(`SELECT * FROM agent_lines ${order}`);
   return rows.map(toLine);
 }
 
 /** Checks what the schema cannot: the node, its protocols, the entry and the permission exist. */
-function checkReferences(ctx: AppContext, input: LineInput) {
-  const agent = findAgentRow(ctx, input.agentID);
+async function checkReferences(ctx: AppContext, input: LineInput) {
+  const agent = await findAgentRow(ctx, input.agentID);
   if (!agent) throw new RpcError(Code.badInput, "节点不存在");
   if (!PROTOCOLS_BY_NODE_TYPE[agent.type].includes(input.protocol)) {
     throw new RpcError(Code.badInput, `${agent.type} 节点不支持 ${input.protocol} 协议`);
   }
   if (input.bridge === "report") {
-    const entry = ctx.db.query("SELECT 1 FROM entries WHERE id = ?").get(input.entryID ?? "");
+    const entry = await ctx.db.get("SELECT 1 FROM entries WHERE id = ?", input.entryID ?? "");
     if (!entry) throw new RpcError(Code.badInput, "入口不存在");
   }
   if (input.permissionRequire) {
-    const permission = ctx.db.query("SELECT 1 FROM permissions WHERE id = ?").get(input.permissionRequire);
+    const permission = await ctx.db.get("SELECT 1 FROM permissions WHERE id = ?", input.permissionRequire);
     if (!permission) throw new RpcError(Code.badInput, "权限不存在");
   }
 }
 
-export function saveLine(ctx: AppContext, input: LineInput, now = Date.now()): AgentLine {
+export async function saveLine(ctx: AppContext, input: LineInput, now = Date.now()): Promise<AgentLine> {
   const fields = {
     sort_index: input.index,
     name: input.name,
@@ -103,34 +103,28 @@ export function saveLine(ctx: AppContext, input: LineInput, now = Date.now()): A
   };
   const columns = Object.keys(fields);
   const values = Object.values(fields) as (string | number | null)[];
-  const id = tx(ctx.db, () => {
-    checkReferences(ctx, input);
+  const id = await tx(ctx.db, async () => {
+    await checkReferences(ctx, input);
     if (input._id) {
-      const changed = ctx.db
-        .query(`UPDATE agent_lines SET ${columns.map((c) => `${c} = ?`).join(", ")} WHERE id = ?`)
-        .run(...values, input._id).changes;
+      const changed = (await ctx.db.run(`UPDATE agent_lines SET ${columns.map((c) => `${c} = ?`).join(", ")} WHERE id = ?`, ...values, input._id)).changes;
       if (!changed) throw new RpcError(Code.notFound, "线路不存在");
       return input._id;
     }
     const id = newId(now);
-    ctx.db
-      .query(
-        `INSERT INTO agent_lines (id, ${columns.join(", ")}, create_time) VALUES (?, ${columns.map(() => "?").join(", ")}, ?)`,
-      )
-      .run(id, ...values, now);
+    await ctx.db.run(`INSERT INTO agent_lines (id, ${columns.join(", ")}, create_time) VALUES (?, ${columns.map(() => "?").join(", ")}, ?)`, id, ...values, now);
     return id;
   });
-  return findLine(ctx, id) as AgentLine;
+  return await findLine(ctx, id) as AgentLine;
 }
 
-export function deleteLine(ctx: AppContext, id: string): void {
-  const changed = ctx.db.query("DELETE FROM agent_lines WHERE id = ?").run(id).changes;
+export async function deleteLine(ctx: AppContext, id: string): Promise<void> {
+  const changed = (await ctx.db.run("DELETE FROM agent_lines WHERE id = ?", id)).changes;
   if (!changed) throw new RpcError(Code.notFound, "线路不存在");
 }
 
 /** `reset_hot`: every line's heat back to 0; answers how many lines were reset. */
-export function resetHeat(ctx: AppContext): number {
-  return ctx.db.query("UPDATE agent_lines SET hot = 0 WHERE hot <> 0").run().changes;
+export async function resetHeat(ctx: AppContext): Promise<number> {
+  return (await ctx.db.run("UPDATE agent_lines SET hot = 0 WHERE hot <> 0")).changes;
 }
 
 /**

@@ -52,7 +52,7 @@ beforeAll(async () => {
   server = await startShopServer();
   admin = await loggedInClient(server, { role: "admin" });
   const buyer = await loggedInClient(server);
-  const combo = makeCombo(server, { name: "10G", price: 10, traffic: 10 * GB });
+  const combo = await makeCombo(server, { name: "10G", price: 10, traffic: 10 * GB });
   for (let i = 0; i < 2; i++) {
     const order = await createOrder(buyer.client, combo._id);
     await payWithSandbox(server, buyer.client, order._id);
@@ -62,8 +62,8 @@ beforeAll(async () => {
   const pay = await dobuy(buyer.client, order._id);
   expect((await notifySandbox(server, sandboxTradeNo(pay.data), 1)).status).toBeLessThan(500);
   expect((await notifySandbox(server, "no-such-trade", 1000)).status).toBeLessThan(500);
-  const nodeId = makeChargingNode(server, noonZone());
-  const report = chargeNode(server, nodeId, { [buyer.user.node_uid]: [1000, 4000] }, Date.now());
+  const nodeId = await makeChargingNode(server, noonZone());
+  const report = await chargeNode(server, nodeId, { [buyer.user.node_uid]: [1000, 4000] }, Date.now());
   expect(report.charged).toBe(5000);
 });
 afterAll(async () => {
@@ -156,7 +156,7 @@ describe("/metrics counters after a known sequence", () => {
 
 describe("/metrics access", () => {
   test("with a token set, a scrape without it or with a wrong one gets 401 and no metrics", async () => {
-    server.context.settings.update({ metrics_token: TOKEN });
+    await server.context.settings.update({ metrics_token: TOKEN });
     try {
       const attempts: Record<string, string>[] = [
         {},
@@ -173,12 +173,12 @@ describe("/metrics access", () => {
       expect(ok.status).toBe(200);
       expect(await ok.text()).toContain("ferry_orders_credited_total");
     } finally {
-      server.context.settings.update({ metrics_token: "" });
+      await server.context.settings.update({ metrics_token: "" });
     }
   });
 
   test("the token is a secret: config get shows only the mask", async () => {
-    server.context.settings.update({ metrics_token: TOKEN });
+    await server.context.settings.update({ metrics_token: TOKEN });
     try {
       const answer = await admin.client.call<Record<string, unknown>>("/api/admin/config/get");
       expect(answer.code).toBe(0);
@@ -186,9 +186,9 @@ describe("/metrics access", () => {
       expect(JSON.stringify(answer)).not.toContain(TOKEN);
       const short = await admin.client.call("/api/admin/config/set_config", { metrics_token: "short" });
       expect(short.code).not.toBe(0);
-      expect(server.context.settings.get("metrics_token")).toBe(TOKEN);
+      expect(await server.context.settings.get("metrics_token")).toBe(TOKEN);
     } finally {
-      server.context.settings.update({ metrics_token: "" });
+      await server.context.settings.update({ metrics_token: "" });
     }
   });
 
@@ -258,11 +258,11 @@ describe("/metrics access", () => {
       const bare = await scrape();
       expect(bare.status).toBe(404);
       expect(await bare.text()).not.toContain("ferry_");
-      server.context.settings.update({ metrics_token: TOKEN });
+      await server.context.settings.update({ metrics_token: TOKEN });
       expect((await scrape({ authorization: `Bearer ${TOKEN}` })).status).toBe(200);
     } finally {
       server.context.trustedProxies = trusted;
-      server.context.settings.update({ metrics_token: "" });
+      await server.context.settings.update({ metrics_token: "" });
     }
   });
 

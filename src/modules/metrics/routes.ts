@@ -7,8 +7,8 @@ const EXPOSITION_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
 /** `GET /metrics`: Prometheus text format, for the bearer token or a local scraper (service.ts). */
 export function metricsRoutes(app: AppContext) {
-  return new Elysia().get("/metrics", ({ request }) => {
-    const access = metricsAccess(app.settings.get("metrics_token"), {
+  return new Elysia().get("/metrics", async ({ request }) => {
+    const access = metricsAccess(await app.settings.get("metrics_token"), {
       ip: requestView(request).ip,
       headers: request.headers,
       behindProxy: app.trustedProxies.entries.length > 0,

@@ -6,7 +6,7 @@
  */
 import { statSync } from "node:fs";
 import type { AppContext } from "../../context.ts";
-import type { Db } from "../../db/db.ts";
+import { type Db, SqliteDb } from "../../db/db.ts";
 import { writeFailureCounts } from "../../db/write-health.ts";
 import { addressKind } from "../../lib/addresses.ts";
 import { sameSecret } from "../../rpc/ids.ts";
@@ -79,11 +79,11 @@ export function countNodeReport(db: Db, duplicate: boolean, chargedBytes: number
 
 const NODE_STATES: NodeState[] = ["ok", "error", "never"];
 
-function nodeGauges(ctx: AppContext, now: number): string {
-  const updateSeconds = ctx.settings.get("updateV2rayDuration");
+async function nodeGauges(ctx: AppContext, now: number): Promise<string> {
+  const updateSeconds = await ctx.settings.get("updateV2rayDuration");
   const byState = new Map<NodeState, number>(NODE_STATES.map((state) => [state, 0]));
   let online = 0;
-  for (const row of listAgentRows(ctx)) {
+  for (const row of await listAgentRows(ctx)) {
     const status = agentStatus(row, updateSeconds, now);
     const state = nodeState({ status, lastSeenTime: row.last_seen_time });
     byState.set(state, (byState.get(state) ?? 0) + 1);
@@ -111,11 +111,15 @@ function fileBytes(path: string): number {
   }
 }
 
-function storageGauges(db: Db): string {
-  const file = db.filename;
-  return familyText("ferry_database_bytes", "gauge", "Size of the database files, by file (db, wal).", [
-    { labels: { file: "db" }, value: fileBytes(file) },
-    { labels: { file: "wal" }, value: fileBytes(`${file}-wal`) },
+async function storageGauges(db: Db): Promise<string> {
+  const help = "Size of the database files, by file (db, wal; PostgreSQL: the database as db).";
+  if (!(db instanceof SqliteDb)) {
+    const size = await db.get<{ n: number }>("SELECT pg_database_size(current_database()) AS n");
+    return familyText("ferry_database_bytes", "gauge", help, [{ labels: { file: "db" }, value: size?.n ?? 0 }]);
+  }
+  return familyText("ferry_database_bytes", "gauge", help, [
+    { labels: { file: "db" }, value: fileBytes(db.file) },
+    { labels: { file: "wal" }, value: fileBytes(`${db.file}-wal`) },
   ]);
 }
 
@@ -128,14 +132,10 @@ function writeFailures(db: Db): string {
   );
 }
 
-function logGauges(db: Db): string {
+async function logGauges(db: Db): Promise<string> {
   const errors =
-    db.query<{ n: number }, []>("SELECT COALESCE(SUM(repeat_count), 0) AS n FROM error_logs").get()?.n ?? 0;
-  const events = db
-    .query<{ provider: string; result: string; n: number }, []>(
-      "SELECT provider, result, SUM(repeat_count) AS n FROM payment_events GROUP BY provider, result",
-    )
-    .all();
+    (await db.get<{ n: number }>("SELECT COALESCE(SUM(repeat_count), 0) AS n FROM error_logs"))?.n ?? 0;
+  const events = await db.all<{ provider: string; result: string; n: number }>("SELECT provider, result, SUM(repeat_count) AS n FROM payment_events GROUP BY provider, result");
   return (
     familyText(
       "ferry_error_log_events",

@@ -23,45 +23,38 @@ import type { AgentRow } from "../node-record/service.ts";
 
 const ADMISSION_GRACE_INTERVALS = 2;
 
-export function admissionGraceMs(ctx: AppContext): number {
-  const seconds = ctx.settings.get("trafficStasticDuration") + ctx.settings.get("updateV2rayDuration");
+export async function admissionGraceMs(ctx: AppContext): Promise<number> {
+  const seconds = await ctx.settings.get("trafficStasticDuration") + await ctx.settings.get("updateV2rayDuration");
   return ADMISSION_GRACE_INTERVALS * seconds * 1000;
 }
 
 /** The node now holds the list `userNos` with this ETag (it was served it, or answered 304 for it). */
-export function recordServedList(
+export async function recordServedList(
   ctx: AppContext,
   row: Pick<AgentRow, "id" | "served_users_etag">,
   userNos: number[],
   etag: string,
   now: number,
-): void {
+): Promise<void> {
   if (row.served_users_etag === etag) return;
   const db = ctx.db;
   const list = JSON.stringify(userNos);
-  tx(db, () => {
-    db.query(
-      `UPDATE node_admissions SET delisted_time = ?3
-       WHERE agent_id = ?1 AND delisted_time IS NULL AND user_no NOT IN (SELECT value FROM json_each(?2))`,
-    ).run(row.id, list, now);
-    db.query(
-      `INSERT INTO node_admissions (agent_id, user_no, delisted_time)
+  await tx(db, async () => {
+    await db.run(`UPDATE node_admissions SET delisted_time = ?3
+       WHERE agent_id = ?1 AND delisted_time IS NULL AND user_no NOT IN (SELECT value FROM json_each(?2))`, row.id, list, now);
+    await db.run(`INSERT INTO node_admissions (agent_id, user_no, delisted_time)
        SELECT ?1, value, NULL FROM json_each(?2)
        WHERE value NOT IN (SELECT user_no FROM node_admissions WHERE agent_id = ?1 AND delisted_time IS NULL)
-       ON CONFLICT (agent_id, user_no) DO UPDATE SET delisted_time = NULL`,
-    ).run(row.id, list);
-    db.query("DELETE FROM node_admissions WHERE agent_id = ? AND delisted_time < ?").run(
-      row.id,
-      admittedSince(ctx, now),
-    );
-    db.query("UPDATE agents SET served_users_etag = ? WHERE id = ?").run(etag, row.id);
+       ON CONFLICT (agent_id, user_no) DO UPDATE SET delisted_time = NULL`, row.id, list);
+    await db.run("DELETE FROM node_admissions WHERE agent_id = ? AND delisted_time < ?", row.id, await admittedSince(ctx, now));
+    await db.run("UPDATE agents SET served_users_etag = ? WHERE id = ?", etag, row.id);
   });
   row.served_users_etag = etag;
 }
 
 /** Delisted users still count as admitted if they were delisted at or after this instant. */
-export function admittedSince(ctx: AppContext, now: number): number {
-  return now - admissionGraceMs(ctx);
+export async function admittedSince(ctx: AppContext, now: number): Promise<number> {
+  return now - await admissionGraceMs(ctx);
 }
 
 /**
@@ -75,17 +68,13 @@ export function admittedSql(userNo: string, agentId: string, since: string, now:
 }
 
 /** Of `userNos`, those the node may report at `now`. */
-export function admittedUserNos(
+export async function admittedUserNos(
   ctx: AppContext,
   agentId: string,
   userNos: number[],
   now: number,
-): Set<number> {
+): Promise<Set<number>> {
   if (userNos.length === 0) return new Set();
-  const rows = ctx.db
-    .query<{ user_no: number }, [string, string, number, number]>(
-      `SELECT value AS user_no FROM json_each(?2) WHERE ${admittedSql("value", "?1", "?3", "?4")}`,
-    )
-    .all(agentId, JSON.stringify(userNos), admittedSince(ctx, now), now);
+  const rows = await ctx.db.all<{ user_no: number }>(`SELECT value AS user_no FROM json_each(?2) WHERE ${admittedSql("value", "?1", "?3", "?4")}`, agentId, JSON.stringify(userNos), await admittedSince(ctx, now), now);
   return new Set(rows.map((row) => row.user_no));
 }

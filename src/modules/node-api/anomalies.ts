@@ -25,7 +25,7 @@ export interface StrayUsage {
 const keptFrom = (now: number, timeZone: string) => businessDay(now - (KEEP_DAYS - 1) * DAY_MS, timeZone);
 
 /** Records one report's strays; call inside the report's transaction. */
-export function recordAnomalies(
+export async function recordAnomalies(
   db: Db,
   agentId: string,
   strays: StrayUsage[],
@@ -34,31 +34,21 @@ export function recordAnomalies(
 ) {
   if (strays.length === 0) return;
   const day = businessDay(now, timeZone);
-  db.query("DELETE FROM node_anomalies WHERE agent_id = ? AND day < ?").run(agentId, keptFrom(now, timeZone));
+  await db.run("DELETE FROM node_anomalies WHERE agent_id = ? AND day < ?", agentId, keptFrom(now, timeZone));
   const known = new Set(
-    db
-      .query<{ node_uid: number }, [string]>(
-        "SELECT node_uid FROM users WHERE node_uid IN (SELECT value FROM json_each(?))",
-      )
-      .all(JSON.stringify(strays.map((stray) => stray.userNo)))
+    (await db.all<{ node_uid: number }>("SELECT node_uid FROM users WHERE node_uid IN (SELECT value FROM json_each(?))", JSON.stringify(strays.map((stray) => stray.userNo))))
       .map((row) => row.node_uid),
   );
   const kept = new Set(
-    db
-      .query<{ user_no: number }, [string, string]>(
-        "SELECT user_no FROM node_anomalies WHERE agent_id = ? AND day = ?",
-      )
-      .all(agentId, day)
+    (await db.all<{ user_no: number }>("SELECT user_no FROM node_anomalies WHERE agent_id = ? AND day = ?", agentId, day))
       .map((row) => row.user_no),
   );
   // Sums stay below 2^53: each report adds at most REPORT_MAX_BYTES (node/report.ts).
-  const upsert = db.query(
-    `INSERT INTO node_anomalies (agent_id, day, user_no, reason, upload, download, reports, first_time, last_time)
+  const upsert = `INSERT INTO node_anomalies (agent_id, day, user_no, reason, upload, download, reports, first_time, last_time)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?7)
      ON CONFLICT (agent_id, day, user_no) DO UPDATE SET reason = ?4,
-       upload = ${leastSql("upload + ?5", "?8")}, download = ${leastSql("download + ?6", "?8")},
-       reports = reports + 1, last_time = ?7`,
-  );
+       upload = ${leastSql(db, "upload + ?5", "?8")}, download = ${leastSql(db, "download + ?6", "?8")},
+       reports = reports + 1, last_time = ?7`;
   const others = { upload: 0, download: 0 };
   for (const { userNo, upload, download } of strays) {
     if (!kept.has(userNo) && kept.size >= DAILY_USER_CAP) {
@@ -68,20 +58,16 @@ export function recordAnomalies(
     }
     kept.add(userNo);
     const reason: AnomalyReason = known.has(userNo) ? "not_admitted" : "unknown_user";
-    upsert.run(agentId, day, userNo, reason, upload, download, now, Number.MAX_SAFE_INTEGER);
+    await db.run(upsert, agentId, day, userNo, reason, upload, download, now, Number.MAX_SAFE_INTEGER);
   }
   if (others.upload + others.download > 0) {
-    upsert.run(agentId, day, OTHERS, "others", others.upload, others.download, now, Number.MAX_SAFE_INTEGER);
+    await db.run(upsert, agentId, day, OTHERS, "others", others.upload, others.download, now, Number.MAX_SAFE_INTEGER);
   }
 }
 
 /** Anomaly rows (node, user, day) kept per node, for the node list. */
-export function anomalyCounts(ctx: AppContext, now = Date.now()): Map<string, number> {
-  const rows = ctx.db
-    .query<{ agent_id: string; count: number }, [string]>(
-      "SELECT agent_id, COUNT(*) AS count FROM node_anomalies WHERE day >= ? GROUP BY agent_id",
-    )
-    .all(keptFrom(now, ctx.settings.get("timezone")));
+export async function anomalyCounts(ctx: AppContext, now = Date.now()): Promise<Map<string, number>> {
+  const rows = await ctx.db.all<{ agent_id: string; count: number }>("SELECT agent_id, COUNT(*) AS count FROM node_anomalies WHERE day >= ? GROUP BY agent_id", keptFrom(now, await ctx.settings.get("timezone")));
   return new Map(rows.map((row) => [row.agent_id, row.count]));
 }
 
@@ -98,16 +84,12 @@ interface AnomalyRow {
 }
 
 /** A node's anomalies, newest day first, then the most traffic first. */
-export function listAnomalies(ctx: AppContext, agentId: string, now = Date.now()): NodeAnomaly[] {
-  return ctx.db
-    .query<AnomalyRow, [string, string, number]>(
-      `SELECT a.day, a.user_no, u.email, a.reason, a.upload, a.download, a.reports, a.first_time, a.last_time
+export async function listAnomalies(ctx: AppContext, agentId: string, now = Date.now()): Promise<NodeAnomaly[]> {
+  return (await ctx.db.all<AnomalyRow>(`SELECT a.day, a.user_no, u.email, a.reason, a.upload, a.download, a.reports, a.first_time, a.last_time
        FROM node_anomalies a LEFT JOIN users u ON u.node_uid = a.user_no AND a.user_no <> 0
        WHERE a.agent_id = ? AND a.day >= ?
        ORDER BY a.day DESC, a.upload + a.download DESC, a.user_no
-       LIMIT ?`,
-    )
-    .all(agentId, keptFrom(now, ctx.settings.get("timezone")), LISTED_MAX)
+       LIMIT ?`, agentId, keptFrom(now, await ctx.settings.get("timezone")), LISTED_MAX))
     .map((row) => ({
       day: row.day,
       userNo: row.user_no,

@@ -35,9 +35,9 @@ afterAll(async () => {
 });
 
 let nodeCount = 0;
-function makeNode(serverType: ServerType): AgentRow {
+async function makeNode(serverType: ServerType): Promise<AgentRow> {
   nodeCount += 1;
-  const agent = saveAgent(
+  const agent = await saveAgent(
     server.context,
     agentInput.parse({
       name: `安装 ${nodeCount}`,
@@ -51,7 +51,7 @@ function makeNode(serverType: ServerType): AgentRow {
       serverType,
     }),
   );
-  return findAgentRow(server.context, agent._id) as AgentRow;
+  return await findAgentRow(server.context, agent._id) as AgentRow;
 }
 
 const query = (row: AgentRow, token = row.api_token) => `node_id=${row.node_no}&token=${token}`;
@@ -89,7 +89,7 @@ const modeOf = (path: string) => statSync(path).mode & 0o777;
 
 describe("GET /node/ferry", () => {
   test("serves the agent with its SHA-256 to the node's own token only", async () => {
-    const row = makeNode("ubuntu_x86");
+    const row = await makeNode("ubuntu_x86");
     const response = await fetch(`${server.url}/node/ferry?${query(row)}`);
     expect(response.status).toBe(200);
     expect(response.headers.get("x-sha256")).toBe(AGENT_SHA);
@@ -97,7 +97,7 @@ describe("GET /node/ferry", () => {
     const sum = await fetch(`${server.url}/node/ferry.sha256?${query(row)}`);
     expect(await sum.text()).toBe(`${AGENT_SHA}  ferry\n`);
 
-    const other = makeNode("ubuntu_x86");
+    const other = await makeNode("ubuntu_x86");
     for (const path of ["/node/ferry", "/node/ferry.sha256"]) {
       const wrong = await fetch(`${server.url}${path}?${query(row, other.api_token)}`);
       expect({ path, status: wrong.status, body: await wrong.text() }).toEqual({
@@ -111,7 +111,7 @@ describe("GET /node/ferry", () => {
   });
 
   test("the new file is served and hashed after the executable changes", async () => {
-    const row = makeNode("ubuntu_x86");
+    const row = await makeNode("ubuntu_x86");
     const file = join(dir, "agent-v2");
     writeFileSync(file, "#!/bin/sh\necho v2\n");
     process.env.FERRY_AGENT_BINARY = file;
@@ -130,7 +130,7 @@ describe("GET /node/ferry", () => {
   });
 
   test("a panel running under bun without FERRY_AGENT_BINARY answers 503 and says why", async () => {
-    const row = makeNode("ubuntu_x86");
+    const row = await makeNode("ubuntu_x86");
     delete process.env.FERRY_AGENT_BINARY;
     try {
       const response = await fetch(`${server.url}/node/ferry?${query(row)}`);
@@ -190,7 +190,7 @@ describe("GET /node/install.sh", () => {
 
 describe("the one-line command, run under sh in dry-run mode", () => {
   test("ubuntu_x86: downloads and checks the agent, writes the systemd unit and a private secrets file", async () => {
-    const row = makeNode("ubuntu_x86");
+    const row = await makeNode("ubuntu_x86");
     const command = await installCommand(row);
     expect(command).toBe(
       `curl -fsSL '${server.url}/node/install.sh?server_type=ubuntu_x86' | sh -s -- ` +
@@ -246,7 +246,7 @@ describe("the one-line command, run under sh in dry-run mode", () => {
   });
 
   test("alpine_reality: the OpenRC service, whose settings file gives the agent exactly its arguments", async () => {
-    const row = makeNode("alpine_reality");
+    const row = await makeNode("alpine_reality");
     const root = freshRoot();
     const run = await sh(`${await installCommand(row)} --dry-run`, { FERRY_INSTALL_ROOT: root });
     expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: "" });
@@ -281,8 +281,8 @@ describe("the one-line command, run under sh in dry-run mode", () => {
   });
 
   test("the settings panel_url and install_<type> change the command", async () => {
-    const row = makeNode("ubuntu_guonei");
-    server.context.settings.update({
+    const row = await makeNode("ubuntu_guonei");
+    await server.context.settings.update({
       panel_url: "https://panel.example.com/",
       install_ubuntu_guonei: "https://mirror.example.cn/ferry/install.sh",
     });
@@ -292,13 +292,13 @@ describe("the one-line command, run under sh in dry-run mode", () => {
           `--panel 'https://panel.example.com' --node-id ${row.node_no} --token ${row.api_token}`,
       );
     } finally {
-      server.context.settings.update({ panel_url: "", install_ubuntu_guonei: "" });
+      await server.context.settings.update({ panel_url: "", install_ubuntu_guonei: "" });
     }
   });
 
   test("a wrong token installs nothing and says what to check", async () => {
-    const row = makeNode("ubuntu_x86");
-    const other = makeNode("ubuntu_x86");
+    const row = await makeNode("ubuntu_x86");
+    const other = await makeNode("ubuntu_x86");
     const root = freshRoot();
     const command = (await installCommand(row)).replace(row.api_token, other.api_token);
     const run = await sh(`${command} --dry-run`, { FERRY_INSTALL_ROOT: root });
@@ -311,7 +311,7 @@ describe("the one-line command, run under sh in dry-run mode", () => {
   });
 
   test("a download that does not match the panel's SHA-256 is refused and nothing is installed", async () => {
-    const row = makeNode("ubuntu_x86");
+    const row = await makeNode("ubuntu_x86");
     // Between the node and the panel: passes everything on, but flips the executable's last byte.
     const tamperer = Bun.serve({
       hostname: "127.0.0.1",
@@ -346,7 +346,7 @@ describe("the one-line command, run under sh in dry-run mode", () => {
   });
 
   test("bad arguments are refused before anything is downloaded", async () => {
-    const row = makeNode("ubuntu_x86");
+    const row = await makeNode("ubuntu_x86");
     const script = join(dir, "install-check.sh");
     writeFileSync(script, await (await fetch(`${server.url}/node/install.sh?server_type=ubuntu_x86`)).text());
     const ok = `--panel ${server.url} --node-id ${row.node_no} --token ${row.api_token}`;
@@ -405,7 +405,7 @@ describe("the one-line command, run under sh in dry-run mode", () => {
   });
 
   test("the wrong CPU is refused: ubuntu_arm on x86_64, and an agent built for another CPU", async () => {
-    const arm = makeNode("ubuntu_arm");
+    const arm = await makeNode("ubuntu_arm");
     const armCommand = `${await installCommand(arm)} --dry-run`;
     const onX86 = await sh(armCommand, { FERRY_INSTALL_ROOT: freshRoot(), FERRY_INSTALL_ARCH: "x86_64" });
     expect(onX86.stderr.trim()).toBe(
@@ -421,7 +421,7 @@ describe("the one-line command, run under sh in dry-run mode", () => {
     try {
       const script = await (await fetch(`${server.url}/node/install.sh?server_type=ubuntu_reality`)).text();
       expect(script).toContain("AGENT_ARCH='x86_64'");
-      const row = makeNode("ubuntu_reality");
+      const row = await makeNode("ubuntu_reality");
       const run = await sh(`${await installCommand(row)} --dry-run`, {
         FERRY_INSTALL_ROOT: freshRoot(),
         FERRY_INSTALL_ARCH: "aarch64",

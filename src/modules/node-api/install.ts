@@ -94,8 +94,8 @@ function normalisePanelUrl(value: string): string | null {
  * The address nodes reach the panel at: `explicit` (a CLI flag), else the setting panel_url, else
  * `fallback` (the back-office request's origin). Throws when the one chosen is not a plain URL.
  */
-export function panelUrl(ctx: AppContext, options: { explicit?: string; fallback?: string }): string | null {
-  const chosen = options.explicit?.trim() || ctx.settings.get("panel_url").trim() || options.fallback?.trim();
+export async function panelUrl(ctx: AppContext, options: { explicit?: string; fallback?: string }): Promise<string | null> {
+  const chosen = options.explicit?.trim() || (await ctx.settings.get("panel_url")).trim() || options.fallback?.trim();
   if (!chosen) return null;
   const url = normalisePanelUrl(chosen);
   if (!url) {
@@ -116,9 +116,9 @@ export function agentDownloadUrl(panel: string, row: Pick<AgentRow, "node_no" | 
 }
 
 /** The install script's address: the setting install_<server type>, else the panel's own script. */
-export function installScriptUrl(ctx: AppContext, panel: string, serverType: ServerType): string {
+export async function installScriptUrl(ctx: AppContext, panel: string, serverType: ServerType): Promise<string> {
   return (
-    ctx.settings.get(`install_${serverType}`).trim() || `${panel}/node/install.sh?server_type=${serverType}`
+    (await ctx.settings.get(`install_${serverType}`)).trim() || `${panel}/node/install.sh?server_type=${serverType}`
   );
 }
 
@@ -126,10 +126,10 @@ export function installScriptUrl(ctx: AppContext, panel: string, serverType: Ser
  * `curl -fsSL '<script>' | sh -s -- --panel '<panel>' --node-id N --token T`, run as root on the
  * node to install or update it. It holds the node's token: admins only.
  */
-export function installCommand(ctx: AppContext, id: string, panel: string): string {
-  const row = findAgentRow(ctx, id);
+export async function installCommand(ctx: AppContext, id: string, panel: string): Promise<string> {
+  const row = await findAgentRow(ctx, id);
   if (!row) throw new RpcError(Code.notFound, "节点不存在");
-  const script = installScriptUrl(ctx, panel, row.server_type);
+  const script = await installScriptUrl(ctx, panel, row.server_type);
   return (
     `curl -fsSL ${shellQuote(script)} | sh -s -- --panel ${shellQuote(panel)}` +
     ` --node-id ${row.node_no} --token ${row.api_token}`

@@ -23,20 +23,20 @@ let server: TestServer;
 let node: AgentRow;
 let otherNode: AgentRow;
 
-function makeNode(name: string, ip: string): AgentRow {
+async function makeNode(name: string, ip: string): Promise<AgentRow> {
   const ctx = server.context;
-  const agent = saveNode(server, { name, country: { code: "JP" }, ip, host: "jp.example.com" });
-  return findAgentRow(ctx, agent._id) as AgentRow;
+  const agent = await saveNode(server, { name, country: { code: "JP" }, ip, host: "jp.example.com" });
+  return await findAgentRow(ctx, agent._id) as AgentRow;
 }
 
 beforeAll(async () => {
   server = await startTestServer();
   const ctx = server.context;
-  ctx.settings.update({ trafficStasticDuration: 30, updateV2rayDuration: 20 });
-  node = makeNode("东京 01", "203.0.113.20");
-  otherNode = makeNode("东京 02", "203.0.113.21");
+  await ctx.settings.update({ trafficStasticDuration: 30, updateV2rayDuration: 20 });
+  node = await makeNode("东京 01", "203.0.113.20");
+  otherNode = await makeNode("东京 02", "203.0.113.21");
   for (const protocol of ["vmesh_tcp", "vmesh_ws"]) {
-    saveLine(ctx, lineInput.parse({ name: protocol, agentID: node.id, protocol, bridge: "none", scale: 2 }));
+    await saveLine(ctx, lineInput.parse({ name: protocol, agentID: node.id, protocol, bridge: "none", scale: 2 }));
   }
 });
 afterAll(async () => {
@@ -66,8 +66,8 @@ function push(body: unknown, headers: Record<string, string> = {}, params: Recor
 
 async function customer(traffic: number): Promise<UserRow> {
   const { user } = await loggedInClient(server);
-  recordTraffic(server, user.id, "buy", traffic);
-  return findUserById(server.context, user.id) as UserRow;
+  await recordTraffic(server, user.id, "buy", traffic);
+  return await findUserById(server.context, user.id) as UserRow;
 }
 
 const alive = (row: AgentRow, body: unknown) =>
@@ -147,7 +147,7 @@ describe("user", () => {
     const paying = await customer(GB);
     const broke = await customer(0);
     const disabled = await customer(GB);
-    server.context.db.query("UPDATE users SET disabled = 1 WHERE id = ?").run(disabled.id);
+    await server.context.db.run("UPDATE users SET disabled = 1 WHERE id = ?", disabled.id);
     const ids = (await userList()).map((user) => user.id);
     expect(ids).toContain(paying.node_uid);
     expect(ids).not.toContain(broke.node_uid);
@@ -166,8 +166,8 @@ describe("user", () => {
   test("a user with only a running time package and quota left today is admitted", async () => {
     const { user } = await loggedInClient(server);
     const ctx = server.context;
-    tx(ctx.db, () =>
-      changeTraffic(ctx.db, {
+    await tx(ctx.db, async () =>
+      await changeTraffic(ctx.db, {
         userId: user.id,
         type: "buy",
         desc: "包天",
@@ -182,14 +182,14 @@ describe("user", () => {
 
   test("the list's ETag changes when a user resets the subscription; the same list gets 304", async () => {
     const { client, user } = await loggedInClient(server);
-    recordTraffic(server, user.id, "buy", GB);
+    await recordTraffic(server, user.id, "buy", GB);
     const first = await agentFetch(apiUrl("user"));
     const etag = first.headers.get("etag") ?? "";
     expect((await agentFetch(apiUrl("user"), { headers: { "if-none-match": etag } })).status).toBe(304);
     expect((await client.call("/api/user/reset_userkey")).code).toBe(0);
     const changed = await agentFetch(apiUrl("user"), { headers: { "if-none-match": etag } });
     expect(changed.status).toBe(200);
-    const fresh = findUserById(server.context, user.id) as UserRow;
+    const fresh = await findUserById(server.context, user.id) as UserRow;
     const listed = ((await changed.json()) as { users: { id: number; uuid: string }[] }).users;
     expect(listed.find((entry) => entry.id === user.node_uid)?.uuid).toBe(fresh.proxy_secret);
     expect(fresh.proxy_secret).not.toBe(user.proxy_secret);
@@ -207,7 +207,7 @@ describe("push", () => {
     expect(await first.json()).toMatchObject({ data: true, duplicate: false, users: 1, charged: 20 * MB });
     const resent = await push(body, { "x-request-id": reportId }, { inbound: "vmesh_ws" });
     expect(await resent.json()).toMatchObject({ data: true, duplicate: true });
-    expect((findUserById(server.context, user.id) as UserRow).traffic).toBe(GB - 20 * MB);
+    expect((await findUserById(server.context, user.id) as UserRow).traffic).toBe(GB - 20 * MB);
   });
 
   test("a body that is not an object is 400 and charges nothing", async () => {
@@ -221,7 +221,7 @@ describe("push", () => {
 describe("alive and alivelist", () => {
   test("counts distinct IPs per user across nodes; a node's new report replaces its old one", async () => {
     const user = await customer(GB);
-    saveLine(
+    await saveLine(
       server.context,
       lineInput.parse({ name: "东京 02 TCP", agentID: otherNode.id, protocol: "vmesh_tcp", bridge: "none" }),
     );
@@ -238,34 +238,30 @@ describe("alive and alivelist", () => {
 
 describe("node status", () => {
   test("a node that calls is normal with its version and update count; one never heard from is not", async () => {
-    const fresh = makeNode("大阪 01", "203.0.113.30");
-    let agents = listAgents(server.context);
+    const fresh = await makeNode("大阪 01", "203.0.113.30");
+    let agents = await listAgents(server.context);
     expect(agents.find((agent) => agent._id === fresh.id)?.status).toBe(false);
     const before = agents.find((agent) => agent._id === node.id)?.updateConfigTimes ?? 0;
     await userList();
-    agents = listAgents(server.context);
+    agents = await listAgents(server.context);
     const seen = agents.find((agent) => agent._id === node.id);
     expect(seen).toMatchObject({ status: true, agent_version: "9.9.9", updateConfigTimes: before + 1 });
     // three missed pull intervals (3 × 20 s) later it shows as error
-    const later = listAgents(server.context, Date.now() + 61_000).find((agent) => agent._id === node.id);
+    const later = (await listAgents(server.context, Date.now() + 61_000)).find((agent) => agent._id === node.id);
     expect(later?.status).toBe(false);
   });
 });
 
 /** Everything a push can change: balances, the ledger, usage, report ids, line heat, node counters. */
-function chargingState() {
+async function chargingState() {
   const db = server.context.db;
   return {
-    users: db
-      .query(
-        "SELECT id, traffic, spend_traffic, daily_usage, daily_usage_day FROM users JOIN balances ON user_id = id ORDER BY id",
-      )
-      .all(),
-    records: db.query("SELECT * FROM traffic_records ORDER BY rowid").all(),
-    usage: db.query("SELECT * FROM usage_days ORDER BY day, user_id").all(),
-    reports: db.query("SELECT * FROM node_reports ORDER BY agent_id, report_id").all(),
-    heat: db.query("SELECT id, hot FROM agent_lines ORDER BY id").all(),
-    nodes: db.query("SELECT id, last_push_time, online_users FROM agents ORDER BY id").all(),
+    users: await db.all("SELECT id, traffic, spend_traffic, daily_usage, daily_usage_day FROM users JOIN balances ON user_id = id ORDER BY id"),
+    records: await db.all("SELECT * FROM traffic_records ORDER BY rowid"),
+    usage: await db.all("SELECT * FROM usage_days ORDER BY day, user_id"),
+    reports: await db.all("SELECT * FROM node_reports ORDER BY agent_id, report_id"),
+    heat: await db.all("SELECT id, hot FROM agent_lines ORDER BY id"),
+    nodes: await db.all("SELECT id, last_push_time, online_users FROM agents ORDER BY id"),
   };
 }
 
@@ -291,11 +287,11 @@ describe("push: malformed reports are refused whole (issue 11 §4)", () => {
   });
 
   async function expectRefused(body: string, message: RegExp) {
-    const before = chargingState();
+    const before = await chargingState();
     const response = await pushText(body);
     expect(response.status).toBe(400);
     expect(((await response.json()) as { message: string }).message).toMatch(message);
-    expect(chargingState()).toEqual(before);
+    expect(await chargingState()).toEqual(before);
   }
 
   test("a user id that is not the integer's own digits is refused; the valid entry beside it is not applied", async () => {
@@ -353,7 +349,7 @@ describe("push: malformed reports are refused whole (issue 11 §4)", () => {
   test("a well-formed report of the same users is then charged as usual", async () => {
     const response = await pushText(`{"${payer.node_uid}":[0,1048576]}`);
     expect(response.status).toBe(200);
-    expect((findUserById(server.context, payer.id) as UserRow).traffic).toBeLessThan(payer.traffic);
+    expect((await findUserById(server.context, payer.id) as UserRow).traffic).toBeLessThan(payer.traffic);
   });
 });
 
@@ -362,7 +358,7 @@ describe("push: a node charges only the users it serves (issue 11 §5)", () => {
   let admin: ApiClient;
 
   beforeAll(async () => {
-    stranger = makeNode("无线路 01", "203.0.113.40"); // no lines: it serves nobody
+    stranger = await makeNode("无线路 01", "203.0.113.40"); // no lines: it serves nobody
     admin = (await loggedInClient(server, { role: "admin" })).client;
   });
 
@@ -370,11 +366,11 @@ describe("push: a node charges only the users it serves (issue 11 §5)", () => {
     const victim = await customer(10 * GB);
     await userList(); // `node` serves the victim; `stranger` does not
     expect(await userList(stranger)).toEqual([]);
-    const before = chargingState();
+    const before = await chargingState();
     const response = await pushText(`{"${victim.node_uid}":[1000,${5 * GB}],"99999999":[0,7]}`, stranger);
     expect(response.status).toBe(200);
     expect(await response.json()).toMatchObject({ data: true, users: 0, charged: 0 });
-    const after = chargingState();
+    const after = await chargingState();
     expect(after.users).toEqual(before.users);
     expect(after.records).toEqual(before.records);
     expect(after.usage).toEqual(before.usage);

@@ -73,47 +73,47 @@ async function readReport<T>(
 
 export function nodeRoutes(app: AppContext) {
   /** The calling node, or the refusal to send. */
-  function caller(request: Request) {
+  async function caller(request: Request) {
     const query = new URL(request.url).searchParams;
     const token = query.get("token") ?? "";
     const nodeId = query.get("node_id") ?? "";
     const type = (query.get("node_type") ?? "").toLowerCase();
     if (!token || !nodeId) return { refusal: refuse(422, "token and node_id are required") };
     if (!isNodeType(type)) return { refusal: refuse(400, `unknown node_type ${type}`) };
-    const row = authenticateNode(app, nodeId, token);
+    const row = await authenticateNode(app, nodeId, token);
     if (!row) return { refusal: refuse(403, "token is error") };
-    touchNode(app, row, agentVersionFrom(request.headers.get("user-agent") ?? ""));
+    await touchNode(app, row, agentVersionFrom(request.headers.get("user-agent") ?? ""));
     return { row, type: type as NodeType, query };
   }
 
   return new Elysia({ prefix: "/api/v1/server/UniProxy" })
-    .get("/config", ({ request }) => {
-      const call = caller(request);
+    .get("/config", async ({ request }) => {
+      const call = await caller(request);
       if ("refusal" in call) return call.refusal;
-      const config = nodeConfig(app, call.row, call.type);
+      const config = await nodeConfig(app, call.row, call.type);
       if (!config) return refuse(400, "Server does not exist");
       const { response, changed } = withEtag(request, JSON.stringify(config));
-      if (changed) countConfigUpdate(app, call.row.id);
+      if (changed) await countConfigUpdate(app, call.row.id);
       return response;
     })
-    .get("/user", ({ request }) => {
-      const call = caller(request);
+    .get("/user", async ({ request }) => {
+      const call = await caller(request);
       if ("refusal" in call) return call.refusal;
-      const list = servedUserList(app, call.row);
+      const list = await servedUserList(app, call.row);
       const { response, changed } = withEtag(request, list.body, list.etag);
-      if (changed) countConfigUpdate(app, call.row.id);
+      if (changed) await countConfigUpdate(app, call.row.id);
       return response;
     })
     .post(
       "/push",
       async ({ request }) => {
-        const call = caller(request);
+        const call = await caller(request);
         if ("refusal" in call) return call.refusal;
         const usage = await readReport(request, checkPush);
         if ("refusal" in usage) return usage.refusal;
         const reportId = request.headers.get("x-request-id")?.slice(0, 100) || null;
         try {
-          const result = applyNodeReport(app, {
+          const result = await applyNodeReport(app, {
             agentId: call.row.id,
             reportId,
             inbound: call.query.get("inbound"),
@@ -129,7 +129,7 @@ export function nodeRoutes(app: AppContext) {
           });
         } catch (error) {
           // Not acknowledged: the agent keeps the report and sends it again.
-          recordError(app.db, "node push", error);
+          await recordError(app.db, "node push", error);
           return refuse(500, "push not applied");
         }
       },
@@ -138,24 +138,24 @@ export function nodeRoutes(app: AppContext) {
     .post(
       "/alive",
       async ({ request }) => {
-        const call = caller(request);
+        const call = await caller(request);
         if ("refusal" in call) return call.refusal;
         const report = await readReport(request, checkAlive);
         if ("refusal" in report) return report.refusal;
-        keepAlive(app, call.row.id, report.value);
+        await keepAlive(app, call.row.id, report.value);
         return jsonResponse(200, { data: true });
       },
       { parse: "none" },
     )
-    .get("/alivelist", ({ request }) => {
-      const call = caller(request);
+    .get("/alivelist", async ({ request }) => {
+      const call = await caller(request);
       if ("refusal" in call) return call.refusal;
       return jsonResponse(200, { alive: app.aliveIps.counts() });
     })
     .post(
       "/status",
       async ({ request }) => {
-        const call = caller(request);
+        const call = await caller(request);
         if ("refusal" in call) return call.refusal;
         await readJsonBody(request);
         return jsonResponse(200, { data: true, code: 0, message: "success" });
@@ -183,7 +183,7 @@ export function nodeInstallRoutes(app: AppContext) {
     const nodeId = query.get("node_id") ?? "";
     const token = query.get("token") ?? "";
     if (!nodeId || !token) return { refusal: text(422, "node_id and token are required\n") };
-    if (!authenticateNode(app, nodeId, token)) return { refusal: text(403, "token is error\n") };
+    if (!await authenticateNode(app, nodeId, token)) return { refusal: text(403, "token is error\n") };
     const binary = await agentBinary();
     if (!binary) return { refusal: text(503, `${NO_AGENT_BINARY}\n`) };
     return { binary };

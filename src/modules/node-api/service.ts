@@ -35,10 +35,10 @@ export function isNodeType(value: string): value is NodeType {
 }
 
 /** The node a call is from: `node_id` is its integer id (or its _id) and `token` its own API token. */
-export function authenticateNode(ctx: AppContext, nodeId: string, token: string): AgentRow | null {
+export async function authenticateNode(ctx: AppContext, nodeId: string, token: string): Promise<AgentRow | null> {
   const row = /^\d{1,15}$/.test(nodeId)
-    ? ctx.db.query<AgentRow, [number]>("SELECT * FROM agents WHERE node_no = ?").get(Number(nodeId))
-    : ctx.db.query<AgentRow, [string]>("SELECT * FROM agents WHERE id = ?").get(nodeId.toLowerCase());
+    ? await ctx.db.get<AgentRow>("SELECT * FROM agents WHERE node_no = ?", Number(nodeId))
+    : await ctx.db.get<AgentRow>("SELECT * FROM agents WHERE id = ?", nodeId.toLowerCase());
   if (!row) return null;
   return sameSecret(token, row.api_token) ? row : null;
 }
@@ -50,32 +50,26 @@ export function agentVersionFrom(userAgent: string): string {
 }
 
 /** A call from the node: it is alive, and this is the version it runs. */
-export function touchNode(ctx: AppContext, row: AgentRow, version: string, now = Date.now()) {
+export async function touchNode(ctx: AppContext, row: AgentRow, version: string, now = Date.now()) {
   if (now - row.last_seen_time < 5000 && row.agent_version === version) return;
-  ctx.db
-    .query("UPDATE agents SET last_seen_time = ?, agent_version = ? WHERE id = ?")
-    .run(now, version, row.id);
+  await ctx.db.run("UPDATE agents SET last_seen_time = ?, agent_version = ? WHERE id = ?", now, version, row.id);
 }
 
 /** The node received a changed config or user list (seed 001 §2.3 update count). */
-export function countConfigUpdate(ctx: AppContext, agentId: string) {
-  ctx.db.query("UPDATE agents SET update_config_times = update_config_times + 1 WHERE id = ?").run(agentId);
+export async function countConfigUpdate(ctx: AppContext, agentId: string) {
+  await ctx.db.run("UPDATE agents SET update_config_times = update_config_times + 1 WHERE id = ?", agentId);
 }
 
-export function clearUpdateCounts(ctx: AppContext) {
-  ctx.db.query("UPDATE agents SET update_config_times = 0").run();
+export async function clearUpdateCounts(ctx: AppContext) {
+  await ctx.db.run("UPDATE agents SET update_config_times = 0");
 }
 
 interface NodeLine {
   protocol: LineProtocol;
 }
 
-function nodeLines(ctx: AppContext, agentId: string): NodeLine[] {
-  return ctx.db
-    .query<NodeLine, [string]>(
-      "SELECT DISTINCT protocol FROM agent_lines WHERE agent_id = ? ORDER BY protocol",
-    )
-    .all(agentId);
+async function nodeLines(ctx: AppContext, agentId: string): Promise<NodeLine[]> {
+  return await ctx.db.all<NodeLine>("SELECT DISTINCT protocol FROM agent_lines WHERE agent_id = ? ORDER BY protocol", agentId);
 }
 
 const CORE_COLUMNS = [
@@ -104,10 +98,10 @@ export interface FerryNodeConfig {
   base_config: { push_interval: number; pull_interval: number };
 }
 
-function baseConfig(ctx: AppContext) {
+async function baseConfig(ctx: AppContext) {
   return {
-    push_interval: ctx.settings.get("trafficStasticDuration"),
-    pull_interval: ctx.settings.get("updateV2rayDuration"),
+    push_interval: await ctx.settings.get("trafficStasticDuration"),
+    pull_interval: await ctx.settings.get("updateV2rayDuration"),
   };
 }
 
@@ -115,8 +109,8 @@ function baseConfig(ctx: AppContext) {
  * The `config` answer. For `ferry` the whole node; for a UniProxy type the one inbound of that
  * protocol in Xboard's shape (node-protocol.md §1.3), or null when the node serves none.
  */
-export function nodeConfig(ctx: AppContext, row: AgentRow, type: NodeType): object | null {
-  const lines = nodeLines(ctx, row.id);
+export async function nodeConfig(ctx: AppContext, row: AgentRow, type: NodeType): Promise<object | null> {
+  const lines = await nodeLines(ctx, row.id);
   if (type === FERRY_NODE_TYPE) {
     const node = Object.fromEntries(
       CORE_COLUMNS.map((column) => [column, row[column]]),
@@ -129,21 +123,21 @@ export function nodeConfig(ctx: AppContext, row: AgentRow, type: NodeType): obje
       node,
       lines,
       inbounds: [...new Set(lines.map((line) => INBOUND_TAG[line.protocol]))],
-      base_config: baseConfig(ctx),
+      base_config: await baseConfig(ctx),
     };
     return config;
   }
   const wanted = UNIPROXY_TYPES[type] ?? [];
   const protocol = wanted.find((candidate) => lines.some((line) => line.protocol === candidate));
   if (!protocol) return null;
-  return uniproxyConfig(ctx, row, protocol);
+  return await uniproxyConfig(ctx, row, protocol);
 }
 
-function uniproxyConfig(ctx: AppContext, row: AgentRow, protocol: LineProtocol): object {
+async function uniproxyConfig(ctx: AppContext, row: AgentRow, protocol: LineProtocol): Promise<object> {
   const common = {
     listen_ip: "0.0.0.0",
     server_port: row.port + PORT_OFFSET[protocol],
-    base_config: baseConfig(ctx),
+    base_config: await baseConfig(ctx),
   };
   switch (protocol) {
     case "vmesh_tcp":
@@ -217,15 +211,13 @@ export interface NodeUser {
  * (user/limits.ts dailyQuota) left, and able to see at least one of the node's lines (the
  * subscription's visibility rule).
  */
-export function nodeUsers(ctx: AppContext, agentId: string, now = Date.now()): NodeUser[] {
-  const settings = ctx.settings.all();
+export async function nodeUsers(ctx: AppContext, agentId: string, now = Date.now()): Promise<NodeUser[]> {
+  const settings = await ctx.settings.all();
   const today = businessDay(now, settings.timezone);
   const vipSpeed = settings.vip_traffic_thred_rate_limit > 0 ? settings.vip_traffic_thred_rate_limit : null;
   const onQuota = `u.vip_expire_time > ?2
     AND ${dailyQuotaSql("u", "?3")} > CASE WHEN b.daily_usage_day = ?4 THEN b.daily_usage ELSE 0 END`;
-  return ctx.db
-    .query<NodeUser, [string, number, number, string, number | null]>(
-      `SELECT u.node_uid AS id, u.proxy_secret AS uuid,
+  return await ctx.db.all<NodeUser>(`SELECT u.node_uid AS id, u.proxy_secret AS uuid,
          CASE WHEN ${onQuota} THEN ?5 END AS speed_limit, NULL AS device_limit
        FROM users u JOIN balances b ON b.user_id = u.id
        WHERE u.disabled = 0
@@ -233,9 +225,7 @@ export function nodeUsers(ctx: AppContext, agentId: string, now = Date.now()): N
          AND EXISTS (
            SELECT 1 FROM agent_lines l
            WHERE l.agent_id = ?1 AND ${lineVisibleSql("u.id", "u.is_agency", "u.normal_permission", "?2")})
-       ORDER BY u.node_uid`,
-    )
-    .all(agentId, now, DEFAULT_DAILY_LIMIT, today, vipSpeed);
+       ORDER BY u.node_uid`, agentId, now, DEFAULT_DAILY_LIMIT, today, vipSpeed);
 }
 
 /** sha1 of the exact body: the ETag of the `config` and `user` answers (Xboard's rule). */
@@ -247,16 +237,16 @@ export function bodyEtag(body: string): string {
  * The `user` answer for a node; the node holds this list from now on (admission.ts). Trial traffic
  * due by now is expired first, so a customer whose only traffic it was is not on the list.
  */
-export function servedUserList(
+export async function servedUserList(
   ctx: AppContext,
   row: AgentRow,
   now = Date.now(),
-): { body: string; etag: string } {
-  expireDueTrials(ctx, now);
-  const users = nodeUsers(ctx, row.id, now);
+): Promise<{ body: string; etag: string }> {
+  await expireDueTrials(ctx, now);
+  const users = await nodeUsers(ctx, row.id, now);
   const body = JSON.stringify({ users });
   const etag = bodyEtag(body);
-  recordServedList(
+  await recordServedList(
     ctx,
     row,
     users.map((user) => user.id),
@@ -267,8 +257,8 @@ export function servedUserList(
 }
 
 /** Keeps a node's checked alive report for the users it may report (the others are dropped). */
-export function keepAlive(ctx: AppContext, agentId: string, report: AliveReport, now = Date.now()) {
-  const admitted = admittedUserNos(ctx, agentId, [...report.keys()], now);
+export async function keepAlive(ctx: AppContext, agentId: string, report: AliveReport, now = Date.now()) {
+  const admitted = await admittedUserNos(ctx, agentId, [...report.keys()], now);
   ctx.aliveIps.report(
     agentId,
     [...report].filter(([userNo]) => admitted.has(userNo)),

@@ -55,7 +55,7 @@ async function nodeWithAgent(options: { token?: string } = {}): Promise<Node> {
   const upgradedTo: string[] = [];
   // The node is saved first (it makes the token); the control server then takes a free port.
   const draft = await ok<Agent>("/api/admin/agents/update", nodeForm(`升级 ${count}`, 1));
-  const row = findAgentRow(server.context, draft._id) as AgentRow;
+  const row = await findAgentRow(server.context, draft._id) as AgentRow;
   const control = startControlServer({
     host: "127.0.0.1",
     port: 0,
@@ -72,7 +72,7 @@ async function nodeWithAgent(options: { token?: string } = {}): Promise<Node> {
     ...nodeForm(draft.name, control.port),
     _id: draft._id,
   });
-  return { agent, row: findAgentRow(server.context, draft._id) as AgentRow, exe, control, upgradedTo };
+  return { agent, row: await findAgentRow(server.context, draft._id) as AgentRow, exe, control, upgradedTo };
 }
 
 function nodeForm(name: string, ctrlPort: number) {
@@ -83,7 +83,7 @@ function nodeForm(name: string, ctrlPort: number) {
  * Points the panel's address for nodes at a proxy that flips the last byte of every download (nodes
  * reach the panel through this address); `stop()` clears the address and stops the proxy.
  */
-function tamperedPanel() {
+async function tamperedPanel() {
   const tamperer = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
@@ -96,10 +96,10 @@ function tamperedPanel() {
       return new Response(bytes);
     },
   });
-  server.context.settings.update({ panel_url: `http://127.0.0.1:${tamperer.port}` });
+  await server.context.settings.update({ panel_url: `http://127.0.0.1:${tamperer.port}` });
   return {
     async stop() {
-      server.context.settings.update({ panel_url: "" });
+      await server.context.settings.update({ panel_url: "" });
       await tamperer.stop(true);
     },
   };
@@ -131,7 +131,7 @@ describe("upgrade_agentserver", () => {
 
   test("a download tampered with on the way is refused by the agent; its file stays", async () => {
     const node = await nodeWithAgent();
-    const tamperer = tamperedPanel();
+    const tamperer = await tamperedPanel();
     try {
       expect(await upgrade(node.agent)).toEqual({ code: 1000, data: null, msg: "sha256 mismatch" });
       expect(readFileSync(node.exe, "utf8")).toBe(OLD_EXE);
@@ -240,7 +240,7 @@ describe.skipIf(skipWithoutV2ray("upgrade.test.ts"))("with the whole agent (ferr
     const exe = join(dir, `ferry-run-${++count}`);
     writeFileSync(exe, OLD_EXE, { mode: 0o755 });
     const agent = await ok<Agent>("/api/admin/agents/update", nodeForm(`整机 ${count}`, await freePort()));
-    const row = findAgentRow(server.context, agent._id) as AgentRow;
+    const row = await findAgentRow(server.context, agent._id) as AgentRow;
     return { agent, row, exe, process: await runAgent(row, exe) };
   }
 
@@ -257,7 +257,7 @@ describe.skipIf(skipWithoutV2ray("upgrade.test.ts"))("with the whole agent (ferr
 
   test("a tampered download: the file stays and the agent keeps serving", async () => {
     const node = await agentNode();
-    const tamperer = tamperedPanel();
+    const tamperer = await tamperedPanel();
     try {
       expect(await upgrade(node.agent)).toEqual({ code: 1000, data: null, msg: "sha256 mismatch" });
       expect(readFileSync(node.exe, "utf8")).toBe(OLD_EXE);

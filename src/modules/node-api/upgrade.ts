@@ -50,7 +50,7 @@ const reasonOf = ({ status, body }: ControlAnswer) =>
  * the agent's own reason (e.g. "sha256 mismatch").
  */
 export async function upgradeNode(ctx: AppContext, id: string, panel: string): Promise<UpgradeResult> {
-  const row = findAgentRow(ctx, id);
+  const row = await findAgentRow(ctx, id);
   if (!row) throw new RpcError(Code.notFound, "节点不存在");
   const binary = await agentBinary();
   if (!binary) throw new RpcError(Code.badInput, NO_AGENT_BINARY);

@@ -18,23 +18,23 @@ afterAll(async () => {
 test("a node answering on its proxy port gets a latency; a silent one goes back to 0 (未测速)", async () => {
   const listener = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
   // The ss line's port is public_port + 2, so the node's public_port sits 2 below the listener.
-  const agent = saveNode(server, {
+  const agent = await saveNode(server, {
     name: "本机",
     ip: "127.0.0.1",
     port: listener.port - 2,
     public_port: listener.port - 2,
   });
-  saveLine(
+  await saveLine(
     server.context,
     lineInput.parse({ name: "SS", agentID: agent._id, protocol: "ss", bridge: "none" }),
   );
 
   expect(await probeAllNodes(server.context)).toBe(1);
-  expect(findAgentRow(server.context, agent._id)?.speed).toBeGreaterThanOrEqual(1);
+  expect((await findAgentRow(server.context, agent._id))?.speed).toBeGreaterThanOrEqual(1);
 
   listener.stop(true);
   expect(await probeAllNodes(server.context)).toBe(0);
-  expect(findAgentRow(server.context, agent._id)?.speed).toBe(0);
+  expect((await findAgentRow(server.context, agent._id))?.speed).toBe(0);
 });
 
 test("connectLatency gives 0 for a refused connection", async () => {

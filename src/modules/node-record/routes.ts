@@ -10,8 +10,8 @@ import { agentInput, agentRefInput } from "./schema.ts";
 import { deleteAgent, findAgentRow, listAgents, listPublicAgents, saveAgent } from "./service.ts";
 
 /** The panel's address for nodes: the setting panel_url, else the origin the admin is using. */
-const panelFor = (ctx: CallContext) =>
-  panelUrl(ctx.app, { fallback: requestOrigin(ctx.request) }) ?? requestOrigin(ctx.request);
+const panelFor = async (ctx: CallContext) =>
+  await panelUrl(ctx.app, { fallback: requestOrigin(ctx.request) }) ?? requestOrigin(ctx.request);
 
 export const agentCalls = [
   defineCall({
@@ -19,55 +19,55 @@ export const agentCalls = [
     path: "/api/agent/agent_list",
     access: "public",
     input: emptyInput,
-    handle: (ctx) => listPublicAgents(ctx.app),
+    handle: async (ctx) => await listPublicAgents(ctx.app),
   }),
   defineCall({
     path: "/api/admin/agents/list",
     access: "admin",
     input: emptyInput,
-    handle: (ctx) => listAgents(ctx.app),
+    handle: async (ctx) => await listAgents(ctx.app),
   }),
   defineCall({
     path: "/api/admin/agents/update",
     access: "admin",
     input: agentInput,
-    handle: (ctx, input) => saveAgent(ctx.app, input),
+    handle: async (ctx, input) => await saveAgent(ctx.app, input),
   }),
   defineCall({
     path: "/api/admin/agents/delete",
     access: "admin",
     input: idInput,
-    handle: (ctx, input) => deleteAgent(ctx.app, input.id),
+    handle: async (ctx, input) => await deleteAgent(ctx.app, input.id),
   }),
   defineCall({
     path: "/api/admin/agents/upgrade_agentserver",
     access: "admin",
     input: agentRefInput,
-    handle: (ctx, input) => upgradeNode(ctx.app, input.id, panelFor(ctx)),
+    handle: async (ctx, input) => upgradeNode(ctx.app, input.id, await panelFor(ctx)),
   }),
   defineCall({
     // Seed 001 §7: answers {cmd}, the one-line install / update command (it holds the node's token).
     path: "/api/admin/agents/manual_update_agent",
     access: "admin",
     input: agentRefInput,
-    handle: (ctx, input) => ({ cmd: installCommand(ctx.app, input.id, panelFor(ctx)) }),
+    handle: async (ctx, input) => ({ cmd: await installCommand(ctx.app, input.id, await panelFor(ctx)) }),
   }),
   defineCall({
     // Issue 11: traffic the node reported for users it was not given (not charged), 30 days.
     path: "/api/admin/agents/anomalies",
     access: "admin",
     input: agentRefInput,
-    handle: (ctx, input) => {
-      if (!findAgentRow(ctx.app, input.id)) throw new RpcError(Code.notFound, "节点不存在");
-      return listAnomalies(ctx.app, input.id);
+    handle: async (ctx, input) => {
+      if (!await findAgentRow(ctx.app, input.id)) throw new RpcError(Code.notFound, "节点不存在");
+      return await listAnomalies(ctx.app, input.id);
     },
   }),
   defineCall({
     path: "/api/admin/agents/clear_updatetimes",
     access: "admin",
     input: emptyInput,
-    handle: (ctx) => {
-      clearUpdateCounts(ctx.app);
+    handle: async (ctx) => {
+      await clearUpdateCounts(ctx.app);
       return null;
     },
   }),

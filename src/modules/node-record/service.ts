@@ -90,35 +90,31 @@ export function toAgent(row: AgentRow, updateSeconds: number, now: number, anoma
   };
 }
 
-export function findAgentRow(ctx: AppContext, id: string): AgentRow | null {
-  return ctx.db.query<AgentRow, [string]>("SELECT * FROM agents WHERE id = ?").get(id);
+export async function findAgentRow(ctx: AppContext, id: string): Promise<AgentRow | null> {
+  return await ctx.db.get<AgentRow>("SELECT * FROM agents WHERE id = ?", id);
 }
 
-export function listAgentRows(ctx: AppContext): AgentRow[] {
-  return ctx.db.query<AgentRow, []>("SELECT * FROM agents ORDER BY sort_index, create_time").all();
+export async function listAgentRows(ctx: AppContext): Promise<AgentRow[]> {
+  return await ctx.db.all<AgentRow>("SELECT * FROM agents ORDER BY sort_index, create_time");
 }
 
-export function listAgents(ctx: AppContext, now = Date.now()): Agent[] {
-  const updateSeconds = ctx.settings.get("updateV2rayDuration");
-  const anomalies = anomalyCounts(ctx, now);
-  return listAgentRows(ctx).map((row) => toAgent(row, updateSeconds, now, anomalies.get(row.id) ?? 0));
+export async function listAgents(ctx: AppContext, now = Date.now()): Promise<Agent[]> {
+  const updateSeconds = await ctx.settings.get("updateV2rayDuration");
+  const anomalies = await anomalyCounts(ctx, now);
+  return (await listAgentRows(ctx)).map((row) => toAgent(row, updateSeconds, now, anomalies.get(row.id) ?? 0));
 }
 
 /** One node as the back office sees it, with its anomaly count. */
-export function findAgent(ctx: AppContext, id: string, now = Date.now()): Agent | null {
-  const row = findAgentRow(ctx, id);
+export async function findAgent(ctx: AppContext, id: string, now = Date.now()): Promise<Agent | null> {
+  const row = await findAgentRow(ctx, id);
   if (!row) return null;
-  return toAgent(row, ctx.settings.get("updateV2rayDuration"), now, anomalyCounts(ctx, now).get(id) ?? 0);
+  return toAgent(row, await ctx.settings.get("updateV2rayDuration"), now, (await anomalyCounts(ctx, now)).get(id) ?? 0);
 }
 
 /** Nodes that carry at least one public line, for the customer's /agents page. */
-export function listPublicAgents(ctx: AppContext): PublicAgent[] {
-  return ctx.db
-    .query<AgentRow, []>(
-      `SELECT * FROM agents WHERE id IN (SELECT agent_id FROM agent_lines WHERE public = 1)
-       ORDER BY sort_index, create_time`,
-    )
-    .all()
+export async function listPublicAgents(ctx: AppContext): Promise<PublicAgent[]> {
+  return (await ctx.db.all<AgentRow>(`SELECT * FROM agents WHERE id IN (SELECT agent_id FROM agent_lines WHERE public = 1)
+       ORDER BY sort_index, create_time`))
     .map((row) => {
       const country = countryOf(row.country_code);
       return {
@@ -158,7 +154,7 @@ function newSecrets() {
   };
 }
 
-export function saveAgent(ctx: AppContext, input: AgentInput, now = Date.now()): Agent {
+export async function saveAgent(ctx: AppContext, input: AgentInput, now = Date.now()): Promise<Agent> {
   const fields = {
     sort_index: input.index,
     name: input.name,
@@ -178,17 +174,13 @@ export function saveAgent(ctx: AppContext, input: AgentInput, now = Date.now()):
     ssh_username: input.ssh_username,
     ss_method: input.ss_method,
   };
-  const id = tx(ctx.db, () => {
+  const id = await tx(ctx.db, async () => {
     if (input._id) {
-      const existing = findAgentRow(ctx, input._id);
+      const existing = await findAgentRow(ctx, input._id);
       if (!existing) throw new RpcError(Code.notFound, "节点不存在");
       const password = input.ssh_password || existing.ssh_password;
       const columns = Object.keys(fields);
-      ctx.db
-        .query(
-          `UPDATE agents SET ${columns.map((c) => `${c} = ?`).join(", ")}, ssh_password = ? WHERE id = ?`,
-        )
-        .run(...(Object.values(fields) as (string | number)[]), password, input._id);
+      await ctx.db.run(`UPDATE agents SET ${columns.map((c) => `${c} = ?`).join(", ")}, ssh_password = ? WHERE id = ?`, ...(Object.values(fields) as (string | number)[]), password, input._id);
       return input._id;
     }
     const row = {
@@ -199,17 +191,15 @@ export function saveAgent(ctx: AppContext, input: AgentInput, now = Date.now()):
       create_time: now,
     };
     const columns = Object.keys(row);
-    ctx.db
-      .query(`INSERT INTO agents (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`)
-      .run(...(Object.values(row) as (string | number)[]));
+    await ctx.db.run(`INSERT INTO agents (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`, ...(Object.values(row) as (string | number)[]));
     return row.id;
   });
-  return findAgent(ctx, id, now) as Agent;
+  return await findAgent(ctx, id, now) as Agent;
 }
 
 /** Deleting a node deletes its lines (they cannot exist without it). */
-export function deleteAgent(ctx: AppContext, id: string): void {
-  const changed = ctx.db.query("DELETE FROM agents WHERE id = ?").run(id).changes;
+export async function deleteAgent(ctx: AppContext, id: string): Promise<void> {
+  const changed = (await ctx.db.run("DELETE FROM agents WHERE id = ?", id)).changes;
   if (!changed) throw new RpcError(Code.notFound, "节点不存在");
 }
 

@@ -16,11 +16,9 @@ afterAll(async () => {
 
 const ids = (notices: Notice[]) => notices.map((n) => n._id);
 
-function clickRows(userId: string): number {
+async function clickRows(userId: string): Promise<number> {
   return (
-    server.context.db
-      .query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM notice_clicks WHERE user_id = ?")
-      .get(userId)?.n ?? -1
+    (await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM notice_clicks WHERE user_id = ?", userId))?.n ?? -1
   );
 }
 
@@ -33,15 +31,15 @@ test("visitors get 1002 for both calls", async () => {
 test("a user sees their own and everyone's notices, not another user's; a clicked notice disappears", async () => {
   const alice = await loggedInClient(server);
   const bob = await loggedInClient(server);
-  const forAll = createNotice(server.context, { userId: null, desc: "全站维护通知", href: "/#/feedback" });
+  const forAll = await createNotice(server.context, { userId: null, desc: "全站维护通知", href: "/#/feedback" });
   await Bun.sleep(2);
-  const forAlice = createNotice(server.context, {
+  const forAlice = await createNotice(server.context, {
     userId: alice.user.id,
     desc: "您的工单有新回复",
     href: "/#/feedback",
   });
   await Bun.sleep(2);
-  const forBob = createNotice(server.context, { userId: bob.user.id, desc: "Bob 的私信" });
+  const forBob = await createNotice(server.context, { userId: bob.user.id, desc: "Bob 的私信" });
 
   const list = await alice.client.call<Notice[]>("/api/user_notive/list");
   expect(list.code).toBe(0);
@@ -63,16 +61,14 @@ test("a user sees their own and everyone's notices, not another user's; a clicke
 
   // Clicking again is harmless.
   expect((await alice.client.call("/api/user_notive/clicked", { noticeId: forAlice })).code).toBe(0);
-  expect(clickRows(alice.user.id)).toBe(2);
+  expect(await clickRows(alice.user.id)).toBe(2);
 
   // Alice cannot click Bob's notice away: Bob still sees it and no click of hers is stored.
   const foreign = await alice.client.call("/api/user_notive/clicked", { noticeId: forBob });
   expect(foreign.code).not.toBe(999);
   expect(ids((await bob.client.call<Notice[]>("/api/user_notive/list")).data)).toContain(forBob);
-  expect(clickRows(alice.user.id)).toBe(2);
-  const bobsClick = server.context.db
-    .query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM notice_clicks WHERE notice_id = ?")
-    .get(forBob);
+  expect(await clickRows(alice.user.id)).toBe(2);
+  const bobsClick = await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM notice_clicks WHERE notice_id = ?", forBob);
   expect(bobsClick?.n).toBe(0);
 });
 
@@ -80,7 +76,7 @@ test("an unknown notice id is harmless and a malformed one is 1000", async () =>
   const { client, user } = await loggedInClient(server);
   const unknown = await client.call("/api/user_notive/clicked", { noticeId: "0".repeat(24) });
   expect(unknown.code).not.toBe(999);
-  expect(clickRows(user.id)).toBe(0);
+  expect(await clickRows(user.id)).toBe(0);
   for (const noticeId of ["nope", 12, "", "'; DROP TABLE notices; --"]) {
     expect((await client.call("/api/user_notive/clicked", { noticeId })).code).toBe(1000);
   }
@@ -88,10 +84,10 @@ test("an unknown notice id is harmless and a malformed one is 1000", async () =>
 });
 
 describe("notice links (issue 11, finding 8)", () => {
-  test("a link of another scheme than http(s) is refused with 1000 and nothing is saved", () => {
-    const count = () =>
-      server.context.db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM notices").get()?.n ?? -1;
-    const before = count();
+  test("a link of another scheme than http(s) is refused with 1000 and nothing is saved", async () => {
+    const count = async () =>
+      (await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM notices"))?.n ?? -1;
+    const before = await count();
     for (const href of [
       "javascript:alert(document.cookie)",
       " JavaScript:alert(1)",
@@ -103,14 +99,14 @@ describe("notice links (issue 11, finding 8)", () => {
     ]) {
       let refused: unknown = null;
       try {
-        createNotice(server.context, { userId: null, desc: "点击查看", href });
+        await createNotice(server.context, { userId: null, desc: "点击查看", href });
       } catch (error) {
         refused = error;
       }
       expect({ href, code: (refused as RpcError | null)?.code }).toEqual({ href, code: Code.badInput });
       expect((refused as Error).message).toContain("通知链接");
     }
-    expect(count()).toBe(before);
+    expect(await count()).toBe(before);
   });
 
   test("relative and http(s) links are saved and listed", async () => {
@@ -122,7 +118,7 @@ describe("notice links (issue 11, finding 8)", () => {
       "https://example.com/news",
       "http://example.com/",
     ];
-    for (const href of hrefs) createNotice(server.context, { userId: user.id, desc: href, href });
+    for (const href of hrefs) await createNotice(server.context, { userId: user.id, desc: href, href });
     const listed = (await client.call<Notice[]>("/api/user_notive/list")).data
       .filter((n) => hrefs.includes(n.desc))
       .map((n) => n.href);
@@ -131,9 +127,7 @@ describe("notice links (issue 11, finding 8)", () => {
 
   test("a notice saved before links were checked is listed without its link", async () => {
     const { client, user } = await loggedInClient(server);
-    server.context.db
-      .query("INSERT INTO notices (id, user_id, href, desc, create_time) VALUES (?, ?, ?, ?, ?)")
-      .run("f".repeat(24), user.id, "javascript:alert(1)", "旧通知", Date.now());
+    await server.context.db.run("INSERT INTO notices (id, user_id, href, desc, create_time) VALUES (?, ?, ?, ?, ?)", "f".repeat(24), user.id, "javascript:alert(1)", "旧通知", Date.now());
     const listed = (await client.call<Notice[]>("/api/user_notive/list")).data;
     expect(listed.filter((n) => n.desc === "旧通知")).toEqual([
       { _id: "f".repeat(24), href: "", desc: "旧通知" },

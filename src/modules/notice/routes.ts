@@ -9,14 +9,14 @@ export const noticeCalls = [
     path: "/api/user_notive/list",
     access: "user",
     input: emptyInput,
-    handle: (ctx) => listNotices(ctx.app, (ctx.user as UserRow).id),
+    handle: async (ctx) => await listNotices(ctx.app, (ctx.user as UserRow).id),
   }),
   defineCall({
     path: "/api/user_notive/clicked",
     access: "user",
     input: noticeClickedInput,
-    handle(ctx, input) {
-      markNoticeClicked(ctx.app, (ctx.user as UserRow).id, input.noticeId);
+    async handle(ctx, input) {
+      await markNoticeClicked(ctx.app, (ctx.user as UserRow).id, input.noticeId);
       return null;
     },
   }),

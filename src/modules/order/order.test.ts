@@ -34,7 +34,7 @@ let combo15: Combo;
 
 beforeAll(async () => {
   server = await startShopServer();
-  combo15 = makeCombo(server, { name: "15 元 100G", price: 15, traffic: 100 * GB });
+  combo15 = await makeCombo(server, { name: "15 元 100G", price: 15, traffic: 100 * GB });
 });
 afterAll(async () => {
   await server?.close();
@@ -43,23 +43,13 @@ afterAll(async () => {
 const db = () => server.context.db;
 const fen = (yuan: number) => Math.round(yuan * 100);
 
-function walletEntries(userId: string) {
-  return db()
-    .query<{ type: string; change_fen: number; balance_fen: number; order_id: string | null }, [string]>(
-      "SELECT type, change_fen, balance_fen, order_id FROM wallet_entries WHERE user_id = ? ORDER BY id",
-    )
-    .all(userId);
+async function walletEntries(userId: string) {
+  return await db().all<{ type: string; change_fen: number; balance_fen: number; order_id: string | null }>("SELECT type, change_fen, balance_fen, order_id FROM wallet_entries WHERE user_id = ? ORDER BY id", userId);
 }
 
-function couponState(couponId: string) {
-  const coupon = db()
-    .query<{ auth_times: number }, [string]>("SELECT auth_times FROM coupons WHERE id = ?")
-    .get(couponId);
-  const uses = db()
-    .query<{ order_id: string; is_delete: number }, [string]>(
-      "SELECT order_id, is_delete FROM coupon_uses WHERE coupon_id = ? ORDER BY time, id",
-    )
-    .all(couponId);
+async function couponState(couponId: string) {
+  const coupon = await db().get<{ auth_times: number }>("SELECT auth_times FROM coupons WHERE id = ?", couponId);
+  const uses = await db().all<{ order_id: string; is_delete: number }>("SELECT order_id, is_delete FROM coupon_uses WHERE coupon_id = ? ORDER BY time, id", couponId);
   return { authTimes: coupon?.auth_times, uses };
 }
 
@@ -102,9 +92,9 @@ describe("wallet deduction (seed 000 §5)", () => {
 
   async function walletCheckWith(balanceYuan: number, priceYuan = 15) {
     const buyer = await loggedInClient(server);
-    if (balanceYuan > 0) giveWallet(server, buyer.user.id, fen(balanceYuan));
+    if (balanceYuan > 0) await giveWallet(server, buyer.user.id, fen(balanceYuan));
     const combo =
-      priceYuan === 15 ? combo15 : makeCombo(server, { name: `${priceYuan} 元`, price: priceYuan });
+      priceYuan === 15 ? combo15 : await makeCombo(server, { name: `${priceYuan} 元`, price: priceYuan });
     const order = await createOrder(buyer.client, combo._id);
     const checked = await buyer.client.call<Order>("/api/shop/wallet_check", { order_id: order._id });
     expect(checked.code).toBe(0);
@@ -114,7 +104,7 @@ describe("wallet deduction (seed 000 §5)", () => {
   test("balance ≥ payable: the wallet pays everything and dobuy credits at once", async () => {
     const { buyer, order } = await walletCheckWith(20);
     expect(order).toMatchObject({ status: "wallet_spend", wallet_spend: 15, pay_money: 0 });
-    expect(walletFen(server, buyer.user.id)).toBe(500);
+    expect(await walletFen(server, buyer.user.id)).toBe(500);
 
     const pay = await dobuy(buyer.client, order._id);
     expect(pay.code).toBe(0);
@@ -122,7 +112,7 @@ describe("wallet deduction (seed 000 §5)", () => {
     const status = await buyer.client.call<TradeStatus>("/api/shop/trade_status", { trade_id: order._id });
     expect(status.data.status).toBe("paied");
     expect((await userInfo(buyer.client)).traffic).toBe(100 * GB);
-    expect(walletEntries(buyer.user.id)).toEqual([
+    expect(await walletEntries(buyer.user.id)).toEqual([
       { type: "adjust", change_fen: 2000, balance_fen: 2000, order_id: null },
       { type: "order_spend", change_fen: -1500, balance_fen: 500, order_id: order._id },
     ]);
@@ -134,17 +124,17 @@ describe("wallet deduction (seed 000 §5)", () => {
   test("balance exactly the payable: the wallet pays everything", async () => {
     const { buyer, order } = await walletCheckWith(15);
     expect(order).toMatchObject({ status: "wallet_spend", wallet_spend: 15, pay_money: 0 });
-    expect(walletFen(server, buyer.user.id)).toBe(0);
+    expect(await walletFen(server, buyer.user.id)).toBe(0);
   });
 
   test("short by less than 1 yuan: payable − 1 yuan from the wallet, 1 yuan online", async () => {
     const { buyer, order } = await walletCheckWith(14.5);
     expect(order).toMatchObject({ status: "wallet_spend", wallet_spend: 14, pay_money: 1 });
-    expect(walletFen(server, buyer.user.id)).toBe(50);
+    expect(await walletFen(server, buyer.user.id)).toBe(50);
     // Checking again takes nothing more.
     const again = await buyer.client.call<Order>("/api/shop/wallet_check", { order_id: order._id });
     expect(again.data).toMatchObject({ wallet_spend: 14, pay_money: 1 });
-    expect(walletFen(server, buyer.user.id)).toBe(50);
+    expect(await walletFen(server, buyer.user.id)).toBe(50);
 
     const pay = await dobuy(buyer.client, order._id);
     expect(pay.data).toMatchObject({ status: "wallet_spend", request_pay_amound: 1, sandbox: true });
@@ -158,20 +148,20 @@ describe("wallet deduction (seed 000 §5)", () => {
   test("short by exactly 1 yuan or more: the whole balance", async () => {
     const exact = await walletCheckWith(14);
     expect(exact.order).toMatchObject({ status: "wallet_spend", wallet_spend: 14, pay_money: 1 });
-    expect(walletFen(server, exact.buyer.user.id)).toBe(0);
+    expect(await walletFen(server, exact.buyer.user.id)).toBe(0);
     const far = await walletCheckWith(10);
     expect(far.order).toMatchObject({ status: "wallet_spend", wallet_spend: 10, pay_money: 5 });
-    expect(walletFen(server, far.buyer.user.id)).toBe(0);
+    expect(await walletFen(server, far.buyer.user.id)).toBe(0);
   });
 
   test("an empty wallet and a sub-1-yuan payable the wallet cannot cover deduct nothing", async () => {
     const empty = await walletCheckWith(0);
     expect(empty.order).toMatchObject({ status: "topay", wallet_spend: 0, pay_money: 15 });
-    expect(walletEntries(empty.buyer.user.id)).toEqual([]);
+    expect(await walletEntries(empty.buyer.user.id)).toEqual([]);
 
     const cheap = await walletCheckWith(0.3, 0.5);
     expect(cheap.order).toMatchObject({ status: "topay", wallet_spend: 0, pay_money: 0.5 });
-    expect(walletFen(server, cheap.buyer.user.id)).toBe(30);
+    expect(await walletFen(server, cheap.buyer.user.id)).toBe(30);
     const covered = await walletCheckWith(0.5, 0.5);
     expect(covered.order).toMatchObject({ status: "wallet_spend", wallet_spend: 0.5, pay_money: 0 });
   });
@@ -180,8 +170,8 @@ describe("wallet deduction (seed 000 §5)", () => {
 describe("cancel_order", () => {
   test("returns the wallet deduction and frees the coupon; only topay / wallet_spend; twice is 1026", async () => {
     const buyer = await loggedInClient(server);
-    giveWallet(server, buyer.user.id, 800);
-    const coupon = makeCoupon(server, {
+    await giveWallet(server, buyer.user.id, 800);
+    const coupon = await makeCoupon(server, {
       type: "cash",
       code: "CANCEL5",
       forMoney: 5,
@@ -193,31 +183,31 @@ describe("cancel_order", () => {
       code: "cancel5",
     });
     expect(withCoupon.data).toMatchObject({ coupon_discount: 5, coupon_code: "CANCEL5", pay_money: 10 });
-    expect(couponState(coupon._id)).toEqual({ authTimes: 1, uses: [{ order_id: order._id, is_delete: 0 }] });
+    expect(await couponState(coupon._id)).toEqual({ authTimes: 1, uses: [{ order_id: order._id, is_delete: 0 }] });
     const checked = await buyer.client.call<Order>("/api/shop/wallet_check", { order_id: order._id });
     expect(checked.data).toMatchObject({ status: "wallet_spend", wallet_spend: 8, pay_money: 2 });
-    expect(walletFen(server, buyer.user.id)).toBe(0);
+    expect(await walletFen(server, buyer.user.id)).toBe(0);
     const pay = await dobuy(buyer.client, order._id);
     const tradeNo = sandboxTradeNo(pay.data);
 
     const cancelled = await buyer.client.call<Order>("/api/order/cancel_order", { order_id: order._id });
     expect(cancelled.code).toBe(0);
     expect(cancelled.data).toMatchObject({ status: "cancled", coupon_code: "", coupon_discount: 0 });
-    expect(walletFen(server, buyer.user.id)).toBe(800);
-    expect(walletEntries(buyer.user.id).slice(1)).toEqual([
+    expect(await walletFen(server, buyer.user.id)).toBe(800);
+    expect((await walletEntries(buyer.user.id)).slice(1)).toEqual([
       { type: "order_spend", change_fen: -800, balance_fen: 0, order_id: order._id },
       { type: "order_refund", change_fen: 800, balance_fen: 800, order_id: order._id },
     ]);
-    expect(couponState(coupon._id)).toEqual({ authTimes: 0, uses: [{ order_id: order._id, is_delete: 1 }] });
+    expect(await couponState(coupon._id)).toEqual({ authTimes: 0, uses: [{ order_id: order._id, is_delete: 1 }] });
 
     const twice = await buyer.client.call("/api/order/cancel_order", { order_id: order._id });
     expect(twice.code).toBe(1026);
-    expect(walletFen(server, buyer.user.id)).toBe(800);
-    expect(couponState(coupon._id).authTimes).toBe(0);
+    expect(await walletFen(server, buyer.user.id)).toBe(800);
+    expect((await couponState(coupon._id)).authTimes).toBe(0);
 
     // The gateway still delivers the old attempt's money: logged, nothing credited.
     expect((await notifySandbox(server, tradeNo, 200)).status).toBe(303);
-    expect(paymentEvents(server, tradeNo).map((e) => e.result)).toEqual(["anomaly"]);
+    expect((await paymentEvents(server, tradeNo)).map((e) => e.result)).toEqual(["anomaly"]);
     expect((await userInfo(buyer.client)).traffic).toBe(0);
     const list = await buyer.client.call<Order[]>("/api/order/order_list");
     expect(list.data.map((o) => [o._id, o.status])).toEqual([[order._id, "cancled"]]);
@@ -253,13 +243,13 @@ describe("coupons on orders (seed 000 §8)", () => {
     const unknown = await applyCoupon(buyer.client, order._id, "NO-SUCH-CODE");
     expect({ code: unknown.code, msg: unknown.msg }).toEqual({ code: 1016, msg: OrderMsg.couponError });
 
-    makeCoupon(server, { type: "freeUse", code: "TRIALG", trafficG: 8 });
-    makeCoupon(server, { type: "freeTime", code: "TRIALD", vipDay: 7 });
+    await makeCoupon(server, { type: "freeUse", code: "TRIALG", trafficG: 8 });
+    await makeCoupon(server, { type: "freeTime", code: "TRIALD", vipDay: 7 });
     expect((await applyCoupon(buyer.client, order._id, "TRIALG")).code).toBe(1022);
     expect((await applyCoupon(buyer.client, order._id, "TRIALD")).code).toBe(1022);
 
-    const timeZone = server.context.settings.get("timezone");
-    makeCoupon(server, {
+    const timeZone = await server.context.settings.get("timezone");
+    await makeCoupon(server, {
       type: "cash",
       code: "OLD",
       forMoney: 3,
@@ -268,13 +258,13 @@ describe("coupons on orders (seed 000 §8)", () => {
     expect((await applyCoupon(buyer.client, order._id, "OLD")).code).toBe(1029);
 
     // Expiring today still works.
-    makeCoupon(server, {
+    await makeCoupon(server, {
       type: "cash",
       code: "TODAY",
       forMoney: 3,
       expireTime: businessDay(Date.now(), timeZone),
     });
-    makeCoupon(server, { type: "cash", code: "SECOND", forMoney: 4 });
+    await makeCoupon(server, { type: "cash", code: "SECOND", forMoney: 4 });
     expect((await applyCoupon(buyer.client, order._id, " today ")).data).toMatchObject({
       coupon_code: "TODAY",
       coupon_discount: 3,
@@ -283,13 +273,13 @@ describe("coupons on orders (seed 000 §8)", () => {
     const second = await applyCoupon(buyer.client, order._id, "SECOND");
     expect(second.code).toBe(1025);
     // Nothing was recorded for the refused tries.
-    expect(db().query("SELECT COUNT(*) AS n FROM coupon_uses WHERE user_id = ?").get(buyer.user.id)).toEqual({
+    expect(await db().get("SELECT COUNT(*) AS n FROM coupon_uses WHERE user_id = ?", buyer.user.id)).toEqual({
       n: 1,
     });
   });
 
   test("1017 once the user's own limit or the total is used up; a restored use counts again", async () => {
-    const perUser = makeCoupon(server, {
+    const perUser = await makeCoupon(server, {
       type: "cash",
       code: "ONCEEACH",
       forMoney: 1,
@@ -307,9 +297,9 @@ describe("coupons on orders (seed 000 §8)", () => {
     expect(again.code).toBe(1017);
     const b1 = await createOrder(bob.client, combo15._id);
     expect((await applyCoupon(bob.client, b1._id, "ONCEEACH")).code).toBe(0);
-    expect(couponState(perUser._id).authTimes).toBe(2);
+    expect((await couponState(perUser._id)).authTimes).toBe(2);
 
-    const single = makeCoupon(server, {
+    const single = await makeCoupon(server, {
       type: "cash",
       code: "ONLYONE",
       forMoney: 2,
@@ -324,15 +314,15 @@ describe("coupons on orders (seed 000 §8)", () => {
     const bobOrders = (await bob.client.call<Order[]>("/api/order/order_list")).data;
     const holding = bobOrders.find((o) => o.coupon_code === "ONLYONE") as Order;
     expect((await bob.client.call("/api/order/cancel_order", { order_id: holding._id })).code).toBe(0);
-    expect(couponState(single._id).authTimes).toBe(0);
+    expect((await couponState(single._id)).authTimes).toBe(0);
     expect((await applyCoupon(alice.client, a2._id, "ONLYONE")).code).toBe(0);
-    expect(couponState(single._id).authTimes).toBe(1);
+    expect((await couponState(single._id)).authTimes).toBe(1);
   });
 
   test("1021 after ten tries a minute (rate limits at their real size)", async () => {
     const strict = await startShopServer({ rateLimitScale: 1 });
     try {
-      const combo = makeCombo(strict, { name: "strict", price: 15, traffic: GB });
+      const combo = await makeCombo(strict, { name: "strict", price: 15, traffic: GB });
       const buyer = await loggedInClient(strict);
       const order = await createOrder(buyer.client, combo._id);
       const codes: number[] = [];
@@ -355,14 +345,14 @@ describe("coupons on orders (seed 000 §8)", () => {
   test("accounts made to guess codes share their address's budget of refused tries; a good code costs none", async () => {
     const strict = await startShopServer({ rateLimitScale: 1 });
     try {
-      makeCoupon(strict, {
+      await makeCoupon(strict, {
         type: "cash",
         code: "REAL5",
         forMoney: 5,
         NumberOfAuthorizations: 0,
         useNumPerUser: 0,
       });
-      const combo = makeCombo(strict, { name: "strict", price: 15, traffic: GB });
+      const combo = await makeCombo(strict, { name: "strict", price: 15, traffic: GB });
       const codes: number[] = [];
       // Each account stays under its own 10 a minute; together they spend the address's 30, and the
       // three good codes cost nothing (else the fourth account's first guess would be refused).
@@ -388,35 +378,35 @@ describe("coupons on orders (seed 000 §8)", () => {
 
   test("cash and discount amounts, rounded to the fen; cash above the price makes the order free", async () => {
     const buyer = await loggedInClient(server);
-    makeCoupon(server, {
+    await makeCoupon(server, {
       type: "cash",
       code: "CASH5",
       forMoney: 5,
       NumberOfAuthorizations: 0,
       useNumPerUser: 0,
     });
-    makeCoupon(server, {
+    await makeCoupon(server, {
       type: "discount",
       code: "OFF10",
       discount: 0.9,
       NumberOfAuthorizations: 0,
       useNumPerUser: 0,
     });
-    makeCoupon(server, {
+    await makeCoupon(server, {
       type: "discount",
       code: "OFF30",
       discount: 0.7,
       NumberOfAuthorizations: 0,
       useNumPerUser: 0,
     });
-    makeCoupon(server, {
+    await makeCoupon(server, {
       type: "cash",
       code: "CASH20",
       forMoney: 20,
       NumberOfAuthorizations: 0,
       useNumPerUser: 0,
     });
-    const odd = makeCombo(server, { name: "1.65 元", price: 1.65, traffic: GB });
+    const odd = await makeCombo(server, { name: "1.65 元", price: 1.65, traffic: GB });
 
     const applied = async (comboId: string, code: string) =>
       (await applyCoupon(buyer.client, (await createOrder(buyer.client, comboId))._id, code)).data;
@@ -443,21 +433,21 @@ describe("coupons on orders (seed 000 §8)", () => {
 
   test("orderCancleCoupon takes the coupon off and gives the use back; the same coupon can go on again", async () => {
     const buyer = await loggedInClient(server);
-    const coupon = makeCoupon(server, { type: "cash", code: "TAKEOFF", forMoney: 2 });
+    const coupon = await makeCoupon(server, { type: "cash", code: "TAKEOFF", forMoney: 2 });
     const order = await createOrder(buyer.client, combo15._id);
     expect((await applyCoupon(buyer.client, order._id, "TAKEOFF")).data.pay_money).toBe(13);
     const off = await buyer.client.call<Order>("/api/coupon/orderCancleCoupon", { order_id: order._id });
     expect(off.code).toBe(0);
     expect(off.data).toMatchObject({ coupon_code: "", coupon_name: "", coupon_discount: 0, pay_money: 15 });
-    expect(couponState(coupon._id)).toEqual({ authTimes: 0, uses: [{ order_id: order._id, is_delete: 1 }] });
+    expect(await couponState(coupon._id)).toEqual({ authTimes: 0, uses: [{ order_id: order._id, is_delete: 1 }] });
     expect((await applyCoupon(buyer.client, order._id, "TAKEOFF")).data.pay_money).toBe(13);
-    expect(couponState(coupon._id).authTimes).toBe(1);
+    expect((await couponState(coupon._id)).authTimes).toBe(1);
   });
 
   test("once the wallet has paid part of the order its coupon is fixed", async () => {
     const buyer = await loggedInClient(server);
-    giveWallet(server, buyer.user.id, 300);
-    makeCoupon(server, { type: "cash", code: "LATE", forMoney: 2 });
+    await giveWallet(server, buyer.user.id, 300);
+    await makeCoupon(server, { type: "cash", code: "LATE", forMoney: 2 });
     const order = await createOrder(buyer.client, combo15._id);
     expect(
       (await buyer.client.call<Order>("/api/shop/wallet_check", { order_id: order._id })).data.status,
@@ -470,7 +460,7 @@ describe("coupons on orders (seed 000 §8)", () => {
   });
 
   test("1017 at dobuy when the admin lowered the limit after the coupon went on", async () => {
-    const coupon = makeCoupon(server, {
+    const coupon = await makeCoupon(server, {
       type: "cash",
       code: "LOWERED",
       forMoney: 1,
@@ -484,7 +474,7 @@ describe("coupons on orders (seed 000 §8)", () => {
     expect((await applyCoupon(alice.client, aliceOrder._id, "LOWERED")).code).toBe(0);
     expect((await applyCoupon(bob.client, bobOrder._id, "LOWERED")).code).toBe(0);
 
-    makeCoupon(server, {
+    await makeCoupon(server, {
       _id: coupon._id,
       type: "cash",
       code: "LOWERED",
@@ -494,7 +484,7 @@ describe("coupons on orders (seed 000 §8)", () => {
     });
     const refused = await dobuy(alice.client, aliceOrder._id);
     expect({ code: refused.code, msg: refused.msg }).toEqual({ code: 1017, msg: OrderMsg.couponUsedUp });
-    expect(db().query("SELECT COUNT(*) AS n FROM payments WHERE order_id = ?").get(aliceOrder._id)).toEqual({
+    expect(await db().get("SELECT COUNT(*) AS n FROM payments WHERE order_id = ?", aliceOrder._id)).toEqual({
       n: 0,
     });
 
@@ -506,19 +496,19 @@ describe("coupons on orders (seed 000 §8)", () => {
     expect(
       (await bob.client.call<TradeStatus>("/api/shop/trade_status", { trade_id: bobOrder._id })).data.status,
     ).toBe("paied");
-    expect(couponState(coupon._id).authTimes).toBe(1);
+    expect((await couponState(coupon._id)).authTimes).toBe(1);
   });
 
   test("a coupon put on after dobuy closes that attempt: paying its old amount credits nothing", async () => {
     const buyer = await loggedInClient(server);
-    makeCoupon(server, { type: "cash", code: "AFTERQR", forMoney: 5 });
+    await makeCoupon(server, { type: "cash", code: "AFTERQR", forMoney: 5 });
     const order = await createOrder(buyer.client, combo15._id);
     const first = await dobuy(buyer.client, order._id);
     expect(first.data.request_pay_amound).toBe(15);
     expect((await applyCoupon(buyer.client, order._id, "AFTERQR")).data.pay_money).toBe(10);
     const oldTrade = sandboxTradeNo(first.data);
     expect(
-      db().query<{ status: string }, [string]>("SELECT status FROM payments WHERE trade_no = ?").get(oldTrade)
+      (await db().get<{ status: string }>("SELECT status FROM payments WHERE trade_no = ?", oldTrade))
         ?.status,
     ).toBe("closed");
 
@@ -527,12 +517,12 @@ describe("coupons on orders (seed 000 §8)", () => {
     expect(second.data.request_pay_amound).toBe(10);
     expect((await buyer.client.call("/api/coupon/orderCancleCoupon", { order_id: order._id })).code).toBe(0);
     await notifySandbox(server, sandboxTradeNo(second.data), 1000);
-    expect(paymentEvents(server, sandboxTradeNo(second.data)).map((e) => e.result)).toEqual(["anomaly"]);
+    expect((await paymentEvents(server, sandboxTradeNo(second.data))).map((e) => e.result)).toEqual(["anomaly"]);
     expect((await userInfo(buyer.client)).traffic).toBe(0);
 
     // The old attempt for 15 now matches what the order owes: the customer did pay 15, so it credits.
     await notifySandbox(server, oldTrade, 1500);
-    expect(paymentEvents(server, oldTrade).map((e) => e.result)).toEqual(["anomaly", "credited"]);
+    expect((await paymentEvents(server, oldTrade)).map((e) => e.result)).toEqual(["anomaly", "credited"]);
     expect((await userInfo(buyer.client)).traffic).toBe(100 * GB);
   });
 });
@@ -557,7 +547,7 @@ describe("order/feedback", () => {
     const listed = await buyer.client.call<Order[]>("/api/order/order_list");
     expect(listed.data.find((o) => o._id === open._id)?.user_feedback).toBe(thirty);
 
-    giveWallet(server, buyer.user.id, 500);
+    await giveWallet(server, buyer.user.id, 500);
     const partly = await createOrder(buyer.client, combo15._id);
     await buyer.client.call("/api/shop/wallet_check", { order_id: partly._id });
     expect((await send(partly._id, "钱包扣了但没到账")).code).toBe(0);
@@ -569,16 +559,14 @@ describe("order/feedback", () => {
 describe("create_order and crediting (DESIGN §7)", () => {
   test("agency users are refused; unknown combos are 1004", async () => {
     const agent = await loggedInClient(server);
-    db().query("UPDATE users SET is_agency = 1 WHERE id = ?").run(agent.user.id);
+    await db().run("UPDATE users SET is_agency = 1 WHERE id = ?", agent.user.id);
     const refused = await agent.client.call("/api/shop/create_order", { combo_id: combo15._id });
     expect({ code: refused.code, msg: refused.msg }).toEqual({ code: 1003, msg: OrderMsg.agencyRefused });
     const buyer = await loggedInClient(server);
     expect((await buyer.client.call("/api/shop/create_order", { combo_id: newId() })).code).toBe(1004);
     expect((await buyer.client.call("/api/shop/create_order", { combo_id: "nope" })).code).toBe(1000);
     expect(
-      db()
-        .query("SELECT COUNT(*) AS n FROM orders WHERE user_id IN (?, ?)")
-        .get(agent.user.id, buyer.user.id),
+      await db().get("SELECT COUNT(*) AS n FROM orders WHERE user_id IN (?, ?)", agent.user.id, buyer.user.id),
     ).toEqual({
       n: 0,
     });
@@ -605,11 +593,7 @@ describe("create_order and crediting (DESIGN §7)", () => {
     await payWithSandbox(server, buyer.client, (await createOrder(buyer.client, created.data._id))._id);
     info = await userInfo(buyer.client);
     expect(info.traffic).toBe(240 * GB);
-    const records = db()
-      .query<{ type: string; traffic_change: number; order_id: string }, [string]>(
-        "SELECT type, traffic_change, order_id FROM traffic_records WHERE user_id = ? ORDER BY id",
-      )
-      .all(buyer.user.id);
+    const records = await db().all<{ type: string; traffic_change: number; order_id: string }>("SELECT type, traffic_change, order_id FROM traffic_records WHERE user_id = ? ORDER BY id", buyer.user.id);
     expect(records.map((r) => [r.type, r.traffic_change])).toEqual([
       ["buy", 120 * GB],
       ["buy", 120 * GB],
@@ -617,8 +601,8 @@ describe("create_order and crediting (DESIGN §7)", () => {
   });
 
   test("days bought on top of a running package keep the larger daily quota; a lapsed one takes the new quota", async () => {
-    const big = makeCombo(server, { name: "大流量月卡", price: 60, vipDuration: 30, limit: 100 * GB });
-    const small = makeCombo(server, { name: "小流量周卡", price: 10, vipDuration: 7, limit: 20 * GB });
+    const big = await makeCombo(server, { name: "大流量月卡", price: 60, vipDuration: 30, limit: 100 * GB });
+    const small = await makeCombo(server, { name: "小流量周卡", price: 10, vipDuration: 7, limit: 20 * GB });
     const buyer = await loggedInClient(server);
     await payWithSandbox(server, buyer.client, (await createOrder(buyer.client, big._id))._id);
     expect((await userInfo(buyer.client)).limit).toBe(100 * GB);
@@ -628,8 +612,8 @@ describe("create_order and crediting (DESIGN §7)", () => {
 
     // Once the package has lapsed, a new one sets its own quota.
     const lapsed = Date.now() - DAY_MS;
-    tx(db(), () =>
-      changeTraffic(db(), {
+    await tx(db(), async () =>
+      await changeTraffic(db(), {
         userId: buyer.user.id,
         type: "tiyan_expire",
         desc: "test",
@@ -644,10 +628,8 @@ describe("create_order and crediting (DESIGN §7)", () => {
 
   test("time packs extend vipExpireTime from max(now, expiry) and set the daily limit; permissions extend", async () => {
     const permission = newId();
-    db()
-      .query("INSERT INTO permissions (id, name, desc, create_time) VALUES (?, 'netflix', '奈飞', ?)")
-      .run(permission, Date.now());
-    const month = makeCombo(server, {
+    await db().run("INSERT INTO permissions (id, name, desc, create_time) VALUES (?, 'netflix', '奈飞', ?)", permission, Date.now());
+    const month = await makeCombo(server, {
       name: "月卡",
       price: 25,
       vipDuration: 30,
@@ -658,8 +640,8 @@ describe("create_order and crediting (DESIGN §7)", () => {
     const buyer = await loggedInClient(server);
     // An expiry in the past does not count: days start from now.
     const longAgo = Date.now() - 100 * DAY_MS;
-    tx(db(), () =>
-      changeTraffic(db(), {
+    await tx(db(), async () =>
+      await changeTraffic(db(), {
         userId: buyer.user.id,
         type: "tiyan_expire",
         desc: "test",
@@ -695,24 +677,20 @@ describe("create_order and crediting (DESIGN §7)", () => {
     expect(info.vipExpireTime).toBe(firstExpiry + 30 * DAY_MS);
     expect(grant(info.permissions)?.expireTime).toBe(firstGrant + 30 * DAY_MS);
     expect(
-      db()
-        .query<{ use_times: number }, [string]>("SELECT use_times FROM permissions WHERE id = ?")
-        .get(permission)?.use_times,
+      (await db().get<{ use_times: number }>("SELECT use_times FROM permissions WHERE id = ?", permission))?.use_times,
     ).toBe(2);
     // The ledger adds up to the expiry.
-    const sum = db()
-      .query<{ s: number }, [string]>("SELECT SUM(vip_change) AS s FROM traffic_records WHERE user_id = ?")
-      .get(buyer.user.id);
+    const sum = await db().get<{ s: number }>("SELECT SUM(vip_change) AS s FROM traffic_records WHERE user_id = ?", buyer.user.id);
     expect(sum?.s).toBe(info.vipExpireTime);
   });
 
   test("settleWithoutGateway (the operator's manual crediting) credits once and refuses a paid order", async () => {
     const buyer = await loggedInClient(server);
     const order = await createOrder(buyer.client, combo15._id);
-    const settled = settleWithoutGateway(server.context, order._id, "manual", "manual: paid in cash");
+    const settled = await settleWithoutGateway(server.context, order._id, "manual", "manual: paid in cash");
     expect(settled).toEqual({ result: "credited", orderId: order._id });
     expect((await userInfo(buyer.client)).traffic).toBe(100 * GB);
-    expect(() => settleWithoutGateway(server.context, order._id, "manual", "manual: again")).toThrow(/paied/);
+    await expect(settleWithoutGateway(server.context, order._id, "manual", "manual: again")).rejects.toThrow(/paied/);
     expect((await userInfo(buyer.client)).traffic).toBe(100 * GB);
     const pay = await dobuy(buyer.client, order._id);
     expect((pay.data as PayResult).status).toBe("paied");

@@ -40,25 +40,25 @@ export const orderCalls = [
     path: "/api/shop/create_order",
     access: "user",
     input: createOrderInput,
-    handle: (ctx, input) => createOrder(ctx.app, ctx.user as UserRow, input.combo_id),
+    handle: async (ctx, input) => await createOrder(ctx.app, ctx.user as UserRow, input.combo_id),
   }),
   defineCall({
     path: "/api/coupon/orderUseCoupon",
     access: "user",
     input: useCouponInput,
-    handle: (ctx, input) => useOrderCoupon(ctx.app, me(ctx), input.order_id, input.code, ctx.ip),
+    handle: async (ctx, input) => await useOrderCoupon(ctx.app, me(ctx), input.order_id, input.code, ctx.ip),
   }),
   defineCall({
     path: "/api/coupon/orderCancleCoupon",
     access: "user",
     input: orderIdInput,
-    handle: (ctx, input) => cancelOrderCoupon(ctx.app, me(ctx), input.order_id),
+    handle: async (ctx, input) => await cancelOrderCoupon(ctx.app, me(ctx), input.order_id),
   }),
   defineCall({
     path: "/api/shop/wallet_check",
     access: "user",
     input: orderIdInput,
-    handle: (ctx, input) => walletCheck(ctx.app, me(ctx), input.order_id),
+    handle: async (ctx, input) => await walletCheck(ctx.app, me(ctx), input.order_id),
   }),
   defineCall({
     path: "/api/shop/dobuy",
@@ -79,40 +79,39 @@ export const orderCalls = [
     path: "/api/shop/trade_status",
     access: "user",
     input: tradeIdInput,
-    handle: (ctx, input) => {
-      const status = () => tradeStatus(ctx.app, me(ctx), input.trade_id);
-      const query = queryOpenPayment(ctx.app, me(ctx), input.trade_id);
-      return query ? query.then(status) : status();
+    handle: async (ctx, input) => {
+      await queryOpenPayment(ctx.app, me(ctx), input.trade_id);
+      return await tradeStatus(ctx.app, me(ctx), input.trade_id);
     },
   }),
   defineCall({
     path: "/api/order/order_list",
     access: "user",
     input: emptyInput,
-    handle: (ctx) => listOrders(ctx.app, me(ctx)),
+    handle: async (ctx) => await listOrders(ctx.app, me(ctx)),
   }),
   defineCall({
     path: "/api/order/cancel_order",
     access: "user",
     input: orderIdInput,
-    handle: (ctx, input) => cancelOrder(ctx.app, me(ctx), input.order_id),
+    handle: async (ctx, input) => await cancelOrder(ctx.app, me(ctx), input.order_id),
   }),
   defineCall({
     path: "/api/order/feedback",
     access: "user",
     input: orderFeedbackInput,
-    handle: (ctx, input) => orderFeedback(ctx.app, me(ctx), input.order_id, input.msg),
+    handle: async (ctx, input) => await orderFeedback(ctx.app, me(ctx), input.order_id, input.msg),
   }),
   defineCall({
     path: "/api/admin/trades/tradelist",
     access: "admin",
     input: tradeListInput,
-    handle: (ctx, input) => listTrades(ctx.app, input.requestNumber, input.filterStr),
+    handle: async (ctx, input) => await listTrades(ctx.app, input.requestNumber, input.filterStr),
   }),
   defineCall({
     path: "/api/admin/trades/get_order_for_trade",
     access: "admin",
     input: orderIdInput,
-    handle: (ctx, input) => orderDetail(ctx.app, input.order_id),
+    handle: async (ctx, input) => await orderDetail(ctx.app, input.order_id),
   }),
 ];

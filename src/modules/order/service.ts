@@ -92,13 +92,13 @@ export function toOrder(row: OrderRow): Order {
   };
 }
 
-export function findOrder(db: Db, orderId: string): OrderRow | null {
-  return db.query<OrderRow, [string]>("SELECT * FROM orders WHERE id = ?").get(orderId);
+export async function findOrder(db: Db, orderId: string): Promise<OrderRow | null> {
+  return await db.get<OrderRow>("SELECT * FROM orders WHERE id = ?", orderId);
 }
 
 /** The user's own order, or 1004 (someone else's order looks exactly like a missing one). */
-export function ownOrder(db: Db, userId: string, orderId: string): OrderRow {
-  const order = findOrder(db, orderId);
+export async function ownOrder(db: Db, userId: string, orderId: string): Promise<OrderRow> {
+  const order = await findOrder(db, orderId);
   if (!order || order.user_id !== userId) throw new RpcError(Code.notFound, OrderMsg.notFound);
   return order;
 }
@@ -158,13 +158,9 @@ function orderTerms(combo: ComboRow, channelCode: string): OrderTerms {
  * issue 26): untouched (no coupon on it, no wallet part taken), made on exactly today's terms (the
  * combo's price, credit, name and the customer's channel), and far enough from the sweeper's cut.
  */
-function reusableOrder(db: Db, userId: string, terms: OrderTerms, now: number): OrderRow | null {
-  const untouched = db
-    .query<OrderRow, [string, string, number]>(
-      `SELECT * FROM orders WHERE user_id = ? AND combo_id = ? AND status = 'topay' AND coupon_use_id IS NULL
-         AND create_time > ? ORDER BY create_time DESC, id DESC LIMIT 20`,
-    )
-    .all(userId, terms.combo_id, now - (UNPAID_ORDER_MS - REUSE_MARGIN_MS));
+async function reusableOrder(db: Db, userId: string, terms: OrderTerms, now: number): Promise<OrderRow | null> {
+  const untouched = await db.all<OrderRow>(`SELECT * FROM orders WHERE user_id = ? AND combo_id = ? AND status = 'topay' AND coupon_use_id IS NULL
+         AND create_time > ? ORDER BY create_time DESC, id DESC LIMIT 20`, userId, terms.combo_id, now - (UNPAID_ORDER_MS - REUSE_MARGIN_MS));
   const keys = Object.keys(terms) as (keyof OrderTerms)[];
   return untouched.find((order) => keys.every((key) => order[key] === terms[key])) ?? null;
 }
@@ -173,42 +169,24 @@ function reusableOrder(db: Db, userId: string, terms: OrderTerms, now: number): 
  * Seed 000 §4 create_order. Opening the order dialog again hands back the customer's open order
  * for the same combo instead of making another (issue 26); a new one counts against ORDERS_PER_HOUR.
  */
-export function createOrder(ctx: AppContext, user: UserRow, comboId: string, now = Date.now()): Order {
+export async function createOrder(ctx: AppContext, user: UserRow, comboId: string, now = Date.now()): Promise<Order> {
   if (user.is_agency) throw new RpcError(Code.forbidden, OrderMsg.agencyRefused);
-  const combo = findComboForUser(ctx, comboId, user.channel_code);
+  const combo = await findComboForUser(ctx, comboId, user.channel_code);
   // An order nobody can pay only leads the customer into a dead end (issue 12): refuse it unless the
   // wallet covers the price.
-  if (combo.price_fen > user.wallet_fen && availablePayModes(ctx).length === 0)
+  if (combo.price_fen > user.wallet_fen && (await availablePayModes(ctx)).length === 0)
     throw new RpcError(Code.badInput, OrderMsg.noPayModes);
   const terms = orderTerms(combo, user.channel_code);
-  return tx(ctx.db, () => {
-    const open = reusableOrder(ctx.db, user.id, terms, now);
+  return tx(ctx.db, async () => {
+    const open = await reusableOrder(ctx.db, user.id, terms, now);
     if (open) return toOrder(open);
     if (!ctx.limiter.hit(ORDERS_PER_HOUR, user.id))
       throw new RpcError(Code.tooManyRequests, OrderMsg.tooManyOrders);
     const id = newId(now);
-    ctx.db
-      .query(
-        `INSERT INTO orders (id, user_id, combo_id, desc, order_money_fen, add_traffic, add_vip_duration, daily_limit,
+    await ctx.db.run(`INSERT INTO orders (id, user_id, combo_id, desc, order_money_fen, add_traffic, add_vip_duration, daily_limit,
            gain_permissions, permission_duration, from_channel, create_time, traffic_days)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        id,
-        user.id,
-        terms.combo_id,
-        terms.desc,
-        terms.order_money_fen,
-        terms.add_traffic,
-        terms.add_vip_duration,
-        terms.daily_limit,
-        terms.gain_permissions,
-        terms.permission_duration,
-        terms.from_channel,
-        now,
-        terms.traffic_days,
-      );
-    return toOrder(findOrder(ctx.db, id) as OrderRow);
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, user.id, terms.combo_id, terms.desc, terms.order_money_fen, terms.add_traffic, terms.add_vip_duration, terms.daily_limit, terms.gain_permissions, terms.permission_duration, terms.from_channel, now, terms.traffic_days);
+    return toOrder(await findOrder(ctx.db, id) as OrderRow);
   });
 }
 
@@ -216,8 +194,8 @@ export function createOrder(ctx: AppContext, user: UserRow, comboId: string, now
  * Payment attempts are made for the remainder at that moment; once a coupon or the wallet changes it,
  * they can no longer pay this order (markPaid refuses a paid one whose amount no longer matches).
  */
-export function closePendingPayments(db: Db, orderId: string) {
-  db.query("UPDATE payments SET status = 'closed' WHERE order_id = ? AND status = 'pending'").run(orderId);
+export async function closePendingPayments(db: Db, orderId: string) {
+  await db.run("UPDATE payments SET status = 'closed' WHERE order_id = ? AND status = 'pending'", orderId);
 }
 
 const COUPON_TRIES = { name: "order-coupon", max: 10, windowMs: 60_000 };
@@ -228,83 +206,77 @@ export const COUPON_IP_FAILURES = { name: "order-coupon-ip-failures", max: 30, w
  * Puts one cash or discount coupon on an unpaid order; the use counts until the order is
  * cancelled. Tries are limited per account and refused ones per client address (`ip`).
  */
-export function useOrderCoupon(
+export async function useOrderCoupon(
   ctx: AppContext,
   userId: string,
   orderId: string,
   code: string,
   ip: string,
   now = Date.now(),
-): Order {
+): Promise<Order> {
   if (code === "") throw new RpcError(Code.badInput, OrderMsg.couponEmpty);
   if (!ctx.limiter.hit(COUPON_TRIES, userId))
     throw new RpcError(Code.couponTooManyTries, OrderMsg.couponTooManyTries);
   const reservation = ctx.limiter.reserve([{ rule: COUPON_IP_FAILURES, key: ip }]);
   if (!reservation) throw new RpcError(Code.couponTooManyTries, OrderMsg.couponTooManyTries);
-  const order = applyOrderCoupon(ctx, userId, orderId, code, now);
+  const order = await applyOrderCoupon(ctx, userId, orderId, code, now);
   reservation.release(); // only refused tries count against the address
   return order;
 }
 
-function applyOrderCoupon(
+async function applyOrderCoupon(
   ctx: AppContext,
   userId: string,
   orderId: string,
   code: string,
   now: number,
-): Order {
-  return tx(ctx.db, () => {
-    const order = ownOrder(ctx.db, userId, orderId);
+): Promise<Order> {
+  return await tx(ctx.db, async () => {
+    const order = await ownOrder(ctx.db, userId, orderId);
     if (order.status === "wallet_spend") throw new RpcError(Code.badInput, OrderMsg.walletLocked);
     if (order.status !== "topay") throw new RpcError(Code.badInput, OrderMsg.notPayable);
     if (order.coupon_use_id) throw new RpcError(Code.orderHasCoupon, OrderMsg.orderHasCoupon);
-    const coupon = checkOrderCoupon(ctx.db, findCouponByCode(ctx.db, code), userId, now);
+    const coupon = await checkOrderCoupon(ctx.db, await findCouponByCode(ctx.db, code), userId, now);
     const discount = couponDiscountFen(coupon, order.order_money_fen);
-    const useId = recordCouponUse(ctx.db, { coupon, userId, orderId, addMoneyFen: discount, now });
-    ctx.db
-      .query(
-        `UPDATE orders SET coupon_use_id = ?, coupon_code = ?, coupon_name = ?, coupon_type = ?, coupon_discount_fen = ?
-         WHERE id = ?`,
-      )
-      .run(useId, coupon.code, coupon.name, coupon.type, discount, orderId);
-    closePendingPayments(ctx.db, orderId);
-    return toOrder(findOrder(ctx.db, orderId) as OrderRow);
+    const useId = await recordCouponUse(ctx.db, { coupon, userId, orderId, addMoneyFen: discount, now });
+    await ctx.db.run(`UPDATE orders SET coupon_use_id = ?, coupon_code = ?, coupon_name = ?, coupon_type = ?, coupon_discount_fen = ?
+         WHERE id = ?`, useId, coupon.code, coupon.name, coupon.type, discount, orderId);
+    await closePendingPayments(ctx.db, orderId);
+    return toOrder(await findOrder(ctx.db, orderId) as OrderRow);
   });
 }
 
-function dropCoupon(db: Db, order: OrderRow, now: number) {
+async function dropCoupon(db: Db, order: OrderRow, now: number) {
   if (!order.coupon_use_id) return;
-  restoreCouponUse(db, order.coupon_use_id, now);
-  db.query(
-    `UPDATE orders SET coupon_use_id = NULL, coupon_code = '', coupon_name = '', coupon_type = '', coupon_discount_fen = 0
-     WHERE id = ?`,
-  ).run(order.id);
-  closePendingPayments(db, order.id);
+  await restoreCouponUse(db, order.coupon_use_id, now);
+  await db.run(`UPDATE orders SET coupon_use_id = NULL, coupon_code = '', coupon_name = '', coupon_type = '', coupon_discount_fen = 0
+     WHERE id = ?`, order.id);
+  await closePendingPayments(db, order.id);
 }
 
 /** Takes the coupon off an unpaid order and gives its use back. */
-export function cancelOrderCoupon(ctx: AppContext, userId: string, orderId: string, now = Date.now()): Order {
-  return tx(ctx.db, () => {
-    const order = ownOrder(ctx.db, userId, orderId);
+export async function cancelOrderCoupon(ctx: AppContext, userId: string, orderId: string, now = Date.now()): Promise<Order> {
+  return await tx(ctx.db, async () => {
+    const order = await ownOrder(ctx.db, userId, orderId);
     if (order.status === "wallet_spend") throw new RpcError(Code.badInput, OrderMsg.walletLocked);
     if (order.status !== "topay") throw new RpcError(Code.badInput, OrderMsg.notPayable);
-    dropCoupon(ctx.db, order, now);
-    return toOrder(findOrder(ctx.db, orderId) as OrderRow);
+    await dropCoupon(ctx.db, order, now);
+    return toOrder(await findOrder(ctx.db, orderId) as OrderRow);
   });
 }
 
 /** Takes the seed's wallet deduction once; the order becomes wallet_spend. Calling again changes nothing. */
-export function walletCheck(ctx: AppContext, userId: string, orderId: string, now = Date.now()): Order {
-  return tx(ctx.db, () => {
-    const order = ownOrder(ctx.db, userId, orderId);
+export async function walletCheck(ctx: AppContext, userId: string, orderId: string, now = Date.now()): Promise<Order> {
+  return await tx(ctx.db, async () => {
+    const order = await ownOrder(ctx.db, userId, orderId);
     if (!isOpen(order)) throw new RpcError(Code.badInput, OrderMsg.notPayable);
     if (order.status === "wallet_spend") return toOrder(order);
     const balance =
-      ctx.db.query<{ wallet_fen: number }, [string]>("SELECT wallet_fen FROM users WHERE id = ?").get(userId)
+      (await ctx.db.get<{ wallet_fen: number }>("SELECT wallet_fen FROM users WHERE id = ?", userId))
         ?.wallet_fen ?? 0;
     const spend = walletDeductionFen(balance, payableFen(order));
     if (spend === 0) return toOrder(order);
-    changeWallet(ctx.db, {
+    await changeWallet(ctx.db, {
       userId,
       type: "order_spend",
       changeFen: -spend,
@@ -312,19 +284,17 @@ export function walletCheck(ctx: AppContext, userId: string, orderId: string, no
       orderId,
       now,
     });
-    ctx.db
-      .query("UPDATE orders SET wallet_spend_fen = ?, status = 'wallet_spend' WHERE id = ?")
-      .run(spend, orderId);
-    closePendingPayments(ctx.db, orderId);
-    return toOrder(findOrder(ctx.db, orderId) as OrderRow);
+    await ctx.db.run("UPDATE orders SET wallet_spend_fen = ?, status = 'wallet_spend' WHERE id = ?", spend, orderId);
+    await closePendingPayments(ctx.db, orderId);
+    return toOrder(await findOrder(ctx.db, orderId) as OrderRow);
   });
 }
 
 /** Cancels an open order in the caller's transaction: frees the coupon, returns the wallet part, closes its attempts. */
-function cancelOpenOrder(db: Db, order: OrderRow, walletDesc: string, now: number) {
-  dropCoupon(db, order, now);
+async function cancelOpenOrder(db: Db, order: OrderRow, walletDesc: string, now: number) {
+  await dropCoupon(db, order, now);
   if (order.wallet_spend_fen > 0) {
-    changeWallet(db, {
+    await changeWallet(db, {
       userId: order.user_id,
       type: "order_refund",
       changeFen: order.wallet_spend_fen,
@@ -333,23 +303,20 @@ function cancelOpenOrder(db: Db, order: OrderRow, walletDesc: string, now: numbe
       now,
     });
   }
-  db.query("UPDATE orders SET status = 'cancled', wallet_spend_fen = 0, cancel_time = ? WHERE id = ?").run(
-    now,
-    order.id,
-  );
-  closePendingPayments(db, order.id);
+  await db.run("UPDATE orders SET status = 'cancled', wallet_spend_fen = 0, cancel_time = ? WHERE id = ?", now, order.id);
+  await closePendingPayments(db, order.id);
 }
 
 /**
  * Cancels an unpaid order (topay or wallet_spend; 1026 otherwise): frees the coupon, returns the
  * wallet deduction, closes its pending payments. A late notification for it is then refused and logged.
  */
-export function cancelOrder(ctx: AppContext, userId: string, orderId: string, now = Date.now()): Order {
-  return tx(ctx.db, () => {
-    const order = ownOrder(ctx.db, userId, orderId);
+export async function cancelOrder(ctx: AppContext, userId: string, orderId: string, now = Date.now()): Promise<Order> {
+  return await tx(ctx.db, async () => {
+    const order = await ownOrder(ctx.db, userId, orderId);
     if (!isOpen(order)) throw new RpcError(Code.orderNotCancellable, OrderMsg.notCancellable);
-    cancelOpenOrder(ctx.db, order, `取消订单 ${order.desc}`, now);
-    return toOrder(findOrder(ctx.db, orderId) as OrderRow);
+    await cancelOpenOrder(ctx.db, order, `取消订单 ${order.desc}`, now);
+    return toOrder(await findOrder(ctx.db, orderId) as OrderRow);
   });
 }
 
@@ -358,44 +325,36 @@ export function cancelOrder(ctx: AppContext, userId: string, orderId: string, no
  * UNPAID_ORDER_MS ago whose latest payment attempt is as old, so no gateway QR code or USDT amount
  * of theirs is still live. At most `limit` a round, oldest first; answers how many.
  */
-export function cancelAbandonedOrders(ctx: AppContext, now = Date.now(), limit = 500): number {
+export async function cancelAbandonedOrders(ctx: AppContext, now = Date.now(), limit = 500): Promise<number> {
   const cutoff = now - UNPAID_ORDER_MS;
-  return tx(ctx.db, () => {
-    const abandoned = ctx.db
-      .query<OrderRow, [number, number]>(
-        `SELECT * FROM orders o WHERE status IN ('topay', 'wallet_spend') AND create_time <= ?1
+  return await tx(ctx.db, async () => {
+    const abandoned = await ctx.db.all<OrderRow>(`SELECT * FROM orders o WHERE status IN ('topay', 'wallet_spend') AND create_time <= ?1
            AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.order_id = o.id AND p.create_time > ?1)
-         ORDER BY create_time LIMIT ?2`,
-      )
-      .all(cutoff, limit);
+         ORDER BY create_time LIMIT ?2`, cutoff, limit);
     for (const order of abandoned)
-      cancelOpenOrder(ctx.db, order, OrderMsg.expiredRefundDesc(order.desc), now);
+      await cancelOpenOrder(ctx.db, order, OrderMsg.expiredRefundDesc(order.desc), now);
     return abandoned.length;
   });
 }
 
 /** A short note on a paid or wallet-deducted order for the admins (seed 000 §5: at most 30 characters). */
-export function orderFeedback(ctx: AppContext, userId: string, orderId: string, msg: string): Order {
-  return tx(ctx.db, () => {
-    const order = ownOrder(ctx.db, userId, orderId);
+export async function orderFeedback(ctx: AppContext, userId: string, orderId: string, msg: string): Promise<Order> {
+  return await tx(ctx.db, async () => {
+    const order = await ownOrder(ctx.db, userId, orderId);
     if (order.status !== "paied" && order.status !== "wallet_spend")
       throw new RpcError(Code.badInput, "只有已支付或已抵扣的订单可以反馈");
-    ctx.db.query("UPDATE orders SET user_feedback = ? WHERE id = ?").run(msg, orderId);
-    return toOrder(findOrder(ctx.db, orderId) as OrderRow);
+    await ctx.db.run("UPDATE orders SET user_feedback = ? WHERE id = ?", msg, orderId);
+    return toOrder(await findOrder(ctx.db, orderId) as OrderRow);
   });
 }
 
-export function listOrders(ctx: AppContext, userId: string): Order[] {
-  return ctx.db
-    .query<OrderRow, [string]>(
-      "SELECT * FROM orders WHERE user_id = ? ORDER BY create_time DESC, id DESC LIMIT 1000",
-    )
-    .all(userId)
+export async function listOrders(ctx: AppContext, userId: string): Promise<Order[]> {
+  return (await ctx.db.all<OrderRow>("SELECT * FROM orders WHERE user_id = ? ORDER BY create_time DESC, id DESC LIMIT 1000", userId))
     .map(toOrder);
 }
 
-export function tradeStatus(ctx: AppContext, userId: string, orderId: string): TradeStatus {
-  const order = ownOrder(ctx.db, userId, orderId);
+export async function tradeStatus(ctx: AppContext, userId: string, orderId: string): Promise<TradeStatus> {
+  const order = await ownOrder(ctx.db, userId, orderId);
   return { status: order.status, add_traffic: order.add_traffic, add_vip_duration: order.add_vip_duration };
 }
 
@@ -413,16 +372,14 @@ interface TradeRow extends OrderRow {
  * Orders newest first with their latest payment attempt; filterStr matches e-mail, product, order or
  * trade number. `only` narrows to one account (exact e-mail) and/or one status (the CLI's filters).
  */
-export function listTrades(
+export async function listTrades(
   ctx: AppContext,
   requestNumber: number,
   filterStr: string,
   only: { email?: string; status?: OrderStatus } = {},
-): Trade[] {
+): Promise<Trade[]> {
   const like = `%${filterStr.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-  const rows = ctx.db
-    .query<TradeRow, [string, number, string | null, string | null]>(
-      `SELECT o.*, u.email,
+  const rows = await ctx.db.all<TradeRow>(`SELECT o.*, u.email,
          p.trade_no, p.amount_fen, p.device AS payment_device, p.third_pay_platform
        FROM orders o
        JOIN users u ON u.id = o.user_id
@@ -432,9 +389,7 @@ export function listTrades(
           OR p.trade_no LIKE ?1 ESCAPE '\\' OR o.from_channel LIKE ?1 ESCAPE '\\')
          AND (?3 IS NULL OR u.email = ?3) AND (?4 IS NULL OR o.status = ?4)
        ORDER BY o.create_time DESC, o.id DESC
-       LIMIT ?2`,
-    )
-    .all(like, requestNumber, only.email ?? null, only.status ?? null);
+       LIMIT ?2`, like, requestNumber, only.email ?? null, only.status ?? null);
   return rows.map((row) => ({
     order_id: row.id,
     username: row.email,
@@ -453,8 +408,8 @@ export function listTrades(
   }));
 }
 
-export function orderDetail(ctx: AppContext, orderId: string): OrderDetail {
-  const order = findOrder(ctx.db, orderId);
+export async function orderDetail(ctx: AppContext, orderId: string): Promise<OrderDetail> {
+  const order = await findOrder(ctx.db, orderId);
   if (!order) throw new RpcError(Code.notFound, OrderMsg.notFound);
   return {
     desc: order.desc,

@@ -9,6 +9,6 @@ import { cancelAbandonedOrders } from "./service.ts";
 
 export const ORDER_SWEEP_INTERVAL_MS = 10 * 60_000;
 
-export function startOrderSweeper(ctx: AppContext, intervalMs = ORDER_SWEEP_INTERVAL_MS) {
-  return startPeriodic(ctx, "order sweeper", intervalMs, () => cancelAbandonedOrders(ctx));
+export async function startOrderSweeper(ctx: AppContext, intervalMs = ORDER_SWEEP_INTERVAL_MS) {
+  return await startPeriodic(ctx, "order sweeper", intervalMs, async () => await cancelAbandonedOrders(ctx));
 }

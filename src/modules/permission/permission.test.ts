@@ -14,18 +14,14 @@ afterAll(async () => {
   await server?.close();
 });
 
-function permission(name: string, desc: string): string {
+async function permission(name: string, desc: string): Promise<string> {
   const id = newId();
-  server.context.db
-    .query("INSERT INTO permissions (id, name, desc, create_time) VALUES (?, ?, ?, ?)")
-    .run(id, name, desc, Date.now());
+  await server.context.db.run("INSERT INTO permissions (id, name, desc, create_time) VALUES (?, ?, ?, ?)", id, name, desc, Date.now());
   return id;
 }
 
-function grant(userId: string, permissionId: string, expireTime: number) {
-  server.context.db
-    .query("INSERT INTO user_permissions (user_id, permission_id, expire_time) VALUES (?, ?, ?)")
-    .run(userId, permissionId, expireTime);
+async function grant(userId: string, permissionId: string, expireTime: number) {
+  await server.context.db.run("INSERT INTO user_permissions (user_id, permission_id, expire_time) VALUES (?, ?, ?)", userId, permissionId, expireTime);
 }
 
 test("a visitor gets 1002", async () => {
@@ -36,14 +32,14 @@ test("lists only the user's own unexpired grants, soonest expiry first, also in 
   const me = await loggedInClient(server);
   const other = await loggedInClient(server);
   const now = Date.now();
-  const netflix = permission("netflix", "奈飞解锁");
-  const gpt = permission("chatgpt", "ChatGPT 线路");
-  const old = permission("old_line", "过期线路");
-  const foreign = permission("game", "游戏加速");
-  grant(me.user.id, gpt, now + 10 * DAY);
-  grant(me.user.id, netflix, now + 2 * DAY);
-  grant(me.user.id, old, now - 1000);
-  grant(other.user.id, foreign, now + 5 * DAY);
+  const netflix = await permission("netflix", "奈飞解锁");
+  const gpt = await permission("chatgpt", "ChatGPT 线路");
+  const old = await permission("old_line", "过期线路");
+  const foreign = await permission("game", "游戏加速");
+  await grant(me.user.id, gpt, now + 10 * DAY);
+  await grant(me.user.id, netflix, now + 2 * DAY);
+  await grant(me.user.id, old, now - 1000);
+  await grant(other.user.id, foreign, now + 5 * DAY);
 
   const answer = await me.client.call<PermissionGrant[]>("/api/permission/mypermissions");
   expect(answer.code).toBe(0);
@@ -59,9 +55,7 @@ test("lists only the user's own unexpired grants, soonest expiry first, also in 
   expect(theirs.data.map((p) => p.name)).toEqual(["game"]);
 
   // A grant that runs out disappears without anything else happening.
-  server.context.db
-    .query("UPDATE user_permissions SET expire_time = ? WHERE user_id = ? AND permission_id = ?")
-    .run(Date.now() - 1, me.user.id, netflix);
+  await server.context.db.run("UPDATE user_permissions SET expire_time = ? WHERE user_id = ? AND permission_id = ?", Date.now() - 1, me.user.id, netflix);
   const later = await me.client.call<PermissionGrant[]>("/api/permission/mypermissions");
   expect(later.data.map((p) => p.name)).toEqual(["chatgpt"]);
 });

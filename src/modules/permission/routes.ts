@@ -16,24 +16,24 @@ export const permissionCalls = [
     path: "/api/permission/mypermissions",
     access: "user",
     input: emptyInput,
-    handle: (ctx) => listMyPermissions(ctx.app, (ctx.user as UserRow).id),
+    handle: async (ctx) => await listMyPermissions(ctx.app, (ctx.user as UserRow).id),
   }),
   defineCall({
     path: "/api/admin/permissions/list",
     access: "admin",
     input: emptyInput,
-    handle: (ctx) => listPermissions(ctx.app),
+    handle: async (ctx) => await listPermissions(ctx.app),
   }),
   defineCall({
     path: "/api/admin/permissions/update",
     access: "admin",
     input: permissionInput,
-    handle: (ctx, input) => savePermission(ctx.app, input),
+    handle: async (ctx, input) => await savePermission(ctx.app, input),
   }),
   defineCall({
     path: "/api/admin/permissions/delete",
     access: "admin",
     input: idInput,
-    handle: (ctx, input) => deletePermission(ctx.app, input.id),
+    handle: async (ctx, input) => await deletePermission(ctx.app, input.id),
   }),
 ];

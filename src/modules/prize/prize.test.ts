@@ -34,9 +34,9 @@ beforeAll(async () => {
 afterAll(async () => {
   await server?.close();
 });
-beforeEach(() => {
-  server.context.db.run("DELETE FROM prizes");
-  server.context.settings.update({ prizeBaseCost: 1, gameSeat: 8 });
+beforeEach(async () => {
+  await server.context.db.run("DELETE FROM prizes");
+  await server.context.settings.update({ prizeBaseCost: 1, gameSeat: 8 });
 });
 
 const db = () => server.context.db;
@@ -75,14 +75,14 @@ async function uploadImage(client: ApiClient): Promise<string> {
 async function customerWith(g: number) {
   const signedIn = await loggedInClient(server);
   const userId = signedIn.user.id;
-  db().query("UPDATE users SET paid_user = 1 WHERE id = ?").run(userId);
-  if (g > 0) giveTraffic(userId, g * GB);
+  await db().run("UPDATE users SET paid_user = 1 WHERE id = ?", userId);
+  if (g > 0) await giveTraffic(userId, g * GB);
   return { client: signedIn.client, userId };
 }
 
-function giveTraffic(userId: string, bytes: number) {
-  tx(db(), () =>
-    changeTraffic(db(), {
+async function giveTraffic(userId: string, bytes: number) {
+  await tx(db(), async () =>
+    await changeTraffic(db(), {
       userId,
       type: "buy",
       desc: "test",
@@ -93,19 +93,11 @@ function giveTraffic(userId: string, bytes: number) {
   );
 }
 
-const userRow = (userId: string) =>
-  db()
-    .query<{ traffic: number; vip_expire_time: number }, [string]>(
-      "SELECT traffic, vip_expire_time FROM users JOIN balances ON user_id = id WHERE id = ?",
-    )
-    .get(userId) as { traffic: number; vip_expire_time: number };
+const userRow = async (userId: string) =>
+  await db().get<{ traffic: number; vip_expire_time: number }>("SELECT traffic, vip_expire_time FROM users JOIN balances ON user_id = id WHERE id = ?", userId) as { traffic: number; vip_expire_time: number };
 
-const recordsOf = (userId: string, type: string) =>
-  db()
-    .query<{ traffic_change: number; vip_change: number; desc: string }, [string, string]>(
-      "SELECT traffic_change, vip_change, desc FROM traffic_records WHERE user_id = ? AND type = ? ORDER BY id",
-    )
-    .all(userId, type);
+const recordsOf = async (userId: string, type: string) =>
+  await db().all<{ traffic_change: number; vip_change: number; desc: string }>("SELECT traffic_change, vip_change, desc FROM traffic_records WHERE user_id = ? AND type = ? ORDER BY id", userId, type);
 
 async function draw(client: ApiClient) {
   return client.call<DrawResult>("/api/prize/draw");
@@ -318,7 +310,7 @@ describe("the board", () => {
     });
     expect(board.seats.map((seat) => seat._id).slice(0, 3)).toEqual([a._id, b._id, c._id]);
 
-    server.context.settings.update({ gameSeat: 0 });
+    await server.context.settings.update({ gameSeat: 0 });
     const onePerPrize = (await client.call<DrawBoard>("/api/prize/board")).data;
     expect(onePerPrize.seats.map((seat) => seat.name)).toEqual(["A", "B", "C"]);
   });
@@ -328,7 +320,7 @@ describe("drawing", () => {
   test("costs prizeBaseCost G of permanent traffic, pays the prize in the same go and lands on its seat", async () => {
     await savePrize({ name: "铺位", weight: 0 });
     const prize = await savePrize({ name: "5G 流量", gainTraffic: 5, weight: 1 });
-    server.context.settings.update({ prizeBaseCost: 2, gameSeat: 6 });
+    await server.context.settings.update({ prizeBaseCost: 2, gameSeat: 6 });
     const { client, userId } = await customerWith(3);
 
     const answer = await draw(client);
@@ -340,11 +332,11 @@ describe("drawing", () => {
     const board = (await client.call<DrawBoard>("/api/prize/board")).data;
     expect(board.seats[result.seat]?._id).toBe(prize._id);
 
-    expect(userRow(userId).traffic).toBe(6 * GB);
-    expect(recordsOf(userId, "prize_spend")).toEqual([
+    expect((await userRow(userId)).traffic).toBe(6 * GB);
+    expect(await recordsOf(userId, "prize_spend")).toEqual([
       { traffic_change: -2 * GB, vip_change: 0, desc: "幸运抽奖" },
     ]);
-    expect(recordsOf(userId, "prize_reward")).toEqual([
+    expect(await recordsOf(userId, "prize_reward")).toEqual([
       { traffic_change: 5 * GB, vip_change: 0, desc: "抽奖奖励：5G 流量" },
     ]);
 
@@ -376,15 +368,9 @@ describe("drawing", () => {
   test("a won prize is also a bot message for a customer who bound the bot", async () => {
     await savePrize({ name: "机器人奖", gainTraffic: 1 });
     const { client, userId } = await customerWith(1);
-    db()
-      .query("INSERT INTO telegram_bindings (user_id, chat_id, bind_time) VALUES (?, ?, ?)")
-      .run(userId, 424242, Date.now());
+    await db().run("INSERT INTO telegram_bindings (user_id, chat_id, bind_time) VALUES (?, ?, ?)", userId, 424242, Date.now());
     const result = (await draw(client)).data;
-    const queued = db()
-      .query<{ text: string; dedupe_key: string }, [number]>(
-        "SELECT text, dedupe_key FROM telegram_outbox WHERE chat_id = ?",
-      )
-      .all(424242);
+    const queued = await db().all<{ text: string; dedupe_key: string }>("SELECT text, dedupe_key FROM telegram_outbox WHERE chat_id = ?", 424242);
     expect(queued).toEqual([
       { text: "恭喜您在幸运抽奖中抽中「机器人奖」：1G 流量", dedupe_key: `user:prize-won:${result.drawId}` },
     ]);
@@ -396,15 +382,15 @@ describe("drawing", () => {
     const before = Date.now();
     expect((await draw(client)).code).toBe(0);
     const after = Date.now();
-    const first = userRow(userId).vip_expire_time;
+    const first = (await userRow(userId)).vip_expire_time;
     expect(first).toBeGreaterThanOrEqual(before + 3 * DAY_MS);
     expect(first).toBeLessThanOrEqual(after + 3 * DAY_MS);
 
     expect((await draw(client)).code).toBe(0);
-    expect(userRow(userId).vip_expire_time).toBe(first + 3 * DAY_MS);
-    expect(recordsOf(userId, "prize_reward").map((r) => r.traffic_change)).toEqual([0, 0]);
-    expect(recordsOf(userId, "prize_reward")[1]?.vip_change).toBe(3 * DAY_MS);
-    expect(userRow(userId).traffic).toBe(0);
+    expect((await userRow(userId)).vip_expire_time).toBe(first + 3 * DAY_MS);
+    expect((await recordsOf(userId, "prize_reward")).map((r) => r.traffic_change)).toEqual([0, 0]);
+    expect((await recordsOf(userId, "prize_reward"))[1]?.vip_change).toBe(3 * DAY_MS);
+    expect((await userRow(userId)).traffic).toBe(0);
   });
 
   test("the discount coupon is the winner's own: one use on the winner's order, unknown to anyone else", async () => {
@@ -419,11 +405,7 @@ describe("drawing", () => {
     const before = Date.now();
     const result = (await draw(winner.client)).data;
     expect(result.couponCode).toMatch(/^[A-Z]{6}$/);
-    const coupon = db()
-      .query<Record<string, unknown>, [string]>(
-        "SELECT type, discount, use_num_per_user, number_of_authorizations, owner_user_id, expire_time FROM coupons WHERE code = ?",
-      )
-      .get(result.couponCode) as Record<string, number | string>;
+    const coupon = await db().get<Record<string, unknown>>("SELECT type, discount, use_num_per_user, number_of_authorizations, owner_user_id, expire_time FROM coupons WHERE code = ?", result.couponCode) as Record<string, number | string>;
     expect(coupon).toMatchObject({
       type: "discount",
       discount: 0.8,
@@ -435,7 +417,7 @@ describe("drawing", () => {
     const mine = (await winner.client.call<MyDraw[]>("/api/prize/my_draws")).data[0];
     expect(mine).toMatchObject({ couponCode: result.couponCode, couponExpireTime: coupon.expire_time });
 
-    const combo = makeCombo(server, { name: "抽奖券测试套餐", price: 100, traffic: 10 * GB });
+    const combo = await makeCombo(server, { name: "抽奖券测试套餐", price: 100, traffic: 10 * GB });
     const thief = await customerWith(0);
     const theirOrder = await createOrder(thief.client, combo._id);
     const stolen = await thief.client.call<Order>("/api/coupon/orderUseCoupon", {
@@ -478,14 +460,14 @@ describe("drawing", () => {
       `恭喜您在幸运抽奖中抽中「免单奖」：免单券，优惠券码 ${code}（3 天内下单可用）`,
     );
 
-    const combo = makeCombo(server, { name: "免单测试套餐", price: 88, traffic: 10 * GB });
+    const combo = await makeCombo(server, { name: "免单测试套餐", price: 88, traffic: 10 * GB });
     const order = await createOrder(winner.client, combo._id);
     const used = await winner.client.call<Order>("/api/coupon/orderUseCoupon", { order_id: order._id, code });
     expect(used.code).toBe(0);
     expect(used.data).toMatchObject({ coupon_code: code, coupon_discount: 88, pay_money: 0 });
     const paid = await dobuy(winner.client, order._id);
     expect(paid.data.status).toBe("paied");
-    expect(userRow(winner.userId).traffic).toBe(10 * GB);
+    expect((await userRow(winner.userId)).traffic).toBe(10 * GB);
     // The coupon list and the usage records say what it gave.
     const listed = (await yunying.call<Coupon[]>("/api/yunying/coupon/coupon_list")).data.find(
       (coupon) => coupon.code === code,
@@ -509,43 +491,39 @@ describe("drawing", () => {
     expect((await client.call<DrawBoard>("/api/prize/board")).data.seats).toEqual([]);
 
     await savePrize({ name: "会中", weight: 1 });
-    server.context.settings.update({ prizeBaseCost: 6 });
+    await server.context.settings.update({ prizeBaseCost: 6 });
     const short = await draw(client);
     expect({ code: short.code, msg: short.msg }).toEqual({ code: 1038, msg: "永久流量不足，无法抽奖" });
-    expect(userRow(userId).traffic).toBe(5 * GB);
-    expect(recordsOf(userId, "prize_spend")).toEqual([]);
+    expect((await userRow(userId)).traffic).toBe(5 * GB);
+    expect(await recordsOf(userId, "prize_spend")).toEqual([]);
     expect((await client.call<MyDraw[]>("/api/prize/my_draws")).data).toEqual([]);
 
     // A cost of 0 closes the draw rather than handing out prizes for nothing.
-    server.context.settings.update({ prizeBaseCost: 0 });
+    await server.context.settings.update({ prizeBaseCost: 0 });
     const closed = await draw(client);
     expect({ code: closed.code, msg: closed.msg }).toEqual({ code: 1000, msg: "抽奖暂未开放" });
-    expect(userRow(userId).traffic).toBe(5 * GB);
-    server.context.settings.update({ prizeBaseCost: 1 });
+    expect((await userRow(userId)).traffic).toBe(5 * GB);
+    await server.context.settings.update({ prizeBaseCost: 1 });
 
     // An agency customer's traffic is the agency's allocation: no draws (the dashboard hides the entry).
-    server.context.db.query("UPDATE users SET is_agency = 1 WHERE id = ?").run(userId);
+    await server.context.db.run("UPDATE users SET is_agency = 1 WHERE id = ?", userId);
     const agency = await draw(client);
     expect({ code: agency.code, msg: agency.msg }).toEqual({ code: 1003, msg: "代理用户不能参与抽奖" });
-    expect(userRow(userId).traffic).toBe(5 * GB);
+    expect((await userRow(userId)).traffic).toBe(5 * GB);
   });
 
   test("trial traffic does not pay for a draw: only permanent traffic does", async () => {
     await savePrize({ name: "试用", gainTraffic: 0 });
     const { client, userId } = await customerWith(0);
     // 0.5 G permanent + 5 G of running trial traffic (a voucher's grant, part of balances.traffic).
-    giveTraffic(userId, 5.5 * GB);
-    db()
-      .query(
-        `INSERT INTO trial_grants (user_id, coupon_use_id, amount, remaining, expire_time, create_time)
-         VALUES (?, 'test', ?, ?, ?, ?)`,
-      )
-      .run(userId, 5 * GB, 5 * GB, Date.now() + DAY_MS, Date.now());
+    await giveTraffic(userId, 5.5 * GB);
+    await db().run(`INSERT INTO trial_grants (user_id, coupon_use_id, amount, remaining, expire_time, create_time)
+         VALUES (?, 'test', ?, ?, ?, ?)`, userId, 5 * GB, 5 * GB, Date.now() + DAY_MS, Date.now());
     const board = (await client.call<DrawBoard>("/api/prize/board")).data;
     expect(board.permanentTraffic).toBe(0.5 * GB);
     const refused = await draw(client);
     expect({ code: refused.code, msg: refused.msg }).toEqual({ code: 1038, msg: "永久流量不足，无法抽奖" });
-    expect(userRow(userId).traffic).toBe(5.5 * GB);
+    expect((await userRow(userId)).traffic).toBe(5.5 * GB);
   });
 
   test("20 simultaneous draws by a customer with traffic for 3 spend for 3; the balance never goes negative", async () => {
@@ -555,11 +533,9 @@ describe("drawing", () => {
     const codes = answers.map((a) => a.code);
     expect(codes.filter((code) => code === 0)).toHaveLength(3);
     expect(codes.filter((code) => code === 1038)).toHaveLength(17);
-    expect(userRow(userId).traffic).toBe(0);
-    expect(recordsOf(userId, "prize_spend")).toHaveLength(3);
-    const draws = db()
-      .query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM prize_draws WHERE user_id = ?")
-      .get(userId);
+    expect((await userRow(userId)).traffic).toBe(0);
+    expect(await recordsOf(userId, "prize_spend")).toHaveLength(3);
+    const draws = await db().get<{ n: number }>("SELECT COUNT(*) AS n FROM prize_draws WHERE user_id = ?", userId);
     expect(draws?.n).toBe(3);
   });
 });

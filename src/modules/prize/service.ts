@@ -71,17 +71,17 @@ function toBoardPrize(row: PrizeRow): BoardPrize {
   return shown;
 }
 
-function prizeRows(ctx: AppContext): PrizeRow[] {
-  return ctx.db.query<PrizeRow, []>("SELECT * FROM prizes ORDER BY create_time, rowid").all();
+async function prizeRows(ctx: AppContext): Promise<PrizeRow[]> {
+  return await ctx.db.all<PrizeRow>("SELECT * FROM prizes ORDER BY create_time, rowid");
 }
 
-function findPrize(ctx: AppContext, id: string): PrizeRow | null {
-  return ctx.db.query<PrizeRow, [string]>("SELECT * FROM prizes WHERE id = ?").get(id);
+async function findPrize(ctx: AppContext, id: string): Promise<PrizeRow | null> {
+  return await ctx.db.get<PrizeRow>("SELECT * FROM prizes WHERE id = ?", id);
 }
 
 /** The prizes in the order they were added, with the seed 001 §2.15 statistics. */
-export function listPrizes(ctx: AppContext): PrizeList {
-  const prizes = prizeRows(ctx).map(toPrize);
+export async function listPrizes(ctx: AppContext): Promise<PrizeList> {
+  const prizes = (await prizeRows(ctx)).map(toPrize);
   return { prizes, stats: prizeStats(prizes) };
 }
 
@@ -89,11 +89,11 @@ export function listPrizes(ctx: AppContext): PrizeList {
  * Creates (no `_id`) or replaces a prize. A new image must be an upload of the editor; the image
  * a prize already has is kept whoever uploaded it (another operator may have).
  */
-export function savePrize(ctx: AppContext, editorId: string, input: PrizeInput, now = Date.now()): Prize {
-  return tx(ctx.db, () => {
-    const existing = input._id ? findPrize(ctx, input._id) : null;
+export async function savePrize(ctx: AppContext, editorId: string, input: PrizeInput, now = Date.now()): Promise<Prize> {
+  return await tx(ctx.db, async () => {
+    const existing = input._id ? await findPrize(ctx, input._id) : null;
     if (input._id && !existing) throw new RpcError(Code.notFound, PrizeMsg.notFound);
-    if (input.photoUrl !== existing?.photo) requireOwnUpload(ctx, editorId, input.photoUrl);
+    if (input.photoUrl !== existing?.photo) await requireOwnUpload(ctx, editorId, input.photoUrl);
     const values = [
       input.name,
       Math.round(input.gainTraffic * GB),
@@ -107,59 +107,51 @@ export function savePrize(ctx: AppContext, editorId: string, input: PrizeInput, 
     ] as const;
     let id = input._id;
     if (id) {
-      ctx.db
-        .query(
-          `UPDATE prizes SET name = ?, gain_traffic = ?, gain_vip_days = ?, weight = ?, desc = ?,
+      await ctx.db.run(`UPDATE prizes SET name = ?, gain_traffic = ?, gain_vip_days = ?, weight = ?, desc = ?,
              has_discount_coupon = ?, discount_value = ?, discount_duration = ?, photo = ?
-           WHERE id = ?`,
-        )
-        .run(...values, id);
+           WHERE id = ?`, ...values, id);
     } else {
       id = newId(now);
-      ctx.db
-        .query(
-          `INSERT INTO prizes (name, gain_traffic, gain_vip_days, weight, desc, has_discount_coupon, discount_value,
+      await ctx.db.run(`INSERT INTO prizes (name, gain_traffic, gain_vip_days, weight, desc, has_discount_coupon, discount_value,
              discount_duration, photo, id, create_time)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(...values, id, now);
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ...values, id, now);
     }
-    return toPrize(findPrize(ctx, id) as PrizeRow);
+    return toPrize(await findPrize(ctx, id) as PrizeRow);
   });
 }
 
 /** Deletes a prize; draws already made keep its name and what they paid. */
-export function deletePrize(ctx: AppContext, id: string): void {
-  const changed = ctx.db.query("DELETE FROM prizes WHERE id = ?").run(id).changes;
+export async function deletePrize(ctx: AppContext, id: string): Promise<void> {
+  const changed = (await ctx.db.run("DELETE FROM prizes WHERE id = ?", id)).changes;
   if (!changed) throw new RpcError(Code.notFound, PrizeMsg.notFound);
 }
 
 /** Prizes that can be won (weight above 0), in table order: the board shows only these. */
-function drawablePrizes(ctx: AppContext): PrizeRow[] {
-  return prizeRows(ctx).filter((row) => row.weight > 0);
+async function drawablePrizes(ctx: AppContext): Promise<PrizeRow[]> {
+  return (await prizeRows(ctx)).filter((row) => row.weight > 0);
 }
 
 /** Bytes of permanent traffic one draw costs (setting prizeBaseCost, in G). */
-const drawCost = (ctx: AppContext) => Math.round(ctx.settings.get("prizeBaseCost") * GB);
+const drawCost = async (ctx: AppContext) => Math.round(await ctx.settings.get("prizeBaseCost") * GB);
 
 /** `/api/prize/board`: seats in order (prizes repeated to fill gameSeat), the cost, the balance. */
-export function drawBoard(ctx: AppContext, userId: string, now = Date.now()): DrawBoard {
-  const prizes = drawablePrizes(ctx);
-  const layout = boardLayout(prizes.length, ctx.settings.get("gameSeat"));
+export async function drawBoard(ctx: AppContext, userId: string, now = Date.now()): Promise<DrawBoard> {
+  const prizes = await drawablePrizes(ctx);
+  const layout = boardLayout(prizes.length, await ctx.settings.get("gameSeat"));
   return {
     seats: layout.map((index) => toBoardPrize(prizes[index] as PrizeRow)),
-    cost: ctx.settings.get("prizeBaseCost"),
-    permanentTraffic: permanentTraffic(ctx.db, userId, now),
+    cost: await ctx.settings.get("prizeBaseCost"),
+    permanentTraffic: await permanentTraffic(ctx.db, userId, now),
   };
 }
 
 /** The prize's discount coupon, given to the winner alone: one use, valid discountDuration days. */
-function giveDiscountCoupon(
+async function giveDiscountCoupon(
   ctx: AppContext,
   userId: string,
   prize: PrizeRow,
   now: number,
-): { id: string; code: string } {
+): Promise<{ id: string; code: string }> {
   const fields = couponInput.parse({
     name: `抽奖奖品：${prize.name}`,
     type: "discount",
@@ -168,108 +160,86 @@ function giveDiscountCoupon(
     NumberOfAuthorizations: 1,
     expireTime: now + prize.discount_duration * DAY_MS,
   });
-  const code = unusedRandomCode(ctx.db);
-  return { id: insertCoupon(ctx, fields, code, now, userId), code };
+  const code = await unusedRandomCode(ctx.db);
+  return { id: await insertCoupon(ctx, fields, code, now, userId), code };
 }
 
 /** Pays a prize: its traffic and time package in one prize_reward record, then its coupon. */
-function payPrize(
+async function payPrize(
   ctx: AppContext,
   userId: string,
   prize: PrizeRow,
   now: number,
-): { couponId: string | null; code: string } {
+): Promise<{ couponId: string | null; code: string }> {
   if (prize.gain_traffic > 0 || prize.gain_vip_days > 0) {
-    const user = ctx.db
-      .query<{ vip_expire_time: number; daily_limit: number | null }, [string]>(
-        "SELECT vip_expire_time, daily_limit FROM users WHERE id = ?",
-      )
-      .get(userId);
+    const user = await ctx.db.get<{ vip_expire_time: number; daily_limit: number | null }>("SELECT vip_expire_time, daily_limit FROM users WHERE id = ?", userId);
     if (!user) throw new Error(`no user ${userId}`);
-    changeTraffic(ctx.db, {
+    await changeTraffic(ctx.db, {
       userId,
       type: "prize_reward",
       desc: `抽奖奖励：${prize.name}`,
       traffic: prize.gain_traffic,
       ...(prize.gain_vip_days > 0 ? extendedTimePackage(user, prize.gain_vip_days, null, now) : {}),
       now,
-      timeZone: ctx.settings.get("timezone"),
+      timeZone: await ctx.settings.get("timezone"),
     });
   }
   if (prize.has_discount_coupon !== 1) return { couponId: null, code: "" };
-  const coupon = giveDiscountCoupon(ctx, userId, prize, now);
+  const coupon = await giveDiscountCoupon(ctx, userId, prize, now);
   return { couponId: coupon.id, code: coupon.code };
 }
 
 /** Tells the winner (bell and bot) what the prize gave; a prize that gives nothing tells nothing. */
-function tellPrizeWon(
+async function tellPrizeWon(
   ctx: AppContext,
   userId: string,
   drawId: string,
   prize: Prize,
   couponCode: string,
-): void {
+): Promise<void> {
   if (!prizeGivesSomething(prize)) return;
   const gains = prizeGainText(prize);
   const coupon = couponCode ? `，优惠券码 ${couponCode}（${prize.discountDuration} 天内下单可用）` : "";
   const text = `恭喜您在幸运抽奖中抽中「${prize.name}」：${gains}${coupon}`;
-  createNotice(ctx, { userId, desc: text, href: "/#/lucky_draw" });
-  queueUserMessage(ctx, userId, text, `prize-won:${drawId}`);
+  await createNotice(ctx, { userId, desc: text, href: "/#/lucky_draw" });
+  await queueUserMessage(ctx, userId, text, `prize-won:${drawId}`);
 }
 
 /**
  * One draw, all or nothing: the cost comes off permanent traffic (prize_spend), a prize is picked
  * by weight with a cryptographic source, paid (prize_reward, days, coupon), recorded and told.
  */
-export function drawPrize(ctx: AppContext, userId: string, now = Date.now()): DrawResult {
-  return tx(ctx.db, () => {
+export async function drawPrize(ctx: AppContext, userId: string, now = Date.now()): Promise<DrawResult> {
+  return await tx(ctx.db, async () => {
     // An agency's customers hold traffic the agency allocated; it is not theirs to gamble (as with transfers).
-    const user = ctx.db
-      .query<{ is_agency: number }, [string]>("SELECT is_agency FROM users WHERE id = ?")
-      .get(userId);
+    const user = await ctx.db.get<{ is_agency: number }>("SELECT is_agency FROM users WHERE id = ?", userId);
     if (user?.is_agency) throw new RpcError(Code.forbidden, PrizeMsg.agencyRefused);
-    const prizes = drawablePrizes(ctx);
+    const prizes = await drawablePrizes(ctx);
     const picked = pickWeighted(prizes.map((row) => row.weight));
     if (picked === null) throw new RpcError(Code.badInput, PrizeMsg.noPrizes);
-    const cost = drawCost(ctx);
+    const cost = await drawCost(ctx);
     // A free draw would hand out traffic without end: a cost of 0 closes the draw instead.
     if (cost <= 0) throw new RpcError(Code.badInput, PrizeMsg.closed);
     // The same refusal as a transfer short of permanent traffic (1038): trial traffic never pays.
-    if (permanentTraffic(ctx.db, userId, now) < cost)
+    if (await permanentTraffic(ctx.db, userId, now) < cost)
       throw new RpcError(Code.pushNotEnoughTraffic, PrizeMsg.notEnoughTraffic);
-    const timeZone = ctx.settings.get("timezone");
-    changeTraffic(ctx.db, { userId, type: "prize_spend", desc: "幸运抽奖", traffic: -cost, now, timeZone });
+    const timeZone = await ctx.settings.get("timezone");
+    await changeTraffic(ctx.db, { userId, type: "prize_spend", desc: "幸运抽奖", traffic: -cost, now, timeZone });
     const row = prizes[picked] as PrizeRow;
-    const seat = seatFor(boardLayout(prizes.length, ctx.settings.get("gameSeat")), picked);
-    const paid = payPrize(ctx, userId, row, now);
+    const seat = seatFor(boardLayout(prizes.length, await ctx.settings.get("gameSeat")), picked);
+    const paid = await payPrize(ctx, userId, row, now);
     const drawId = newId(now);
-    ctx.db
-      .query(
-        `INSERT INTO prize_draws (id, user_id, prize_id, prize_name, cost, gain_traffic, gain_vip_days, coupon_id, seat,
+    await ctx.db.run(`INSERT INTO prize_draws (id, user_id, prize_id, prize_name, cost, gain_traffic, gain_vip_days, coupon_id, seat,
            day, create_time)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        drawId,
-        userId,
-        row.id,
-        row.name,
-        cost,
-        row.gain_traffic,
-        row.gain_vip_days,
-        paid.couponId,
-        seat,
-        businessDay(now, timeZone),
-        now,
-      );
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, drawId, userId, row.id, row.name, cost, row.gain_traffic, row.gain_vip_days, paid.couponId, seat, businessDay(now, timeZone), now);
     const prize = toBoardPrize(row);
-    tellPrizeWon(ctx, userId, drawId, toPrize(row), paid.code);
+    await tellPrizeWon(ctx, userId, drawId, toPrize(row), paid.code);
     return {
       drawId,
       prize,
       seat,
       couponCode: paid.code,
-      permanentTraffic: permanentTraffic(ctx.db, userId, now),
+      permanentTraffic: await permanentTraffic(ctx.db, userId, now),
     };
   });
 }
@@ -286,14 +256,10 @@ interface MyDrawRow {
 }
 
 /** The customer's most recent draws, newest first, with the coupon each gave. */
-export function myDraws(ctx: AppContext, userId: string, limit = MY_DRAWS_LIMIT): MyDraw[] {
-  return ctx.db
-    .query<MyDrawRow, [string, number]>(
-      `SELECT d.id, d.prize_name, d.cost, d.gain_traffic, d.gain_vip_days, c.code, c.expire_time, d.create_time
+export async function myDraws(ctx: AppContext, userId: string, limit = MY_DRAWS_LIMIT): Promise<MyDraw[]> {
+  return (await ctx.db.all<MyDrawRow>(`SELECT d.id, d.prize_name, d.cost, d.gain_traffic, d.gain_vip_days, c.code, c.expire_time, d.create_time
        FROM prize_draws d LEFT JOIN coupons c ON c.id = d.coupon_id
-       WHERE d.user_id = ? ORDER BY d.create_time DESC, d.rowid DESC LIMIT ?`,
-    )
-    .all(userId, limit)
+       WHERE d.user_id = ? ORDER BY d.create_time DESC, d.rowid DESC LIMIT ?`, userId, limit))
     .map((row) => ({
       _id: row.id,
       prizeName: row.prize_name,

@@ -45,18 +45,18 @@ const db = () => server.context.db;
 /** A customer holding `g` G of permanent traffic (a purchase). */
 async function customer(g = 0, role: Role = "normal"): Promise<Customer> {
   const who = await loggedInClient(server, { role });
-  if (g > 0) grant(who.user.id, "buy", g * GB);
+  if (g > 0) await grant(who.user.id, "buy", g * GB);
   return who;
 }
 
-const grant = (userId: string, type: TrafficRecordType, bytes: number) =>
-  recordTraffic(server, userId, type, bytes);
+const grant = async (userId: string, type: TrafficRecordType, bytes: number) =>
+  await recordTraffic(server, userId, type, bytes);
 
 /** Trial traffic (a freeUse voucher with a time limit): in balances.traffic, not transferable. */
-function grantTrial(userId: string, bytes: number) {
+async function grantTrial(userId: string, bytes: number) {
   const now = Date.now();
-  tx(db(), () => {
-    changeTraffic(db(), {
+  await tx(db(), async () => {
+    await changeTraffic(db(), {
       userId,
       type: "coupon",
       desc: "体验券",
@@ -64,27 +64,19 @@ function grantTrial(userId: string, bytes: number) {
       now,
       timeZone: "Asia/Shanghai",
     });
-    addTrialGrant(db(), { userId, couponUseId: "test", amount: bytes, expireTime: now + 86_400_000, now });
+    await addTrialGrant(db(), { userId, couponUseId: "test", amount: bytes, expireTime: now + 86_400_000, now });
   });
 }
 
-const trafficOf = (userId: string) =>
-  db().query<{ traffic: number }, [string]>("SELECT traffic FROM balances WHERE user_id = ?").get(userId)
+const trafficOf = async (userId: string) =>
+  (await db().get<{ traffic: number }>("SELECT traffic FROM balances WHERE user_id = ?", userId))
     ?.traffic ?? -1;
 
-const records = (userId: string, type: TrafficRecordType) =>
-  db()
-    .query<{ traffic_change: number; desc: string }, [string, string]>(
-      "SELECT traffic_change, desc FROM traffic_records WHERE user_id = ? AND type = ? ORDER BY id",
-    )
-    .all(userId, type);
+const records = async (userId: string, type: TrafficRecordType) =>
+  await db().all<{ traffic_change: number; desc: string }>("SELECT traffic_change, desc FROM traffic_records WHERE user_id = ? AND type = ? ORDER BY id", userId, type);
 
-const pushRow = (code: string) =>
-  db()
-    .query<{ state: string; to_user_id: string | null }, [string]>(
-      "SELECT state, to_user_id FROM pushes WHERE code = ?",
-    )
-    .get(code);
+const pushRow = async (code: string) =>
+  await db().get<{ state: string; to_user_id: string | null }>("SELECT state, to_user_id FROM pushes WHERE code = ?", code);
 
 const create = (who: Customer, pushNumber: unknown) =>
   who.client.call<Push>("/api/push/create", { pushNumber });
@@ -139,7 +131,7 @@ describe("roles", () => {
       });
       const push = await created(sender);
       expect({ role, code: (await receive(receiver, push.code)).code }).toEqual({ role, code: 0 });
-      expect(trafficOf(receiver.user.id)).toBe(16 * GB);
+      expect(await trafficOf(receiver.user.id)).toBe(16 * GB);
     }
   });
 });
@@ -182,12 +174,12 @@ describe("/api/push/list", () => {
 
   test("the minimum and rate come from the settings", async () => {
     const who = await customer();
-    server.context.settings.update({ minPushNum: 50, pushCostRate: 0.1 });
+    await server.context.settings.update({ minPushNum: 50, pushCostRate: 0.1 });
     try {
       const listed = await list(who);
       expect([listed.minPushNum, listed.costRate]).toEqual([50, 0.1]);
     } finally {
-      server.context.settings.update({ minPushNum: 20, pushCostRate: 0.2 });
+      await server.context.settings.update({ minPushNum: 20, pushCostRate: 0.2 });
     }
   });
 });
@@ -198,8 +190,8 @@ describe("/api/push/create", () => {
     const push = await created(a, 20);
     expect(push).toMatchObject({ pushNumber: 20, receiveNumber: 16, state: "created", direction: "sent" });
     expect(push.code).toMatch(new RegExp(`^[A-HJ-NP-Z2-9]{${PUSH_CODE_LENGTH}}$`));
-    expect(trafficOf(a.user.id)).toBe(10 * GB);
-    expect(records(a.user.id, "push_spend")).toEqual([{ traffic_change: -20 * GB, desc: "转赠流量 20G" }]);
+    expect(await trafficOf(a.user.id)).toBe(10 * GB);
+    expect(await records(a.user.id, "push_spend")).toEqual([{ traffic_change: -20 * GB, desc: "转赠流量 20G" }]);
     const other = await created(await customer(20), 20);
     expect(other.code).not.toBe(push.code);
   });
@@ -208,14 +200,14 @@ describe("/api/push/create", () => {
     const a = await customer(100);
     for (const amount of [19, 0, -20, 19.99]) expectRefused(await create(a, amount), 1037, "最低转赠20G");
     expectRefused(await create(a, 20.5), 1037, PushMsg.amountNotWhole);
-    server.context.settings.update({ minPushNum: 30 });
+    await server.context.settings.update({ minPushNum: 30 });
     try {
       expectRefused(await create(a, 25), 1037, "最低转赠30G");
     } finally {
-      server.context.settings.update({ minPushNum: 20 });
+      await server.context.settings.update({ minPushNum: 20 });
     }
-    expect(trafficOf(a.user.id)).toBe(100 * GB);
-    expect(records(a.user.id, "push_spend")).toEqual([]);
+    expect(await trafficOf(a.user.id)).toBe(100 * GB);
+    expect(await records(a.user.id, "push_spend")).toEqual([]);
     expect((await list(a)).pushList).toEqual([]);
   });
 
@@ -231,20 +223,20 @@ describe("/api/push/create", () => {
   test("1038 when the permanent traffic is short; the message says how much may be sent", async () => {
     const a = await customer(25);
     expectRefused(await create(a, 30), 1038, PushMsg.notEnough("25"));
-    expect(trafficOf(a.user.id)).toBe(25 * GB);
+    expect(await trafficOf(a.user.id)).toBe(25 * GB);
     expect((await list(a)).pushList).toEqual([]);
   });
 
   test("trial traffic is never transferable, only the permanent part moves", async () => {
     const a = await customer(10);
-    grantTrial(a.user.id, 30 * GB);
-    expect(trafficOf(a.user.id)).toBe(40 * GB);
+    await grantTrial(a.user.id, 30 * GB);
+    expect(await trafficOf(a.user.id)).toBe(40 * GB);
     expectRefused(await create(a, 20), 1038, PushMsg.notEnough("10"));
-    expect(trafficOf(a.user.id)).toBe(40 * GB);
-    grant(a.user.id, "buy", 15 * GB);
+    expect(await trafficOf(a.user.id)).toBe(40 * GB);
+    await grant(a.user.id, "buy", 15 * GB);
     await created(a, 25);
     // The 30 G of trial traffic stay: 10 + 15 permanent went.
-    expect(trafficOf(a.user.id)).toBe(30 * GB);
+    expect(await trafficOf(a.user.id)).toBe(30 * GB);
     expectRefused(await create(a, 20), 1038, PushMsg.notEnough("0"));
   });
 
@@ -252,15 +244,15 @@ describe("/api/push/create", () => {
     const a = await customer(20);
     const b = await customer();
     const push = await created(a, 20);
-    server.context.settings.update({ pushCostRate: 0.5 });
+    await server.context.settings.update({ pushCostRate: 0.5 });
     try {
       const got = await receive(b, push.code);
       expect(got.data.receiveNumber).toBe(16);
     } finally {
-      server.context.settings.update({ pushCostRate: 0.2 });
+      await server.context.settings.update({ pushCostRate: 0.2 });
     }
-    expect(trafficOf(b.user.id)).toBe(16 * GB);
-    expect(records(b.user.id, "push_receive")).toEqual([
+    expect(await trafficOf(b.user.id)).toBe(16 * GB);
+    expect(await records(b.user.id, "push_receive")).toEqual([
       { traffic_change: 16 * GB, desc: "接收转赠 16G（转赠 20G，手续费 20%）" },
     ]);
   });
@@ -270,15 +262,15 @@ describe("/api/push/create", () => {
     for (let i = 0; i < 3; i++) expect((await create(a, 5)).code).toBe(1037);
     for (let i = 0; i < PUSHES_PER_HOUR; i++) await created(a, 20);
     expectRefused(await create(a, 20), 1039, "转赠过于频繁，请稍后再试");
-    expect(trafficOf(a.user.id)).toBe(20 * GB);
+    expect(await trafficOf(a.user.id)).toBe(20 * GB);
     expect((await list(a)).pushList).toHaveLength(PUSHES_PER_HOUR);
   });
 
   test("an agency account may not transfer (1003)", async () => {
     const a = await customer(50);
-    db().query("UPDATE users SET is_agency = 1 WHERE id = ?").run(a.user.id);
+    await db().run("UPDATE users SET is_agency = 1 WHERE id = ?", a.user.id);
     expectRefused(await create(a, 20), Code.forbidden, PushMsg.agencyRefused);
-    expect(trafficOf(a.user.id)).toBe(50 * GB);
+    expect(await trafficOf(a.user.id)).toBe(50 * GB);
   });
 });
 
@@ -286,7 +278,7 @@ describe("/api/push/receive", () => {
   test("credits pushNumber × (1 − rate) once; the sender gets a bell notice and a bot message", async () => {
     const a = await customer(20);
     const b = await customer(3);
-    bindChat(server, a.user.id, 914_001);
+    await bindChat(server, a.user.id, 914_001);
     const push = await created(a, 20);
     // Pasted with blanks and in lower case, as people do.
     const answer = await receive(b, ` ${push.code.slice(0, 6).toLowerCase()} ${push.code.slice(6)} `);
@@ -299,17 +291,17 @@ describe("/api/push/receive", () => {
       direction: "received",
       code: "",
     });
-    expect(trafficOf(b.user.id)).toBe(19 * GB);
-    expect(pushRow(push.code)).toEqual({ state: "received", to_user_id: b.user.id });
+    expect(await trafficOf(b.user.id)).toBe(19 * GB);
+    expect(await pushRow(push.code)).toEqual({ state: "received", to_user_id: b.user.id });
     const text = "您转赠的 20G 流量已被领取，对方实际到账 16G";
     expect((await notices(a)).map((notice) => [notice.desc, notice.href])).toEqual([[text, "/#/push"]]);
-    expect(outboxTexts(server, 914_001)).toEqual([text]);
+    expect(await outboxTexts(server, 914_001)).toEqual([text]);
     expect(await notices(b)).toEqual([]);
 
     expectRefused(await receive(b, push.code), 1040, PushMsg.codeInvalid);
     expectRefused(await receive(await customer(), push.code), 1040, PushMsg.codeInvalid);
-    expect(trafficOf(b.user.id)).toBe(19 * GB);
-    expect(outboxTexts(server, 914_001)).toEqual([text]);
+    expect(await trafficOf(b.user.id)).toBe(19 * GB);
+    expect(await outboxTexts(server, 914_001)).toEqual([text]);
   });
 
   test("1040 for an unknown code, and for one's own code (with how to take it back)", async () => {
@@ -317,8 +309,8 @@ describe("/api/push/receive", () => {
     const push = await created(a, 20);
     expectRefused(await receive(a, push.code), 1040, PushMsg.ownCode);
     expect(PushMsg.ownCode).toBe("不能领取自己的转赠码，如需取回请在列表中撤回");
-    expect(pushRow(push.code)?.state).toBe("created");
-    expect(trafficOf(a.user.id)).toBe(0);
+    expect((await pushRow(push.code))?.state).toBe("created");
+    expect(await trafficOf(a.user.id)).toBe(0);
     expectRefused(await receive(await customer(), "ZZZZZZZZZZZZ"), 1040, "转赠码不存在或已失效");
     const empty = await receive(await customer(), "   ");
     expect([empty.code, empty.msg]).toEqual([Code.badInput, `参数错误 code: ${PushMsg.codeEmpty}`]);
@@ -333,11 +325,12 @@ describe("/api/push/receive", () => {
     expect(
       answers.filter((answer) => answer.code === 1040 && answer.msg === PushMsg.codeInvalid),
     ).toHaveLength(19);
-    const credited = receivers.filter((who) => trafficOf(who.user.id) > 0);
+    const credited: Customer[] = [];
+    for (const who of receivers) if ((await trafficOf(who.user.id)) > 0) credited.push(who);
     expect(credited).toHaveLength(1);
-    expect(trafficOf((credited[0] as Customer).user.id)).toBe(16 * GB);
-    expect(receivers.flatMap((who) => records(who.user.id, "push_receive"))).toHaveLength(1);
-    expect(pushRow(push.code)?.to_user_id).toBe((credited[0] as Customer).user.id);
+    expect(await trafficOf((credited[0] as Customer).user.id)).toBe(16 * GB);
+    expect((await Promise.all(receivers.map((who) => records(who.user.id, "push_receive")))).flat()).toHaveLength(1);
+    expect((await pushRow(push.code))?.to_user_id).toBe((credited[0] as Customer).user.id);
   });
 
   test(`1039 after ${RECEIVE_FAILURES_PER_10_MIN} refused tries, even with a good code; a good try costs nothing`, async () => {
@@ -350,8 +343,8 @@ describe("/api/push/receive", () => {
       expect((await receive(guesser, `WRONGCODE${String(i).padStart(3, "2")}`)).code).toBe(1040);
     }
     expectRefused(await receive(guesser, target.code), 1039, "尝试次数过多，请稍后再试");
-    expect(pushRow(target.code)?.state).toBe("created");
-    expect(trafficOf(guesser.user.id)).toBe(16 * GB);
+    expect((await pushRow(target.code))?.state).toBe("created");
+    expect(await trafficOf(guesser.user.id)).toBe(16 * GB);
     // Another account is not affected.
     expect((await receive(await customer(), target.code)).code).toBe(0);
   });
@@ -364,14 +357,14 @@ describe("/api/push/cancel (撤回) and the return of unreceived transfers", () 
     const answer = await cancel(a, push.code);
     expect({ code: answer.code, msg: answer.msg }).toEqual({ code: 0, msg: "ok" });
     expect(answer.data).toMatchObject({ _id: push._id, state: "returned", code: push.code });
-    expect(trafficOf(a.user.id)).toBe(30 * GB);
-    expect(records(a.user.id, "push_spend")).toEqual([
+    expect(await trafficOf(a.user.id)).toBe(30 * GB);
+    expect(await records(a.user.id, "push_spend")).toEqual([
       { traffic_change: -20 * GB, desc: "转赠流量 20G" },
       { traffic_change: 20 * GB, desc: "转赠退回 20G（已撤回）" },
     ]);
     expectRefused(await cancel(a, push.code), 1040, PushMsg.alreadyReturned);
     expectRefused(await receive(await customer(), push.code), 1040, PushMsg.codeInvalid);
-    expect(trafficOf(a.user.id)).toBe(30 * GB);
+    expect(await trafficOf(a.user.id)).toBe(30 * GB);
   });
 
   test("nobody else can cancel a transfer, and a received one cannot be cancelled", async () => {
@@ -380,7 +373,7 @@ describe("/api/push/cancel (撤回) and the return of unreceived transfers", () 
     const push = await created(a, 20);
     expectRefused(await cancel(b, push.code), 1040, PushMsg.codeInvalid);
     expectRefused(await cancel(b, "ZZZZZZZZZZZZ"), 1040, PushMsg.codeInvalid);
-    expect(pushRow(push.code)?.state).toBe("created");
+    expect((await pushRow(push.code))?.state).toBe("created");
     expect((await receive(b, push.code)).code).toBe(0);
     expectRefused(await cancel(a, push.code), 1040, PushMsg.alreadyReceived);
     expect([trafficOf(a.user.id), trafficOf(b.user.id)]).toEqual([0, 16 * GB]);
@@ -399,7 +392,7 @@ describe("/api/push/cancel (撤回) and the return of unreceived transfers", () 
               ([r, c]) => [c, r] as const,
             );
       expect([cancelled.code, received.code].sort()).toEqual([0, 1040]);
-      const state = pushRow(push.code)?.state;
+      const state = (await pushRow(push.code))?.state;
       if (cancelled.code === 0) {
         expect([state, trafficOf(a.user.id), trafficOf(b.user.id)]).toEqual(["returned", 20 * GB, 0]);
       } else {
@@ -411,23 +404,23 @@ describe("/api/push/cancel (撤回) and the return of unreceived transfers", () 
   test(`a transfer nobody receives in ${PUSH_RETURN_DAYS} days goes back by itself, once, with a notice and a bot message`, async () => {
     const a = await customer(20);
     const b = await customer();
-    bindChat(server, a.user.id, 914_002);
+    await bindChat(server, a.user.id, 914_002);
     const push = await created(a, 20);
     const due = push.createTime + PUSH_RETURN_MS;
-    expect(returnExpiredPushes(server.context, due - 1, a.user.id)).toBe(0);
+    expect(await returnExpiredPushes(server.context, due - 1, a.user.id)).toBe(0);
     // At the moment it is due, it can no longer be received, swept or not.
-    const late = catchError(() => receivePush(server.context, b.user.id, push.code, due));
+    const late = catchError(async () => await receivePush(server.context, b.user.id, push.code, due));
     expect([late?.code, late?.message]).toEqual([1040, PushMsg.codeInvalid]);
-    expect(returnExpiredPushes(server.context, due, a.user.id)).toBe(1);
-    expect(returnExpiredPushes(server.context, due + 1, a.user.id)).toBe(0);
-    expect(trafficOf(a.user.id)).toBe(20 * GB);
-    expect(records(a.user.id, "push_spend").map((record) => record.desc)).toEqual([
+    expect(await returnExpiredPushes(server.context, due, a.user.id)).toBe(1);
+    expect(await returnExpiredPushes(server.context, due + 1, a.user.id)).toBe(0);
+    expect(await trafficOf(a.user.id)).toBe(20 * GB);
+    expect((await records(a.user.id, "push_spend")).map((record) => record.desc)).toEqual([
       "转赠流量 20G",
       "转赠退回 20G（7天未领取）",
     ]);
     const text = "您转赠的 20G 流量 7 天无人领取，已全额退回";
     expect((await notices(a)).map((notice) => notice.desc)).toEqual([text]);
-    expect(outboxTexts(server, 914_002)).toEqual([text]);
+    expect(await outboxTexts(server, 914_002)).toEqual([text]);
     expectRefused(await receive(await customer(), push.code), 1040, PushMsg.codeInvalid);
     expectRefused(await cancel(a, push.code), 1040, PushMsg.alreadyReturned);
   });
@@ -435,36 +428,22 @@ describe("/api/push/cancel (撤回) and the return of unreceived transfers", () 
   test("an overdue transfer shows as returned the next time its sender lists, not 待领取", async () => {
     const a = await customer(20);
     const push = await created(a, 20);
-    db()
-      .query("UPDATE pushes SET create_time = create_time - ? WHERE code = ?")
-      .run(PUSH_RETURN_MS, push.code);
+    await db().run("UPDATE pushes SET create_time = create_time - ? WHERE code = ?", PUSH_RETURN_MS, push.code);
     expect((await list(a)).pushList.map((item) => item.state)).toEqual(["returned"]);
-    expect(trafficOf(a.user.id)).toBe(20 * GB);
+    expect(await trafficOf(a.user.id)).toBe(20 * GB);
   });
 });
 
-test("balances.traffic equals the sum of its traffic records for every account", () => {
-  const off = db()
-    .query<{ id: string }, []>(
-      `SELECT u.id FROM users u JOIN balances b ON b.user_id = u.id
-       WHERE b.traffic <> (SELECT COALESCE(SUM(traffic_change), 0) FROM traffic_records r WHERE r.user_id = u.id)`,
-    )
-    .all();
+test("balances.traffic equals the sum of its traffic records for every account", async () => {
+  const off = await db().all<{ id: string }>(`SELECT u.id FROM users u JOIN balances b ON b.user_id = u.id
+       WHERE b.traffic <> (SELECT COALESCE(SUM(traffic_change), 0) FROM traffic_records r WHERE r.user_id = u.id)`);
   expect(off).toEqual([]);
-  const moved = db()
-    .query<{ spent: number; received: number; fees: number }, []>(
-      `SELECT
+  const moved = await db().get<{ spent: number; received: number; fees: number }>(`SELECT
          (SELECT -SUM(traffic_change) FROM traffic_records WHERE type = 'push_spend') AS spent,
          (SELECT SUM(traffic_change) FROM traffic_records WHERE type = 'push_receive') AS received,
-         (SELECT SUM(push_number - receive_number) FROM pushes WHERE state = 'received') AS fees`,
-    )
-    .get();
+         (SELECT SUM(push_number - receive_number) FROM pushes WHERE state = 'received') AS fees`);
   // What left senders and did not come back = what receivers got + the fees; nothing waiting is lost.
   const waiting =
-    db()
-      .query<{ n: number }, []>(
-        "SELECT COALESCE(SUM(push_number), 0) AS n FROM pushes WHERE state = 'created'",
-      )
-      .get()?.n ?? 0;
+    (await db().get<{ n: number }>("SELECT COALESCE(SUM(push_number), 0) AS n FROM pushes WHERE state = 'created'"))?.n ?? 0;
   expect(moved?.spent).toBe((moved?.received ?? 0) + (moved?.fees ?? 0) + waiting);
 });

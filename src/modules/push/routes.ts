@@ -10,24 +10,24 @@ export const pushCalls = [
     path: "/api/push/list",
     access: "user",
     input: emptyInput,
-    handle: (ctx) => listPushes(ctx.app, (ctx.user as UserRow).id),
+    handle: async (ctx) => await listPushes(ctx.app, (ctx.user as UserRow).id),
   }),
   defineCall({
     path: "/api/push/create",
     access: "user",
     input: createPushInput,
-    handle: (ctx, input) => createPush(ctx.app, ctx.user as UserRow, input.pushNumber),
+    handle: async (ctx, input) => await createPush(ctx.app, ctx.user as UserRow, input.pushNumber),
   }),
   defineCall({
     path: "/api/push/receive",
     access: "user",
     input: pushCodeInput,
-    handle: (ctx, input) => receivePush(ctx.app, (ctx.user as UserRow).id, input.code),
+    handle: async (ctx, input) => await receivePush(ctx.app, (ctx.user as UserRow).id, input.code),
   }),
   defineCall({
     path: "/api/push/cancel",
     access: "user",
     input: pushCodeInput,
-    handle: (ctx, input) => cancelPush(ctx.app, (ctx.user as UserRow).id, input.code),
+    handle: async (ctx, input) => await cancelPush(ctx.app, (ctx.user as UserRow).id, input.code),
   }),
 ];

@@ -57,8 +57,8 @@ interface PushRow {
  * The least G one transfer moves, and one agency allocation too (issue 26, C8): the minPushNum
  * setting (seed 000 §9), read here only.
  */
-export function transferMinimumG(ctx: AppContext): number {
-  return ctx.settings.get("minPushNum");
+export async function transferMinimumG(ctx: AppContext): Promise<number> {
+  return await ctx.settings.get("minPushNum");
 }
 
 /** G for messages: at most two decimals, no trailing zeros ("20", "13.4"). */
@@ -85,15 +85,15 @@ function randomPushCode(): string {
   return Array.from(bytes, (b) => PUSH_CODE_ALPHABET[b % PUSH_CODE_ALPHABET.length]).join("");
 }
 
-function unusedCode(ctx: AppContext): string {
-  const taken = ctx.db.query<{ id: string }, [string]>("SELECT id FROM pushes WHERE code = ?");
+async function unusedCode(ctx: AppContext): Promise<string> {
+  const taken = "SELECT id FROM pushes WHERE code = ?";
   for (;;) {
     const code = randomPushCode();
-    if (!taken.get(code)) return code;
+    if (!await ctx.db.get<{ id: string }>(taken, code)) return code;
   }
 }
 
-function credit(
+async function credit(
   ctx: AppContext,
   userId: string,
   type: TrafficRecordType,
@@ -101,21 +101,17 @@ function credit(
   desc: string,
   now: number,
 ) {
-  changeTraffic(ctx.db, { userId, type, desc, traffic: bytes, now, timeZone: ctx.settings.get("timezone") });
+  await changeTraffic(ctx.db, { userId, type, desc, traffic: bytes, now, timeZone: await ctx.settings.get("timezone") });
 }
 
 /** The caller's transfers, sent and received, newest first; its overdue ones are returned first. */
-export function listPushes(ctx: AppContext, userId: string, now = Date.now()): PushList {
-  returnExpiredPushes(ctx, now, userId);
-  const rows = ctx.db
-    .query<PushRow, [string, number]>(
-      `SELECT * FROM pushes WHERE from_user_id = ?1 OR to_user_id = ?1
-       ORDER BY create_time DESC, rowid DESC LIMIT ?2`,
-    )
-    .all(userId, LIST_LIMIT);
+export async function listPushes(ctx: AppContext, userId: string, now = Date.now()): Promise<PushList> {
+  await returnExpiredPushes(ctx, now, userId);
+  const rows = await ctx.db.all<PushRow>(`SELECT * FROM pushes WHERE from_user_id = ?1 OR to_user_id = ?1
+       ORDER BY create_time DESC, rowid DESC LIMIT ?2`, userId, LIST_LIMIT);
   return {
-    minPushNum: transferMinimumG(ctx),
-    costRate: ctx.settings.get("pushCostRate"),
+    minPushNum: await transferMinimumG(ctx),
+    costRate: await ctx.settings.get("pushCostRate"),
     returnDays: PUSH_RETURN_DAYS,
     pushList: rows.map((row) => toPush(row, userId)),
   };
@@ -135,43 +131,32 @@ function withCreateSlot<T>(ctx: AppContext, userId: string, fn: () => T): T {
  * with its code: 1037 below minPushNum or not whole, 1038 more than the permanent traffic, 1039 when
  * the account already created PUSHES_PER_HOUR this hour.
  */
-export function createPush(
+export async function createPush(
   ctx: AppContext,
   sender: { id: string; is_agency: number },
   pushNumberG: number,
   now = Date.now(),
-): Push {
+): Promise<Push> {
   if (sender.is_agency) throw new RpcError(Code.forbidden, PushMsg.agencyRefused);
-  const min = transferMinimumG(ctx);
+  const min = await transferMinimumG(ctx);
   if (pushNumberG < min) throw new RpcError(Code.pushAmountTooLow, PushMsg.amountTooLow(min));
   if (!Number.isSafeInteger(pushNumberG)) throw new RpcError(Code.pushAmountTooLow, PushMsg.amountNotWhole);
   const bytes = pushNumberG * GB;
-  return withCreateSlot(ctx, sender.id, () =>
-    tx(ctx.db, () => {
-      const available = permanentTraffic(ctx.db, sender.id, now);
+  return withCreateSlot(ctx, sender.id, async () =>
+    await tx(ctx.db, async () => {
+      const available = await permanentTraffic(ctx.db, sender.id, now);
       if (available < bytes) throw new RpcError(Code.pushNotEnoughTraffic, PushMsg.notEnough(g(available)));
-      credit(ctx, sender.id, "push_spend", -bytes, PushMsg.spendDesc(g(bytes)), now);
-      const row = ctx.db
-        .query<PushRow, [string, string, string, number, number, number]>(
-          `INSERT INTO pushes (id, code, from_user_id, push_number, receive_number, create_time)
-           VALUES (?, ?, ?, ?, ?, ?) RETURNING *`,
-        )
-        .get(
-          newId(now),
-          unusedCode(ctx),
-          sender.id,
-          bytes,
-          receiveBytes(bytes, ctx.settings.get("pushCostRate")),
-          now,
-        ) as PushRow;
+      await credit(ctx, sender.id, "push_spend", -bytes, PushMsg.spendDesc(g(bytes)), now);
+      const row = await ctx.db.get<PushRow>(`INSERT INTO pushes (id, code, from_user_id, push_number, receive_number, create_time)
+           VALUES (?, ?, ?, ?, ?, ?) RETURNING *`, newId(now), await unusedCode(ctx), sender.id, bytes, receiveBytes(bytes, await ctx.settings.get("pushCostRate")), now) as PushRow;
       return toPush(row, sender.id);
     }),
   );
 }
 
 /** Why a code could not be received or cancelled by `userId` (all 1040). */
-function refusal(ctx: AppContext, userId: string, code: string, asSender: boolean): RpcError {
-  const row = ctx.db.query<PushRow, [string]>("SELECT * FROM pushes WHERE code = ?").get(code);
+async function refusal(ctx: AppContext, userId: string, code: string, asSender: boolean): Promise<RpcError> {
+  const row = await ctx.db.get<PushRow>("SELECT * FROM pushes WHERE code = ?", code);
   if (row && row.from_user_id === userId) {
     if (!asSender) return new RpcError(Code.pushCodeInvalid, PushMsg.ownCode);
     if (row.state === "received") return new RpcError(Code.pushCodeInvalid, PushMsg.alreadyReceived);
@@ -185,24 +170,20 @@ function refusal(ctx: AppContext, userId: string, code: string, asSender: boolea
  * Credits a waiting transfer to `userId`. The conditional UPDATE lets exactly one of any number of
  * concurrent receivers (or a racing 撤回) win. Refused tries count against the account (1039).
  */
-export function receivePush(ctx: AppContext, userId: string, code: string, now = Date.now()): Push {
+export async function receivePush(ctx: AppContext, userId: string, code: string, now = Date.now()): Promise<Push> {
   const slot = ctx.limiter.reserve([{ rule: RECEIVE_FAILURES, key: userId }]);
   if (!slot) throw new RpcError(Code.pushTooFrequent, PushMsg.receiveTooFrequent);
-  const push = tx(ctx.db, () => {
-    const row = ctx.db
-      .query<PushRow, [string, number, string, number]>(
-        `UPDATE pushes SET state = 'received', to_user_id = ?1, finish_time = ?2
+  const push = await tx(ctx.db, async () => {
+    const row = await ctx.db.get<PushRow>(`UPDATE pushes SET state = 'received', to_user_id = ?1, finish_time = ?2
          WHERE code = ?3 AND state = 'created' AND from_user_id <> ?1 AND create_time > ?4
-         RETURNING *`,
-      )
-      .get(userId, now, code, now - PUSH_RETURN_MS);
-    if (!row) throw refusal(ctx, userId, code, false);
+         RETURNING *`, userId, now, code, now - PUSH_RETURN_MS);
+    if (!row) throw await refusal(ctx, userId, code, false);
     const rate = ((1 - row.receive_number / row.push_number) * 100).toFixed(0);
     const [sent, received] = [g(row.push_number), g(row.receive_number)];
-    credit(ctx, userId, "push_receive", row.receive_number, PushMsg.receiveDesc(received, sent, rate), now);
+    await credit(ctx, userId, "push_receive", row.receive_number, PushMsg.receiveDesc(received, sent, rate), now);
     const text = PushMsg.receivedNotice(sent, received);
-    createNotice(ctx, { userId: row.from_user_id, desc: text, href: HREF });
-    queueUserMessage(ctx, row.from_user_id, text, `push-received:${row.id}`);
+    await createNotice(ctx, { userId: row.from_user_id, desc: text, href: HREF });
+    await queueUserMessage(ctx, row.from_user_id, text, `push-received:${row.id}`);
     return toPush(row, userId);
   });
   slot.release(); // only refused tries count
@@ -210,16 +191,12 @@ export function receivePush(ctx: AppContext, userId: string, code: string, now =
 }
 
 /** The sender takes a waiting transfer back (撤回): the full amount returns, the code stops working. */
-export function cancelPush(ctx: AppContext, userId: string, code: string, now = Date.now()): Push {
-  return tx(ctx.db, () => {
-    const row = ctx.db
-      .query<PushRow, [number, string, string]>(
-        `UPDATE pushes SET state = 'returned', finish_time = ?1
-         WHERE code = ?2 AND from_user_id = ?3 AND state = 'created' RETURNING *`,
-      )
-      .get(now, code, userId);
-    if (!row) throw refusal(ctx, userId, code, true);
-    credit(ctx, userId, "push_spend", row.push_number, PushMsg.cancelDesc(g(row.push_number)), now);
+export async function cancelPush(ctx: AppContext, userId: string, code: string, now = Date.now()): Promise<Push> {
+  return await tx(ctx.db, async () => {
+    const row = await ctx.db.get<PushRow>(`UPDATE pushes SET state = 'returned', finish_time = ?1
+         WHERE code = ?2 AND from_user_id = ?3 AND state = 'created' RETURNING *`, now, code, userId);
+    if (!row) throw await refusal(ctx, userId, code, true);
+    await credit(ctx, userId, "push_spend", row.push_number, PushMsg.cancelDesc(g(row.push_number)), now);
     return toPush(row, userId);
   });
 }
@@ -228,20 +205,16 @@ export function cancelPush(ctx: AppContext, userId: string, code: string, now = 
  * Returns every transfer waiting PUSH_RETURN_DAYS or longer at `now` (only `fromUserId`'s when
  * given) to its sender, with a notice and a bot message. Answers how many went back.
  */
-export function returnExpiredPushes(ctx: AppContext, now = Date.now(), fromUserId?: string): number {
-  return tx(ctx.db, () => {
-    const rows = ctx.db
-      .query<PushRow, [number, number, string | null]>(
-        `UPDATE pushes SET state = 'returned', finish_time = ?1
+export async function returnExpiredPushes(ctx: AppContext, now = Date.now(), fromUserId?: string): Promise<number> {
+  return await tx(ctx.db, async () => {
+    const rows = await ctx.db.all<PushRow>(`UPDATE pushes SET state = 'returned', finish_time = ?1
          WHERE state = 'created' AND create_time <= ?2 AND (?3 IS NULL OR from_user_id = ?3)
-         RETURNING *`,
-      )
-      .all(now, now - PUSH_RETURN_MS, fromUserId ?? null);
+         RETURNING *`, now, now - PUSH_RETURN_MS, fromUserId ?? null);
     for (const row of rows) {
       const sent = g(row.push_number);
-      credit(ctx, row.from_user_id, "push_spend", row.push_number, PushMsg.expireDesc(sent), now);
-      createNotice(ctx, { userId: row.from_user_id, desc: PushMsg.expiredNotice(sent), href: HREF });
-      queueUserMessage(ctx, row.from_user_id, PushMsg.expiredNotice(sent), `push-returned:${row.id}`);
+      await credit(ctx, row.from_user_id, "push_spend", row.push_number, PushMsg.expireDesc(sent), now);
+      await createNotice(ctx, { userId: row.from_user_id, desc: PushMsg.expiredNotice(sent), href: HREF });
+      await queueUserMessage(ctx, row.from_user_id, PushMsg.expiredNotice(sent), `push-returned:${row.id}`);
     }
     return rows.length;
   });
@@ -250,6 +223,6 @@ export function returnExpiredPushes(ctx: AppContext, now = Date.now(), fromUserI
 const PUSH_SWEEP_INTERVAL_MS = 10 * 60_000;
 
 /** Returns overdue transfers at start and then every intervalMs; stop() ends it. */
-export function startPushSweeper(ctx: AppContext, intervalMs = PUSH_SWEEP_INTERVAL_MS) {
-  return startPeriodic(ctx, "push sweeper", intervalMs, () => returnExpiredPushes(ctx));
+export async function startPushSweeper(ctx: AppContext, intervalMs = PUSH_SWEEP_INTERVAL_MS) {
+  return await startPeriodic(ctx, "push sweeper", intervalMs, async () => await returnExpiredPushes(ctx));
 }

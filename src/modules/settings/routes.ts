@@ -10,15 +10,15 @@ export const settingsCalls = [
     path: "/api/host/get",
     access: "public",
     input: emptyInput,
-    handle(ctx): HostInfo {
-      const s = ctx.app.settings.all();
+    async handle(ctx): Promise<HostInfo> {
+      const s = await ctx.app.settings.all();
       const host = (ctx.request.headers.get("host") ?? "").toLowerCase();
       return {
         preferDomain: s.preferDomain,
         agencyMode: s.agency_host !== "" && host === s.agency_host.toLowerCase(),
         contact_info: s.contact_info,
         group_link: s.group_link,
-        resetByMail: canMailLinks(ctx.app),
+        resetByMail: await canMailLinks(ctx.app),
         appleIdShareOpen: s.apple_id_share_url.trim() !== "",
         qx_filter_url: s.qx_filter_url,
         qx_rewrite_url: s.qx_rewrite_url,
@@ -36,22 +36,22 @@ export const settingsCalls = [
     path: "/api/admin/config/get",
     access: "admin",
     input: emptyInput,
-    handle: (ctx) => ctx.app.settings.forDisplay(),
+    handle: async (ctx) => await ctx.app.settings.forDisplay(),
   }),
   defineCall({
     path: "/api/admin/config/set_config",
     access: "admin",
     input: settingsPatchSchema,
-    handle(ctx, input) {
+    async handle(ctx, input) {
       refuseLocalTargets(input, ctx.app.allowPrivateUrls);
-      ctx.app.settings.update(input);
-      return ctx.app.settings.forDisplay();
+      await ctx.app.settings.update(input);
+      return await ctx.app.settings.forDisplay();
     },
   }),
   defineCall({
     path: "/api/admin/config/pay_status",
     access: "admin",
     input: emptyInput,
-    handle: (ctx) => paymentsInForce(ctx.app),
+    handle: async (ctx) => await paymentsInForce(ctx.app),
   }),
 ];

@@ -42,9 +42,9 @@ export class SettingsStore {
 
   constructor(private readonly db: Db) {}
 
-  all(): Settings {
+  async all(): Promise<Settings> {
     if (this.cache) return this.cache;
-    const rows = this.db.query<{ key: string; value: string }, []>("SELECT key, value FROM settings").all();
+    const rows = await this.db.all<{ key: string; value: string }>("SELECT key, value FROM settings");
     const raw: Record<string, unknown> = {};
     for (const row of rows) {
       try {
@@ -63,30 +63,28 @@ export class SettingsStore {
     return this.cache;
   }
 
-  get<K extends SettingKey>(key: K): Settings[K] {
-    return this.all()[key];
+  async get<K extends SettingKey>(key: K): Promise<Settings[K]> {
+    return (await this.all())[key];
   }
 
   /** Writes the given keys (already validated) in one transaction. Masked secrets keep their value. */
-  update(patch: Partial<Settings>): Settings {
+  async update(patch: Partial<Settings>): Promise<Settings> {
     const now = Date.now();
-    const upsert = this.db.query(
-      "INSERT INTO settings (key, value, update_time) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, update_time = excluded.update_time",
-    );
-    tx(this.db, () => {
+    const upsert = "INSERT INTO settings (key, value, update_time) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, update_time = excluded.update_time";
+    await tx(this.db, async () => {
       for (const [key, value] of Object.entries(patch)) {
         if (value === undefined) continue;
         if (SECRET_SETTINGS.includes(key as SettingKey) && value === SECRET_MASK) continue;
-        upsert.run(key, JSON.stringify(value), now);
+        await this.db.run(upsert, key, JSON.stringify(value), now);
       }
     });
     this.cache = null;
-    return this.all();
+    return await this.all();
   }
 
   /** The settings as an admin may see them: secrets replaced by a mask (or "" when unset). */
-  forDisplay(): Settings {
-    const shown = { ...this.all() };
+  async forDisplay(): Promise<Settings> {
+    const shown = { ...await this.all() };
     for (const key of SECRET_SETTINGS) {
       (shown as Record<string, unknown>)[key] = shown[key] ? SECRET_MASK : "";
     }

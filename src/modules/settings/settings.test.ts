@@ -22,10 +22,8 @@ let admin: ApiClient;
 beforeAll(async () => ({ server, admin } = await startWithAdmin()));
 afterAll(() => server?.close());
 
-function storedValue(key: string): unknown {
-  const row = server.context.db
-    .query<{ value: string }, [string]>("SELECT value FROM settings WHERE key = ?")
-    .get(key);
+async function storedValue(key: string): Promise<unknown> {
+  const row = await server.context.db.get<{ value: string }>("SELECT value FROM settings WHERE key = ?", key);
   return row ? JSON.parse(row.value) : undefined;
 }
 
@@ -195,7 +193,7 @@ describe("/api/admin/config/get and set_config", () => {
     expect(config.contentUrl_guonei).toBe("https://cn.example");
     expect(config.usdtCheckTime).toBe(45);
     expect(config.inviteRule).toBe("邀请好友返利");
-    expect(storedValue("contentUrl_guonei")).toBe("https://cn.example");
+    expect(await storedValue("contentUrl_guonei")).toBe("https://cn.example");
   });
 
   test("wrong types, out-of-range values and unknown keys are 1000 and change nothing", async () => {
@@ -233,12 +231,12 @@ describe("/api/admin/config/get and set_config", () => {
       expect(answer.msg).toContain("timezone");
       expect(answer.msg).toContain("时区无效");
     }
-    expect(storedValue("timezone")).toBe("Asia/Shanghai");
+    expect(await storedValue("timezone")).toBe("Asia/Shanghai");
     expect((await getConfig()).notice_title).toBe("keep me");
     // Real zones are saved.
     for (const timezone of ["Europe/Berlin", "UTC", "Asia/Shanghai"]) {
       expect((await admin.call("/api/admin/config/set_config", { timezone })).code).toBe(0);
-      expect(storedValue("timezone")).toBe(timezone);
+      expect(await storedValue("timezone")).toBe(timezone);
     }
   });
 
@@ -284,13 +282,11 @@ describe("/api/admin/config/get and set_config", () => {
     }
     for (const group_link of ["https://t.me/ferry_group", "http://qm.qq.com/q/abc", "#/feedback", ""]) {
       expect((await admin.call("/api/admin/config/set_config", { group_link })).code).toBe(0);
-      expect(storedValue("group_link")).toBe(group_link);
+      expect(await storedValue("group_link")).toBe(group_link);
     }
     // One already in the database (an older version, a hand edit) is never handed out.
-    server.context.db
-      .query("UPDATE settings SET value = ? WHERE key = 'group_link'")
-      .run(JSON.stringify("javascript:alert(1)"));
-    server.context.settings.update({});
+    await server.context.db.run("UPDATE settings SET value = ? WHERE key = 'group_link'", JSON.stringify("javascript:alert(1)"));
+    await server.context.settings.update({});
     const host = await new ApiClient(server.url).call<HostInfo>("/api/host/get");
     expect(host.data.group_link).toBe("");
     expect((await admin.call<Settings>("/api/admin/config/get")).data.group_link).toBe("");
@@ -304,7 +300,7 @@ describe("/api/admin/config/get and set_config", () => {
     expect(set.answer.code).toBe(0);
     expect(set.answer.data.smtp_password).toBe("********");
     expect(set.decoded).not.toContain(secret);
-    expect(storedValue("smtp_password")).toBe(secret);
+    expect(await storedValue("smtp_password")).toBe(secret);
 
     const got = await rawCall(admin, "/api/admin/config/get", {});
     expect(got.answer.data.smtp_password).toBe("********");
@@ -317,19 +313,19 @@ describe("/api/admin/config/get and set_config", () => {
       notice_content: "edited",
     });
     expect(resend.answer.code).toBe(0);
-    expect(storedValue("smtp_password")).toBe(secret);
-    expect(server.context.settings.get("smtp_password")).toBe(secret);
+    expect(await storedValue("smtp_password")).toBe(secret);
+    expect(await server.context.settings.get("smtp_password")).toBe(secret);
     expect(resend.answer.data.notice_content).toBe("edited");
 
     // A new value replaces it; an empty value clears it.
     await admin.call("/api/admin/config/set_config", { smtp_password: "second-secret" });
-    expect(storedValue("smtp_password")).toBe("second-secret");
+    expect(await storedValue("smtp_password")).toBe("second-secret");
     await admin.call("/api/admin/config/set_config", { smtp_password: "" });
     expect((await getConfig()).smtp_password).toBe("");
   });
 
   test("settings written through the SettingsStore show in the API at once", async () => {
-    server.context.settings.update({ notice_title: "from the store" });
+    await server.context.settings.update({ notice_title: "from the store" });
     expect((await new ApiClient(server.url).call<HostInfo>("/api/host/get")).data.notice.notice_title).toBe(
       "from the store",
     );
@@ -339,7 +335,7 @@ describe("/api/admin/config/get and set_config", () => {
 test("settings survive a restart of the server", async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "ferry-settings-"));
   try {
-    const first = startServer({ dataDir, port: 0 });
+    const first = await startServer({ dataDir, port: 0 });
     await createUser(first.context, {
       email: "boss@example.com",
       passwordDigest: transformPassword("correct-horse-1"),
@@ -352,7 +348,7 @@ test("settings survive a restart of the server", async () => {
     ).toBe(0);
     await first.stop();
 
-    const second = startServer({ dataDir, port: 0 });
+    const second = await startServer({ dataDir, port: 0 });
     try {
       const again = new ApiClient(second.url);
       expect((await again.login("boss@example.com", "correct-horse-1")).code).toBe(0);

@@ -11,12 +11,12 @@ export const signUseCalls = [
     path: SIGN_USE_CALL,
     access: "user",
     input: emptyInput,
-    handle: (ctx) => signUse(ctx.app, userId(ctx.user), Date.now()),
+    handle: async (ctx) => await signUse(ctx.app, userId(ctx.user), Date.now()),
   }),
   defineCall({
     path: SIGN_USE_INFO_CALL,
     access: "user",
     input: emptyInput,
-    handle: (ctx) => signUseInfo(ctx.app, userId(ctx.user), Date.now()),
+    handle: async (ctx) => await signUseInfo(ctx.app, userId(ctx.user), Date.now()),
   }),
 ];

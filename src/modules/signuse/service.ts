@@ -18,13 +18,9 @@ interface SignUseRow {
 }
 
 /** The account's check-in of today or else of yesterday (one primary-key range read), or null. */
-function latestRecent(db: Db, userId: string, today: string): SignUseRow | null {
-  return db
-    .query<SignUseRow, [string, string, string]>(
-      `SELECT day, streak, extra_reward FROM sign_uses
-       WHERE user_id = ? AND day >= ? AND day <= ? ORDER BY day DESC LIMIT 1`,
-    )
-    .get(userId, addDays(today, -1), today);
+async function latestRecent(db: Db, userId: string, today: string): Promise<SignUseRow | null> {
+  return await db.get<SignUseRow>(`SELECT day, streak, extra_reward FROM sign_uses
+       WHERE user_id = ? AND day >= ? AND day <= ? ORDER BY day DESC LIMIT 1`, userId, addDays(today, -1), today);
 }
 
 /** A run is alive while its latest check-in is today's or yesterday's and did not pay the bonus. */
@@ -34,21 +30,19 @@ const continues = (row: SignUseRow | null): boolean => row !== null && row.extra
  * The two check-in flags of userinfo. haveContinueSignUseData: a run is going that today's
  * check-in continues (or already continued); false after the bonus day, which ends its run.
  */
-export function signUseFlags(
+export async function signUseFlags(
   ctx: AppContext,
   userId: string,
   now: number,
-): { signUseToday: boolean; haveContinueSignUseData: boolean } {
-  const today = businessDay(now, ctx.settings.get("timezone"));
+): Promise<{ signUseToday: boolean; haveContinueSignUseData: boolean }> {
+  const today = businessDay(now, await ctx.settings.get("timezone"));
   // userinfo asks on every call: cached until the database changes (ReadCache).
-  const latest = ctx.cache.signUses.get(`${userId}\u0000${today}`, () => latestRecent(ctx.db, userId, today));
+  const latest = await ctx.cache.signUses.get(`${userId}\u0000${today}`, async () => await latestRecent(ctx.db, userId, today));
   return { signUseToday: latest?.day === today, haveContinueSignUseData: continues(latest) };
 }
 
-function requirePaid(db: Db, userId: string) {
-  const user = db
-    .query<{ paid_user: number }, [string]>("SELECT paid_user FROM users WHERE id = ?")
-    .get(userId);
+async function requirePaid(db: Db, userId: string) {
+  const user = await db.get<{ paid_user: number }>("SELECT paid_user FROM users WHERE id = ?", userId);
   if (user?.paid_user !== 1) throw new RpcError(Code.forbidden, SignUseMsg.notPaid);
 }
 
@@ -57,10 +51,10 @@ function requirePaid(db: Db, userId: string) {
  * account may read it (seed 000 limits only the check-in itself to paid accounts), so the dashboard
  * can show an unpaid customer what checking in would give.
  */
-export function signUseInfo(ctx: AppContext, userId: string, now: number): SignUseInfo {
-  const settings = ctx.settings.all();
+export async function signUseInfo(ctx: AppContext, userId: string, now: number): Promise<SignUseInfo> {
+  const settings = await ctx.settings.all();
   const today = businessDay(now, settings.timezone);
-  const latest = latestRecent(ctx.db, userId, today);
+  const latest = await latestRecent(ctx.db, userId, today);
   return {
     continueSignUseDay: settings.continueSignUseDay,
     signUseRewardTraffic: settings.signUseRewardTraffic,
@@ -76,35 +70,27 @@ export function signUseInfo(ctx: AppContext, userId: string, now: number): SignU
  * which the next day starts a new run. Refused, changing nothing, for an unpaid account or a
  * second check-in the same day.
  */
-export function signUse(ctx: AppContext, userId: string, now: number): SignUseResult {
-  const settings = ctx.settings.all();
+export async function signUse(ctx: AppContext, userId: string, now: number): Promise<SignUseResult> {
+  const settings = await ctx.settings.all();
   const timeZone = settings.timezone;
   const day = businessDay(now, timeZone);
-  return tx(ctx.db, () => {
+  return tx(ctx.db, async () => {
     const db = ctx.db;
-    requirePaid(db, userId);
-    const yesterday = db
-      .query<SignUseRow, [string, string]>(
-        "SELECT day, streak, extra_reward FROM sign_uses WHERE user_id = ? AND day = ?",
-      )
-      .get(userId, addDays(day, -1));
+    await requirePaid(db, userId);
+    const yesterday = await db.get<SignUseRow>("SELECT day, streak, extra_reward FROM sign_uses WHERE user_id = ? AND day = ?", userId, addDays(day, -1));
     const streak = continues(yesterday) ? (yesterday as SignUseRow).streak + 1 : 1;
     // >= rather than ===: a run already past a lowered setting ends with the bonus too.
     const extraReward = streak >= settings.continueSignUseDay;
     const dailyTraffic = settings.signUseRewardTraffic * MB;
     const extraTraffic = extraReward ? settings.continueSignReward * MB : 0;
-    const inserted = db
-      .query(
-        `INSERT INTO sign_uses (user_id, day, streak, add_traffic, extra_reward, create_time)
-         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (user_id, day) DO NOTHING`,
-      )
-      .run(userId, day, streak, dailyTraffic + extraTraffic, extraReward ? 1 : 0, now);
+    const inserted = await db.run(`INSERT INTO sign_uses (user_id, day, streak, add_traffic, extra_reward, create_time)
+         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (user_id, day) DO NOTHING`, userId, day, streak, dailyTraffic + extraTraffic, extraReward ? 1 : 0, now);
     if (inserted.changes === 0) throw new RpcError(Code.tooManyRequests, SignUseMsg.already);
-    const credit = (traffic: number, desc: string) => {
-      if (traffic > 0) changeTraffic(db, { userId, type: "sign_use", desc, traffic, now, timeZone });
+    const credit = async (traffic: number, desc: string) => {
+      if (traffic > 0) await changeTraffic(db, { userId, type: "sign_use", desc, traffic, now, timeZone });
     };
-    credit(dailyTraffic, "每日签到");
-    credit(extraTraffic, `连续签到 ${streak} 天奖励`);
+    await credit(dailyTraffic, "每日签到");
+    await credit(extraTraffic, `连续签到 ${streak} 天奖励`);
     return {
       addTraffic: dailyTraffic + extraTraffic,
       haveContinueSignUseData: !extraReward,
@@ -117,9 +103,9 @@ export function signUse(ctx: AppContext, userId: string, now: number): SignUseRe
 }
 
 /** The bot's /checkin: the same check-in, its outcome as text (the refusals' messages as they are). */
-export function signUseReply(ctx: AppContext, userId: string, now: number): string {
+export async function signUseReply(ctx: AppContext, userId: string, now: number): Promise<string> {
   try {
-    return signUseSuccessText(signUse(ctx, userId, now));
+    return signUseSuccessText(await signUse(ctx, userId, now));
   } catch (error) {
     if (error instanceof RpcError) return error.message;
     throw error;

@@ -38,7 +38,7 @@ beforeAll(async () => {
   fake = startFakeTelegram();
   server = await startTestServer({ telegram: FAST_BOT_TIMINGS });
   // The zone is one where it is about noon: today() and the server's own today cannot differ mid-test.
-  server.context.settings.update({
+  await server.context.settings.update({
     telegram_api_base: fake.url,
     telegram_bot_token: FAKE_BOT_TOKEN,
     timezone: noonZone(),
@@ -50,47 +50,33 @@ afterAll(async () => {
 });
 
 const db = () => server.context.db;
-const timeZone = () => server.context.settings.get("timezone");
-const today = () => businessDay(Date.now(), timeZone());
+const timeZone = async () => await server.context.settings.get("timezone");
+const today = async () => businessDay(Date.now(), await timeZone());
 
 async function customer(options: { paid?: boolean } = {}) {
   const account = await loggedInClient(server);
-  if (options.paid !== false) db().query("UPDATE users SET paid_user = 1 WHERE id = ?").run(account.user.id);
+  if (options.paid !== false) await db().run("UPDATE users SET paid_user = 1 WHERE id = ?", account.user.id);
   return account;
 }
 
-const trafficOf = (userId: string) =>
+const trafficOf = async (userId: string) =>
   (
-    db()
-      .query<{ traffic: number }, [string]>("SELECT traffic FROM balances WHERE user_id = ?")
-      .get(userId) as {
+    await db().get<{ traffic: number }>("SELECT traffic FROM balances WHERE user_id = ?", userId) as {
       traffic: number;
     }
   ).traffic;
 
-const signUseRecords = (userId: string) =>
-  db()
-    .query<{ traffic_change: number; desc: string }, [string]>(
-      "SELECT traffic_change, desc FROM traffic_records WHERE user_id = ? AND type = 'sign_use' ORDER BY id",
-    )
-    .all(userId);
+const signUseRecords = async (userId: string) =>
+  await db().all<{ traffic_change: number; desc: string }>("SELECT traffic_change, desc FROM traffic_records WHERE user_id = ? AND type = 'sign_use' ORDER BY id", userId);
 
 /** balances.traffic equals the sum of the account's traffic records (the ledger invariant). */
-function expectLedgerBalanced(userId: string) {
-  const sum = db()
-    .query<{ total: number }, [string]>(
-      "SELECT COALESCE(SUM(traffic_change), 0) AS total FROM traffic_records WHERE user_id = ?",
-    )
-    .get(userId) as { total: number };
-  expect(trafficOf(userId)).toBe(sum.total);
+async function expectLedgerBalanced(userId: string) {
+  const sum = await db().get<{ total: number }>("SELECT COALESCE(SUM(traffic_change), 0) AS total FROM traffic_records WHERE user_id = ?", userId) as { total: number };
+  expect(await trafficOf(userId)).toBe(sum.total);
 }
 
-function insertSignUse(userId: string, day: string, streak: number, extraReward = false) {
-  db()
-    .query(
-      "INSERT INTO sign_uses (user_id, day, streak, add_traffic, extra_reward, create_time) VALUES (?, ?, ?, 0, ?, 0)",
-    )
-    .run(userId, day, streak, extraReward ? 1 : 0);
+async function insertSignUse(userId: string, day: string, streak: number, extraReward = false) {
+  await db().run("INSERT INTO sign_uses (user_id, day, streak, add_traffic, extra_reward, create_time) VALUES (?, ?, ?, 0, ?, 0)", userId, day, streak, extraReward ? 1 : 0);
 }
 
 async function flagsOf(client: ApiClient) {
@@ -120,8 +106,8 @@ describe("who may check in", () => {
       msg: SignUseMsg.notPaid,
     });
     expect(SignUseMsg.notPaid).toBe("付费用户才能领取每日福利");
-    expect(trafficOf(user.id)).toBe(0);
-    expect(signUseRecords(user.id)).toEqual([]);
+    expect(await trafficOf(user.id)).toBe(0);
+    expect(await signUseRecords(user.id)).toEqual([]);
     expect(await flagsOf(client)).toEqual({ signUseToday: false, haveContinueSignUseData: false });
   });
 
@@ -131,7 +117,7 @@ describe("who may check in", () => {
     const answer = await unpaid.call<SignUseInfo>(SIGN_USE_INFO_CALL);
     expect(answer.code).toBe(Code.ok);
     expect(answer).toEqual(await paid.call<SignUseInfo>(SIGN_USE_INFO_CALL));
-    expect(answer.data).toMatchObject({ signUseRewardTraffic: 200, continueDays: 0, today: today() });
+    expect(answer.data).toMatchObject({ signUseRewardTraffic: 200, continueDays: 0, today: await today() });
   });
 });
 
@@ -147,11 +133,11 @@ describe(SIGN_USE_CALL, () => {
       extraReward: false,
       extraTraffic: 0,
       continueDays: 1,
-      day: today(),
+      day: await today(),
     });
-    expect(trafficOf(user.id)).toBe(200 * MB);
-    expect(signUseRecords(user.id)).toEqual([{ traffic_change: 200 * MB, desc: "每日签到" }]);
-    expectLedgerBalanced(user.id);
+    expect(await trafficOf(user.id)).toBe(200 * MB);
+    expect(await signUseRecords(user.id)).toEqual([{ traffic_change: 200 * MB, desc: "每日签到" }]);
+    await expectLedgerBalanced(user.id);
     expect(await flagsOf(client)).toEqual({ signUseToday: true, haveContinueSignUseData: true });
   });
 
@@ -161,29 +147,27 @@ describe(SIGN_USE_CALL, () => {
     const again = await client.call(SIGN_USE_CALL);
     expect(again).toEqual({ code: Code.tooManyRequests, data: null, msg: SignUseMsg.already });
     expect(SignUseMsg.already).toBe("今天已经签到过了");
-    expect(trafficOf(user.id)).toBe(200 * MB);
-    expect(signUseRecords(user.id)).toHaveLength(1);
-    const rows = db()
-      .query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM sign_uses WHERE user_id = ?")
-      .get(user.id);
+    expect(await trafficOf(user.id)).toBe(200 * MB);
+    expect(await signUseRecords(user.id)).toHaveLength(1);
+    const rows = await db().get<{ n: number }>("SELECT COUNT(*) AS n FROM sign_uses WHERE user_id = ?", user.id);
     expect(rows?.n).toBe(1);
   });
 
   test("a check-in another process committed first (today's row exists) is refused without a credit", async () => {
     const { client, user } = await customer();
-    insertSignUse(user.id, today(), 1);
+    await insertSignUse(user.id, await today(), 1);
     expect(await client.call(SIGN_USE_CALL)).toEqual({
       code: Code.tooManyRequests,
       data: null,
       msg: SignUseMsg.already,
     });
-    expect(trafficOf(user.id)).toBe(0);
-    expect(signUseRecords(user.id)).toEqual([]);
+    expect(await trafficOf(user.id)).toBe(0);
+    expect(await signUseRecords(user.id)).toEqual([]);
   });
 
   test("yesterday's check-in continues the run: today's is day N + 1", async () => {
     const { client, user } = await customer();
-    insertSignUse(user.id, addDays(today(), -1), 5);
+    await insertSignUse(user.id, addDays(await today(), -1), 5);
     expect(await flagsOf(client)).toEqual({ signUseToday: false, haveContinueSignUseData: true });
     const answer = await client.call<SignUseResult>(SIGN_USE_CALL);
     expect(answer.data).toMatchObject({ continueDays: 6, extraReward: false, haveContinueSignUseData: true });
@@ -191,7 +175,7 @@ describe(SIGN_USE_CALL, () => {
 
   test("a missed day starts a new run at 1", async () => {
     const { client, user } = await customer();
-    insertSignUse(user.id, addDays(today(), -2), 12);
+    await insertSignUse(user.id, addDays(await today(), -2), 12);
     expect(await flagsOf(client)).toEqual({ signUseToday: false, haveContinueSignUseData: false });
     const answer = await client.call<SignUseResult>(SIGN_USE_CALL);
     expect(answer.data).toMatchObject({ continueDays: 1, addTraffic: 200 * MB });
@@ -199,7 +183,7 @@ describe(SIGN_USE_CALL, () => {
 
   test("day continueSignUseDay pays continueSignReward MB on top, as a second sign_use record, and closes the run", async () => {
     const { client, user } = await customer();
-    insertSignUse(user.id, addDays(today(), -1), 29);
+    await insertSignUse(user.id, addDays(await today(), -1), 29);
     const answer = await client.call<SignUseResult>(SIGN_USE_CALL);
     expect(answer.data).toEqual({
       addTraffic: (200 + 1024) * MB,
@@ -207,26 +191,22 @@ describe(SIGN_USE_CALL, () => {
       extraReward: true,
       extraTraffic: 1024 * MB,
       continueDays: 30,
-      day: today(),
+      day: await today(),
     });
-    expect(signUseRecords(user.id)).toEqual([
+    expect(await signUseRecords(user.id)).toEqual([
       { traffic_change: 200 * MB, desc: "每日签到" },
       { traffic_change: 1024 * MB, desc: "连续签到 30 天奖励" },
     ]);
-    expect(trafficOf(user.id)).toBe(1224 * MB);
-    expectLedgerBalanced(user.id);
-    const row = db()
-      .query<{ streak: number; extra_reward: number; add_traffic: number }, [string, string]>(
-        "SELECT streak, extra_reward, add_traffic FROM sign_uses WHERE user_id = ? AND day = ?",
-      )
-      .get(user.id, today());
+    expect(await trafficOf(user.id)).toBe(1224 * MB);
+    await expectLedgerBalanced(user.id);
+    const row = await db().get<{ streak: number; extra_reward: number; add_traffic: number }>("SELECT streak, extra_reward, add_traffic FROM sign_uses WHERE user_id = ? AND day = ?", user.id, await today());
     expect(row).toEqual({ streak: 30, extra_reward: 1, add_traffic: 1224 * MB });
     expect(await flagsOf(client)).toEqual({ signUseToday: true, haveContinueSignUseData: false });
   });
 
   test("the day after a bonus starts a new run at 1; nothing is left to continue", async () => {
     const { client, user } = await customer();
-    insertSignUse(user.id, addDays(today(), -1), 30, true);
+    await insertSignUse(user.id, addDays(await today(), -1), 30, true);
     expect(await flagsOf(client)).toEqual({ signUseToday: false, haveContinueSignUseData: false });
     const answer = await client.call<SignUseResult>(SIGN_USE_CALL);
     expect(answer.data).toMatchObject({ continueDays: 1, extraReward: false, addTraffic: 200 * MB });
@@ -234,20 +214,20 @@ describe(SIGN_USE_CALL, () => {
 
   test("the rewards follow the settings as they are now", async () => {
     const { client, user } = await customer();
-    server.context.settings.update({
+    await server.context.settings.update({
       signUseRewardTraffic: 50,
       continueSignUseDay: 2,
       continueSignReward: 300,
     });
     try {
-      insertSignUse(user.id, addDays(today(), -1), 1);
+      await insertSignUse(user.id, addDays(await today(), -1), 1);
       const answer = await client.call<SignUseResult>(SIGN_USE_CALL);
       expect(answer.data).toMatchObject({ addTraffic: 350 * MB, extraTraffic: 300 * MB, extraReward: true });
       expect(signUseSuccessText(answer.data)).toBe(
         "签到成功，获得 350 MB 流量（含连续签到 2 天奖励 300 MB），已连续签到 2 天，明天起重新计算",
       );
     } finally {
-      server.context.settings.update({
+      await server.context.settings.update({
         signUseRewardTraffic: 200,
         continueSignUseDay: 30,
         continueSignReward: 1024,
@@ -263,45 +243,45 @@ describe(SIGN_USE_CALL, () => {
     expect(refused).toHaveLength(19);
     for (const answer of refused)
       expect(answer).toEqual({ code: Code.tooManyRequests, data: null, msg: SignUseMsg.already });
-    expect(trafficOf(user.id)).toBe(200 * MB);
-    expect(signUseRecords(user.id)).toHaveLength(1);
-    expectLedgerBalanced(user.id);
+    expect(await trafficOf(user.id)).toBe(200 * MB);
+    expect(await signUseRecords(user.id)).toHaveLength(1);
+    await expectLedgerBalanced(user.id);
   });
 });
 
 describe("a run over simulated days (the service's clock)", () => {
   test("consecutive days count up, the bonus day restarts the run, a gap resets it; the ledger matches", async () => {
     const { user } = await customer();
-    server.context.settings.update({ continueSignUseDay: 3 });
+    await server.context.settings.update({ continueSignUseDay: 3 });
     try {
       const start = Date.UTC(2031, 0, 10, 4);
-      const on = (day: number) => signUse(server.context, user.id, start + day * DAY_MS);
-      expect(on(0)).toMatchObject({ continueDays: 1, extraReward: false });
-      expect(on(1)).toMatchObject({ continueDays: 2, extraReward: false });
-      expect(on(2)).toMatchObject({ continueDays: 3, extraReward: true, extraTraffic: 1024 * MB });
-      expect(on(3)).toMatchObject({ continueDays: 1, extraReward: false });
-      expect(on(5)).toMatchObject({ continueDays: 1, extraReward: false, haveContinueSignUseData: true });
-      expect(() => on(5)).toThrow(SignUseMsg.already);
-      expect(trafficOf(user.id)).toBe((5 * 200 + 1024) * MB);
-      expectLedgerBalanced(user.id);
+      const on = async (day: number) => await signUse(server.context, user.id, start + day * DAY_MS);
+      expect(await on(0)).toMatchObject({ continueDays: 1, extraReward: false });
+      expect(await on(1)).toMatchObject({ continueDays: 2, extraReward: false });
+      expect(await on(2)).toMatchObject({ continueDays: 3, extraReward: true, extraTraffic: 1024 * MB });
+      expect(await on(3)).toMatchObject({ continueDays: 1, extraReward: false });
+      expect(await on(5)).toMatchObject({ continueDays: 1, extraReward: false, haveContinueSignUseData: true });
+      await expect(on(5)).rejects.toThrow(SignUseMsg.already);
+      expect(await trafficOf(user.id)).toBe((5 * 200 + 1024) * MB);
+      await expectLedgerBalanced(user.id);
     } finally {
-      server.context.settings.update({ continueSignUseDay: 30 });
+      await server.context.settings.update({ continueSignUseDay: 30 });
     }
   });
 
   test("the business day follows the timezone setting: 23:30 and 00:30 Shanghai time are two days", async () => {
     const { user } = await customer();
-    const zone = timeZone();
-    server.context.settings.update({ timezone: "Asia/Shanghai" });
+    const zone = await timeZone();
+    await server.context.settings.update({ timezone: "Asia/Shanghai" });
     try {
       const lateEvening = Date.UTC(2031, 5, 1, 15, 30); // 23:30 in Asia/Shanghai
-      expect(signUse(server.context, user.id, lateEvening).day).toBe("2031-06-01");
-      expect(signUse(server.context, user.id, lateEvening + 3_600_000)).toMatchObject({
+      expect((await signUse(server.context, user.id, lateEvening)).day).toBe("2031-06-01");
+      expect(await signUse(server.context, user.id, lateEvening + 3_600_000)).toMatchObject({
         day: "2031-06-02",
         continueDays: 2,
       });
     } finally {
-      server.context.settings.update({ timezone: zone });
+      await server.context.settings.update({ timezone: zone });
     }
   });
 });
@@ -318,10 +298,10 @@ describe(SIGN_USE_INFO_CALL, () => {
         signUseRewardTraffic: 200,
         continueSignReward: 1024,
         continueDays: 0,
-        today: today(),
+        today: await today(),
       },
     });
-    insertSignUse(user.id, addDays(today(), -1), 7);
+    await insertSignUse(user.id, addDays(await today(), -1), 7);
     expect((await client.call<SignUseInfo>(SIGN_USE_INFO_CALL)).data.continueDays).toBe(7);
     await client.call(SIGN_USE_CALL);
     expect((await client.call<SignUseInfo>(SIGN_USE_INFO_CALL)).data.continueDays).toBe(8);
@@ -361,8 +341,8 @@ describe("the bot's /checkin", () => {
     expect(await ask(chat, "/help")).toContain("/checkin — 每日签到");
     expect(await ask(chat, "/checkin")).toBe("签到成功，获得 200 MB 流量，已连续签到 1 天");
     expect(await ask(chat, "/checkin")).toBe(SignUseMsg.already);
-    expect(trafficOf(user.id)).toBe(200 * MB);
-    expect(signUseRecords(user.id)).toHaveLength(1);
+    expect(await trafficOf(user.id)).toBe(200 * MB);
+    expect(await signUseRecords(user.id)).toHaveLength(1);
     expect(await flagsOf(client)).toEqual({ signUseToday: true, haveContinueSignUseData: true });
     // The dashboard agrees: the account has checked in today.
     expect((await client.call(SIGN_USE_CALL)).msg).toBe(SignUseMsg.already);
@@ -372,6 +352,6 @@ describe("the bot's /checkin", () => {
     const { client, user } = await customer({ paid: false });
     const chat = await boundChat(client);
     expect(await ask(chat, "/checkin")).toBe(SignUseMsg.notPaid);
-    expect(trafficOf(user.id)).toBe(0);
+    expect(await trafficOf(user.id)).toBe(0);
   });
 });

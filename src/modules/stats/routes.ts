@@ -7,6 +7,6 @@ export const statsCalls = [
     path: BASIC_STASTIC_CALL,
     access: "admin",
     input: basicStasticInput,
-    handle: (ctx, input) => basicStastic(ctx.app, input.num, Date.now()),
+    handle: async (ctx, input) => await basicStastic(ctx.app, input.num, Date.now()),
   }),
 ];

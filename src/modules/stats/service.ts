@@ -44,66 +44,46 @@ const byDay = <T extends { day: string }>(rows: T[]) => new Map(rows.map((row) =
  * rules), so the day bounds are computed here and joined as a VALUES table: one range read of
  * the orders_pay_time index per day.
  */
-function payDays(ctx: AppContext, days: string[], timeZone: string): PayDay[] {
+async function payDays(ctx: AppContext, days: string[], timeZone: string): Promise<PayDay[]> {
   const bounds = days.map((day) => [
     day,
     endOfBusinessDay(addDays(day, -1), timeZone) + 1,
     endOfBusinessDay(day, timeZone),
   ]);
   const values = bounds.map(() => "(?, ?, ?)").join(", ");
-  return ctx.db
-    .query<PayDay, (string | number)[]>(
-      `WITH bounds (day, first_ms, last_ms) AS (VALUES ${values})
+  return await ctx.db.all<PayDay>(`WITH bounds (day, first_ms, last_ms) AS (VALUES ${values})
        SELECT bounds.day AS day, COUNT(*) AS pay_num,
               SUM(orders.order_money_fen - orders.coupon_discount_fen) AS income_fen
        FROM bounds JOIN orders
          ON orders.status = 'paied' AND orders.pay_time >= bounds.first_ms AND orders.pay_time <= bounds.last_ms
-       GROUP BY bounds.day`,
-    )
-    .all(...bounds.flat());
+       GROUP BY bounds.day`, ...bounds.flat());
 }
 
 /** `basic_stastic`: the `num` business days up to the one `now` falls on, newest first, and totals. */
-export function basicStastic(ctx: AppContext, num: number, now: number): BasicStastic {
-  const timeZone = ctx.settings.get("timezone");
+export async function basicStastic(ctx: AppContext, num: number, now: number): Promise<BasicStastic> {
+  const timeZone = await ctx.settings.get("timezone");
   const today = businessDay(now, timeZone);
   const days = Array.from({ length: num }, (_, i) => addDays(today, -i));
   const first = days[days.length - 1] as string;
   const db = ctx.db;
   const signUses = byDay(
-    db
-      .query<SignUseDay, [string, string]>(
-        `SELECT day, COUNT(*) AS sign_use_num FROM sign_uses WHERE day >= ? AND day <= ? GROUP BY day`,
-      )
-      .all(first, today),
+    await db.all<SignUseDay>(`SELECT day, COUNT(*) AS sign_use_num FROM sign_uses WHERE day >= ? AND day <= ? GROUP BY day`, first, today),
   );
   const usage = byDay(
-    db
-      .query<UsageDay, [string, string]>(
-        `SELECT day,
+    await db.all<UsageDay>(`SELECT day,
                 SUM(CASE WHEN permanent > 0 THEN 1 ELSE 0 END) AS normal_users, SUM(permanent) AS normal_bytes,
                 SUM(CASE WHEN quota > 0 THEN 1 ELSE 0 END) AS day_users, SUM(quota) AS day_bytes,
                 SUM(CASE WHEN upload + download > 0 THEN 1 ELSE 0 END) AS active_users
-         FROM usage_days WHERE day >= ? AND day <= ? GROUP BY day`,
-      )
-      .all(first, today),
+         FROM usage_days WHERE day >= ? AND day <= ? GROUP BY day`, first, today),
   );
   const draws = byDay(
-    db
-      .query<DrawDay, [string, string]>(
-        `SELECT day, COUNT(*) AS spend_num, SUM(cost) AS spend_bytes,
+    await db.all<DrawDay>(`SELECT day, COUNT(*) AS spend_num, SUM(cost) AS spend_bytes,
                 SUM(CASE WHEN gain_traffic > 0 THEN 1 ELSE 0 END) AS reward_num, SUM(gain_traffic) AS reward_bytes
-         FROM prize_draws WHERE day >= ? AND day <= ? GROUP BY day`,
-      )
-      .all(first, today),
+         FROM prize_draws WHERE day >= ? AND day <= ? GROUP BY day`, first, today),
   );
-  const pays = byDay(payDays(ctx, days, timeZone));
-  const totals = db
-    .query<{ traffic: number | null; vips: number | null }, [number]>(
-      `SELECT (SELECT SUM(traffic) FROM balances) AS traffic,
-         (SELECT COUNT(*) FROM users WHERE vip_expire_time > ?) AS vips`,
-    )
-    .get(now);
+  const pays = byDay(await payDays(ctx, days, timeZone));
+  const totals = await db.get<{ traffic: number | null; vips: number | null }>(`SELECT (SELECT SUM(traffic) FROM balances) AS traffic,
+         (SELECT COUNT(*) FROM users WHERE vip_expire_time > ?) AS vips`, now);
   return {
     stastic_list: days.map((day) =>
       dayRow(day, signUses.get(day), pays.get(day), usage.get(day), draws.get(day)),

@@ -51,15 +51,15 @@ describe("basic_stastic", () => {
   test("an empty shop: seven zero rows, newest first, ending today", async () => {
     const answer = await stats();
     expect(answer.code).toBe(0);
-    const today = businessDay(Date.now(), server.context.settings.get("timezone"));
+    const today = businessDay(Date.now(), await server.context.settings.get("timezone"));
     expect(answer.data.stastic_list).toEqual([0, 1, 2, 3, 4, 5, 6].map((i) => zeroDay(addDays(today, -i))));
     expect(answer.data).toMatchObject({ totalRemainingTraffic: 0, activeVipCount: 0 });
   });
 
   test("a week of purchases, check-ins, draws and charging, across midnight in Asia/Shanghai", async () => {
     const ctx = server.context;
-    const agentId = makeChargingNode(server, ZONE);
-    ctx.settings.update({ signUseRewardTraffic: 1024, continueSignReward: 0, prizeBaseCost: 1 });
+    const agentId = await makeChargingNode(server, ZONE);
+    await ctx.settings.update({ signUseRewardTraffic: 1024, continueSignReward: 0, prizeBaseCost: 1 });
     const today = businessDay(Date.now(), ZONE);
     const D = addDays(today, -2);
     const prevNoon = startOfBusinessDay(addDays(D, -1), ZONE) + 12 * HOUR_MS;
@@ -68,55 +68,53 @@ describe("basic_stastic", () => {
     const after = midnight; // 00:00:00.000 of D
     const noon = midnight + 12 * HOUR_MS;
 
-    const traffic100 = makeCombo(server, { name: "100G", price: 15, traffic: 100 * GB });
-    const month = makeCombo(server, { name: "月卡", price: 30, vipDuration: 30 });
-    makeCoupon(server, { type: "cash", code: "CASH5", forMoney: 5, NumberOfAuthorizations: 5 }, prevNoon);
+    const traffic100 = await makeCombo(server, { name: "100G", price: 15, traffic: 100 * GB });
+    const month = await makeCombo(server, { name: "月卡", price: 30, vipDuration: 30 });
+    await makeCoupon(server, { type: "cash", code: "CASH5", forMoney: 5, NumberOfAuthorizations: 5 }, prevNoon);
     const [a, b, c] = (await Promise.all([1, 2, 3].map(async () => (await loggedInClient(server)).user))) as [
       UserRow,
       UserRow,
       UserRow,
     ];
-    const buy = (user: UserRow, comboId: string, at: number, coupon?: string) => {
-      const order = createOrder(ctx, user, comboId, at - 1000);
-      if (coupon) applyOrderCoupon(ctx, user.id, order._id, coupon, "127.0.0.1", at - 500);
-      settleWithoutGateway(ctx, order._id, "manual", "test", at);
+    const buy = async (user: UserRow, comboId: string, at: number, coupon?: string) => {
+      const order = await createOrder(ctx, user, comboId, at - 1000);
+      if (coupon) await applyOrderCoupon(ctx, user.id, order._id, coupon, "127.0.0.1", at - 500);
+      await settleWithoutGateway(ctx, order._id, "manual", "test", at);
     };
-    const uid = (user: UserRow) =>
+    const uid = async (user: UserRow) =>
       (
-        ctx.db
-          .query<{ node_uid: number }, [string]>("SELECT node_uid FROM users WHERE id = ?")
-          .get(user.id) as {
+        await ctx.db.get<{ node_uid: number }>("SELECT node_uid FROM users WHERE id = ?", user.id) as {
           node_uid: number;
         }
       ).node_uid;
-    const prize = savePrize(
+    const prize = await savePrize(
       ctx,
       "admin",
       prizeInput.parse({ name: "2G", gainTraffic: 2, gainVipTime: 0, weight: 1 }),
     );
 
     // D-1
-    buy(a, traffic100._id, prevNoon);
-    buy(b, month._id, prevNoon);
-    buy(c, traffic100._id, before, "CASH5"); // ¥15 − ¥5 coupon
-    signUse(ctx, a.id, before);
-    signUse(ctx, b.id, before);
-    chargeNode(server, agentId, { [uid(a)]: [0, GB], [uid(b)]: [0, 3 * GB] }, before);
-    drawPrize(ctx, a.id, before); // costs 1 G, pays 2 G
+    await buy(a, traffic100._id, prevNoon);
+    await buy(b, month._id, prevNoon);
+    await buy(c, traffic100._id, before, "CASH5"); // ¥15 − ¥5 coupon
+    await signUse(ctx, a.id, before);
+    await signUse(ctx, b.id, before);
+    await chargeNode(server, agentId, { [await uid(a)]: [0, GB], [await uid(b)]: [0, 3 * GB] }, before);
+    await drawPrize(ctx, a.id, before); // costs 1 G, pays 2 G
     // D
-    savePrize(
+    await savePrize(
       ctx,
       "admin",
       prizeInput.parse({ _id: prize._id, name: "谢谢参与", gainTraffic: 0, gainVipTime: 0, weight: 1 }),
     );
-    buy(a, traffic100._id, after);
-    signUse(ctx, a.id, after);
-    signUse(ctx, c.id, after);
-    chargeNode(server, agentId, { [uid(a)]: [0, 2 * GB], [uid(c)]: [GB, 3 * GB], [uid(b)]: [0, GB] }, after);
-    drawPrize(ctx, c.id, after);
-    signUse(ctx, b.id, noon);
-    chargeNode(server, agentId, { [uid(c)]: [0, 2 * GB], [uid(b)]: [0, GB / 2] }, noon);
-    drawPrize(ctx, a.id, noon);
+    await buy(a, traffic100._id, after);
+    await signUse(ctx, a.id, after);
+    await signUse(ctx, c.id, after);
+    await chargeNode(server, agentId, { [await uid(a)]: [0, 2 * GB], [await uid(c)]: [GB, 3 * GB], [await uid(b)]: [0, GB] }, after);
+    await drawPrize(ctx, c.id, after);
+    await signUse(ctx, b.id, noon);
+    await chargeNode(server, agentId, { [await uid(c)]: [0, 2 * GB], [await uid(b)]: [0, GB / 2] }, noon);
+    await drawPrize(ctx, a.id, noon);
 
     const answer = await stats();
     expect(answer.code).toBe(0);

@@ -28,19 +28,19 @@ const PAY_METHODS: Record<string, string> = {
 };
 
 /** Inside markPaid's transaction, once the order is paid: the buyer and the admins are told. */
-export function tellOrderPaid(ctx: AppContext, order: OrderRow, method: string): void {
+export async function tellOrderPaid(ctx: AppContext, order: OrderRow, method: string): Promise<void> {
   const paid = formatYuan(order.order_money_fen - order.coupon_discount_fen);
   const how = PAY_METHODS[method] ?? method;
-  queueUserMessage(
+  await queueUserMessage(
     ctx,
     order.user_id,
     `订单已支付：${order.desc}\n金额：${paid} 元（${how}）\n已到账，感谢购买！发送 /traffic 查看剩余流量。`,
     `order-paid:${order.id}`,
   );
   const email =
-    ctx.db.query<{ email: string }, [string]>("SELECT email FROM users WHERE id = ?").get(order.user_id)
+    (await ctx.db.get<{ email: string }>("SELECT email FROM users WHERE id = ?", order.user_id))
       ?.email ?? order.user_id;
-  queueAdminMessage(
+  await queueAdminMessage(
     ctx,
     `新订单已支付：${email} 购买 ${order.desc}，${paid} 元（${how}）`,
     `order-paid:${order.id}`,
@@ -48,25 +48,17 @@ export function tellOrderPaid(ctx: AppContext, order: OrderRow, method: string):
 }
 
 /** Records that `ref` is told for (kind, subject); false when it already was. */
-function markTold(ctx: AppContext, kind: string, subjectId: string, ref: string, now: number): boolean {
-  const told = ctx.db
-    .query<{ ref: string }, [string, string]>(
-      "SELECT ref FROM telegram_alerts WHERE kind = ? AND subject_id = ?",
-    )
-    .get(kind, subjectId);
+async function markTold(ctx: AppContext, kind: string, subjectId: string, ref: string, now: number): Promise<boolean> {
+  const told = await ctx.db.get<{ ref: string }>("SELECT ref FROM telegram_alerts WHERE kind = ? AND subject_id = ?", kind, subjectId);
   if (told?.ref === ref) return false;
-  ctx.db
-    .query(
-      `INSERT INTO telegram_alerts (kind, subject_id, ref, told_time) VALUES (?1, ?2, ?3, ?4)
-       ON CONFLICT (kind, subject_id) DO UPDATE SET ref = ?3, told_time = ?4`,
-    )
-    .run(kind, subjectId, ref, now);
+  await ctx.db.run(`INSERT INTO telegram_alerts (kind, subject_id, ref, told_time) VALUES (?1, ?2, ?3, ?4)
+       ON CONFLICT (kind, subject_id) DO UPDATE SET ref = ?3, told_time = ?4`, kind, subjectId, ref, now);
   return true;
 }
 
 /** Runs every scan in one transaction; returns how many alerts were queued. */
-export function scanAlerts(ctx: AppContext, now = Date.now()): number {
-  return tx(ctx.db, () => scanTraffic(ctx, now) + scanEndingPackages(ctx, now) + scanNodes(ctx, now));
+export async function scanAlerts(ctx: AppContext, now = Date.now()): Promise<number> {
+  return await tx(ctx.db, async () => await scanTraffic(ctx, now) + await scanEndingPackages(ctx, now) + await scanNodes(ctx, now));
 }
 
 /**
@@ -74,29 +66,25 @@ export function scanAlerts(ctx: AppContext, now = Date.now()): number {
  * top-up (the balance of their newest ledger row that added traffic), or used up: each told once
  * per top-up, "used up" also when it comes without a "low" first.
  */
-function scanTraffic(ctx: AppContext, now: number): number {
-  const rows = ctx.db
-    .query<{ id: string; traffic: number; topup_id: number; topped_up_to: number }, [number]>(
-      `SELECT u.id, v.traffic, r.id AS topup_id, r.all_traffic AS topped_up_to
+async function scanTraffic(ctx: AppContext, now: number): Promise<number> {
+  const rows = await ctx.db.all<{ id: string; traffic: number; topup_id: number; topped_up_to: number }>(`SELECT u.id, v.traffic, r.id AS topup_id, r.all_traffic AS topped_up_to
        FROM telegram_bindings b
        JOIN users u ON u.id = b.user_id
        JOIN balances v ON v.user_id = u.id
        JOIN traffic_records r ON r.id = (
          SELECT t.id FROM traffic_records t WHERE t.user_id = u.id AND t.traffic_change > 0
          ORDER BY t.update_time DESC, t.id DESC LIMIT 1)
-       WHERE u.disabled = 0 AND v.traffic < r.all_traffic * ?`,
-    )
-    .all(LOW_TRAFFIC_SHARE);
+       WHERE u.disabled = 0 AND v.traffic < r.all_traffic * ?`, LOW_TRAFFIC_SHARE);
   let queued = 0;
   for (const row of rows) {
     const ref = String(row.topup_id);
     if (row.traffic <= 0) {
-      markTold(ctx, "traffic-low", row.id, ref, now);
-      if (!markTold(ctx, "traffic-out", row.id, ref, now)) continue;
-      queueUserMessage(ctx, row.id, "你的永久流量已用完。请到网站商店购买流量后继续使用。");
+      await markTold(ctx, "traffic-low", row.id, ref, now);
+      if (!await markTold(ctx, "traffic-out", row.id, ref, now)) continue;
+      await queueUserMessage(ctx, row.id, "你的永久流量已用完。请到网站商店购买流量后继续使用。");
     } else {
-      if (!markTold(ctx, "traffic-low", row.id, ref, now)) continue;
-      queueUserMessage(
+      if (!await markTold(ctx, "traffic-low", row.id, ref, now)) continue;
+      await queueUserMessage(
         ctx,
         row.id,
         `你的永久流量只剩 ${formatTraffic(row.traffic)}，不到上次充值后 ${formatTraffic(row.topped_up_to)} 的 10%，请及时购买。`,
@@ -108,18 +96,14 @@ function scanTraffic(ctx: AppContext, now: number): number {
 }
 
 /** Bound accounts whose time package ends within 3 days: told once per expiry. */
-function scanEndingPackages(ctx: AppContext, now: number): number {
-  const timeZone = ctx.settings.get("timezone");
-  const rows = ctx.db
-    .query<{ id: string; vip_expire_time: number }, [number, number]>(
-      `SELECT u.id, u.vip_expire_time FROM telegram_bindings b JOIN users u ON u.id = b.user_id
-       WHERE u.disabled = 0 AND u.vip_expire_time > ? AND u.vip_expire_time <= ?`,
-    )
-    .all(now, now + ENDING_SOON_MS);
+async function scanEndingPackages(ctx: AppContext, now: number): Promise<number> {
+  const timeZone = await ctx.settings.get("timezone");
+  const rows = await ctx.db.all<{ id: string; vip_expire_time: number }>(`SELECT u.id, u.vip_expire_time FROM telegram_bindings b JOIN users u ON u.id = b.user_id
+       WHERE u.disabled = 0 AND u.vip_expire_time > ? AND u.vip_expire_time <= ?`, now, now + ENDING_SOON_MS);
   let queued = 0;
   for (const row of rows) {
-    if (!markTold(ctx, "package-ending", row.id, String(row.vip_expire_time), now)) continue;
-    queueUserMessage(
+    if (!await markTold(ctx, "package-ending", row.id, String(row.vip_expire_time), now)) continue;
+    await queueUserMessage(
       ctx,
       row.id,
       `你的时间套餐将于 ${businessDateTime(row.vip_expire_time, timeZone)} 到期，如需继续使用请及时续费。`,
@@ -133,18 +117,16 @@ function scanEndingPackages(ctx: AppContext, now: number): number {
  * Nodes that have called the panel but stopped (异常, as the back office shows them): told to the
  * admins once per outage — the outage is named by the last time the node was heard.
  */
-function scanNodes(ctx: AppContext, now: number): number {
-  const updateSeconds = ctx.settings.get("updateV2rayDuration");
-  const rows = ctx.db
-    .query<AgentRow, []>("SELECT * FROM agents WHERE last_seen_time > 0")
-    .all()
+async function scanNodes(ctx: AppContext, now: number): Promise<number> {
+  const updateSeconds = await ctx.settings.get("updateV2rayDuration");
+  const rows = (await ctx.db.all<AgentRow>("SELECT * FROM agents WHERE last_seen_time > 0"))
     .filter((row) => !agentStatus(row, updateSeconds, now));
-  const timeZone = ctx.settings.get("timezone");
+  const timeZone = await ctx.settings.get("timezone");
   let queued = 0;
   for (const row of rows) {
     const outage = String(row.last_seen_time);
-    if (!markTold(ctx, "node-error", row.id, outage, now)) continue;
-    queueAdminMessage(
+    if (!await markTold(ctx, "node-error", row.id, outage, now)) continue;
+    await queueAdminMessage(
       ctx,
       `节点异常：${row.name}（${row.ip}）自 ${businessDateTime(row.last_seen_time, timeZone)} 起没有上报。`,
       `node-error:${row.id}:${outage}`,

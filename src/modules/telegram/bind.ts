@@ -36,33 +36,29 @@ export const BotBindMsg = {
 
 const codeHash = (userId: string, code: string) => sha256Hex(`ferry-telegram-bind:${userId}:${code}`);
 
-export function isBotEnabled(ctx: AppContext): boolean {
-  return ctx.settings.get("telegram_bot_token") !== "";
+export async function isBotEnabled(ctx: AppContext): Promise<boolean> {
+  return await ctx.settings.get("telegram_bot_token") !== "";
 }
 
 /**
  * `/api/user/bind_info`: for an unbound account a fresh code (replacing any earlier one) in the
  * command its owner sends the bot; agency accounts have no bind section (1003).
  */
-export function bindInfo(ctx: AppContext, user: UserRow, now = Date.now()): BindInfo {
+export async function bindInfo(ctx: AppContext, user: UserRow, now = Date.now()): Promise<BindInfo> {
   if (user.is_agency === 1) throw new RpcError(Code.forbidden, BindMsg.agencyRefused);
-  const botUsername = knownBotUsername(ctx);
+  const botUsername = await knownBotUsername(ctx);
   const none = { bound: false, command: "", link: "", expireTime: 0, botUsername, chatName: "", bindTime: 0 };
-  if (!isBotEnabled(ctx)) return { enabled: false, ...none };
-  const binding = bindingOf(ctx, user.id);
+  if (!await isBotEnabled(ctx)) return { enabled: false, ...none };
+  const binding = await bindingOf(ctx, user.id);
   if (binding) {
     const chatName = binding.username ? `@${binding.username}` : binding.name;
     return { enabled: true, ...none, bound: true, chatName, bindTime: binding.bind_time };
   }
   const code = String(randomInt(0, 10 ** BIND_CODE_DIGITS)).padStart(BIND_CODE_DIGITS, "0");
   const expireTime = now + BIND_CODE_TTL_MS;
-  ctx.db
-    .query(
-      `INSERT INTO telegram_bind_codes (user_id, code_hash, failed_attempts, create_time, expire_time)
+  await ctx.db.run(`INSERT INTO telegram_bind_codes (user_id, code_hash, failed_attempts, create_time, expire_time)
        VALUES (?1, ?2, 0, ?3, ?4)
-       ON CONFLICT (user_id) DO UPDATE SET code_hash = ?2, failed_attempts = 0, create_time = ?3, expire_time = ?4`,
-    )
-    .run(user.id, codeHash(user.id, code), now, expireTime);
+       ON CONFLICT (user_id) DO UPDATE SET code_hash = ?2, failed_attempts = 0, create_time = ?3, expire_time = ?4`, user.id, codeHash(user.id, code), now, expireTime);
   return {
     enabled: true,
     bound: false,
@@ -82,26 +78,24 @@ interface BindingRow {
 }
 
 /** The account's binding: the chat's @username and name as they were when it bound, and when. */
-function bindingOf(ctx: AppContext, userId: string): BindingRow | null {
-  return ctx.db
-    .query<BindingRow, [string]>("SELECT username, name, bind_time FROM telegram_bindings WHERE user_id = ?")
-    .get(userId);
+async function bindingOf(ctx: AppContext, userId: string): Promise<BindingRow | null> {
+  return await ctx.db.get<BindingRow>("SELECT username, name, bind_time FROM telegram_bindings WHERE user_id = ?", userId);
 }
 
 /** `/api/user/unbind`: removes the account's binding and tells the chat; nothing bound is fine too. */
-export function unbindAccount(ctx: AppContext, userId: string): void {
-  tx(ctx.db, () => {
-    const chatId = deleteBinding(ctx, userId);
-    if (chatId !== null) queueChatMessage(ctx, chatId, UNBOUND_TEXT);
+export async function unbindAccount(ctx: AppContext, userId: string): Promise<void> {
+  await tx(ctx.db, async () => {
+    const chatId = await deleteBinding(ctx, userId);
+    if (chatId !== null) await queueChatMessage(ctx, chatId, UNBOUND_TEXT);
   });
 }
 
 export const UNBOUND_TEXT = "已解除与网站账号的绑定，此 Telegram 不再能操作该账号。";
 
 /** Removes the account's binding; the chat it had, or null. */
-export function deleteBinding(ctx: AppContext, userId: string): number | null {
-  const chatId = boundChatOf(ctx, userId);
-  if (chatId !== null) ctx.db.query("DELETE FROM telegram_bindings WHERE user_id = ?").run(userId);
+export async function deleteBinding(ctx: AppContext, userId: string): Promise<number | null> {
+  const chatId = await boundChatOf(ctx, userId);
+  if (chatId !== null) await ctx.db.run("DELETE FROM telegram_bindings WHERE user_id = ?", userId);
   return chatId;
 }
 
@@ -114,63 +108,49 @@ export type BindOutcome =
  * to each other only (an earlier chat of the account, or account of the chat, is let go), and the
  * code is used up. Runs in one transaction; the caller answers the chat.
  */
-export function bindChat(
+export async function bindChat(
   ctx: AppContext,
   chatId: number,
   from: TgUser | undefined,
   userId: string,
   code: string,
   now = Date.now(),
-): BindOutcome {
+): Promise<BindOutcome> {
   const tries = ctx.limiter.reserve([{ rule: BIND_CHAT_RULE, key: String(chatId) }], now);
   if (!tries) return { ok: false, reason: "tooManyTries" };
-  const outcome = tx(ctx.db, () => checkCodeAndBind(ctx, chatId, from, userId, code, now));
+  const outcome = await tx(ctx.db, async () => await checkCodeAndBind(ctx, chatId, from, userId, code, now));
   if (outcome.ok) tries.release();
   return outcome;
 }
 
-function checkCodeAndBind(
+async function checkCodeAndBind(
   ctx: AppContext,
   chatId: number,
   from: TgUser | undefined,
   userId: string,
   code: string,
   now: number,
-): BindOutcome {
+): Promise<BindOutcome> {
   const refused = { ok: false, reason: "refused" } as const;
   if (!ID_PATTERN.test(userId) || !new RegExp(`^\\d{${BIND_CODE_DIGITS}}$`).test(code)) return refused;
-  const live = ctx.db
-    .query<{ code_hash: string; failed_attempts: number; expire_time: number }, [string]>(
-      "SELECT code_hash, failed_attempts, expire_time FROM telegram_bind_codes WHERE user_id = ?",
-    )
-    .get(userId);
+  const live = await ctx.db.get<{ code_hash: string; failed_attempts: number; expire_time: number }>("SELECT code_hash, failed_attempts, expire_time FROM telegram_bind_codes WHERE user_id = ?", userId);
   if (!live || live.expire_time <= now || live.failed_attempts >= BIND_CODE_MAX_FAILURES) return refused;
   if (!sameSecret(codeHash(userId, code), live.code_hash)) {
-    ctx.db
-      .query("UPDATE telegram_bind_codes SET failed_attempts = failed_attempts + 1 WHERE user_id = ?")
-      .run(userId);
+    await ctx.db.run("UPDATE telegram_bind_codes SET failed_attempts = failed_attempts + 1 WHERE user_id = ?", userId);
     return refused;
   }
-  const user = ctx.db
-    .query<{ email: string; disabled: number; is_agency: number }, [string]>(
-      "SELECT email, disabled, is_agency FROM users WHERE id = ?",
-    )
-    .get(userId);
+  const user = await ctx.db.get<{ email: string; disabled: number; is_agency: number }>("SELECT email, disabled, is_agency FROM users WHERE id = ?", userId);
   if (!user || user.disabled === 1 || user.is_agency === 1) return refused;
-  ctx.db.query("DELETE FROM telegram_bind_codes WHERE user_id = ?").run(userId);
-  const previousChat = boundChatOf(ctx, userId);
+  await ctx.db.run("DELETE FROM telegram_bind_codes WHERE user_id = ?", userId);
+  const previousChat = await boundChatOf(ctx, userId);
   if (previousChat !== null && previousChat !== chatId) {
-    queueChatMessage(ctx, previousChat, "你的网站账号已绑定到另一个 Telegram，此处不再能操作该账号。");
+    await queueChatMessage(ctx, previousChat, "你的网站账号已绑定到另一个 Telegram，此处不再能操作该账号。");
   }
   const replacedAccount =
-    ctx.db.query("DELETE FROM telegram_bindings WHERE chat_id = ? AND user_id != ?").run(chatId, userId)
+    (await ctx.db.run("DELETE FROM telegram_bindings WHERE chat_id = ? AND user_id != ?", chatId, userId))
       .changes > 0;
-  ctx.db.query("DELETE FROM telegram_bindings WHERE user_id = ?").run(userId);
-  ctx.db
-    .query(
-      "INSERT INTO telegram_bindings (user_id, chat_id, username, name, bind_time) VALUES (?, ?, ?, ?, ?)",
-    )
-    .run(userId, chatId, (from?.username ?? "").slice(0, 64), displayName(from), now);
+  await ctx.db.run("DELETE FROM telegram_bindings WHERE user_id = ?", userId);
+  await ctx.db.run("INSERT INTO telegram_bindings (user_id, chat_id, username, name, bind_time) VALUES (?, ?, ?, ?, ?)", userId, chatId, (from?.username ?? "").slice(0, 64), displayName(from), now);
   return { ok: true, email: user.email, replacedAccount };
 }
 
@@ -180,10 +160,6 @@ function displayName(from: TgUser | undefined): string {
 }
 
 /** The account bound to a chat, or null. */
-export function accountOfChat(ctx: AppContext, chatId: number): UserRow | null {
-  return ctx.db
-    .query<UserRow, [number]>(
-      `${USER_ROW_SELECT} WHERE u.id = (SELECT user_id FROM telegram_bindings WHERE chat_id = ?)`,
-    )
-    .get(chatId);
+export async function accountOfChat(ctx: AppContext, chatId: number): Promise<UserRow | null> {
+  return await ctx.db.get<UserRow>(`${USER_ROW_SELECT} WHERE u.id = (SELECT user_id FROM telegram_bindings WHERE chat_id = ?)`, chatId);
 }

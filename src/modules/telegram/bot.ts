@@ -87,9 +87,9 @@ class Napper {
   }
 }
 
-const endpointOf = (ctx: AppContext): BotEndpoint => ({
-  base: ctx.settings.get("telegram_api_base"),
-  token: ctx.settings.get("telegram_bot_token"),
+const endpointOf = async (ctx: AppContext): Promise<BotEndpoint> => ({
+  base: await ctx.settings.get("telegram_api_base"),
+  token: await ctx.settings.get("telegram_bot_token"),
   allowPrivate: ctx.allowPrivateUrls,
 });
 
@@ -108,7 +108,7 @@ export function startTelegramBot(ctx: AppContext, options: Partial<BotTimings> =
       try {
         await round();
       } catch (error) {
-        if (!stopped()) recordError(ctx.db, `telegram ${name}`, error);
+        if (!stopped()) await recordError(ctx.db, `telegram ${name}`, error);
         await nap.nap(timings.retryDelaysMs[0] ?? timings.tickMs);
       }
     }
@@ -121,16 +121,16 @@ export function startTelegramBot(ctx: AppContext, options: Partial<BotTimings> =
   let lastPrune = 0;
 
   async function senderRound(): Promise<void> {
-    const endpoint = endpointOf(ctx);
+    const endpoint = await endpointOf(ctx);
     const now = Date.now();
     if (endpoint.token && now >= pausedUntil) {
       if (now - lastScan >= timings.scanIntervalMs) {
         lastScan = now;
-        scanAlerts(ctx, now);
+        await scanAlerts(ctx, now);
       }
       if (now - lastPrune >= PRUNE_INTERVAL_MS) {
         lastPrune = now;
-        pruneOutbox(ctx, now);
+        await pruneOutbox(ctx, now);
       }
       const more = await sendDue(endpoint);
       if (more) return;
@@ -140,14 +140,10 @@ export function startTelegramBot(ctx: AppContext, options: Partial<BotTimings> =
 
   /** Sends due rows in order; true when it stopped with more due rows and no failure. */
   async function sendDue(endpoint: BotEndpoint): Promise<boolean> {
-    const rows = ctx.db
-      .query<{ id: string; chat_id: number; text: string; attempts: number }, [number]>(
-        `SELECT id, chat_id, text, attempts FROM telegram_outbox
-         WHERE status = 'pending' AND next_try_time <= ? ORDER BY next_try_time, create_time, id LIMIT ${SEND_BATCH}`,
-      )
-      .all(Date.now());
+    const rows = await ctx.db.all<{ id: string; chat_id: number; text: string; attempts: number }>(`SELECT id, chat_id, text, attempts FROM telegram_outbox
+         WHERE status = 'pending' AND next_try_time <= ? ORDER BY next_try_time, create_time, id LIMIT ${SEND_BATCH}`, Date.now());
     for (const row of rows) {
-      if (stopped() || ctx.settings.get("telegram_bot_token") !== endpoint.token) return false;
+      if (stopped() || await ctx.settings.get("telegram_bot_token") !== endpoint.token) return false;
       const answer = await callBot(
         endpoint,
         "sendMessage",
@@ -155,39 +151,37 @@ export function startTelegramBot(ctx: AppContext, options: Partial<BotTimings> =
         { timeoutMs: timings.requestTimeoutMs, signal: abort.signal },
       );
       if (stopped()) return false;
-      if (!recordSendOutcome(row, answer)) return false;
+      if (!await recordSendOutcome(row, answer)) return false;
     }
     return rows.length === SEND_BATCH;
   }
 
   /** Stores what happened to one send; false when the sender should pause. */
-  function recordSendOutcome(row: { id: string; attempts: number }, answer: BotAnswer<unknown>): boolean {
+  async function recordSendOutcome(row: { id: string; attempts: number }, answer: BotAnswer<unknown>): Promise<boolean> {
     const now = Date.now();
-    const update = ctx.db.query(
-      "UPDATE telegram_outbox SET status = ?, attempts = ?, next_try_time = ?, sent_time = ?, last_error = ? WHERE id = ?",
-    );
+    const update = "UPDATE telegram_outbox SET status = ?, attempts = ?, next_try_time = ?, sent_time = ?, last_error = ? WHERE id = ?";
     const attempts = row.attempts + 1;
     if (answer.ok) {
       sendFailures = 0;
-      update.run("sent", attempts, now, now, "", row.id);
+      await ctx.db.run(update, "sent", attempts, now, now, "", row.id);
       return true;
     }
     const error = `${answer.status || "网络"}: ${answer.description}`.slice(0, 500);
     if (answer.retryAfter !== null) {
       // Flood control: this chat, or the bot as a whole, waits as long as Telegram says.
       pausedUntil = now + answer.retryAfter * 1000;
-      update.run("pending", attempts, pausedUntil, null, error, row.id);
+      await ctx.db.run(update, "pending", attempts, pausedUntil, null, error, row.id);
       return false;
     }
     if (REFUSED_FOR_GOOD.has(answer.status)) {
-      update.run("failed", attempts, now, null, error, row.id);
+      await ctx.db.run(update, "failed", attempts, now, null, error, row.id);
       return true;
     }
     // Unreachable, hanging, 5xx, 401 (a token Telegram no longer knows): the Bot API as a whole is
     // in trouble, so the whole sender pauses, longer each time; the row stays first in line.
     sendFailures += 1;
     pausedUntil = now + delay(sendFailures);
-    update.run("pending", attempts, now, null, error, row.id);
+    await ctx.db.run(update, "pending", attempts, now, null, error, row.id);
     return false;
   }
 
@@ -197,14 +191,14 @@ export function startTelegramBot(ctx: AppContext, options: Partial<BotTimings> =
   let receiveFailures = 0;
 
   async function receiverRound(): Promise<void> {
-    const endpoint = endpointOf(ctx);
+    const endpoint = await endpointOf(ctx);
     if (!endpoint.token) {
       preparedFor = "";
       rememberBotIdentity(ctx, null);
       await receiverNap.nap(timings.tickMs);
       return;
     }
-    const webhookUrl = webhookUrlOf(ctx, endpoint.token);
+    const webhookUrl = await webhookUrlOf(ctx, endpoint.token);
     const setup = `${endpoint.token}|${webhookUrl ?? "poll"}`;
     if (preparedFor !== setup) {
       if (!(await prepare(endpoint, webhookUrl))) {
@@ -250,7 +244,7 @@ export function startTelegramBot(ctx: AppContext, options: Partial<BotTimings> =
 
   async function pollOnce(endpoint: BotEndpoint): Promise<void> {
     const botId = botIdOf(endpoint.token);
-    const offset = nextOffset(ctx, botId);
+    const offset = await nextOffset(ctx, botId);
     const answer = await callBot<TgUpdate[]>(
       endpoint,
       "getUpdates",
@@ -268,8 +262,8 @@ export function startTelegramBot(ctx: AppContext, options: Partial<BotTimings> =
       return;
     }
     receiveFailures = 0;
-    if (ctx.settings.get("telegram_bot_token") !== endpoint.token) return;
-    if (applyUpdates(ctx, botId, offset, answer.result)) senderNap.wake();
+    if (await ctx.settings.get("telegram_bot_token") !== endpoint.token) return;
+    if (await applyUpdates(ctx, botId, offset, answer.result)) senderNap.wake();
   }
 
   const bot: RunningBot = {
@@ -289,20 +283,16 @@ export function startTelegramBot(ctx: AppContext, options: Partial<BotTimings> =
 }
 
 /** The webhook URL when the webhook setting is on and the site's origin is known, else null (polling). */
-export function webhookUrlOf(ctx: AppContext, token: string): string | null {
-  const settings = ctx.settings.all();
+export async function webhookUrlOf(ctx: AppContext, token: string): Promise<string | null> {
+  const settings = await ctx.settings.all();
   const origin = siteOrigin(settings);
   if (!settings.telegram_webhook || !origin) return null;
   return `${origin}${WEBHOOK_PREFIX}${webhookSecrets(token).path}`;
 }
 
 /** The getUpdates offset of this bot (0 for a bot other than the one the stored offset belongs to). */
-function nextOffset(ctx: AppContext, botId: string): number {
-  const state = ctx.db
-    .query<{ bot_id: string; next_offset: number }, []>(
-      "SELECT bot_id, next_offset FROM telegram_poll_state WHERE id = 1",
-    )
-    .get();
+async function nextOffset(ctx: AppContext, botId: string): Promise<number> {
+  const state = await ctx.db.get<{ bot_id: string; next_offset: number }>("SELECT bot_id, next_offset FROM telegram_poll_state WHERE id = 1");
   return state && state.bot_id === botId ? state.next_offset : 0;
 }
 
@@ -311,8 +301,8 @@ function nextOffset(ctx: AppContext, botId: string): number {
  * is handled once even across restarts. One that throws is recorded and skipped, never retried
  * forever. True when an answer was queued.
  */
-export function applyUpdates(ctx: AppContext, botId: string, offset: number, updates: unknown[]): boolean {
-  const saveOffset = ctx.db.query("UPDATE telegram_poll_state SET bot_id = ?, next_offset = ? WHERE id = 1");
+export async function applyUpdates(ctx: AppContext, botId: string, offset: number, updates: unknown[]): Promise<boolean> {
+  const saveOffset = "UPDATE telegram_poll_state SET bot_id = ?, next_offset = ? WHERE id = 1";
   let answered = false;
   let seen = offset;
   for (const update of updates) {
@@ -321,34 +311,28 @@ export function applyUpdates(ctx: AppContext, botId: string, offset: number, upd
     seen = id + 1;
     try {
       answered =
-        tx(ctx.db, () => {
-          saveOffset.run(botId, seen);
-          return handleUpdate(ctx, update as TgUpdate);
+        await tx(ctx.db, async () => {
+          await ctx.db.run(saveOffset, botId, seen);
+          return await handleUpdate(ctx, update as TgUpdate);
         }) || answered;
     } catch (error) {
-      recordError(ctx.db, "telegram update", error);
-      saveOffset.run(botId, seen);
+      await recordError(ctx.db, "telegram update", error);
+      await ctx.db.run(saveOffset, botId, seen);
     }
   }
   return answered;
 }
 
 /** A webhook update: handled once (update ids only grow), answered by the sender. */
-export function applyWebhookUpdate(ctx: AppContext, update: unknown): void {
-  const botId = botIdOf(ctx.settings.get("telegram_bot_token"));
-  if (applyUpdates(ctx, botId, nextOffset(ctx, botId), [update])) wakeSender(ctx);
+export async function applyWebhookUpdate(ctx: AppContext, update: unknown): Promise<void> {
+  const botId = botIdOf(await ctx.settings.get("telegram_bot_token"));
+  if (await applyUpdates(ctx, botId, await nextOffset(ctx, botId), [update])) wakeSender(ctx);
 }
 
 /** Deletes old sent and failed rows and gives up rows pending for too long. */
-export function pruneOutbox(ctx: AppContext, now = Date.now()): void {
-  tx(ctx.db, () => {
-    ctx.db
-      .query("DELETE FROM telegram_outbox WHERE status IN ('sent', 'failed') AND create_time < ?")
-      .run(now - KEEP_DONE_MS);
-    ctx.db
-      .query(
-        "UPDATE telegram_outbox SET status = 'failed', last_error = '超过 7 天未能发出，已放弃' WHERE status = 'pending' AND create_time < ?",
-      )
-      .run(now - GIVE_UP_PENDING_MS);
+export async function pruneOutbox(ctx: AppContext, now = Date.now()): Promise<void> {
+  await tx(ctx.db, async () => {
+    await ctx.db.run("DELETE FROM telegram_outbox WHERE status IN ('sent', 'failed') AND create_time < ?", now - KEEP_DONE_MS);
+    await ctx.db.run("UPDATE telegram_outbox SET status = 'failed', last_error = '超过 7 天未能发出，已放弃' WHERE status = 'pending' AND create_time < ?", now - GIVE_UP_PENDING_MS);
   });
 }

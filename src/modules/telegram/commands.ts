@@ -27,7 +27,7 @@ const NOTICES_SHOWN = 5;
 interface BoundCommand {
   name: string;
   help: string;
-  run(ctx: AppContext, user: UserRow, now: number): string;
+  run(ctx: AppContext, user: UserRow, now: number): string | Promise<string>;
 }
 
 /**
@@ -35,15 +35,15 @@ interface BoundCommand {
  * `/checkin` entry here, calling the check-in service, once that service exists.
  */
 export const BOUND_COMMANDS: readonly BoundCommand[] = [
-  { name: "traffic", help: "剩余流量与时间套餐", run: (ctx, user, now) => trafficText(ctx, user, now) },
-  { name: "sub", help: "订阅链接", run: (ctx, user) => subscriptionText(ctx, user) },
-  { name: "notices", help: "最新通知", run: (ctx, user) => noticesText(ctx, user) },
-  { name: "checkin", help: "每日签到", run: (ctx, user, now) => signUseReply(ctx, user.id, now) },
+  { name: "traffic", help: "剩余流量与时间套餐", run: async (ctx, user, now) => await trafficText(ctx, user, now) },
+  { name: "sub", help: "订阅链接", run: async (ctx, user) => await subscriptionText(ctx, user) },
+  { name: "notices", help: "最新通知", run: async (ctx, user) => await noticesText(ctx, user) },
+  { name: "checkin", help: "每日签到", run: async (ctx, user, now) => await signUseReply(ctx, user.id, now) },
   {
     name: "unbind",
     help: "解除绑定",
-    run: (ctx, user) => {
-      deleteBinding(ctx, user.id);
+    run: async (ctx, user) => {
+      await deleteBinding(ctx, user.id);
       return UNBOUND_TEXT;
     },
   },
@@ -65,8 +65,8 @@ const unboundText = () =>
     `绑定账号：登录网站，打开「个人信息」页，复制其中的绑定命令（${BIND_KEYWORD} <用户ID> <绑定码>）发给我。`,
   ].join("\n");
 
-function subscriptionText(ctx: AppContext, user: UserRow): string {
-  const settings = ctx.settings.all();
+async function subscriptionText(ctx: AppContext, user: UserRow): Promise<string> {
+  const settings = await ctx.settings.all();
   const site = siteOrigin(settings);
   if (!settings.describe_host.trim() && !site) {
     return "站点地址尚未配置，暂时无法在这里给出订阅链接，请到网站的「订阅」页复制。";
@@ -78,10 +78,10 @@ function subscriptionText(ctx: AppContext, user: UserRow): string {
   return `你的订阅链接（请勿泄露；泄露后可在网站重置）：\n${url}`;
 }
 
-function noticesText(ctx: AppContext, user: UserRow): string {
-  const notices = listNotices(ctx, user.id).slice(0, NOTICES_SHOWN);
+async function noticesText(ctx: AppContext, user: UserRow): Promise<string> {
+  const notices = (await listNotices(ctx, user.id)).slice(0, NOTICES_SHOWN);
   if (notices.length === 0) return "暂无新通知。";
-  const site = siteOrigin(ctx.settings.all());
+  const site = siteOrigin(await ctx.settings.all());
   const line = (notice: { desc: string; href: string }) => {
     const href = notice.href.startsWith("/") && site ? `${site}${notice.href}` : notice.href;
     return href ? `• ${notice.desc}\n  ${href}` : `• ${notice.desc}`;
@@ -101,14 +101,14 @@ export function parseCommand(text: string): { name: string; args: string[] } | n
  * Handles one update (inside the caller's transaction); true when an answer was queued. Updates
  * of other kinds, other chats than private ones, bots and over-long texts get nothing.
  */
-export function handleUpdate(ctx: AppContext, update: TgUpdate, now = Date.now()): boolean {
+export async function handleUpdate(ctx: AppContext, update: TgUpdate, now = Date.now()): Promise<boolean> {
   const message = update.message;
   if (!isPrivateText(message)) return false;
   const chatId = message.chat.id;
   if (!ctx.limiter.hit(CHAT_RULE, String(chatId), now)) return false;
-  const reply = answerFor(ctx, message, now);
+  const reply = await answerFor(ctx, message, now);
   if (!reply) return false;
-  queueChatMessage(ctx, chatId, reply);
+  await queueChatMessage(ctx, chatId, reply);
   return true;
 }
 
@@ -123,17 +123,17 @@ function isPrivateText(message: TgMessage | undefined): message is TgMessage & {
   );
 }
 
-function answerFor(ctx: AppContext, message: TgMessage & { text: string }, now: number): string {
+async function answerFor(ctx: AppContext, message: TgMessage & { text: string }, now: number): Promise<string> {
   const chatId = message.chat.id;
   const command = parseCommand(message.text);
   if (command?.name === "bind" || (command?.name === "start" && command.args.length > 0)) {
-    return bindAnswer(ctx, message, command.name === "bind" ? command.args : startArgs(command.args[0]), now);
+    return await bindAnswer(ctx, message, command.name === "bind" ? command.args : startArgs(command.args[0]), now);
   }
-  const user = accountOfChat(ctx, chatId);
+  const user = await accountOfChat(ctx, chatId);
   if (!user) return unboundText();
   if (user.disabled === 1) return "此账号已被停用。";
   const bound = BOUND_COMMANDS.find((entry) => entry.name === command?.name);
-  return bound ? bound.run(ctx, user, now) : helpText();
+  return bound ? await bound.run(ctx, user, now) : helpText();
 }
 
 /** The deep link's start parameter "<userId>_<code>" as /bind's arguments. */
@@ -141,10 +141,10 @@ function startArgs(parameter: string | undefined): string[] {
   return (parameter ?? "").split("_").slice(0, 2);
 }
 
-function bindAnswer(ctx: AppContext, message: TgMessage, args: string[], now: number): string {
+async function bindAnswer(ctx: AppContext, message: TgMessage, args: string[], now: number): Promise<string> {
   const [userId, code] = args;
   if (!userId || !code) return BotBindMsg.usage;
-  const outcome = bindChat(ctx, message.chat.id, message.from, userId.toLowerCase(), code, now);
+  const outcome = await bindChat(ctx, message.chat.id, message.from, userId.toLowerCase(), code, now);
   if (!outcome.ok) return BotBindMsg[outcome.reason];
   return [
     `绑定成功！已绑定账号 ${outcome.email}。`,

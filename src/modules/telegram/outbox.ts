@@ -11,14 +11,10 @@ import { roleOf, type UserRow } from "../user/row.ts";
 export const MAX_MESSAGE_CHARS = 4096;
 
 /** Queues one message for a chat; a dedupe key already queued (or sent) makes it a no-op. */
-export function queueChatMessage(ctx: AppContext, chatId: number, text: string, dedupeKey?: string): void {
+export async function queueChatMessage(ctx: AppContext, chatId: number, text: string, dedupeKey?: string): Promise<void> {
   const now = Date.now();
-  ctx.db
-    .query(
-      `INSERT INTO telegram_outbox (id, chat_id, text, dedupe_key, create_time, next_try_time)
-       VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (dedupe_key) DO NOTHING`,
-    )
-    .run(newId(now), chatId, clampMessage(text), dedupeKey ?? null, now, now);
+  await ctx.db.run(`INSERT INTO telegram_outbox (id, chat_id, text, dedupe_key, create_time, next_try_time)
+       VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (dedupe_key) DO NOTHING`, newId(now), chatId, clampMessage(text), dedupeKey ?? null, now, now);
 }
 
 /** Cuts a text to what one Bot API message can carry. */
@@ -28,11 +24,9 @@ export function clampMessage(text: string): string {
 }
 
 /** The chat bound to an account, or null. */
-export function boundChatOf(ctx: AppContext, userId: string): number | null {
+export async function boundChatOf(ctx: AppContext, userId: string): Promise<number | null> {
   return (
-    ctx.db
-      .query<{ chat_id: number }, [string]>("SELECT chat_id FROM telegram_bindings WHERE user_id = ?")
-      .get(userId)?.chat_id ?? null
+    (await ctx.db.get<{ chat_id: number }>("SELECT chat_id FROM telegram_bindings WHERE user_id = ?", userId))?.chat_id ?? null
   );
 }
 
@@ -40,16 +34,16 @@ export function boundChatOf(ctx: AppContext, userId: string): number | null {
  * Queues `text` for the customer's bound chat; nothing when the account has not bound the bot.
  * `dedupeKey`, when given, makes a second queueing with the same key a no-op (one alert per event).
  */
-export function queueUserMessage(ctx: AppContext, userId: string, text: string, dedupeKey?: string): void {
-  const chatId = boundChatOf(ctx, userId);
+export async function queueUserMessage(ctx: AppContext, userId: string, text: string, dedupeKey?: string): Promise<void> {
+  const chatId = await boundChatOf(ctx, userId);
   if (chatId === null) return;
-  queueChatMessage(ctx, chatId, text, dedupeKey === undefined ? undefined : `user:${dedupeKey}`);
+  await queueChatMessage(ctx, chatId, text, dedupeKey === undefined ? undefined : `user:${dedupeKey}`);
 }
 
 /** Queues `text` for every bound admin account (same dedupe rule, per admin chat). */
-export function queueAdminMessage(ctx: AppContext, text: string, dedupeKey?: string): void {
-  for (const chatId of adminChats(ctx)) {
-    queueChatMessage(ctx, chatId, text, dedupeKey === undefined ? undefined : `admin:${dedupeKey}:${chatId}`);
+export async function queueAdminMessage(ctx: AppContext, text: string, dedupeKey?: string): Promise<void> {
+  for (const chatId of await adminChats(ctx)) {
+    await queueChatMessage(ctx, chatId, text, dedupeKey === undefined ? undefined : `admin:${dedupeKey}:${chatId}`);
   }
 }
 
@@ -57,18 +51,14 @@ export function queueAdminMessage(ctx: AppContext, text: string, dedupeKey?: str
  * The chats of bound accounts whose role is admin: stored type admin, or listed in the admin_id
  * setting by id or e-mail; roleOf has the last word (a listed e-mail counts only once confirmed).
  */
-function adminChats(ctx: AppContext): number[] {
-  const settings = ctx.settings.all();
+async function adminChats(ctx: AppContext): Promise<number[]> {
+  const settings = await ctx.settings.all();
   const listed = settings.admin_id.map((entry) => entry.toLowerCase());
   const marks = listed.map(() => "?").join(", ");
   const byList = listed.length > 0 ? ` OR u.id IN (${marks}) OR u.email IN (${marks})` : "";
-  return ctx.db
-    .query<Pick<UserRow, "id" | "email" | "type" | "email_verified"> & { chat_id: number }, string[]>(
-      `SELECT u.id, u.email, u.type, u.email_verified, b.chat_id
+  return (await ctx.db.all<Pick<UserRow, "id" | "email" | "type" | "email_verified"> & { chat_id: number }>(`SELECT u.id, u.email, u.type, u.email_verified, b.chat_id
        FROM telegram_bindings b JOIN users u ON u.id = b.user_id
-       WHERE u.disabled = 0 AND (u.type = 'admin'${byList})`,
-    )
-    .all(...listed, ...listed)
+       WHERE u.disabled = 0 AND (u.type = 'admin'${byList})`, ...listed, ...listed))
     .filter((row) => roleOf(row, settings) === "admin")
     .map((row) => row.chat_id);
 }

@@ -30,14 +30,14 @@ export const telegramCalls = [
         key: (_input, ctx) => ctx.user?.id ?? ctx.ip,
       },
     ],
-    handle: (ctx) => bindInfo(ctx.app, ctx.user as UserRow),
+    handle: async (ctx) => await bindInfo(ctx.app, ctx.user as UserRow),
   }),
   defineCall({
     path: "/api/user/unbind",
     access: "user",
     input: emptyInput,
-    handle(ctx) {
-      unbindAccount(ctx.app, (ctx.user as UserRow).id);
+    async handle(ctx) {
+      await unbindAccount(ctx.app, (ctx.user as UserRow).id);
       return null;
     },
   }),
@@ -49,8 +49,8 @@ export function telegramRoutes(app: AppContext) {
   return new Elysia().post(
     `${WEBHOOK_PREFIX}:secret`,
     async ({ request, params }) => {
-      const token = app.settings.get("telegram_bot_token");
-      if (!token || !webhookUrlOf(app, token)) return notFound();
+      const token = await app.settings.get("telegram_bot_token");
+      if (!token || !await webhookUrlOf(app, token)) return notFound();
       const secrets = webhookSecrets(token);
       const header = request.headers.get("x-telegram-bot-api-secret-token") ?? "";
       if (!sameSecret(params.secret, secrets.path) || !sameSecret(header, secrets.header)) return notFound();
@@ -62,7 +62,7 @@ export function telegramRoutes(app: AppContext) {
       } catch {
         return new Response("Bad Request", { status: 400 });
       }
-      applyWebhookUpdate(app, update);
+      await applyWebhookUpdate(app, update);
       return new Response("ok");
     },
     { parse: "none" },

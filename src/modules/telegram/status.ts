@@ -55,39 +55,33 @@ export interface TelegramStatus {
   alerts: ToldAlert[];
 }
 
-export function telegramStatus(ctx: AppContext): TelegramStatus {
-  const token = ctx.settings.get("telegram_bot_token");
-  const tokenSet = isBotEnabled(ctx);
+export async function telegramStatus(ctx: AppContext): Promise<TelegramStatus> {
+  const token = await ctx.settings.get("telegram_bot_token");
+  const tokenSet = await isBotEnabled(ctx);
   return {
     tokenSet,
     botId: botIdOf(token),
-    receiving: !tokenSet ? "off" : webhookUrlOf(ctx, token) ? "webhook" : "polling",
+    receiving: !tokenSet ? "off" : await webhookUrlOf(ctx, token) ? "webhook" : "polling",
     boundAccounts:
-      ctx.db.query<{ n: number }, []>("SELECT COUNT(*) AS n FROM telegram_bindings").get()?.n ?? 0,
-    outbox: outboxCounts(ctx),
+      (await ctx.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM telegram_bindings"))?.n ?? 0,
+    outbox: await outboxCounts(ctx),
     lastSentTime:
-      ctx.db.query<{ last: number | null }, []>("SELECT MAX(sent_time) AS last FROM telegram_outbox").get()
+      (await ctx.db.get<{ last: number | null }>("SELECT MAX(sent_time) AS last FROM telegram_outbox"))
         ?.last ?? null,
-    failures: latestFailures(ctx),
-    alerts: latestAlerts(ctx),
+    failures: await latestFailures(ctx),
+    alerts: await latestAlerts(ctx),
   };
 }
 
-function outboxCounts(ctx: AppContext): Record<OutboxStatus, number> {
+async function outboxCounts(ctx: AppContext): Promise<Record<OutboxStatus, number>> {
   const counts: Record<OutboxStatus, number> = { pending: 0, sent: 0, failed: 0 };
-  const rows = ctx.db
-    .query<{ status: OutboxStatus; n: number }, []>(
-      "SELECT status, COUNT(*) AS n FROM telegram_outbox GROUP BY status",
-    )
-    .all();
+  const rows = await ctx.db.all<{ status: OutboxStatus; n: number }>("SELECT status, COUNT(*) AS n FROM telegram_outbox GROUP BY status");
   for (const row of rows) counts[row.status] = row.n;
   return counts;
 }
 
-function latestFailures(ctx: AppContext): MessageFailure[] {
-  return ctx.db
-    .query<
-      {
+async function latestFailures(ctx: AppContext): Promise<MessageFailure[]> {
+  return (await ctx.db.all<{
         id: string;
         chat_id: number;
         account: string;
@@ -96,18 +90,13 @@ function latestFailures(ctx: AppContext): MessageFailure[] {
         last_error: string;
         text_start: string;
         create_time: number;
-      },
-      [number, number]
-    >(
-      `SELECT o.id, o.chat_id, COALESCE(u.email, '') AS account, o.status, o.attempts, o.last_error,
+      }>(`SELECT o.id, o.chat_id, COALESCE(u.email, '') AS account, o.status, o.attempts, o.last_error,
          SUBSTR(o.text, 1, ?1) AS text_start, o.create_time
        FROM telegram_outbox o
        LEFT JOIN telegram_bindings b ON b.chat_id = o.chat_id
        LEFT JOIN users u ON u.id = b.user_id
        WHERE o.status <> 'sent' AND o.last_error <> ''
-       ORDER BY o.create_time DESC, o.id DESC LIMIT ?2`,
-    )
-    .all(TEXT_START_CHARS + 1, STATUS_LIST_ROWS)
+       ORDER BY o.create_time DESC, o.id DESC LIMIT ?2`, TEXT_START_CHARS + 1, STATUS_LIST_ROWS))
     .map((row) => ({
       id: row.id,
       chatId: row.chat_id,
@@ -126,16 +115,12 @@ function oneLineStart(text: string): string {
   return chars.length > TEXT_START_CHARS ? `${chars.slice(0, TEXT_START_CHARS).join("")}…` : chars.join("");
 }
 
-function latestAlerts(ctx: AppContext): ToldAlert[] {
-  return ctx.db
-    .query<{ kind: string; subject_id: string; subject: string; told_time: number }, [number]>(
-      `SELECT a.kind, a.subject_id, COALESCE(u.email, g.name, a.subject_id) AS subject, a.told_time
+async function latestAlerts(ctx: AppContext): Promise<ToldAlert[]> {
+  return (await ctx.db.all<{ kind: string; subject_id: string; subject: string; told_time: number }>(`SELECT a.kind, a.subject_id, COALESCE(u.email, g.name, a.subject_id) AS subject, a.told_time
        FROM telegram_alerts a
        LEFT JOIN users u ON u.id = a.subject_id
        LEFT JOIN agents g ON g.id = a.subject_id
-       ORDER BY a.told_time DESC, a.kind, a.subject_id LIMIT ?`,
-    )
-    .all(STATUS_LIST_ROWS)
+       ORDER BY a.told_time DESC, a.kind, a.subject_id LIMIT ?`, STATUS_LIST_ROWS))
     .map((row) => ({
       kind: row.kind,
       subjectId: row.subject_id,

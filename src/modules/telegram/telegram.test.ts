@@ -79,17 +79,13 @@ async function boundCustomer(role: "normal" | "admin" = "normal") {
   return { ...account, chat };
 }
 
-const bindingOf = (userId: string) =>
-  server.context.db
-    .query<{ chat_id: number; username: string }, [string]>(
-      "SELECT chat_id, username FROM telegram_bindings WHERE user_id = ?",
-    )
-    .get(userId);
+const bindingOf = async (userId: string) =>
+  await server.context.db.get<{ chat_id: number; username: string }>("SELECT chat_id, username FROM telegram_bindings WHERE user_id = ?", userId);
 
 beforeAll(async () => {
   fake = startFakeTelegram();
   server = await startTestServer({ rateLimitScale: 1, telegram: FAST_BOT_TIMINGS });
-  server.context.settings.update({
+  await server.context.settings.update({
     site_url: server.url,
     sandbox_pay: true,
     alipay: "sandbox",
@@ -125,9 +121,7 @@ describe("binding", () => {
     );
     expect(info.expireTime).toBeGreaterThan(Date.now());
     // Only the hash is stored.
-    const stored = server.context.db
-      .query<{ code_hash: string }, [string]>("SELECT code_hash FROM telegram_bind_codes WHERE user_id = ?")
-      .get(user.id);
+    const stored = await server.context.db.get<{ code_hash: string }>("SELECT code_hash FROM telegram_bind_codes WHERE user_id = ?", user.id);
     expect(stored?.code_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(stored?.code_hash).not.toContain(info.command.split(" ")[2] as string);
   });
@@ -142,7 +136,7 @@ describe("binding", () => {
     const refusedForNobody = await ask(chat, `/bind ${"f".repeat(24)} ${wrong}`);
     expect(refusedForReal).toContain("绑定码错误或已过期");
     expect(refusedForNobody).toBe(refusedForReal);
-    expect(bindingOf(user.id)).toBeNull();
+    expect(await bindingOf(user.id)).toBeNull();
     expect((await bindInfoOf(client)).bound).toBe(false);
   });
 
@@ -154,7 +148,7 @@ describe("binding", () => {
     const answer = await ask(chat, info.command);
     expect(answer).toContain("绑定成功");
     expect(answer).toContain(email);
-    expect(bindingOf(user.id)).toEqual({ chat_id: chat.id, username: chat.username as string });
+    expect(await bindingOf(user.id)).toEqual({ chat_id: chat.id, username: chat.username as string });
     const bound = await bindInfoOf(client);
     expect(bound).toMatchObject({
       enabled: true,
@@ -169,7 +163,7 @@ describe("binding", () => {
     // Single use: the same command from another chat does not take the account.
     const thief = newChat("别人");
     expect(await ask(thief, info.command)).toContain("绑定码错误或已过期");
-    expect(bindingOf(user.id)?.chat_id).toBe(chat.id);
+    expect((await bindingOf(user.id))?.chat_id).toBe(chat.id);
   });
 
   test("a chat without a @username is shown by its name", async () => {
@@ -186,7 +180,7 @@ describe("binding", () => {
     const start = new URL(info.link).searchParams.get("start");
     const chat = newChat();
     expect(await ask(chat, `/start ${start}`)).toContain("绑定成功");
-    expect(bindingOf(user.id)?.chat_id).toBe(chat.id);
+    expect((await bindingOf(user.id))?.chat_id).toBe(chat.id);
   });
 
   test("five wrong codes void the account's code: even the right one is refused until the profile shows a new one", async () => {
@@ -200,7 +194,7 @@ describe("binding", () => {
     }
     const owner = newChat();
     expect(await ask(owner, info.command)).toContain("绑定码错误或已过期");
-    expect(bindingOf(user.id)).toBeNull();
+    expect(await bindingOf(user.id)).toBeNull();
     const fresh = await bindInfoOf(client);
     expect(await ask(owner, fresh.command)).toContain("绑定成功");
   });
@@ -215,7 +209,7 @@ describe("binding", () => {
     const { client, user } = await loggedInClient(server);
     const info = await bindInfoOf(client);
     expect(await ask(chat, info.command)).toContain("尝试次数过多");
-    expect(bindingOf(user.id)).toBeNull();
+    expect(await bindingOf(user.id)).toBeNull();
   });
 
   test("one account per chat: a chat binding another account lets the first one go", async () => {
@@ -223,8 +217,8 @@ describe("binding", () => {
     const second = await loggedInClient(server);
     const answer = await ask(first.chat, (await bindInfoOf(second.client)).command);
     expect(answer).toContain("之前绑定的账号已解除绑定");
-    expect(bindingOf(second.user.id)?.chat_id).toBe(first.chat.id);
-    expect(bindingOf(first.user.id)).toBeNull();
+    expect((await bindingOf(second.user.id))?.chat_id).toBe(first.chat.id);
+    expect(await bindingOf(first.user.id)).toBeNull();
     expect((await bindInfoOf(first.client)).bound).toBe(false);
   });
 
@@ -234,7 +228,7 @@ describe("binding", () => {
     expect((await client.call("/api/user/unbind")).code).toBe(0);
     const newPhone = newChat("新手机");
     expect(await ask(newPhone, (await bindInfoOf(client)).command)).toContain("绑定成功");
-    expect(bindingOf(user.id)?.chat_id).toBe(newPhone.id);
+    expect((await bindingOf(user.id))?.chat_id).toBe(newPhone.id);
     expect(await ask(chat, "/traffic")).toContain("绑定账号");
   });
 
@@ -248,12 +242,12 @@ describe("binding", () => {
     expect(await ask(chat, "/help")).toContain("绑定账号");
     expect(fake.messagesTo(chat.id)).toHaveLength(1);
     expect(fake.messagesTo(-100123)).toHaveLength(0);
-    expect(bindingOf(user.id)).toBeNull();
+    expect(await bindingOf(user.id)).toBeNull();
   });
 
   test("agency accounts have no bind section (1003)", async () => {
     const { client, user } = await loggedInClient(server);
-    server.context.db.query("UPDATE users SET is_agency = 1 WHERE id = ?").run(user.id);
+    await server.context.db.run("UPDATE users SET is_agency = 1 WHERE id = ?", user.id);
     const answer = await client.call("/api/user/bind_info");
     expect(answer.code).toBe(1003);
     expect(answer.msg).toBe("代理账号不能绑定 Telegram");
@@ -264,7 +258,7 @@ describe("binding", () => {
     const before = fake.messagesTo(chat.id).length;
     const answer = await client.call("/api/user/unbind");
     expect(answer.code).toBe(0);
-    expect(bindingOf(user.id)).toBeNull();
+    expect(await bindingOf(user.id)).toBeNull();
     expect((await nextMessages(chat, before))[0]).toContain("已解除与网站账号的绑定");
     expect(await ask(chat, "/traffic")).toContain("绑定账号");
     expect((await client.call("/api/user/unbind")).code).toBe(0);
@@ -287,8 +281,8 @@ describe("commands", () => {
     const { user, chat } = await boundCustomer();
     const now = Date.now();
     const db = server.context.db;
-    tx(db, () =>
-      changeTraffic(db, {
+    await tx(db, async () =>
+      await changeTraffic(db, {
         userId: user.id,
         type: "buy",
         desc: "test",
@@ -305,10 +299,8 @@ describe("commands", () => {
     expect(answer).not.toContain("限时流量");
 
     // 2 G of the 12 G become running trial traffic: told apart, never counted as permanent.
-    db.query(
-      `INSERT INTO trial_grants (user_id, coupon_use_id, amount, remaining, expire_time, create_time)
-       VALUES (?, 'test', ?, ?, ?, ?)`,
-    ).run(user.id, 2 * GB, 2 * GB, now + DAY_MS, now);
+    await db.run(`INSERT INTO trial_grants (user_id, coupon_use_id, amount, remaining, expire_time, create_time)
+       VALUES (?, 'test', ?, ?, ?, ?)`, user.id, 2 * GB, 2 * GB, now + DAY_MS, now);
     const withTrial = await ask(chat, "/traffic");
     expect(withTrial).toContain("永久流量：剩余 10.00 G");
     expect(withTrial).toContain("限时流量：剩余 2.00 G，最早于");
@@ -316,23 +308,21 @@ describe("commands", () => {
 
   test("/sub gives the subscription link on the configured site, and says so when no site is configured", async () => {
     const { user, chat } = await boundCustomer();
-    const row = server.context.db
-      .query<UserRow, [string]>("SELECT * FROM users WHERE id = ?")
-      .get(user.id) as UserRow;
+    const row = await server.context.db.get<UserRow>("SELECT * FROM users WHERE id = ?", user.id) as UserRow;
     expect(await ask(chat, "/sub")).toContain(`${server.url}/api/subscript/auto/${user.id}/${row.userkey}`);
     // A Host header an attacker sends never makes the link: without a configured origin there is none.
-    server.context.settings.update({ site_url: "" });
+    await server.context.settings.update({ site_url: "" });
     try {
       expect(await ask(chat, "/sub@ferry_test_bot")).toContain("站点地址尚未配置");
     } finally {
-      server.context.settings.update({ site_url: server.url });
+      await server.context.settings.update({ site_url: server.url });
     }
   });
 
   test("/notices lists the account's unread notices with links on the site", async () => {
     const { user, chat } = await boundCustomer();
     const { createNotice } = await import("../notice/service.ts");
-    createNotice(server.context, { userId: user.id, desc: "工单有新回复", href: "/#/feedback" });
+    await createNotice(server.context, { userId: user.id, desc: "工单有新回复", href: "/#/feedback" });
     const answer = await ask(chat, "/notices");
     expect(answer).toContain("工单有新回复");
     expect(answer).toContain(`${server.url}/#/feedback`);
@@ -341,7 +331,7 @@ describe("commands", () => {
   test("/unbind from the chat lets the account go", async () => {
     const { user, chat } = await boundCustomer();
     expect(await ask(chat, "/unbind")).toContain("已解除与网站账号的绑定");
-    expect(bindingOf(user.id)).toBeNull();
+    expect(await bindingOf(user.id)).toBeNull();
   });
 
   test("commands are matched whole, with or without the bot's name", () => {
@@ -358,7 +348,7 @@ describe("messages", () => {
     const admin = await boundCustomer("admin");
     const customerBefore = fake.messagesTo(customer.chat.id).length;
     const adminBefore = fake.messagesTo(admin.chat.id).length;
-    const combo = makeCombo(server, { name: "月付 100G", price: 15, traffic: 100 });
+    const combo = await makeCombo(server, { name: "月付 100G", price: 15, traffic: 100 });
     const order = await createOrder(customer.client, combo._id);
     await payWithSandbox(server, customer.client, order._id);
     const [toCustomer] = await nextMessages(customer.chat, customerBefore);
@@ -383,20 +373,18 @@ describe("messages", () => {
     const { user, chat } = await boundCustomer();
     const before = fake.messagesTo(chat.id).length;
     const ctx = server.context;
-    tx(ctx.db, () => {
-      queueUserMessage(ctx, user.id, "工单已回复 #1", "ticket-reply:t1");
-      queueUserMessage(ctx, user.id, "工单已回复 #1", "ticket-reply:t1");
-      queueAdminMessage(ctx, "管理员消息", "admin-once");
-      queueAdminMessage(ctx, "管理员消息", "admin-once");
+    await tx(ctx.db, async () => {
+      await queueUserMessage(ctx, user.id, "工单已回复 #1", "ticket-reply:t1");
+      await queueUserMessage(ctx, user.id, "工单已回复 #1", "ticket-reply:t1");
+      await queueAdminMessage(ctx, "管理员消息", "admin-once");
+      await queueAdminMessage(ctx, "管理员消息", "admin-once");
     });
     const unbound = await loggedInClient(server);
-    queueUserMessage(ctx, unbound.user.id, "nobody hears this");
+    await queueUserMessage(ctx, unbound.user.id, "nobody hears this");
     expect(await nextMessages(chat, before)).toEqual(["工单已回复 #1"]);
     await ask(chat, "/help");
     expect(fake.messagesTo(chat.id).filter((m) => m.text === "工单已回复 #1")).toHaveLength(1);
-    const queuedForNobody = ctx.db
-      .query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM telegram_outbox WHERE text = ?")
-      .get("nobody hears this");
+    const queuedForNobody = await ctx.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM telegram_outbox WHERE text = ?", "nobody hears this");
     expect(queuedForNobody?.n).toBe(0);
   });
 
@@ -408,9 +396,9 @@ describe("messages", () => {
     const ctx = server.context;
     const db = ctx.db;
     const now = Date.now();
-    const change = (traffic: number, type: "buy" | "prize_spend", vipExpireTime?: number) =>
-      tx(db, () =>
-        changeTraffic(db, {
+    const change = async (traffic: number, type: "buy" | "prize_spend", vipExpireTime?: number) =>
+      await tx(db, async () =>
+        await changeTraffic(db, {
           userId: user.id,
           type,
           desc: "test",
@@ -420,14 +408,12 @@ describe("messages", () => {
           timeZone: "Asia/Shanghai",
         }),
       );
-    change(10 * GB, "buy", now + 2 * DAY_MS);
-    change(-9.5 * GB, "prize_spend");
-    db.query(
-      `INSERT INTO agents (id, name, type, ip, ctrl_port, zz_port, port, public_port, server_type, ws_path, api_token,
+    await change(10 * GB, "buy", now + 2 * DAY_MS);
+    await change(-9.5 * GB, "prize_spend");
+    await db.run(`INSERT INTO agents (id, name, type, ip, ctrl_port, zz_port, port, public_port, server_type, ws_path, api_token,
          reality_private_key, reality_public_key, reality_short_id, hy2_obfs_password, ss_server_key, create_time, last_seen_time)
-       VALUES ('aaaaaaaaaaaaaaaaaaaaaaaa', '东京 1', 'v2ray', '203.0.113.9', 1, 2, 3, 4, 'ubuntu_x86', '/', 'tok-tg', '', '', '', '', '', 1, ?)`,
-    ).run(now - DAY_MS);
-    expect(scanAlerts(ctx, now)).toBeGreaterThanOrEqual(3);
+       VALUES ('aaaaaaaaaaaaaaaaaaaaaaaa', '东京 1', 'v2ray', '203.0.113.9', 1, 2, 3, 4, 'ubuntu_x86', '/', 'tok-tg', '', '', '', '', '', 1, ?)`, now - DAY_MS);
+    expect(await scanAlerts(ctx, now)).toBeGreaterThanOrEqual(3);
     const texts = await nextMessages(chat, before, 2);
     expect(texts.some((text) => text.includes("不到上次充值后 10.00 G 的 10%"))).toBe(true);
     expect(texts.some((text) => text.includes("时间套餐将于"))).toBe(true);
@@ -438,30 +424,26 @@ describe("messages", () => {
         .some((m) => m.text.includes("节点异常：东京 1")),
     );
     // The same states are not told again.
-    expect(scanAlerts(ctx, now + 1000)).toBe(0);
+    expect(await scanAlerts(ctx, now + 1000)).toBe(0);
     // Used up: told once more.
-    change(-0.5 * GB, "prize_spend");
-    expect(scanAlerts(ctx, now + 2000)).toBe(1);
+    await change(-0.5 * GB, "prize_spend");
+    expect(await scanAlerts(ctx, now + 2000)).toBe(1);
     expect((await nextMessages(chat, before, 3))[2]).toContain("永久流量已用完");
-    expect(scanAlerts(ctx, now + 3000)).toBe(0);
+    expect(await scanAlerts(ctx, now + 3000)).toBe(0);
     // A new top-up starts a new round.
-    change(20 * GB, "buy");
-    change(-19 * GB, "prize_spend");
-    expect(scanAlerts(ctx, now + 4000)).toBe(1);
+    await change(20 * GB, "buy");
+    await change(-19 * GB, "prize_spend");
+    expect(await scanAlerts(ctx, now + 4000)).toBe(1);
   });
 
   test("a chat that blocked the bot: the message is given up (403) and kept with the reason, not retried", async () => {
     const { user, chat } = await boundCustomer();
     fake.blocked.add(chat.id);
-    queueUserMessage(server.context, user.id, "你被拉黑了吗");
+    await queueUserMessage(server.context, user.id, "你被拉黑了吗");
     const row = await until(
       "the failed row",
-      () =>
-        server.context.db
-          .query<{ status: string; attempts: number; last_error: string }, [string]>(
-            "SELECT status, attempts, last_error FROM telegram_outbox WHERE text = ? AND status = 'failed'",
-          )
-          .get("你被拉黑了吗") ?? undefined,
+      async () =>
+        await server.context.db.get<{ status: string; attempts: number; last_error: string }>("SELECT status, attempts, last_error FROM telegram_outbox WHERE text = ? AND status = 'failed'", "你被拉黑了吗") ?? undefined,
     );
     expect(row).toEqual({
       status: "failed",
@@ -474,13 +456,9 @@ describe("messages", () => {
     const { user, chat } = await boundCustomer();
     const before = fake.messagesTo(chat.id).length;
     fake.floodNext(1);
-    queueUserMessage(server.context, user.id, "慢一点");
+    await queueUserMessage(server.context, user.id, "慢一点");
     expect(await nextMessages(chat, before)).toEqual(["慢一点"]);
-    const row = server.context.db
-      .query<{ attempts: number; status: string }, [string]>(
-        "SELECT attempts, status FROM telegram_outbox WHERE text = ?",
-      )
-      .get("慢一点");
+    const row = await server.context.db.get<{ attempts: number; status: string }>("SELECT attempts, status FROM telegram_outbox WHERE text = ?", "慢一点");
     expect(row).toEqual({ attempts: 2, status: "sent" });
   });
 });
@@ -493,17 +471,13 @@ describe("a failing or hanging Bot API", () => {
     try {
       const info = await customer.client.call("/api/user/userinfo");
       expect(info.code).toBe(0);
-      const combo = makeCombo(server, { name: "故障时购买", price: 9, traffic: 10 });
+      const combo = await makeCombo(server, { name: "故障时购买", price: 9, traffic: 10 });
       const order = await createOrder(customer.client, combo._id);
       await payWithSandbox(server, customer.client, order._id);
       const failed = await until(
         "a failed send attempt",
-        () =>
-          server.context.db
-            .query<{ last_error: string; status: string }, []>(
-              "SELECT last_error, status FROM telegram_outbox WHERE text LIKE '订单已支付：故障时购买%' AND last_error <> ''",
-            )
-            .get() ?? undefined,
+        async () =>
+          await server.context.db.get<{ last_error: string; status: string }>("SELECT last_error, status FROM telegram_outbox WHERE text LIKE '订单已支付：故障时购买%' AND last_error <> ''") ?? undefined,
       );
       expect(failed).toMatchObject({ status: "pending", last_error: "500: Internal Server Error" });
       expect(fake.messagesTo(customer.chat.id)).toHaveLength(before);
@@ -519,11 +493,11 @@ describe("a failing or hanging Bot API", () => {
     const before = fake.messagesTo(customer.chat.id).length;
     fake.mode = "hang";
     try {
-      queueUserMessage(server.context, customer.user.id, "卡住时排队的消息");
+      await queueUserMessage(server.context, customer.user.id, "卡住时排队的消息");
       await until("a request held by the hanging API", () => fake.held > 0);
       const info = await customer.client.call("/api/user/userinfo");
       expect(info.code).toBe(0);
-      const combo = makeCombo(server, { name: "卡住时购买", price: 5, traffic: 5 });
+      const combo = await makeCombo(server, { name: "卡住时购买", price: 5, traffic: 5 });
       const order = await createOrder(customer.client, combo._id);
       await payWithSandbox(server, customer.client, order._id);
       // These answers came while the bot was still waiting on the API.
@@ -534,11 +508,7 @@ describe("a failing or hanging Bot API", () => {
       await until("a second try after the timeout", () =>
         fake.calls.filter((call) => call.method === "sendMessage").length > sendsSoFar ? true : undefined,
       );
-      const waiting = server.context.db
-        .query<{ status: string; last_error: string }, [string]>(
-          "SELECT status, last_error FROM telegram_outbox WHERE text = ?",
-        )
-        .get("卡住时排队的消息");
+      const waiting = await server.context.db.get<{ status: string; last_error: string }>("SELECT status, last_error FROM telegram_outbox WHERE text = ?", "卡住时排队的消息");
       expect(waiting).toEqual({ status: "pending", last_error: "网络: 请求超时" });
     } finally {
       fake.mode = "normal";
@@ -565,23 +535,23 @@ describe("settings", () => {
   test("clearing the token stops the bot (messages wait); setting it again sends them without a restart", async () => {
     const { user, chat, client } = await boundCustomer();
     const before = fake.messagesTo(chat.id).length;
-    server.context.settings.update({ telegram_bot_token: "" });
+    await server.context.settings.update({ telegram_bot_token: "" });
     try {
       expect((await bindInfoOf(client)).enabled).toBe(false);
-      queueUserMessage(server.context, user.id, "令牌清空时排队");
+      await queueUserMessage(server.context, user.id, "令牌清空时排队");
       const sends = fake.calls.filter((call) => call.method === "sendMessage").length;
       // Ten sender rounds (20 ms each) in which a running sender would have sent it.
       await Bun.sleep(200);
       expect(fake.calls.filter((call) => call.method === "sendMessage").length).toBe(sends);
     } finally {
-      server.context.settings.update({ telegram_bot_token: FAKE_BOT_TOKEN });
+      await server.context.settings.update({ telegram_bot_token: FAKE_BOT_TOKEN });
     }
     expect(await nextMessages(chat, before)).toEqual(["令牌清空时排队"]);
   });
 
   test("webhook mode: setWebhook with a secret; updates posted with the secret are handled, others are 404", async () => {
     const chat = newChat();
-    server.context.settings.update({ telegram_webhook: true });
+    await server.context.settings.update({ telegram_webhook: true });
     try {
       const hook = await until("setWebhook", () => fake.webhook ?? undefined);
       const secrets = webhookSecrets(FAKE_BOT_TOKEN);
@@ -612,7 +582,7 @@ describe("settings", () => {
       expect(next).toContain("绑定账号");
       expect(fake.messagesTo(chat.id)).toHaveLength(before + 2);
     } finally {
-      server.context.settings.update({ telegram_webhook: false });
+      await server.context.settings.update({ telegram_webhook: false });
     }
     await until("deleteWebhook before polling again", () => fake.webhook === null);
   });

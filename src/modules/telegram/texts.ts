@@ -10,16 +10,16 @@ import type { UserRow } from "../user/row.ts";
  * The account's traffic as /traffic tells it: the time package today, permanent traffic and the
  * traffic that expires (trial vouchers' and packages bought with a duration: 限时流量).
  */
-export function trafficText(ctx: AppContext, user: UserRow, now = Date.now()): string {
-  const timeZone = ctx.settings.get("timezone");
-  const left = trafficLeft(ctx, user, now);
+export async function trafficText(ctx: AppContext, user: UserRow, now = Date.now()): Promise<string> {
+  const timeZone = await ctx.settings.get("timezone");
+  const left = await trafficLeft(ctx, user, now);
   const timePackage =
     user.vip_expire_time > now
       ? `时间套餐：今日剩余 ${formatTraffic(left.quota)}，有效期至 ${businessDateTime(user.vip_expire_time, timeZone)}`
       : user.vip_expire_time > 0
         ? `时间套餐：已于 ${businessDateTime(user.vip_expire_time, timeZone)} 到期`
         : "时间套餐：无";
-  const trial = trialBalance(ctx.db, user.id, now);
+  const trial = await trialBalance(ctx.db, user.id, now);
   const lines = [`账号：${user.email}`, timePackage];
   lines.push(`永久流量：剩余 ${formatTraffic(Math.max(0, left.permanent - trial.trialTraffic))}`);
   if (trial.trialTraffic > 0)

@@ -7,6 +7,6 @@ export const trafficAdminCalls = [
     path: "/api/admin/traffic_spend/traffic_records",
     access: "admin",
     input: allTrafficRecordsInput,
-    handle: (ctx, input) => listAllTrafficRecords(ctx.app, input),
+    handle: async (ctx, input) => await listAllTrafficRecords(ctx.app, input),
   }),
 ];

@@ -19,10 +19,10 @@ const PATH = "/api/admin/traffic_spend/traffic_records";
 beforeAll(async () => ({ server, admin } = await startWithAdmin()));
 afterAll(() => server?.close());
 
-function record(userId: string, type: TrafficRecordType, bytes: number, now: number) {
+async function record(userId: string, type: TrafficRecordType, bytes: number, now: number) {
   const db = server.context.db;
-  tx(db, () =>
-    changeTraffic(db, { userId, type, desc: type, traffic: bytes, now, timeZone: "Asia/Shanghai" }),
+  await tx(db, async () =>
+    await changeTraffic(db, { userId, type, desc: type, traffic: bytes, now, timeZone: "Asia/Shanghai" }),
   );
 }
 
@@ -46,10 +46,10 @@ describe("all traffic records", () => {
     const a = await loggedInClient(server);
     const b = await loggedInClient(server);
     const now = Date.now();
-    record(a.user.id, "buy", 10 * GB, now - 5 * DAY_MS); // outside 2 days and 4 days
-    record(a.user.id, "buy", 4 * GB, now - 2 * DAY_MS); // inside 4 days only
-    record(a.user.id, "coupon", 2 * GB, now - 60_000);
-    record(b.user.id, "buy", 3 * GB, now);
+    await record(a.user.id, "buy", 10 * GB, now - 5 * DAY_MS); // outside 2 days and 4 days
+    await record(a.user.id, "buy", 4 * GB, now - 2 * DAY_MS); // inside 4 days only
+    await record(a.user.id, "coupon", 2 * GB, now - 60_000);
+    await record(b.user.id, "buy", 3 * GB, now);
 
     const recent = await list({});
     expect(recent.truncated).toBe(false);

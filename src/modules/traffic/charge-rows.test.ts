@@ -37,9 +37,9 @@ let agentId = "";
 beforeAll(async () => {
   server = await startTestServer();
   const ctx = server.context;
-  chargeAtFaceValue(server, ZONE);
-  agentId = saveNode(server, { name: "东京 01", ip: "203.0.113.9" })._id;
-  saveLine(
+  await chargeAtFaceValue(server, ZONE);
+  agentId = (await saveNode(server, { name: "东京 01", ip: "203.0.113.9" }))._id;
+  await saveLine(
     ctx,
     lineInput.parse({ name: "TCP", agentID: agentId, protocol: "vmesh_tcp", bridge: "none", scale: 1 }),
   );
@@ -55,74 +55,68 @@ async function customer(traffic: number): Promise<UserRow> {
     now: NOON - 60_000,
     timeZone: ZONE,
   });
-  return findUserById(server.context, user.id) as UserRow;
+  return await findUserById(server.context, user.id) as UserRow;
 }
 
-function changeBalance(user: UserRow, type: "buy" | "push_spend", traffic: number, now: number) {
+async function changeBalance(user: UserRow, type: "buy" | "push_spend", traffic: number, now: number) {
   const ctx = server.context;
-  tx(ctx.db, () =>
-    changeTraffic(ctx.db, { userId: user.id, type, desc: "测试", traffic, now, timeZone: ZONE }),
+  await tx(ctx.db, async () =>
+    await changeTraffic(ctx.db, { userId: user.id, type, desc: "测试", traffic, now, timeZone: ZONE }),
   );
 }
 
 /** A push; first the node pulls its user list, unless `pull` is false (it still holds the last one). */
-function report(usage: Record<string, [number, number]>, now: number, pull = true) {
-  if (pull) pullUserListOf(server, agentId, now);
-  return applyPush(server, agentId, usage, now);
+async function report(usage: Record<string, [number, number]>, now: number, pull = true) {
+  if (pull) await pullUserListOf(server, agentId, now);
+  return await applyPush(server, agentId, usage, now);
 }
 
-const spendRecords = (user: UserRow) =>
-  server.context.db
-    .query(
-      "SELECT day, traffic_change, all_traffic, all_spend FROM traffic_records WHERE user_id = ? AND type = 'spend' ORDER BY day",
-    )
-    .all(user.id);
-const usageDays = (user: UserRow) =>
-  server.context.db
-    .query("SELECT day, download, permanent, overdraft FROM usage_days WHERE user_id = ? ORDER BY day")
-    .all(user.id);
-const ledgerSum = (user: UserRow) => trafficLedgerSum(server, user.id);
-const reload = (user: UserRow) => findUserById(server.context, user.id) as UserRow;
+const spendRecords = async (user: UserRow) =>
+  await server.context.db.all("SELECT day, traffic_change, all_traffic, all_spend FROM traffic_records WHERE user_id = ? AND type = 'spend' ORDER BY day", user.id);
+const usageDays = async (user: UserRow) =>
+  await server.context.db.all("SELECT day, download, permanent, overdraft FROM usage_days WHERE user_id = ? ORDER BY day", user.id);
+const ledgerSum = async (user: UserRow) => await trafficLedgerSum(server, user.id);
+const reload = async (user: UserRow) => await findUserById(server.context, user.id) as UserRow;
 
 test("one report charges users with and without rows of the day; the next day gets rows of its own", async () => {
   const regular = await customer(GB);
-  report({ [regular.node_uid]: [0, MB] }, NOON);
+  await report({ [regular.node_uid]: [0, MB] }, NOON);
   const newcomer = await customer(GB);
 
-  const result = report({ [regular.node_uid]: [0, 2 * MB], [newcomer.node_uid]: [0, 4 * MB] }, NOON + 1000);
+  const result = await report({ [regular.node_uid]: [0, 2 * MB], [newcomer.node_uid]: [0, 4 * MB] }, NOON + 1000);
   expect(result).toMatchObject({ users: 2, charged: 6 * MB });
-  expect(spendRecords(regular)).toEqual([
+  expect(await spendRecords(regular)).toEqual([
     { day: TODAY, traffic_change: -3 * MB, all_traffic: GB - 3 * MB, all_spend: 3 * MB },
   ]);
-  expect(spendRecords(newcomer)).toEqual([
+  expect(await spendRecords(newcomer)).toEqual([
     { day: TODAY, traffic_change: -4 * MB, all_traffic: GB - 4 * MB, all_spend: 4 * MB },
   ]);
 
-  report({ [regular.node_uid]: [0, 5 * MB] }, NEXT_NOON);
-  expect(spendRecords(regular)).toEqual([
+  await report({ [regular.node_uid]: [0, 5 * MB] }, NEXT_NOON);
+  expect(await spendRecords(regular)).toEqual([
     { day: TODAY, traffic_change: -3 * MB, all_traffic: GB - 3 * MB, all_spend: 3 * MB },
     { day: TOMORROW, traffic_change: -5 * MB, all_traffic: GB - 8 * MB, all_spend: 8 * MB },
   ]);
-  expect(usageDays(regular)).toEqual([
+  expect(await usageDays(regular)).toEqual([
     { day: TODAY, download: 3 * MB, permanent: 3 * MB, overdraft: 0 },
     { day: TOMORROW, download: 5 * MB, permanent: 5 * MB, overdraft: 0 },
   ]);
-  for (const user of [regular, newcomer]) expect(ledgerSum(user)).toBe(reload(user).traffic);
+  for (const user of [regular, newcomer]) expect(await ledgerSum(user)).toBe((await reload(user)).traffic);
 });
 
 test("a day that began in overdraft gets its spend record at the first report that pays", async () => {
   const giver = await customer(MB);
-  report({}, NOON - 1000); // the node pulls a list with the customer on it
-  changeBalance(giver, "push_spend", -MB, NOON - 500); // who gives all of it away before the push
-  report({ [giver.node_uid]: [0, 2 * MB] }, NOON, false);
-  expect(spendRecords(giver)).toEqual([]);
-  expect(usageDays(giver)).toEqual([{ day: TODAY, download: 2 * MB, permanent: 0, overdraft: 2 * MB }]);
+  await report({}, NOON - 1000); // the node pulls a list with the customer on it
+  await changeBalance(giver, "push_spend", -MB, NOON - 500); // who gives all of it away before the push
+  await report({ [giver.node_uid]: [0, 2 * MB] }, NOON, false);
+  expect(await spendRecords(giver)).toEqual([]);
+  expect(await usageDays(giver)).toEqual([{ day: TODAY, download: 2 * MB, permanent: 0, overdraft: 2 * MB }]);
 
-  changeBalance(giver, "buy", GB, NOON + 1000);
-  report({ [giver.node_uid]: [0, 3 * MB] }, NOON + 2000);
-  expect(spendRecords(giver)).toEqual([
+  await changeBalance(giver, "buy", GB, NOON + 1000);
+  await report({ [giver.node_uid]: [0, 3 * MB] }, NOON + 2000);
+  expect(await spendRecords(giver)).toEqual([
     { day: TODAY, traffic_change: -3 * MB, all_traffic: GB - 3 * MB, all_spend: 3 * MB },
   ]);
-  expect(usageDays(giver)).toEqual([{ day: TODAY, download: 5 * MB, permanent: 3 * MB, overdraft: 2 * MB }]);
-  expect(ledgerSum(giver)).toBe(reload(giver).traffic);
+  expect(await usageDays(giver)).toEqual([{ day: TODAY, download: 5 * MB, permanent: 3 * MB, overdraft: 2 * MB }]);
+  expect(await ledgerSum(giver)).toBe((await reload(giver)).traffic);
 });

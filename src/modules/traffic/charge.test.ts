@@ -194,18 +194,18 @@ describe("applyNodeReport", () => {
   const lines: Record<string, string> = {};
 
   /** A v2ray node with the CLI's default ports and no lines yet. */
-  const addNode = (name: string, ip: string) => saveNode(server, { name, ip });
+  const addNode = async (name: string, ip: string) => await saveNode(server, { name, ip });
 
   beforeAll(async () => {
     server = await startTestServer();
     const ctx = server.context;
-    chargeAtFaceValue(server, ZONE);
-    agentId = addNode("香港 01", "203.0.113.7")._id;
-    const line = (name: string, protocol: string, scale: number) =>
-      saveLine(ctx, lineInput.parse({ name, agentID: agentId, protocol, bridge: "none", scale }))._id;
-    lines.tcp = line("TCP", "vmesh_tcp", 2);
-    lines.ws = line("WS", "vmesh_ws", 1.5);
-    lines.wsPremium = line("WS 专线", "vmesh_ws", 3);
+    await chargeAtFaceValue(server, ZONE);
+    agentId = (await addNode("香港 01", "203.0.113.7"))._id;
+    const line = async (name: string, protocol: string, scale: number) =>
+      (await saveLine(ctx, lineInput.parse({ name, agentID: agentId, protocol, bridge: "none", scale })))._id;
+    lines.tcp = await line("TCP", "vmesh_tcp", 2);
+    lines.ws = await line("WS", "vmesh_ws", 1.5);
+    lines.wsPremium = await line("WS 专线", "vmesh_ws", 3);
   });
   afterAll(async () => {
     await server?.close();
@@ -226,36 +226,27 @@ describe("applyNodeReport", () => {
       now: NOON - 60_000,
       timeZone: ZONE,
     });
-    setUserColumns(ctx.db, user.id, fields);
-    return findUserById(ctx, user.id) as UserRow;
+    await setUserColumns(ctx.db, user.id, fields);
+    return await findUserById(ctx, user.id) as UserRow;
   }
 
-  const reload = (user: UserRow) => findUserById(server.context, user.id) as UserRow;
-  const heat = (lineId: string) =>
-    (server.context.db.query("SELECT hot FROM agent_lines WHERE id = ?").get(lineId) as { hot: number }).hot;
-  const spendRecords = (user: UserRow) =>
-    server.context.db
-      .query<
-        {
+  const reload = async (user: UserRow) => await findUserById(server.context, user.id) as UserRow;
+  const heat = async (lineId: string) =>
+    (await server.context.db.get("SELECT hot FROM agent_lines WHERE id = ?", lineId) as { hot: number }).hot;
+  const spendRecords = async (user: UserRow) =>
+    await server.context.db.all<{
           traffic_change: number;
           exemption_traffic: number;
           all_traffic: number;
           all_spend: number;
           day: string;
-        },
-        [string]
-      >(
-        "SELECT traffic_change, exemption_traffic, all_traffic, all_spend, day FROM traffic_records WHERE user_id = ? AND type = 'spend'",
-      )
-      .all(user.id);
-  const usageDay = (user: UserRow) =>
-    server.context.db
-      .query("SELECT upload, download, quota, permanent, overdraft FROM usage_days WHERE user_id = ?")
-      .get(user.id);
-  const ledgerSum = (user: UserRow) => trafficLedgerSum(server, user.id);
+        }>("SELECT traffic_change, exemption_traffic, all_traffic, all_spend, day FROM traffic_records WHERE user_id = ? AND type = 'spend'", user.id);
+  const usageDay = async (user: UserRow) =>
+    await server.context.db.get("SELECT upload, download, quota, permanent, overdraft FROM usage_days WHERE user_id = ?", user.id);
+  const ledgerSum = async (user: UserRow) => await trafficLedgerSum(server, user.id);
 
   /** The node pulls its user list, as it does every pull interval (it holds the list from then on). */
-  const pullUserList = (now = Date.now()) => pullUserListOf(server, agentId, now);
+  const pullUserList = async (now = Date.now()) => await pullUserListOf(server, agentId, now);
 
   function usageOf(body: Record<string, [number, number]>) {
     const checked = checkPush(JSON.stringify(body));
@@ -264,12 +255,12 @@ describe("applyNodeReport", () => {
   }
 
   /** A push after the node pulled its list: the report's users are the node's unless a test says otherwise. */
-  function report(
+  async function report(
     usage: Record<string, [number, number]>,
     fields: { inbound?: string | null; reportId?: string | null; now?: number; pull?: boolean } = {},
   ) {
-    if (fields.pull !== false) pullUserList();
-    return applyNodeReport(server.context, {
+    if (fields.pull !== false) await pullUserList();
+    return await applyNodeReport(server.context, {
       agentId,
       reportId: fields.reportId === undefined ? newId() : fields.reportId,
       inbound: fields.inbound === undefined ? "vmesh_tcp" : fields.inbound,
@@ -280,14 +271,14 @@ describe("applyNodeReport", () => {
 
   test("charges permanent traffic at line × user scale and writes ledger, usage and heat", async () => {
     const user = await customer({ traffic: 10 * GB, scale: 1.5 });
-    const heatBefore = heat(lines.tcp as string);
-    const result = report({ [user.node_uid]: [1000, 100 * MB] });
+    const heatBefore = await heat(lines.tcp as string);
+    const result = await report({ [user.node_uid]: [1000, 100 * MB] });
     const charge = Math.round((1000 + 100 * MB) * 2 * 1.5);
     expect(result).toEqual({ duplicate: false, users: 1, charged: charge, anomalies: 0 });
-    const after = reload(user);
+    const after = await reload(user);
     expect(after.traffic).toBe(10 * GB - charge);
     expect(after.spend_traffic).toBe(charge);
-    expect(spendRecords(user)).toEqual([
+    expect(await spendRecords(user)).toEqual([
       {
         traffic_change: -charge,
         exemption_traffic: 0,
@@ -296,80 +287,80 @@ describe("applyNodeReport", () => {
         day: TODAY,
       },
     ]);
-    expect(usageDay(user)).toEqual({
+    expect(await usageDay(user)).toEqual({
       upload: 1000,
       download: 100 * MB,
       quota: 0,
       permanent: charge,
       overdraft: 0,
     });
-    expect(heat(lines.tcp as string)).toBe(heatBefore + 1000 + 100 * MB);
-    expect(ledgerSum(after)).toBe(after.traffic);
+    expect(await heat(lines.tcp as string)).toBe(heatBefore + 1000 + 100 * MB);
+    expect(await ledgerSum(after)).toBe(after.traffic);
   });
 
   test("the global scales apply: downloads by traffic_spend_scale, uploads by upload_traffic_spend_scale", async () => {
     const ctx = server.context;
-    ctx.settings.update({ traffic_spend_scale: 1.2, upload_traffic_spend_scale: 0.5 });
+    await ctx.settings.update({ traffic_spend_scale: 1.2, upload_traffic_spend_scale: 0.5 });
     try {
       const user = await customer({ traffic: 10 * GB });
-      report({ [user.node_uid]: [10 * MB, 100 * MB] });
-      expect(reload(user).spend_traffic).toBe(Math.round((10 * MB * 0.5 + 100 * MB * 1.2) * 2));
+      await report({ [user.node_uid]: [10 * MB, 100 * MB] });
+      expect((await reload(user)).spend_traffic).toBe(Math.round((10 * MB * 0.5 + 100 * MB * 1.2) * 2));
     } finally {
-      ctx.settings.update({ traffic_spend_scale: 1, upload_traffic_spend_scale: 1 });
+      await ctx.settings.update({ traffic_spend_scale: 1, upload_traffic_spend_scale: 1 });
     }
   });
 
   test("minestTrafficSpend (MB) is the least a report charges a user who moved anything", async () => {
     const ctx = server.context;
-    ctx.settings.update({ minestTrafficSpend: 1 });
+    await ctx.settings.update({ minestTrafficSpend: 1 });
     try {
       const user = await customer({ traffic: 10 * GB });
-      report({ [user.node_uid]: [10, 20] });
-      expect(reload(user).spend_traffic).toBe(MB);
+      await report({ [user.node_uid]: [10, 20] });
+      expect((await reload(user)).spend_traffic).toBe(MB);
     } finally {
-      ctx.settings.update({ minestTrafficSpend: 0 });
+      await ctx.settings.update({ minestTrafficSpend: 0 });
     }
   });
 
   test("an inbound shared by lines of different scales charges the lowest; heat goes to each of them", async () => {
     const user = await customer({ traffic: 10 * GB });
-    const wsHeat = heat(lines.ws as string);
-    const premiumHeat = heat(lines.wsPremium as string);
-    const tcpHeat = heat(lines.tcp as string);
-    report({ [user.node_uid]: [0, 10 * MB] }, { inbound: "vmesh_ws" });
-    expect(reload(user).spend_traffic).toBe(15 * MB);
-    expect(heat(lines.ws as string)).toBe(wsHeat + 10 * MB);
-    expect(heat(lines.wsPremium as string)).toBe(premiumHeat + 10 * MB);
-    expect(heat(lines.tcp as string)).toBe(tcpHeat);
+    const wsHeat = await heat(lines.ws as string);
+    const premiumHeat = await heat(lines.wsPremium as string);
+    const tcpHeat = await heat(lines.tcp as string);
+    await report({ [user.node_uid]: [0, 10 * MB] }, { inbound: "vmesh_ws" });
+    expect((await reload(user)).spend_traffic).toBe(15 * MB);
+    expect(await heat(lines.ws as string)).toBe(wsHeat + 10 * MB);
+    expect(await heat(lines.wsPremium as string)).toBe(premiumHeat + 10 * MB);
+    expect(await heat(lines.tcp as string)).toBe(tcpHeat);
   });
 
   test("a report without an inbound charges at the node's lowest line scale", async () => {
     const user = await customer({ traffic: 10 * GB });
-    report({ [user.node_uid]: [0, 10 * MB] }, { inbound: null });
-    expect(reload(user).spend_traffic).toBe(15 * MB);
+    await report({ [user.node_uid]: [0, 10 * MB] }, { inbound: null });
+    expect((await reload(user)).spend_traffic).toBe(15 * MB);
   });
 
   test("a resent report id changes nothing", async () => {
     const user = await customer({ traffic: 10 * GB });
     const reportId = newId();
-    expect(report({ [user.node_uid]: [0, MB] }, { reportId }).duplicate).toBe(false);
-    const once = reload(user);
-    expect(report({ [user.node_uid]: [0, MB] }, { reportId })).toEqual({
+    expect((await report({ [user.node_uid]: [0, MB] }, { reportId })).duplicate).toBe(false);
+    const once = await reload(user);
+    expect(await report({ [user.node_uid]: [0, MB] }, { reportId })).toEqual({
       duplicate: true,
       users: 0,
       charged: 0,
       anomalies: 0,
     });
-    expect(reload(user)).toEqual(once);
-    expect(spendRecords(user)).toHaveLength(1);
+    expect(await reload(user)).toEqual(once);
+    expect(await spendRecords(user)).toHaveLength(1);
   });
 
   test("reports of one day update that day's single spend record; the ledger still sums to the balance", async () => {
     const user = await customer({ traffic: 10 * GB });
-    report({ [user.node_uid]: [0, MB] });
-    report({ [user.node_uid]: [0, 2 * MB] });
-    const after = reload(user);
-    expect(spendRecords(user)).toEqual([
+    await report({ [user.node_uid]: [0, MB] });
+    await report({ [user.node_uid]: [0, 2 * MB] });
+    const after = await reload(user);
+    expect(await spendRecords(user)).toEqual([
       {
         traffic_change: -6 * MB,
         exemption_traffic: 0,
@@ -378,8 +369,8 @@ describe("applyNodeReport", () => {
         day: TODAY,
       },
     ]);
-    expect(ledgerSum(after)).toBe(after.traffic);
-    expect(usageDay(user)).toMatchObject({ download: 3 * MB, permanent: 6 * MB });
+    expect(await ledgerSum(after)).toBe(after.traffic);
+    expect(await usageDay(user)).toMatchObject({ download: 3 * MB, permanent: 6 * MB });
   });
 
   test("time-package traffic is exempt up to today's quota, then permanent traffic pays", async () => {
@@ -388,14 +379,14 @@ describe("applyNodeReport", () => {
       vip_expire_time: NOON + 86_400_000,
       daily_limit: 100 * MB,
     });
-    report({ [user.node_uid]: [0, 30 * MB] }); // 60 MB of quota
-    report({ [user.node_uid]: [0, 30 * MB] }); // 40 MB of quota, 20 MB permanent
-    const after = reload(user);
+    await report({ [user.node_uid]: [0, 30 * MB] }); // 60 MB of quota
+    await report({ [user.node_uid]: [0, 30 * MB] }); // 40 MB of quota, 20 MB permanent
+    const after = await reload(user);
     expect(after.daily_usage).toBe(100 * MB);
     expect(after.daily_usage_day).toBe(TODAY);
     expect(after.traffic).toBe(10 * GB - 20 * MB);
     expect(after.spend_traffic).toBe(120 * MB);
-    expect(spendRecords(user)).toEqual([
+    expect(await spendRecords(user)).toEqual([
       {
         traffic_change: -20 * MB,
         exemption_traffic: 100 * MB,
@@ -404,43 +395,43 @@ describe("applyNodeReport", () => {
         day: TODAY,
       },
     ]);
-    expect(usageDay(user)).toMatchObject({ quota: 100 * MB, permanent: 20 * MB });
+    expect(await usageDay(user)).toMatchObject({ quota: 100 * MB, permanent: 20 * MB });
   });
 
   test("a time package expiring between two reports: the later one pays from permanent traffic", async () => {
     const user = await customer({ traffic: GB, vip_expire_time: NOON + 1000, daily_limit: 10 * GB });
-    report({ [user.node_uid]: [0, MB] }, { now: NOON + 999 });
-    report({ [user.node_uid]: [0, MB] }, { now: NOON + 1000 });
-    const after = reload(user);
+    await report({ [user.node_uid]: [0, MB] }, { now: NOON + 999 });
+    await report({ [user.node_uid]: [0, MB] }, { now: NOON + 1000 });
+    const after = await reload(user);
     expect(after.daily_usage).toBe(2 * MB);
     expect(after.traffic).toBe(GB - 2 * MB);
   });
 
   test("a user with nothing left is charged what is left and the rest is recorded as overdraft", async () => {
     const user = await customer({ traffic: MB });
-    report({ [user.node_uid]: [0, 3 * MB] });
-    const after = reload(user);
+    await report({ [user.node_uid]: [0, 3 * MB] });
+    const after = await reload(user);
     expect(after.traffic).toBe(0);
     expect(after.spend_traffic).toBe(MB);
-    expect(usageDay(user)).toMatchObject({ permanent: MB, overdraft: 5 * MB });
+    expect(await usageDay(user)).toMatchObject({ permanent: MB, overdraft: 5 * MB });
   });
 
   test("users the node was not given are not charged but kept as anomalies; its own users are charged", async () => {
     const user = await customer({ traffic: GB });
     const disabled = await customer({ traffic: GB });
-    server.context.db.query("UPDATE users SET disabled = 1 WHERE id = ?").run(disabled.id);
-    const result = report({
+    await server.context.db.run("UPDATE users SET disabled = 1 WHERE id = ?", disabled.id);
+    const result = await report({
       [user.node_uid]: [0, MB],
       [disabled.node_uid]: [0, MB],
       99999999: [3, 4],
       7: [0, 0],
     });
     expect(result).toEqual({ duplicate: false, users: 1, charged: 2 * MB, anomalies: 2 });
-    expect(reload(user).traffic).toBe(GB - 2 * MB);
-    expect(reload(disabled)).toMatchObject({ traffic: GB, spend_traffic: 0 });
-    expect(spendRecords(disabled)).toEqual([]);
-    expect(usageDay(disabled)).toBeNull();
-    const anomalies = listAnomalies(server.context, agentId, NOON);
+    expect((await reload(user)).traffic).toBe(GB - 2 * MB);
+    expect(await reload(disabled)).toMatchObject({ traffic: GB, spend_traffic: 0 });
+    expect(await spendRecords(disabled)).toEqual([]);
+    expect(await usageDay(disabled)).toBeNull();
+    const anomalies = await listAnomalies(server.context, agentId, NOON);
     expect(anomalies.filter((row) => [disabled.node_uid, 99999999].includes(row.userNo))).toEqual([
       {
         day: TODAY,
@@ -470,27 +461,27 @@ describe("applyNodeReport", () => {
   test("a user taken off the node's list is charged for the grace after that pull, then not", async () => {
     const user = await customer({ traffic: GB });
     const pulledAt = Date.now();
-    pullUserList(pulledAt);
-    server.context.db.query("UPDATE users SET disabled = 1 WHERE id = ?").run(user.id);
-    pullUserList(pulledAt); // the node is given a list without the user
-    const grace = admissionGraceMs(server.context);
+    await pullUserList(pulledAt);
+    await server.context.db.run("UPDATE users SET disabled = 1 WHERE id = ?", user.id);
+    await pullUserList(pulledAt); // the node is given a list without the user
+    const grace = await admissionGraceMs(server.context);
     expect(grace).toBe(2 * (60 + 60) * 1000); // 2 × (push + pull interval), the settings' defaults
     const late = { pull: false, now: pulledAt + grace };
-    expect(report({ [user.node_uid]: [0, MB] }, late)).toMatchObject({ users: 1, charged: 2 * MB });
+    expect(await report({ [user.node_uid]: [0, MB] }, late)).toMatchObject({ users: 1, charged: 2 * MB });
     const after = { pull: false, now: pulledAt + grace + 1 };
-    expect(report({ [user.node_uid]: [0, MB] }, after)).toMatchObject({ users: 0, charged: 0, anomalies: 1 });
-    expect(reload(user).traffic).toBe(GB - 2 * MB);
+    expect(await report({ [user.node_uid]: [0, MB] }, after)).toMatchObject({ users: 0, charged: 0, anomalies: 1 });
+    expect((await reload(user)).traffic).toBe(GB - 2 * MB);
   });
 
   test("a node that never pulled a user list charges nobody", async () => {
     const ctx = server.context;
     const user = await customer({ traffic: GB });
-    const silent = addNode("从未拉取", "203.0.113.8");
-    saveLine(
+    const silent = await addNode("从未拉取", "203.0.113.8");
+    await saveLine(
       ctx,
       lineInput.parse({ name: "TCP", agentID: silent._id, protocol: "vmesh_tcp", bridge: "none" }),
     );
-    const result = applyNodeReport(ctx, {
+    const result = await applyNodeReport(ctx, {
       agentId: silent._id,
       reportId: newId(),
       inbound: "vmesh_tcp",
@@ -498,31 +489,31 @@ describe("applyNodeReport", () => {
       now: NOON,
     });
     expect(result).toMatchObject({ users: 0, charged: 0, anomalies: 1 });
-    expect(reload(user)).toEqual(user);
+    expect(await reload(user)).toEqual(user);
   });
 
   test("a node running when the panel was upgraded charges as before until its first pull, at most 15 minutes", async () => {
     const ctx = server.context;
     const user = await customer({ traffic: GB });
-    const upgraded = addNode("升级前的节点", "203.0.113.9");
+    const upgraded = await addNode("升级前的节点", "203.0.113.9");
     // What migration 006 gives every node that existed before it.
     const windowEnd = NOON + 15 * 60_000;
-    ctx.db.query("UPDATE agents SET admit_all_until = ? WHERE id = ?").run(windowEnd, upgraded._id);
-    const push = (now: number) =>
-      applyNodeReport(ctx, {
+    await ctx.db.run("UPDATE agents SET admit_all_until = ? WHERE id = ?", windowEnd, upgraded._id);
+    const push = async (now: number) =>
+      await applyNodeReport(ctx, {
         agentId: upgraded._id,
         reportId: newId(),
         inbound: null,
         usage: usageOf({ [user.node_uid]: [0, MB] }),
         now,
       });
-    expect(push(NOON)).toMatchObject({ users: 1, charged: MB, anomalies: 0 });
-    expect(push(windowEnd)).toMatchObject({ users: 0, charged: 0, anomalies: 1 });
+    expect(await push(NOON)).toMatchObject({ users: 1, charged: MB, anomalies: 0 });
+    expect(await push(windowEnd)).toMatchObject({ users: 0, charged: 0, anomalies: 1 });
     // Its first pull (no line serves the user) ends the window at once.
-    ctx.db.query("UPDATE agents SET admit_all_until = ? WHERE id = ?").run(windowEnd, upgraded._id);
-    servedUserList(ctx, findAgentRow(ctx, upgraded._id) as AgentRow, NOON);
-    expect(push(NOON + 1)).toMatchObject({ users: 0, charged: 0, anomalies: 1 });
-    expect(reload(user).traffic).toBe(GB - MB);
+    await ctx.db.run("UPDATE agents SET admit_all_until = ? WHERE id = ?", windowEnd, upgraded._id);
+    await servedUserList(ctx, await findAgentRow(ctx, upgraded._id) as AgentRow, NOON);
+    expect(await push(NOON + 1)).toMatchObject({ users: 0, charged: 0, anomalies: 1 });
+    expect((await reload(user)).traffic).toBe(GB - MB);
   });
 
   test("anomalies are bounded: past 1 000 users a day they sum into one row; after 30 days they go", async () => {
@@ -531,15 +522,8 @@ describe("applyNodeReport", () => {
       Array.from({ length: 1003 }, (_, i) => [String(900_000_000 + i), [1, 2] as [number, number]]),
     );
     const day = NOON + 3 * 86_400_000;
-    report(strays, { now: day, pull: false });
-    const rows = ctx.db
-      .query<
-        { user_no: number; reason: string; upload: number; download: number; reports: number },
-        [string, string]
-      >(
-        "SELECT user_no, reason, upload, download, reports FROM node_anomalies WHERE agent_id = ? AND day = ?",
-      )
-      .all(agentId, businessDay(day, ZONE));
+    await report(strays, { now: day, pull: false });
+    const rows = await ctx.db.all<{ user_no: number; reason: string; upload: number; download: number; reports: number }>("SELECT user_no, reason, upload, download, reports FROM node_anomalies WHERE agent_id = ? AND day = ?", agentId, businessDay(day, ZONE));
     expect(rows).toHaveLength(1001);
     expect(rows.find((row) => row.user_no === 0)).toEqual({
       user_no: 0,
@@ -550,30 +534,22 @@ describe("applyNodeReport", () => {
     });
     // Past the 30 days of every anomaly in this file, those at the wall clock's time included.
     const later = Math.max(day, Date.now()) + 31 * 86_400_000;
-    report({ 123456789: [0, 1] }, { now: later, pull: false });
-    const kept = ctx.db.query("SELECT DISTINCT day FROM node_anomalies WHERE agent_id = ?").all(agentId);
+    await report({ 123456789: [0, 1] }, { now: later, pull: false });
+    const kept = await ctx.db.all("SELECT DISTINCT day FROM node_anomalies WHERE agent_id = ?", agentId);
     expect(kept).toEqual([{ day: businessDay(later, ZONE) }]);
   });
 
   test("sums saturate at 2^53 − 1: heat and usage stay integers however many bound-sized reports arrive", async () => {
     const ctx = server.context;
     const user = await customer({ traffic: GB });
-    report({ [user.node_uid]: [0, 1] });
-    ctx.db
-      .query("UPDATE agent_lines SET hot = ? WHERE id = ?")
-      .run(Number.MAX_SAFE_INTEGER - 5, lines.tcp as string);
-    ctx.db
-      .query("UPDATE usage_days SET download = ?, overdraft = ? WHERE user_id = ?")
-      .run(Number.MAX_SAFE_INTEGER - 5, Number.MAX_SAFE_INTEGER - 5, user.id);
-    report({ [user.node_uid]: [0, REPORT_MAX_BYTES] });
-    report({ [user.node_uid]: [0, REPORT_MAX_BYTES] });
-    const types = ctx.db
-      .query(
-        `SELECT typeof(l.hot) AS hot, l.hot AS heat, typeof(d.download) AS download, typeof(d.overdraft) AS overdraft,
+    await report({ [user.node_uid]: [0, 1] });
+    await ctx.db.run("UPDATE agent_lines SET hot = ? WHERE id = ?", Number.MAX_SAFE_INTEGER - 5, lines.tcp as string);
+    await ctx.db.run("UPDATE usage_days SET download = ?, overdraft = ? WHERE user_id = ?", Number.MAX_SAFE_INTEGER - 5, Number.MAX_SAFE_INTEGER - 5, user.id);
+    await report({ [user.node_uid]: [0, REPORT_MAX_BYTES] });
+    await report({ [user.node_uid]: [0, REPORT_MAX_BYTES] });
+    const types = await ctx.db.get(`SELECT typeof(l.hot) AS hot, l.hot AS heat, typeof(d.download) AS download, typeof(d.overdraft) AS overdraft,
            d.overdraft AS overdraftValue
-         FROM agent_lines l, usage_days d WHERE l.id = ? AND d.user_id = ?`,
-      )
-      .get(lines.tcp as string, user.id);
+         FROM agent_lines l, usage_days d WHERE l.id = ? AND d.user_id = ?`, lines.tcp as string, user.id);
     expect(types).toEqual({
       hot: "integer",
       heat: Number.MAX_SAFE_INTEGER,
@@ -593,10 +569,8 @@ describe("applyNodeReport", () => {
 
   test("the node's last push and online user count are recorded", async () => {
     const user = await customer({ traffic: GB });
-    report({ [user.node_uid]: [0, 1] }, { now: NOON + 5 });
-    const row = server.context.db
-      .query("SELECT last_push_time, last_seen_time, online_users FROM agents WHERE id = ?")
-      .get(agentId);
+    await report({ [user.node_uid]: [0, 1] }, { now: NOON + 5 });
+    const row = await server.context.db.get("SELECT last_push_time, last_seen_time, online_users FROM agents WHERE id = ?", agentId);
     expect(row).toEqual({ last_push_time: NOON + 5, last_seen_time: NOON + 5, online_users: 1 });
   });
 });

@@ -123,18 +123,14 @@ export interface ReportResult {
 const REPORT_ID_DAYS = 30;
 
 /** The node's lines served by the inbound (all the node's lines when it is null or unknown). */
-function inboundLines(ctx: AppContext, agentId: string, inbound: string | null) {
-  const lines = ctx.db
-    .query<{ id: string; protocol: LineProtocol; scale: number }, [string]>(
-      "SELECT id, protocol, scale FROM agent_lines WHERE agent_id = ?",
-    )
-    .all(agentId);
+async function inboundLines(ctx: AppContext, agentId: string, inbound: string | null) {
+  const lines = await ctx.db.all<{ id: string; protocol: LineProtocol; scale: number }>("SELECT id, protocol, scale FROM agent_lines WHERE agent_id = ?", agentId);
   const served = lines.filter((line) => INBOUND_TAG[line.protocol] === inbound);
   return served.length > 0 ? served : lines;
 }
 
-function reportScales(ctx: AppContext, lineScales: number[]): ChargeScales {
-  const settings = ctx.settings.all();
+async function reportScales(ctx: AppContext, lineScales: number[]): Promise<ChargeScales> {
+  const settings = await ctx.settings.all();
   return {
     line: lineScales.length > 0 ? Math.min(...lineScales) : 1,
     // noGlobalTrafficScaleLimit: the user's own scale (with the line's) is the whole multiplier.
@@ -158,36 +154,27 @@ type UserBalance = ChargedUser &
   };
 
 /** Applies a node report in one transaction; a repeated report id changes nothing. */
-export function applyNodeReport(ctx: AppContext, report: NodeReport): ReportResult {
+export async function applyNodeReport(ctx: AppContext, report: NodeReport): Promise<ReportResult> {
   const { now, agentId } = report;
-  const timeZone = ctx.settings.get("timezone");
+  const timeZone = await ctx.settings.get("timezone");
   const day = businessDay(now, timeZone);
-  const lines = inboundLines(ctx, agentId, report.inbound);
-  const scales = reportScales(
+  const lines = await inboundLines(ctx, agentId, report.inbound);
+  const scales = await reportScales(
     ctx,
     lines.map((line) => line.scale),
   );
   const moved = [...report.usage].filter(([, [upload, download]]) => upload + download > 0);
   const db = ctx.db;
-  const outcome = tx(db, (): ReportResult => {
+  const outcome = await tx(db, async (): Promise<ReportResult> => {
     if (report.reportId !== null) {
-      const fresh = db
-        .query(
-          "INSERT INTO node_reports (agent_id, report_id, users, create_time) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-        )
-        .run(agentId, report.reportId, moved.length, now).changes;
+      const fresh = (await db.run("INSERT INTO node_reports (agent_id, report_id, users, create_time) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING", agentId, report.reportId, moved.length, now)).changes;
       if (!fresh) return { duplicate: true, users: 0, charged: 0, anomalies: 0 };
-      db.query("DELETE FROM node_reports WHERE agent_id = ? AND create_time < ?").run(
-        agentId,
-        now - REPORT_ID_DAYS * DAY_MS,
-      );
+      await db.run("DELETE FROM node_reports WHERE agent_id = ? AND create_time < ?", agentId, now - REPORT_ID_DAYS * DAY_MS);
     }
     // Trial traffic due by now must not pay for this report: it goes first, with its own record.
-    expireDueTrials(ctx, now);
+    await expireDueTrials(ctx, now);
     // Only users the node was given are charged; the rest are kept as anomalies.
-    const users = db
-      .query<UserBalance, [string, string, number, number, string]>(
-        `SELECT b.rowid AS rid, u.id, u.node_uid, u.scale, b.traffic, b.spend_traffic, u.vip_expire_time,
+    const users = await db.all<UserBalance>(`SELECT b.rowid AS rid, u.id, u.node_uid, u.scale, b.traffic, b.spend_traffic, u.vip_expire_time,
            u.daily_limit, u.special_daily_unlimit_traffic, u.daily_unlimit_traffic, b.daily_usage, b.daily_usage_day,
            (SELECT COALESCE(SUM(remaining), 0) FROM trial_grants g WHERE g.user_id = u.id AND g.remaining > 0) AS trial,
            s.id AS spend_id, d.rowid AS usage_rid
@@ -195,20 +182,13 @@ export function applyNodeReport(ctx: AppContext, report: NodeReport): ReportResu
          JOIN balances b ON b.user_id = u.id
          LEFT JOIN traffic_records s ON s.user_id = u.id AND s.day = ?5 AND s.type = 'spend'
          LEFT JOIN usage_days d ON d.day = ?5 AND d.user_id = u.id
-         WHERE u.node_uid IN (SELECT value FROM json_each(?1)) AND ${admittedSql("u.node_uid", "?2", "?3", "?4")}`,
-      )
-      .all(JSON.stringify(moved.map(([userNo]) => userNo)), agentId, admittedSince(ctx, now), now, day);
+         WHERE u.node_uid IN (SELECT value FROM json_each(?1)) AND ${admittedSql("u.node_uid", "?2", "?3", "?4")}`, JSON.stringify(moved.map(([userNo]) => userNo)), agentId, await admittedSince(ctx, now), now, day);
     const charged = new Set(users.map((user) => user.node_uid));
     const strays = moved
       .filter(([userNo]) => !charged.has(userNo))
       .map(([userNo, [upload, download]]) => ({ userNo, upload, download }));
-    recordAnomalies(db, agentId, strays, now, timeZone);
-    db.query("UPDATE agents SET last_push_time = ?, last_seen_time = ?, online_users = ? WHERE id = ?").run(
-      now,
-      now,
-      users.length,
-      agentId,
-    );
+    await recordAnomalies(db, agentId, strays, now, timeZone);
+    await db.run("UPDATE agents SET last_push_time = ?, last_seen_time = ?, online_users = ? WHERE id = ?", now, now, users.length, agentId);
     const result = { duplicate: false, users: users.length, charged: 0, anomalies: strays.length };
     let carried = 0;
     const charges = users.map((user): UserCharge => {
@@ -218,11 +198,9 @@ export function applyNodeReport(ctx: AppContext, report: NodeReport): ReportResu
       result.charged += charge;
       return { user, upload, download, split: splitCharge(user, charge, now, day, user.trial) };
     });
-    writeCharges(ctx, charges, day, now);
+    await writeCharges(ctx, charges, day, now);
     if (users.length > 0 && lines.length > 0) {
-      db.query(
-        `UPDATE agent_lines SET hot = ${leastSql("hot + ?", "?")} WHERE id IN (SELECT value FROM json_each(?))`,
-      ).run(carried, SATURATED, JSON.stringify(lines.map((line) => line.id)));
+      await db.run(`UPDATE agent_lines SET hot = ${leastSql(db, "hot + ?", "?")} WHERE id IN (SELECT value FROM json_each(?))`, carried, SATURATED, JSON.stringify(lines.map((line) => line.id)));
     }
     return result;
   });
@@ -248,11 +226,9 @@ interface UserCharge {
  * day's first report inserts. Each table is written in one pass rather than user by user, so its
  * pages are touched together.
  */
-function writeCharges(ctx: AppContext, charges: UserCharge[], day: string, now: number) {
+async function writeCharges(ctx: AppContext, charges: UserCharge[], day: string, now: number) {
   const db = ctx.db;
-  const balances = db.query(
-    "UPDATE balances SET traffic = ?, spend_traffic = ?, daily_usage = ?, daily_usage_day = ? WHERE rowid = ?",
-  );
+  const balances = "UPDATE balances SET traffic = ?, spend_traffic = ?, daily_usage = ?, daily_usage_day = ? WHERE rowid = ?";
   const paid = charges.filter(({ split }) => split.fromQuota + split.fromTrial + split.fromPermanent > 0);
   const after = (user: UserBalance, split: ChargeSplit) => {
     const fromTraffic = split.fromTrial + split.fromPermanent;
@@ -264,77 +240,67 @@ function writeCharges(ctx: AppContext, charges: UserCharge[], day: string, now: 
   };
   for (const { user, split } of paid) {
     const { traffic, spend } = after(user, split);
-    balances.run(traffic, spend, split.dailyUsage, day, user.rid);
+    await db.run(balances, traffic, spend, split.dailyUsage, day, user.rid);
   }
   const spendTrial = trialSpender(ctx);
-  for (const { user, split } of paid) if (split.fromTrial > 0) spendTrial(user.id, split.fromTrial);
+  for (const { user, split } of paid) if (split.fromTrial > 0) await spendTrial(user.id, split.fromTrial);
   const ledger = spendRecordWriter(db, day, now);
   for (const { user, split } of paid) {
     const { fromTraffic, traffic, spend } = after(user, split);
-    ledger(user, -fromTraffic, split.fromQuota, traffic, spend);
+    await ledger(user, -fromTraffic, split.fromQuota, traffic, spend);
   }
   const usage = usageWriter(db, day);
   for (const { user, upload, download, split } of charges) {
-    usage(user, [upload, download, split.fromQuota, split.fromTrial + split.fromPermanent, split.overdraft]);
+    await usage(user, [upload, download, split.fromQuota, split.fromTrial + split.fromPermanent, split.overdraft]);
   }
 }
 
 /** The day's spend record: updated by id when the SELECT found it, else inserted (or joined on conflict). */
 function spendRecordWriter(db: Db, day: string, now: number) {
-  const insert = db.query(
-    `INSERT INTO traffic_records (user_id, type, desc, traffic_change, exemption_traffic, all_traffic, all_spend, day, update_time)
+  const insert = `INSERT INTO traffic_records (user_id, type, desc, traffic_change, exemption_traffic, all_traffic, all_spend, day, update_time)
      VALUES (?1, 'spend', '节点流量', ?2, ?3, ?4, ?5, ?6, ?7)
      ON CONFLICT (user_id, day) WHERE type = 'spend' DO UPDATE SET
        traffic_change = traffic_change + ?2, exemption_traffic = exemption_traffic + ?3,
-       all_traffic = ?4, all_spend = ?5, update_time = ?7`,
-  );
-  const update = db.query(
-    `UPDATE traffic_records SET traffic_change = traffic_change + ?2, exemption_traffic = exemption_traffic + ?3,
-       all_traffic = ?4, all_spend = ?5, update_time = ?6 WHERE id = ?1`,
-  );
-  return (user: UserBalance, change: number, exemption: number, traffic: number, spend: number) => {
-    if (user.spend_id === null) insert.run(user.id, change, exemption, traffic, spend, day, now);
-    else update.run(user.spend_id, change, exemption, traffic, spend, now);
+       all_traffic = ?4, all_spend = ?5, update_time = ?7`;
+  const update = `UPDATE traffic_records SET traffic_change = traffic_change + ?2, exemption_traffic = exemption_traffic + ?3,
+       all_traffic = ?4, all_spend = ?5, update_time = ?6 WHERE id = ?1`;
+  return async (user: UserBalance, change: number, exemption: number, traffic: number, spend: number) => {
+    if (user.spend_id === null) await db.run(insert, user.id, change, exemption, traffic, spend, day, now);
+    else await db.run(update, user.spend_id, change, exemption, traffic, spend, now);
   };
 }
 
 /** usage_days of the day, [upload, download, quota, permanent, overdraft] added, each saturating. */
 function usageWriter(db: Db, day: string) {
-  const insert = db.query(
-    `INSERT INTO usage_days (day, user_id, upload, download, quota, permanent, overdraft)
+  const insert = `INSERT INTO usage_days (day, user_id, upload, download, quota, permanent, overdraft)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
      ON CONFLICT (day, user_id) DO UPDATE SET
-       upload = ${leastSql("upload + ?3", "?8")}, download = ${leastSql("download + ?4", "?8")},
-       quota = ${leastSql("quota + ?5", "?8")}, permanent = ${leastSql("permanent + ?6", "?8")},
-       overdraft = ${leastSql("overdraft + ?7", "?8")}`,
-  );
-  const update = db.query(
-    `UPDATE usage_days SET
-       upload = ${leastSql("upload + ?2", "?7")}, download = ${leastSql("download + ?3", "?7")},
-       quota = ${leastSql("quota + ?4", "?7")}, permanent = ${leastSql("permanent + ?5", "?7")},
-       overdraft = ${leastSql("overdraft + ?6", "?7")}
-     WHERE rowid = ?1`,
-  );
+       upload = ${leastSql(db, "upload + ?3", "?8")}, download = ${leastSql(db, "download + ?4", "?8")},
+       quota = ${leastSql(db, "quota + ?5", "?8")}, permanent = ${leastSql(db, "permanent + ?6", "?8")},
+       overdraft = ${leastSql(db, "overdraft + ?7", "?8")}`;
+  const update = `UPDATE usage_days SET
+       upload = ${leastSql(db, "upload + ?2", "?7")}, download = ${leastSql(db, "download + ?3", "?7")},
+       quota = ${leastSql(db, "quota + ?4", "?7")}, permanent = ${leastSql(db, "permanent + ?5", "?7")},
+       overdraft = ${leastSql(db, "overdraft + ?6", "?7")}
+     WHERE rowid = ?1`;
   type Sums = [upload: number, download: number, quota: number, permanent: number, overdraft: number];
-  return (user: UserBalance, sums: Sums) => {
-    if (user.usage_rid === null) insert.run(day, user.id, ...sums, SATURATED);
-    else update.run(user.usage_rid, ...sums, SATURATED);
+  return async (user: UserBalance, sums: Sums) => {
+    if (user.usage_rid === null) await db.run(insert, day, user.id, ...sums, SATURATED);
+    else await db.run(update, user.usage_rid, ...sums, SATURATED);
   };
 }
 
 /** Takes `amount` from a user's running grants, soonest expiry first. Only users who spend trial get here. */
 function trialSpender(ctx: AppContext) {
   const db = ctx.db;
-  const running = db.query<{ id: number; remaining: number }, [string]>(
-    "SELECT id, remaining FROM trial_grants WHERE user_id = ? AND remaining > 0 ORDER BY expire_time, id",
-  );
-  const take = db.query("UPDATE trial_grants SET remaining = remaining - ? WHERE id = ?");
-  return (userId: string, amount: number) => {
+  const running = "SELECT id, remaining FROM trial_grants WHERE user_id = ? AND remaining > 0 ORDER BY expire_time, id";
+  const take = "UPDATE trial_grants SET remaining = remaining - ? WHERE id = ?";
+  return async (userId: string, amount: number) => {
     let left = amount;
-    for (const grant of running.all(userId)) {
+    for (const grant of await db.all<{ id: number; remaining: number }>(running, userId)) {
       if (left === 0) break;
       const taken = Math.min(left, grant.remaining);
-      take.run(taken, grant.id);
+      await db.run(take, taken, grant.id);
       left -= taken;
     }
     if (left !== 0) throw new Error(`trial grants of ${userId} hold ${amount - left} bytes, not ${amount}`);

@@ -25,7 +25,7 @@ let agentId = "";
 
 beforeAll(async () => {
   server = await startShopServer();
-  agentId = makeChargingNode(server, ZONE);
+  agentId = await makeChargingNode(server, ZONE);
 });
 afterAll(async () => {
   await server?.close();
@@ -41,12 +41,12 @@ function ok<T>(answer: Answer<T>): T {
 
 /** Buys a combo through the shop and the sandbox gateway. */
 async function buy(client: ApiClient, fields: Record<string, unknown>) {
-  const combo = makeCombo(server, { price: 10, ...fields });
+  const combo = await makeCombo(server, { price: 10, ...fields });
   const order = await createOrder(client, combo._id);
   await payWithSandbox(server, client, order._id);
 }
 
-const reload = (user: UserRow) => findUserById(server.context, user.id) as UserRow;
+const reload = async (user: UserRow) => await findUserById(server.context, user.id) as UserRow;
 
 describe("my_traffic_records", () => {
   let customer: { client: ApiClient; user: UserRow };
@@ -61,13 +61,13 @@ describe("my_traffic_records", () => {
     await buy(customer.client, { name: "10G 流量包", traffic: 10 * GB });
     await buy(customer.client, { name: "30 天时间套餐", vipDuration: 30, limit: GB });
     await buy(other.client, { name: "20G 流量包", traffic: 20 * GB });
-    const uid = reload(customer.user).node_uid;
-    const otherUid = reload(other.user).node_uid;
+    const uid = (await reload(customer.user)).node_uid;
+    const otherUid = (await reload(other.user)).node_uid;
     // Twenty days ago (outside the window): 1 G, all from that day's quota.
-    chargeNode(server, agentId, { [uid]: [0, GB] }, noonOfDay(now, -20, ZONE));
+    await chargeNode(server, agentId, { [uid]: [0, GB] }, noonOfDay(now, -20, ZONE));
     // Three days ago: 1.5 G (1 G from the quota, 0.5 G permanent), then 0.25 G more the same day.
-    chargeNode(server, agentId, { [uid]: [0, 1.5 * GB], [otherUid]: [0, 2 * GB] }, threeDaysAgo);
-    chargeNode(server, agentId, { [uid]: [MB, 0.25 * GB - MB] }, threeDaysAgo + 60_000);
+    await chargeNode(server, agentId, { [uid]: [0, 1.5 * GB], [otherUid]: [0, 2 * GB] }, threeDaysAgo);
+    await chargeNode(server, agentId, { [uid]: [MB, 0.25 * GB - MB] }, threeDaysAgo + 60_000);
   });
 
   test("the day's spend record and the purchases, newest first, in bytes and ms", async () => {
@@ -94,7 +94,7 @@ describe("my_traffic_records", () => {
     expect(timePack).toMatchObject({ trafficChange: 0, allTraffic: 10 * GB });
     expect(timePack.updateTime).toBeGreaterThanOrEqual(trafficPack.updateTime);
     // The balance the records end on is the user's.
-    expect(reload(customer.user).traffic).toBe(spend.allTraffic);
+    expect((await reload(customer.user)).traffic).toBe(spend.allTraffic);
   });
 
   test("filters by type; absent and all mean every type", async () => {
@@ -138,8 +138,8 @@ describe("the 10-business-day window", () => {
   beforeAll(async () => {
     user = (await loggedInClient(server)).user;
     const db = server.context.db;
-    tx(db, () =>
-      changeTraffic(db, {
+    await tx(db, async () =>
+      await changeTraffic(db, {
         userId: user.id,
         type: "coupon",
         desc: "兑换券",
@@ -148,35 +148,35 @@ describe("the 10-business-day window", () => {
         timeZone: ZONE,
       }),
     );
-    const uid = reload(user).node_uid;
+    const uid = (await reload(user)).node_uid;
     // The last millisecond of the 11th day back, and the first of the 10th (today counts).
-    chargeNode(server, agentId, { [uid]: [0, GB] }, startOf(addDays(TODAY, -9)) - 1);
-    chargeNode(server, agentId, { [uid]: [0, 2 * GB] }, startOf(addDays(TODAY, -9)));
-    chargeNode(server, agentId, { [uid]: [0, 3 * GB] }, startOf(TODAY) + 1000);
+    await chargeNode(server, agentId, { [uid]: [0, GB] }, startOf(addDays(TODAY, -9)) - 1);
+    await chargeNode(server, agentId, { [uid]: [0, 2 * GB] }, startOf(addDays(TODAY, -9)));
+    await chargeNode(server, agentId, { [uid]: [0, 3 * GB] }, startOf(TODAY) + 1000);
   });
 
-  const days = (now: number, type?: "spend") =>
-    listTrafficRecords(server.context, user.id, { now, type }).map((r) => r.day);
+  const days = async (now: number, type?: "spend") =>
+    (await listTrafficRecords(server.context, user.id, { now, type })).map((r) => r.day);
 
-  test("covers today and the nine business days before it", () => {
-    expect(days(startOf(addDays(TODAY, 1)) - 1)).toEqual([TODAY, "2026-11-12"]);
-    expect(days(startOf(TODAY))).toEqual([TODAY, "2026-11-12"]);
+  test("covers today and the nine business days before it", async () => {
+    expect(await days(startOf(addDays(TODAY, 1)) - 1)).toEqual([TODAY, "2026-11-12"]);
+    expect(await days(startOf(TODAY))).toEqual([TODAY, "2026-11-12"]);
   });
 
-  test("a day drops out when the next business day starts in the setting's timezone", () => {
-    expect(days(startOf(addDays(TODAY, 1)))).toEqual([TODAY]);
+  test("a day drops out when the next business day starts in the setting's timezone", async () => {
+    expect(await days(startOf(addDays(TODAY, 1)))).toEqual([TODAY]);
     // In UTC the same instant is still 2026-11-21 (16:00), but the window follows `timezone`.
     expect(businessDay(startOf(addDays(TODAY, 1)), "UTC")).toBe(TODAY);
   });
 
-  test("the window is as long as asked (the CLI's --days)", () => {
+  test("the window is as long as asked (the CLI's --days)", async () => {
     const now = startOf(TODAY);
-    const longer = listTrafficRecords(server.context, user.id, { now, days: 11, type: "spend" });
+    const longer = await listTrafficRecords(server.context, user.id, { now, days: 11, type: "spend" });
     expect(longer.map((r) => [r.day, r.trafficChange])).toEqual([
       [TODAY, -3 * GB],
       ["2026-11-12", -2 * GB],
       ["2026-11-11", -GB],
     ]);
-    expect(listTrafficRecords(server.context, user.id, { now, days: 1 }).map((r) => r.day)).toEqual([TODAY]);
+    expect((await listTrafficRecords(server.context, user.id, { now, days: 1 })).map((r) => r.day)).toEqual([TODAY]);
   });
 });

@@ -10,6 +10,6 @@ export const trafficCalls = [
     path: "/api/traffic/my_traffic_records",
     access: "user",
     input: trafficRecordsInput,
-    handle: (ctx, input) => listTrafficRecords(ctx.app, me(ctx), { type: input.type }),
+    handle: async (ctx, input) => await listTrafficRecords(ctx.app, me(ctx), { type: input.type }),
   }),
 ];

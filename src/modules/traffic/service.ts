@@ -18,25 +18,21 @@ export interface TrafficRecordQuery {
 }
 
 /** The first business day of a window of `days` days that ends today (setting `timezone`). */
-function firstDayOfWindow(ctx: AppContext, days: number, now: number): string {
-  return addDays(businessDay(now, ctx.settings.get("timezone")), -(days - 1));
+async function firstDayOfWindow(ctx: AppContext, days: number, now: number): Promise<string> {
+  return addDays(businessDay(now, await ctx.settings.get("timezone")), -(days - 1));
 }
 
 /** The user's traffic records of the last `days` business days, newest first. */
-export function listTrafficRecords(
+export async function listTrafficRecords(
   ctx: AppContext,
   userId: string,
   { type = "all", days = TRAFFIC_RECORD_DAYS, now = Date.now() }: TrafficRecordQuery = {},
-): TrafficRecord[] {
-  return ctx.db
-    .query<TrafficRecord, [string, string, string]>(
-      `SELECT type, desc, traffic_change AS trafficChange, exemption_traffic AS exemptionTraffic,
+): Promise<TrafficRecord[]> {
+  return await ctx.db.all<TrafficRecord>(`SELECT type, desc, traffic_change AS trafficChange, exemption_traffic AS exemptionTraffic,
          all_traffic AS allTraffic, all_spend AS allSpend, update_time AS updateTime, day
        FROM traffic_records
        WHERE user_id = ?1 AND day >= ?2 AND (?3 = 'all' OR type = ?3)
-       ORDER BY day DESC, update_time DESC, id DESC`,
-    )
-    .all(userId, firstDayOfWindow(ctx, days, now), type);
+       ORDER BY day DESC, update_time DESC, id DESC`, userId, await firstDayOfWindow(ctx, days, now), type);
 }
 
 /** A user's balances as the dashboard shows them (seed 000 §3 user info fields). Bytes and ms. */
@@ -45,7 +41,7 @@ export type TrafficBalance = Pick<
   "email" | "traffic" | "spendTraffic" | "vipExpireTime" | "dailyTimePackageUsage" | "limit"
 >;
 
-export function trafficBalance(ctx: AppContext, user: UserRow): TrafficBalance {
-  const { email, traffic, spendTraffic, vipExpireTime, dailyTimePackageUsage, limit } = userInfo(ctx, user);
+export async function trafficBalance(ctx: AppContext, user: UserRow): Promise<TrafficBalance> {
+  const { email, traffic, spendTraffic, vipExpireTime, dailyTimePackageUsage, limit } = await userInfo(ctx, user);
   return { email, traffic, spendTraffic, vipExpireTime, dailyTimePackageUsage, limit };
 }

@@ -29,12 +29,8 @@ export const PACKAGE_EXPIRE_DESC = "流量包到期";
 type HeldGrant = { remaining: number; expire_time: number };
 
 /** The user's grants still holding traffic, due ones included. */
-function heldGrants(db: Db, userId: string): HeldGrant[] {
-  return db
-    .query<HeldGrant, [string]>(
-      "SELECT remaining, expire_time FROM trial_grants WHERE user_id = ? AND remaining > 0",
-    )
-    .all(userId);
+async function heldGrants(db: Db, userId: string): Promise<HeldGrant[]> {
+  return await db.all<HeldGrant>("SELECT remaining, expire_time FROM trial_grants WHERE user_id = ? AND remaining > 0", userId);
 }
 
 /** A grant past its expiry no longer counts, swept or not. */
@@ -50,18 +46,18 @@ function runningBalance(grants: readonly HeldGrant[], now: number): TrialBalance
 }
 
 /** What of a user's traffic is trial traffic, at `now`. */
-export function trialBalance(db: Db, userId: string, now: number): TrialBalance {
-  return runningBalance(heldGrants(db, userId), now);
+export async function trialBalance(db: Db, userId: string, now: number): Promise<TrialBalance> {
+  return runningBalance(await heldGrants(db, userId), now);
 }
 
 /** trialBalance for userinfo, which asks on every call: the grants are cached until the database changes. */
-export function cachedTrialBalance(ctx: AppContext, userId: string, now: number): TrialBalance {
-  return runningBalance(ctx.cache.trialGrants.get(userId, () => heldGrants(ctx.db, userId)) ?? [], now);
+export async function cachedTrialBalance(ctx: AppContext, userId: string, now: number): Promise<TrialBalance> {
+  return runningBalance((await ctx.cache.trialGrants.get(userId, async () => await heldGrants(ctx.db, userId))) ?? [], now);
 }
 
 /** Σ remaining of every grant not yet swept, due ones included: all of it is in balances.traffic. */
-function unsweptTrial(db: Db, userId: string): number {
-  return heldGrants(db, userId).reduce((sum, grant) => sum + grant.remaining, 0);
+async function unsweptTrial(db: Db, userId: string): Promise<number> {
+  return (await heldGrants(db, userId)).reduce((sum, grant) => sum + grant.remaining, 0);
 }
 
 /**
@@ -69,11 +65,9 @@ function unsweptTrial(db: Db, userId: string): number {
  * spent on a draw. Call inside the transaction that spends it. A grant past its expiry that the
  * sweeper has not reached yet is subtracted too: it is in balances.traffic, but it is not permanent.
  */
-export function permanentTraffic(db: Db, userId: string, _now: number): number {
-  const row = db
-    .query<{ traffic: number }, [string]>("SELECT traffic FROM balances WHERE user_id = ?")
-    .get(userId);
-  return Math.max(0, (row?.traffic ?? 0) - unsweptTrial(db, userId));
+export async function permanentTraffic(db: Db, userId: string, _now: number): Promise<number> {
+  const row = await db.get<{ traffic: number }>("SELECT traffic FROM balances WHERE user_id = ?", userId);
+  return Math.max(0, (row?.traffic ?? 0) - await unsweptTrial(db, userId));
 }
 
 export interface NewTrialGrant {
@@ -88,19 +82,9 @@ export interface NewTrialGrant {
 }
 
 /** Marks `amount` of the traffic just credited as expiring at `expireTime`. Inside the crediting tx. */
-export function addTrialGrant(db: Db, grant: NewTrialGrant): void {
-  db.query(
-    `INSERT INTO trial_grants (user_id, coupon_use_id, order_id, amount, remaining, expire_time, create_time)
-     VALUES (?, ?, ?, ?, ?, ?, ?)`,
-  ).run(
-    grant.userId,
-    grant.couponUseId ?? "",
-    grant.orderId ?? null,
-    grant.amount,
-    grant.amount,
-    grant.expireTime,
-    grant.now,
-  );
+export async function addTrialGrant(db: Db, grant: NewTrialGrant): Promise<void> {
+  await db.run(`INSERT INTO trial_grants (user_id, coupon_use_id, order_id, amount, remaining, expire_time, create_time)
+     VALUES (?, ?, ?, ?, ?, ?, ?)`, grant.userId, grant.couponUseId ?? "", grant.orderId ?? null, grant.amount, grant.amount, grant.expireTime, grant.now);
 }
 
 interface DueGrant {
@@ -118,22 +102,18 @@ interface DueGrant {
  * a change outside the trial accounting (an operator's adjustment), and what is gone is gone —
  * balances.traffic never goes negative. Returns how many grants were swept.
  */
-export function expireDueTrials(ctx: AppContext, now: number): number {
+export async function expireDueTrials(ctx: AppContext, now: number): Promise<number> {
   const db = ctx.db;
-  return tx(db, () => {
-    const due = db
-      .query<DueGrant, [number]>(
-        "SELECT id, user_id, remaining, order_id FROM trial_grants WHERE remaining > 0 AND expire_time <= ? ORDER BY expire_time, id",
-      )
-      .all(now);
+  return await tx(db, async () => {
+    const due = await db.all<DueGrant>("SELECT id, user_id, remaining, order_id FROM trial_grants WHERE remaining > 0 AND expire_time <= ? ORDER BY expire_time, id", now);
     if (due.length === 0) return 0;
-    const timeZone = ctx.settings.get("timezone");
-    const balance = db.query<{ traffic: number }, [string]>("SELECT traffic FROM balances WHERE user_id = ?");
-    const close = db.query("UPDATE trial_grants SET remaining = 0, expired_time = ? WHERE id = ?");
+    const timeZone = await ctx.settings.get("timezone");
+    const balance = "SELECT traffic FROM balances WHERE user_id = ?";
+    const close = "UPDATE trial_grants SET remaining = 0, expired_time = ? WHERE id = ?";
     for (const grant of due) {
-      const removed = Math.min(grant.remaining, Math.max(0, balance.get(grant.user_id)?.traffic ?? 0));
+      const removed = Math.min(grant.remaining, Math.max(0, (await db.get<{ traffic: number }>(balance, grant.user_id))?.traffic ?? 0));
       if (removed > 0) {
-        changeTraffic(db, {
+        await changeTraffic(db, {
           userId: grant.user_id,
           ...(grant.order_id
             ? { type: "buy_expire", desc: PACKAGE_EXPIRE_DESC, orderId: grant.order_id }
@@ -143,7 +123,7 @@ export function expireDueTrials(ctx: AppContext, now: number): number {
           timeZone,
         });
       }
-      close.run(now, grant.id);
+      await db.run(close, now, grant.id);
     }
     return due.length;
   });
@@ -170,30 +150,26 @@ export function trialExpiringText(
  * Tells each customer once (warned_time) about trial traffic left that expires within 24 hours:
  * a bell notice and a bot message. Returns how many grants were announced.
  */
-export function warnExpiringTrials(ctx: AppContext, now: number): number {
+export async function warnExpiringTrials(ctx: AppContext, now: number): Promise<number> {
   const db = ctx.db;
-  return tx(db, () => {
-    const expiring = db
-      .query<ExpiringGrant, [number, number]>(
-        `SELECT id, user_id, remaining, expire_time, order_id FROM trial_grants
+  return await tx(db, async () => {
+    const expiring = await db.all<ExpiringGrant>(`SELECT id, user_id, remaining, expire_time, order_id FROM trial_grants
          WHERE remaining > 0 AND expire_time > ?1 AND expire_time <= ?2 AND warned_time IS NULL
-         ORDER BY expire_time, id`,
-      )
-      .all(now, now + TRIAL_WARN_MS);
-    const timeZone = ctx.settings.get("timezone");
-    const mark = db.query("UPDATE trial_grants SET warned_time = ? WHERE id = ? AND warned_time IS NULL");
+         ORDER BY expire_time, id`, now, now + TRIAL_WARN_MS);
+    const timeZone = await ctx.settings.get("timezone");
+    const mark = "UPDATE trial_grants SET warned_time = ? WHERE id = ? AND warned_time IS NULL";
     for (const grant of expiring) {
-      if (mark.run(now, grant.id).changes === 0) continue;
+      if ((await db.run(mark, now, grant.id)).changes === 0) continue;
       const text = trialExpiringText(grant.remaining, grant.expire_time, timeZone, grant.order_id !== null);
-      createNotice(ctx, { userId: grant.user_id, desc: text, href: "/#/" });
-      queueUserMessage(ctx, grant.user_id, text, `trial-expiring:${grant.id}`);
+      await createNotice(ctx, { userId: grant.user_id, desc: text, href: "/#/" });
+      await queueUserMessage(ctx, grant.user_id, text, `trial-expiring:${grant.id}`);
     }
     return expiring.length;
   });
 }
 
 /** What the server's sweeper does each round: expire what is due, then warn about what soon will be. */
-export function sweepTrials(ctx: AppContext, now = Date.now()): void {
-  expireDueTrials(ctx, now);
-  warnExpiringTrials(ctx, now);
+export async function sweepTrials(ctx: AppContext, now = Date.now()): Promise<void> {
+  await expireDueTrials(ctx, now);
+  await warnExpiringTrials(ctx, now);
 }

@@ -9,6 +9,6 @@ import { sweepTrials } from "./service.ts";
 
 export const TRIAL_SWEEP_INTERVAL_MS = 60_000;
 
-export function startTrialSweeper(ctx: AppContext, intervalMs = TRIAL_SWEEP_INTERVAL_MS) {
-  return startPeriodic(ctx, "trial sweeper", intervalMs, () => sweepTrials(ctx));
+export async function startTrialSweeper(ctx: AppContext, intervalMs = TRIAL_SWEEP_INTERVAL_MS) {
+  return await startPeriodic(ctx, "trial sweeper", intervalMs, async () => await sweepTrials(ctx));
 }

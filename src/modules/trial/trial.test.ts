@@ -35,7 +35,7 @@ let codeNo = 0;
 
 beforeAll(async () => {
   server = await startTestServer();
-  agentId = makeChargingNode(server, ZONE);
+  agentId = await makeChargingNode(server, ZONE);
 });
 afterAll(async () => {
   await server?.close();
@@ -55,98 +55,83 @@ async function customer(permanent: number, timePackage?: { dailyLimit: number })
 }
 
 /** Redeems a fresh trial voucher of `traffic` bytes lasting `hours` at `now`; returns its expiry. */
-function giveTrial(user: UserRow, traffic: number, hours: number, now = T0): number {
+async function giveTrial(user: UserRow, traffic: number, hours: number, now = T0): Promise<number> {
   codeNo += 1;
-  const { code } = makeCoupon(server, {
+  const { code } = await makeCoupon(server, {
     type: "freeUse",
     code: `TRIAL${codeNo}Q`,
     traffic,
     traffixHaveLimitTime: true,
     traffixLimitTime: hours,
   });
-  redeemCoupon(server.context, user.id, code, "127.0.0.1", now);
+  await redeemCoupon(server.context, user.id, code, "127.0.0.1", now);
   return now + hours * HOUR;
 }
 
-const pull = (now: number) => pullUserListOf(server, agentId, now);
+const pull = async (now: number) => await pullUserListOf(server, agentId, now);
 
 /** A node report charging `download` bytes to each user (scales are 1), without pulling the list first. */
-function push(usage: [UserRow, number][], now: number) {
+async function push(usage: [UserRow, number][], now: number) {
   const body: Record<number, [number, number]> = Object.fromEntries(
     usage.map(([u, bytes]) => [u.node_uid, [0, bytes]]),
   );
-  return applyPush(server, agentId, body, now);
+  return await applyPush(server, agentId, body, now);
 }
 
 /** Pulls the list at `now` (as the node does before) and reports. */
-const report = (user: UserRow, download: number, now: number) => {
-  pull(now);
-  return push([[user, download]], now);
+const report = async (user: UserRow, download: number, now: number) => {
+  await pull(now);
+  return await push([[user, download]], now);
 };
 
-const balance = (user: UserRow) =>
-  db()
-    .query<{ traffic: number; spend_traffic: number; daily_usage: number }, [string]>(
-      "SELECT traffic, spend_traffic, daily_usage FROM balances WHERE user_id = ?",
-    )
-    .get(user.id);
+const balance = async (user: UserRow) =>
+  await db().get<{ traffic: number; spend_traffic: number; daily_usage: number }>("SELECT traffic, spend_traffic, daily_usage FROM balances WHERE user_id = ?", user.id);
 
-const grants = (user: UserRow) =>
-  db()
-    .query<{ amount: number; remaining: number; expired_time: number | null }, [string]>(
-      "SELECT amount, remaining, expired_time FROM trial_grants WHERE user_id = ? ORDER BY id",
-    )
-    .all(user.id);
+const grants = async (user: UserRow) =>
+  await db().all<{ amount: number; remaining: number; expired_time: number | null }>("SELECT amount, remaining, expired_time FROM trial_grants WHERE user_id = ? ORDER BY id", user.id);
 
-const records = (user: UserRow, type: string) =>
-  db()
-    .query<
-      { traffic_change: number; exemption_traffic: number; desc: string; day: string },
-      [string, string]
-    >(
-      "SELECT traffic_change, exemption_traffic, desc, day FROM traffic_records WHERE user_id = ? AND type = ? ORDER BY id",
-    )
-    .all(user.id, type);
+const records = async (user: UserRow, type: string) =>
+  await db().all<{ traffic_change: number; exemption_traffic: number; desc: string; day: string }>("SELECT traffic_change, exemption_traffic, desc, day FROM traffic_records WHERE user_id = ? AND type = ? ORDER BY id", user.id, type);
 
 /** balances.traffic = Σ traffic_change, and the trial part never exceeds it. */
-function expectLedgerHolds(user: UserRow) {
-  const sum = trafficLedgerSum(server, user.id);
-  const traffic = balance(user)?.traffic ?? -1;
+async function expectLedgerHolds(user: UserRow) {
+  const sum = await trafficLedgerSum(server, user.id);
+  const traffic = (await balance(user))?.traffic ?? -1;
   expect(sum).toBe(traffic);
-  const trial = grants(user).reduce((total, grant) => total + grant.remaining, 0);
+  const trial = (await grants(user)).reduce((total, grant) => total + grant.remaining, 0);
   expect(trial).toBeLessThanOrEqual(traffic);
 }
 
-const listed = (now: number) =>
-  (JSON.parse(pull(now).body) as { users: { id: number }[] }).users.map((u) => u.id);
+const listed = async (now: number) =>
+  (JSON.parse((await pull(now)).body) as { users: { id: number }[] }).users.map((u) => u.id);
 
 describe("charging order", () => {
   test("quota → trial → permanent exactly: each pays only when the one before it is used up", async () => {
     const user = await customer(GB, { dailyLimit: 100 * MB });
-    giveTrial(user, 50 * MB, 24);
+    await giveTrial(user, 50 * MB, 24);
     const now = T0 + 60_000;
 
-    report(user, 60 * MB, now); // quota only
-    expect(balance(user)).toMatchObject({ traffic: GB + 50 * MB, daily_usage: 60 * MB });
-    expect(grants(user)[0]?.remaining).toBe(50 * MB);
+    await report(user, 60 * MB, now); // quota only
+    expect(await balance(user)).toMatchObject({ traffic: GB + 50 * MB, daily_usage: 60 * MB });
+    expect((await grants(user))[0]?.remaining).toBe(50 * MB);
 
-    report(user, 70 * MB, now + 1); // 40 MB of quota, 30 MB of trial, no permanent
-    expect(balance(user)).toMatchObject({ traffic: GB + 20 * MB, daily_usage: 100 * MB });
-    expect(grants(user)[0]?.remaining).toBe(20 * MB);
-    expect(permanentTraffic(db(), user.id, now)).toBe(GB);
+    await report(user, 70 * MB, now + 1); // 40 MB of quota, 30 MB of trial, no permanent
+    expect(await balance(user)).toMatchObject({ traffic: GB + 20 * MB, daily_usage: 100 * MB });
+    expect((await grants(user))[0]?.remaining).toBe(20 * MB);
+    expect(await permanentTraffic(db(), user.id, now)).toBe(GB);
 
-    report(user, 100 * MB, now + 2); // 20 MB of trial, 80 MB of permanent
-    expect(balance(user)).toMatchObject({
+    await report(user, 100 * MB, now + 2); // 20 MB of trial, 80 MB of permanent
+    expect(await balance(user)).toMatchObject({
       traffic: GB - 80 * MB,
       spend_traffic: 230 * MB,
       daily_usage: 100 * MB,
     });
-    expect(grants(user)[0]?.remaining).toBe(0);
-    expect(permanentTraffic(db(), user.id, now)).toBe(GB - 80 * MB);
-    expect(trialBalance(db(), user.id, now)).toEqual({ trialTraffic: 0, trialExpireTime: 0 });
+    expect((await grants(user))[0]?.remaining).toBe(0);
+    expect(await permanentTraffic(db(), user.id, now)).toBe(GB - 80 * MB);
+    expect(await trialBalance(db(), user.id, now)).toEqual({ trialTraffic: 0, trialExpireTime: 0 });
 
     // The day's spend record: what left balances.traffic (trial and permanent) and what the quota covered.
-    expect(records(user, "spend")).toEqual([
+    expect(await records(user, "spend")).toEqual([
       {
         traffic_change: -130 * MB,
         exemption_traffic: 100 * MB,
@@ -155,50 +140,50 @@ describe("charging order", () => {
       },
     ]);
     expect(
-      db().query("SELECT quota, permanent, overdraft FROM usage_days WHERE user_id = ?").get(user.id),
+      await db().get("SELECT quota, permanent, overdraft FROM usage_days WHERE user_id = ?", user.id),
     ).toEqual({
       quota: 100 * MB,
       permanent: 130 * MB,
       overdraft: 0,
     });
-    expectLedgerHolds(user);
+    await expectLedgerHolds(user);
   });
 
   test("trial traffic is spent soonest expiry first, whatever the order it came in", async () => {
     const user = await customer(GB);
-    giveTrial(user, 100 * MB, 48);
-    giveTrial(user, 100 * MB, 1);
-    report(user, 150 * MB, T0 + 60_000);
-    expect(grants(user).map((grant) => grant.remaining)).toEqual([50 * MB, 0]);
-    expect(balance(user)?.traffic).toBe(GB + 50 * MB);
-    expect(permanentTraffic(db(), user.id, T0)).toBe(GB);
-    expectLedgerHolds(user);
+    await giveTrial(user, 100 * MB, 48);
+    await giveTrial(user, 100 * MB, 1);
+    await report(user, 150 * MB, T0 + 60_000);
+    expect((await grants(user)).map((grant) => grant.remaining)).toEqual([50 * MB, 0]);
+    expect((await balance(user))?.traffic).toBe(GB + 50 * MB);
+    expect(await permanentTraffic(db(), user.id, T0)).toBe(GB);
+    await expectLedgerHolds(user);
   });
 
   test("a charge larger than all trial and permanent traffic leaves both at 0 and the rest as overdraft", async () => {
     const user = await customer(10 * MB);
-    giveTrial(user, 20 * MB, 2);
-    report(user, 50 * MB, T0 + 60_000);
-    expect(balance(user)?.traffic).toBe(0);
-    expect(grants(user)[0]?.remaining).toBe(0);
-    expect(db().query("SELECT permanent, overdraft FROM usage_days WHERE user_id = ?").get(user.id)).toEqual({
+    await giveTrial(user, 20 * MB, 2);
+    await report(user, 50 * MB, T0 + 60_000);
+    expect((await balance(user))?.traffic).toBe(0);
+    expect((await grants(user))[0]?.remaining).toBe(0);
+    expect(await db().get("SELECT permanent, overdraft FROM usage_days WHERE user_id = ?", user.id)).toEqual({
       permanent: 30 * MB,
       overdraft: 20 * MB,
     });
-    expectLedgerHolds(user);
+    await expectLedgerHolds(user);
   });
 });
 
 describe("expiry", () => {
   test("between two node reports: the later one first removes what is left of the trial, then charges permanent", async () => {
     const user = await customer(GB);
-    const expiry = giveTrial(user, 100 * MB, 1);
-    report(user, 30 * MB, expiry - 1); // the last millisecond of the trial: it pays
-    expect(grants(user)[0]?.remaining).toBe(70 * MB);
-    expect(records(user, "tiyan_expire")).toEqual([]);
+    const expiry = await giveTrial(user, 100 * MB, 1);
+    await report(user, 30 * MB, expiry - 1); // the last millisecond of the trial: it pays
+    expect((await grants(user))[0]?.remaining).toBe(70 * MB);
+    expect(await records(user, "tiyan_expire")).toEqual([]);
 
-    push([[user, 30 * MB]], expiry); // no pull in between: the report itself expires the grant
-    expect(records(user, "tiyan_expire")).toEqual([
+    await push([[user, 30 * MB]], expiry); // no pull in between: the report itself expires the grant
+    expect(await records(user, "tiyan_expire")).toEqual([
       {
         traffic_change: -70 * MB,
         exemption_traffic: 0,
@@ -206,54 +191,54 @@ describe("expiry", () => {
         day: businessDay(expiry, ZONE),
       },
     ]);
-    expect(grants(user)).toEqual([{ amount: 100 * MB, remaining: 0, expired_time: expiry }]);
-    expect(balance(user)?.traffic).toBe(GB - 30 * MB);
-    expect(records(user, "spend")[0]?.traffic_change).toBe(-60 * MB);
-    expectLedgerHolds(user);
+    expect(await grants(user)).toEqual([{ amount: 100 * MB, remaining: 0, expired_time: expiry }]);
+    expect((await balance(user))?.traffic).toBe(GB - 30 * MB);
+    expect((await records(user, "spend"))[0]?.traffic_change).toBe(-60 * MB);
+    await expectLedgerHolds(user);
   });
 
   test("a report crossing from trial into permanent, then the expiry: everything was used, no record", async () => {
     const user = await customer(GB);
-    const expiry = giveTrial(user, 50 * MB, 1);
-    report(user, 80 * MB, T0 + 60_000);
-    expect(grants(user)[0]?.remaining).toBe(0);
-    expect(balance(user)?.traffic).toBe(GB - 30 * MB);
-    expireDueTrials(server.context, expiry);
-    push([[user, MB]], expiry + 1);
-    expect(records(user, "tiyan_expire")).toEqual([]);
-    expect(balance(user)?.traffic).toBe(GB - 31 * MB);
-    expectLedgerHolds(user);
+    const expiry = await giveTrial(user, 50 * MB, 1);
+    await report(user, 80 * MB, T0 + 60_000);
+    expect((await grants(user))[0]?.remaining).toBe(0);
+    expect((await balance(user))?.traffic).toBe(GB - 30 * MB);
+    await expireDueTrials(server.context, expiry);
+    await push([[user, MB]], expiry + 1);
+    expect(await records(user, "tiyan_expire")).toEqual([]);
+    expect((await balance(user))?.traffic).toBe(GB - 31 * MB);
+    await expectLedgerHolds(user);
   });
 
   test("with nothing used: all of it goes with one tiyan_expire record; permanent traffic stays", async () => {
     const user = await customer(2 * GB);
-    const expiry = giveTrial(user, GB, 3);
-    expireDueTrials(server.context, expiry - 1);
-    expect(balance(user)?.traffic).toBe(3 * GB);
-    expireDueTrials(server.context, expiry);
-    expireDueTrials(server.context, expiry + HOUR);
-    expect(records(user, "tiyan_expire").map((r) => r.traffic_change)).toEqual([-GB]);
-    expect(balance(user)?.traffic).toBe(2 * GB);
-    expect(grants(user)).toEqual([{ amount: GB, remaining: 0, expired_time: expiry }]);
-    expectLedgerHolds(user);
+    const expiry = await giveTrial(user, GB, 3);
+    await expireDueTrials(server.context, expiry - 1);
+    expect((await balance(user))?.traffic).toBe(3 * GB);
+    await expireDueTrials(server.context, expiry);
+    await expireDueTrials(server.context, expiry + HOUR);
+    expect((await records(user, "tiyan_expire")).map((r) => r.traffic_change)).toEqual([-GB]);
+    expect((await balance(user))?.traffic).toBe(2 * GB);
+    expect(await grants(user)).toEqual([{ amount: GB, remaining: 0, expired_time: expiry }]);
+    await expectLedgerHolds(user);
   });
 
   test("with everything used: no record and no change", async () => {
     const user = await customer(0);
-    const expiry = giveTrial(user, 40 * MB, 1);
-    report(user, 40 * MB, T0 + 60_000);
-    expect(balance(user)?.traffic).toBe(0);
-    expireDueTrials(server.context, expiry);
-    expect(records(user, "tiyan_expire")).toEqual([]);
-    expect(grants(user)[0]).toMatchObject({ remaining: 0, expired_time: null });
-    expectLedgerHolds(user);
+    const expiry = await giveTrial(user, 40 * MB, 1);
+    await report(user, 40 * MB, T0 + 60_000);
+    expect((await balance(user))?.traffic).toBe(0);
+    await expireDueTrials(server.context, expiry);
+    expect(await records(user, "tiyan_expire")).toEqual([]);
+    expect((await grants(user))[0]).toMatchObject({ remaining: 0, expired_time: null });
+    await expectLedgerHolds(user);
   });
 
   test("clamped to what balances.traffic holds: traffic taken outside the trial accounting is not taken twice", async () => {
     const user = await customer(0);
-    const expiry = giveTrial(user, GB, 1);
-    tx(db(), () =>
-      changeTraffic(db(), {
+    const expiry = await giveTrial(user, GB, 1);
+    await tx(db(), async () =>
+      await changeTraffic(db(), {
         userId: user.id,
         type: "agency_allocate",
         desc: "运营调整",
@@ -262,99 +247,95 @@ describe("expiry", () => {
         timeZone: ZONE,
       }),
     );
-    expireDueTrials(server.context, expiry);
-    expect(records(user, "tiyan_expire").map((r) => r.traffic_change)).toEqual([-424 * MB]);
-    expect(balance(user)?.traffic).toBe(0);
-    expect(grants(user)[0]?.remaining).toBe(0);
-    expectLedgerHolds(user);
+    await expireDueTrials(server.context, expiry);
+    expect((await records(user, "tiyan_expire")).map((r) => r.traffic_change)).toEqual([-424 * MB]);
+    expect((await balance(user))?.traffic).toBe(0);
+    expect((await grants(user))[0]?.remaining).toBe(0);
+    await expectLedgerHolds(user);
   });
 
   test("a customer whose only traffic expired is dropped from the node's list at the next sync", async () => {
     const trialOnly = await customer(0);
     const mixed = await customer(GB);
-    const expiry = giveTrial(trialOnly, 100 * MB, 2);
-    giveTrial(mixed, 100 * MB, 2);
-    expect(listed(expiry - 1)).toEqual(expect.arrayContaining([trialOnly.node_uid, mixed.node_uid]));
-    const after = listed(expiry);
+    const expiry = await giveTrial(trialOnly, 100 * MB, 2);
+    await giveTrial(mixed, 100 * MB, 2);
+    expect(await listed(expiry - 1)).toEqual(expect.arrayContaining([trialOnly.node_uid, mixed.node_uid]));
+    const after = await listed(expiry);
     expect(after).not.toContain(trialOnly.node_uid);
     expect(after).toContain(mixed.node_uid);
-    expect(records(trialOnly, "tiyan_expire").map((r) => r.traffic_change)).toEqual([-100 * MB]);
-    expect(balance(trialOnly)?.traffic).toBe(0);
-    expectLedgerHolds(trialOnly);
-    expectLedgerHolds(mixed);
+    expect((await records(trialOnly, "tiyan_expire")).map((r) => r.traffic_change)).toEqual([-100 * MB]);
+    expect((await balance(trialOnly))?.traffic).toBe(0);
+    await expectLedgerHolds(trialOnly);
+    await expectLedgerHolds(mixed);
   });
 
   test("the balances read before a sweep: a due grant is not trial traffic any more, nor permanent", async () => {
     const user = await customer(2 * GB);
-    const soon = giveTrial(user, GB, 5);
-    const later = giveTrial(user, 500 * MB, 10);
-    expect(trialBalance(db(), user.id, soon - 1)).toEqual({
+    const soon = await giveTrial(user, GB, 5);
+    const later = await giveTrial(user, 500 * MB, 10);
+    expect(await trialBalance(db(), user.id, soon - 1)).toEqual({
       trialTraffic: GB + 500 * MB,
       trialExpireTime: soon,
     });
-    expect(trialBalance(db(), user.id, soon)).toEqual({ trialTraffic: 500 * MB, trialExpireTime: later });
-    expect(permanentTraffic(db(), user.id, soon - 1)).toBe(2 * GB);
-    expect(permanentTraffic(db(), user.id, soon)).toBe(2 * GB); // still unswept: not spendable either
-    expect(balance(user)?.traffic).toBe(3 * GB + 500 * MB);
-    expireDueTrials(server.context, later);
-    expect(trialBalance(db(), user.id, later)).toEqual({ trialTraffic: 0, trialExpireTime: 0 });
-    expect(permanentTraffic(db(), user.id, later)).toBe(2 * GB);
-    expectLedgerHolds(user);
+    expect(await trialBalance(db(), user.id, soon)).toEqual({ trialTraffic: 500 * MB, trialExpireTime: later });
+    expect(await permanentTraffic(db(), user.id, soon - 1)).toBe(2 * GB);
+    expect(await permanentTraffic(db(), user.id, soon)).toBe(2 * GB); // still unswept: not spendable either
+    expect((await balance(user))?.traffic).toBe(3 * GB + 500 * MB);
+    await expireDueTrials(server.context, later);
+    expect(await trialBalance(db(), user.id, later)).toEqual({ trialTraffic: 0, trialExpireTime: 0 });
+    expect(await permanentTraffic(db(), user.id, later)).toBe(2 * GB);
+    await expectLedgerHolds(user);
   });
 
   test("the server's sweeper expires a grant already due without any report", async () => {
     const user = await customer(GB);
-    giveTrial(user, 100 * MB, 1, Date.now() - 2 * HOUR);
-    const sweeper = startTrialSweeper(server.context, 20);
+    await giveTrial(user, 100 * MB, 1, Date.now() - 2 * HOUR);
+    const sweeper = await startTrialSweeper(server.context, 20);
     try {
-      for (let i = 0; i < 200 && grants(user)[0]?.remaining !== 0; i += 1) await Bun.sleep(10);
+      for (let i = 0; i < 200 && (await grants(user))[0]?.remaining !== 0; i += 1) await Bun.sleep(10);
     } finally {
       await sweeper.stop();
     }
-    expect(records(user, "tiyan_expire").map((r) => r.traffic_change)).toEqual([-100 * MB]);
-    expect(balance(user)?.traffic).toBe(GB);
-    expectLedgerHolds(user);
+    expect((await records(user, "tiyan_expire")).map((r) => r.traffic_change)).toEqual([-100 * MB]);
+    expect((await balance(user))?.traffic).toBe(GB);
+    await expectLedgerHolds(user);
   });
 });
 
 describe("about to expire", () => {
-  const notices = (user: UserRow) =>
-    db()
-      .query<{ desc: string; href: string }, [string]>("SELECT desc, href FROM notices WHERE user_id = ?")
-      .all(user.id);
-  const messages = (chatId: number) =>
-    db().query<{ text: string }, [number]>("SELECT text FROM telegram_outbox WHERE chat_id = ?").all(chatId);
+  const notices = async (user: UserRow) =>
+    await db().all<{ desc: string; href: string }>("SELECT desc, href FROM notices WHERE user_id = ?", user.id);
+  const messages = async (chatId: number) =>
+    await db().all<{ text: string }>("SELECT text FROM telegram_outbox WHERE chat_id = ?", chatId);
 
   test("within 24 hours of expiry: one bell notice and one bot message with how much and when, once", async () => {
     const user = await customer(GB);
     const chatId = 7_000_000 + Math.floor(Math.random() * 1_000_000);
-    db()
-      .query("INSERT INTO telegram_bindings (user_id, chat_id, bind_time) VALUES (?, ?, ?)")
-      .run(user.id, chatId, T0);
-    const expiry = giveTrial(user, 1.5 * GB, 30);
-    warnExpiringTrials(server.context, expiry - 24 * HOUR - 1);
-    expect(notices(user)).toEqual([]);
+    await db().run("INSERT INTO telegram_bindings (user_id, chat_id, bind_time) VALUES (?, ?, ?)", user.id, chatId, T0);
+    const expiry = await giveTrial(user, 1.5 * GB, 30);
+    await warnExpiringTrials(server.context, expiry - 24 * HOUR - 1);
+    expect(await notices(user)).toEqual([]);
 
-    warnExpiringTrials(server.context, expiry - 24 * HOUR);
+    await warnExpiringTrials(server.context, expiry - 24 * HOUR);
     const text = `您有 1.50 G 体验流量将于 ${businessDateTime(expiry, ZONE)} 到期，到期后未用完的部分将被清除`;
-    expect(notices(user)).toEqual([{ desc: text, href: "/#/" }]);
-    expect(messages(chatId)).toEqual([{ text }]);
+    expect(await notices(user)).toEqual([{ desc: text, href: "/#/" }]);
+    expect(await messages(chatId)).toEqual([{ text }]);
 
-    warnExpiringTrials(server.context, expiry - HOUR);
-    expect(notices(user)).toHaveLength(1);
-    expect(messages(chatId)).toHaveLength(1);
+    await warnExpiringTrials(server.context, expiry - HOUR);
+    expect(await notices(user)).toHaveLength(1);
+    expect(await messages(chatId)).toHaveLength(1);
   });
 
   test("trial traffic already used up is not announced; an account without the bot gets the notice only", async () => {
     const used = await customer(GB);
-    const usedExpiry = giveTrial(used, 10 * MB, 30);
-    report(used, 10 * MB, T0 + 60_000);
-    warnExpiringTrials(server.context, usedExpiry - HOUR);
-    expect(notices(used)).toEqual([]);
+    const usedExpiry = await giveTrial(used, 10 * MB, 30);
+    await report(used, 10 * MB, T0 + 60_000);
+    await warnExpiringTrials(server.context, usedExpiry - HOUR);
+    expect(await notices(used)).toEqual([]);
 
     const unbound = await customer(0);
-    const expiry = giveTrial(unbound, GB, 30);
-    warnExpiringTrials(server.context, expiry - HOUR);
-    expect(notices(unbound)).toHaveLength(1);
+    const expiry = await giveTrial(unbound, GB, 30);
+    await warnExpiringTrials(server.context, expiry - HOUR);
+    expect(await notices(unbound)).toHaveLength(1);
   });
 });

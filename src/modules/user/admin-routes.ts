@@ -11,19 +11,19 @@ export const adminUserCalls = [
     path: "/api/admin/users/userlist",
     access: "admin",
     input: userListInput,
-    handle: (ctx, input) => listAdminUsers(ctx.app, input),
+    handle: async (ctx, input) => await listAdminUsers(ctx.app, input),
   }),
   defineCall({
     path: "/api/admin/users/user",
     access: "admin",
     input: userInput,
-    handle: (ctx, input) => getAdminUser(ctx.app, input.uid),
+    handle: async (ctx, input) => await getAdminUser(ctx.app, input.uid),
   }),
   defineCall({
     path: "/api/admin/users/update_user",
     access: "admin",
     input: updateUserInput,
-    handle: (ctx, input) => updateUser(ctx.app, adminId(ctx.user), input),
+    handle: async (ctx, input) => await updateUser(ctx.app, adminId(ctx.user), input),
   }),
   defineCall({
     path: "/api/admin/users/change_password",

@@ -40,15 +40,15 @@ afterAll(async () => {
 const call = <T = AdminUser>(path: string, payload: unknown = {}) =>
   admin.client.call<T>(`/api/admin/users/${path}`, payload);
 
-const ledgerCounts = (userId: string) => ({
+const ledgerCounts = async (userId: string) => ({
   traffic: (
-    db().query("SELECT COUNT(*) AS n FROM traffic_records WHERE user_id = ?").get(userId) as { n: number }
+    await db().get("SELECT COUNT(*) AS n FROM traffic_records WHERE user_id = ?", userId) as { n: number }
   ).n,
   wallet: (
-    db().query("SELECT COUNT(*) AS n FROM wallet_entries WHERE user_id = ?").get(userId) as { n: number }
+    await db().get("SELECT COUNT(*) AS n FROM wallet_entries WHERE user_id = ?", userId) as { n: number }
   ).n,
   audit: (
-    db().query("SELECT COUNT(*) AS n FROM admin_adjustments WHERE user_id = ?").get(userId) as { n: number }
+    await db().get("SELECT COUNT(*) AS n FROM admin_adjustments WHERE user_id = ?", userId) as { n: number }
   ).n,
 });
 
@@ -56,9 +56,7 @@ describe("userlist", () => {
   test("every §2.5 column, newest first, never the password hash or proxy secret", async () => {
     const owner = await loggedInClient(server);
     const customer = await loggedInClient(server);
-    db()
-      .query("UPDATE users SET agency_id = ?, channel_code = 'ABC123', wallet_fen = 1234 WHERE id = ?")
-      .run(owner.user.id, customer.user.id);
+    await db().run("UPDATE users SET agency_id = ?, channel_code = 'ABC123', wallet_fen = 1234 WHERE id = ?", owner.user.id, customer.user.id);
     const answer = await call<AdminUser[]>("userlist", {});
     expect(answer.code).toBe(0);
     const [first, second] = answer.data;
@@ -90,7 +88,7 @@ describe("userlist", () => {
 
   test("filterStr matches e-mail, channel code or id, case-insensitively, with % and _ literal", async () => {
     const marked = await loggedInClient(server, { email: uniqueEmail("Findme_") });
-    db().query("UPDATE users SET channel_code = 'ZQ9XY1' WHERE id = ?").run(marked.user.id);
+    await db().run("UPDATE users SET channel_code = 'ZQ9XY1' WHERE id = ?", marked.user.id);
     const emails = async (filterStr: string) =>
       (await call<AdminUser[]>("userlist", { filterStr })).data.map((u) => u.email);
     expect(await emails("FINDME_")).toEqual([marked.email]);
@@ -102,7 +100,7 @@ describe("userlist", () => {
 
   test("number caps the rows (default 100) and from / to bound the sign-up time", async () => {
     const old = await loggedInClient(server);
-    db().query("UPDATE users SET create_time = 1000 WHERE id = ?").run(old.user.id);
+    await db().run("UPDATE users SET create_time = 1000 WHERE id = ?", old.user.id);
     expect((await call<AdminUser[]>("userlist", { number: 1 })).data).toHaveLength(1);
     const window = (await call<AdminUser[]>("userlist", { fromTimestamp: 500, toTimestamp: 1500 })).data;
     expect(window.map((u) => u.email)).toEqual([old.email]);
@@ -120,8 +118,8 @@ describe("userlist", () => {
 
   test("the service reads 100 rows by default", async () => {
     for (let i = 0; i < 3; i++) await loggedInClient(server);
-    expect(listAdminUsers(server.context, { number: 2 })).toHaveLength(2);
-    expect(listAdminUsers(server.context).length).toBeLessThanOrEqual(100);
+    expect(await listAdminUsers(server.context, { number: 2 })).toHaveLength(2);
+    expect((await listAdminUsers(server.context)).length).toBeLessThanOrEqual(100);
   });
 });
 
@@ -156,7 +154,7 @@ describe("user and update_user", () => {
       forceReward: true,
       disable: false,
     });
-    const row = db().query("SELECT daily_unlimit_traffic FROM users WHERE id = ?").get(customer.user.id) as {
+    const row = await db().get("SELECT daily_unlimit_traffic FROM users WHERE id = ?", customer.user.id) as {
       daily_unlimit_traffic: number;
     };
     expect(row.daily_unlimit_traffic).toBe(20 * GB);
@@ -185,19 +183,15 @@ describe("user and update_user", () => {
 describe("adjustments", () => {
   test("+10 G with a reason: one admin_adjust record with the reason, one audit row; the customer sees 管理员调整", async () => {
     const customer = await loggedInClient(server);
-    const before = ledgerCounts(customer.user.id);
+    const before = await ledgerCounts(customer.user.id);
     const answer = await call("update_user", {
       _id: customer.user.id,
       adjust: { trafficG: 10, reason: "补偿故障" },
     });
     expect(answer.code).toBe(0);
     expect(answer.data.traffic).toBe(10 * GB);
-    expect(ledgerCounts(customer.user.id)).toEqual({ ...before, traffic: before.traffic + 1, audit: 1 });
-    const audit = db()
-      .query(
-        "SELECT admin_id, traffic_change, vip_change, wallet_change_fen, reason FROM admin_adjustments WHERE user_id = ?",
-      )
-      .get(customer.user.id);
+    expect(await ledgerCounts(customer.user.id)).toEqual({ ...before, traffic: before.traffic + 1, audit: 1 });
+    const audit = await db().get("SELECT admin_id, traffic_change, vip_change, wallet_change_fen, reason FROM admin_adjustments WHERE user_id = ?", customer.user.id);
     expect(audit).toEqual({
       admin_id: admin.user.id,
       traffic_change: 10 * GB,
@@ -220,10 +214,8 @@ describe("adjustments", () => {
     expect(answer.code).toBe(0);
     expect(answer.data.wallet_money).toBe(5.5);
     expect(answer.data.vipExpireTime).toBeGreaterThan(Date.now() + 2 * 86_400_000);
-    expect(ledgerCounts(customer.user.id)).toEqual({ traffic: 1, wallet: 1, audit: 1 });
-    const entry = db()
-      .query("SELECT type, change_fen FROM wallet_entries WHERE user_id = ?")
-      .get(customer.user.id);
+    expect(await ledgerCounts(customer.user.id)).toEqual({ traffic: 1, wallet: 1, audit: 1 });
+    const entry = await db().get("SELECT type, change_fen FROM wallet_entries WHERE user_id = ?", customer.user.id);
     expect(entry).toEqual({ type: "adjust", change_fen: 550 });
     // Taking the 3 days back again is allowed; a fourth day is not.
     expect(
@@ -233,7 +225,7 @@ describe("adjustments", () => {
 
   test("refused adjustments write nothing, not even the other fields of the same update", async () => {
     const customer = await loggedInClient(server);
-    const before = ledgerCounts(customer.user.id);
+    const before = await ledgerCounts(customer.user.id);
     const cases: [Record<string, unknown>, string][] = [
       [{ trafficG: -1, reason: "扣减" }, AdminUserMsg.trafficBelowZero],
       [{ walletYuan: -0.01, reason: "扣减" }, AdminUserMsg.walletBelowZero],
@@ -248,15 +240,15 @@ describe("adjustments", () => {
       expect(answer.code).toBe(Code.badInput);
       expect(answer.msg).toContain(message);
     }
-    expect(ledgerCounts(customer.user.id)).toEqual(before);
+    expect(await ledgerCounts(customer.user.id)).toEqual(before);
     expect((await call("user", { uid: customer.user.id })).data).toMatchObject({ scale: 1, traffic: 0 });
   });
 
   test("trial traffic is not taken: only permanent traffic may be deducted", async () => {
     const customer = await loggedInClient(server);
     const now = Date.now();
-    tx(db(), () => {
-      changeTraffic(db(), {
+    await tx(db(), async () => {
+      await changeTraffic(db(), {
         userId: customer.user.id,
         type: "coupon",
         desc: "体验券",
@@ -264,7 +256,7 @@ describe("adjustments", () => {
         now,
         timeZone: "UTC",
       });
-      addTrialGrant(db(), {
+      await addTrialGrant(db(), {
         userId: customer.user.id,
         couponUseId: "trial",
         amount: 3 * GB,
@@ -287,7 +279,7 @@ describe("adjustments", () => {
 
   test("a refusal inside the transaction rolls back the field changes made before it", async () => {
     const customer = await loggedInClient(server);
-    db().query("UPDATE users SET force_reward = 0 WHERE id = ?").run(customer.user.id);
+    await db().run("UPDATE users SET force_reward = 0 WHERE id = ?", customer.user.id);
     const answer = await call("update_user", {
       _id: customer.user.id,
       forceReward: true,
@@ -306,16 +298,16 @@ describe("adjustments", () => {
 
 describe("disabling", () => {
   test("the session answers 1002 at once, node lists drop them, the subscription is the notice; enabling lets them in again", async () => {
-    const agentId = makeChargingNode(server, "Asia/Shanghai");
+    const agentId = await makeChargingNode(server, "Asia/Shanghai");
     const customer = await loggedInClient(server);
     await call("update_user", { _id: customer.user.id, adjust: { trafficG: 10, reason: "测试" } });
-    const listed = () => nodeUsers(server.context, agentId).map((u) => u.uuid);
-    expect(listed()).toContain(customer.user.proxy_secret);
+    const listed = async () => (await nodeUsers(server.context, agentId)).map((u) => u.uuid);
+    expect(await listed()).toContain(customer.user.proxy_secret);
     expect((await customer.client.call("/api/user/userinfo")).code).toBe(0);
 
     expect((await call("update_user", { _id: customer.user.id, disable: true })).data.disable).toBe(true);
     expect((await customer.client.call("/api/user/userinfo")).code).toBe(Code.notLoggedIn);
-    expect(listed()).not.toContain(customer.user.proxy_secret);
+    expect(await listed()).not.toContain(customer.user.proxy_secret);
     const response = await fetch(
       `${server.url}/api/subscript/v2ray/${customer.user.id}/${customer.user.userkey}`,
     );
@@ -327,7 +319,7 @@ describe("disabling", () => {
 
     await call("update_user", { _id: customer.user.id, disable: false });
     expect((await customer.client.login(customer.email, customer.password)).code).toBe(0);
-    expect(listed()).toContain(customer.user.proxy_secret);
+    expect(await listed()).toContain(customer.user.proxy_secret);
   });
 
   test("an admin cannot disable their own account", async () => {
@@ -383,7 +375,7 @@ describe("roles", () => {
         expect(answer.data).toBeNull();
       }
     }
-    expect(ledgerCounts(victim.user.id)).toEqual({ traffic: 0, wallet: 0, audit: 0 });
+    expect(await ledgerCounts(victim.user.id)).toEqual({ traffic: 0, wallet: 0, audit: 0 });
     expect((await victim.client.call("/api/user/userinfo")).code).toBe(0);
   });
 });

@@ -101,26 +101,22 @@ const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}
  * `/api/admin/users/userlist`: newest sign-ups first; filterStr matches the e-mail, the channel
  * code or the id (case-insensitively, % and _ taken literally); from / to bound the sign-up time.
  */
-export function listAdminUsers(ctx: AppContext, query: UserListInput = {}): AdminUser[] {
+export async function listAdminUsers(ctx: AppContext, query: UserListInput = {}): Promise<AdminUser[]> {
   const { number, filterStr, fromTimestamp, toTimestamp } = userListInput.parse(query);
-  const rows = ctx.db
-    .query<AdminUserRow, [string, string, number | null, number | null, number]>(
-      `${ADMIN_USER_SELECT}
+  const rows = await ctx.db.all<AdminUserRow>(`${ADMIN_USER_SELECT}
        WHERE (?1 = '' OR u.email LIKE ?2 ESCAPE '\\' OR u.channel_code LIKE ?2 ESCAPE '\\' OR u.id LIKE ?2 ESCAPE '\\')
          AND (?3 IS NULL OR u.create_time >= ?3) AND (?4 IS NULL OR u.create_time <= ?4)
        ORDER BY u.create_time DESC, u.id DESC
-       LIMIT ?5`,
-    )
-    .all(filterStr, likePattern(filterStr), fromTimestamp || null, toTimestamp || null, number);
-  const settings = ctx.settings.all();
+       LIMIT ?5`, filterStr, likePattern(filterStr), fromTimestamp || null, toTimestamp || null, number);
+  const settings = await ctx.settings.all();
   return rows.map((row) => toAdminUser(row, settings));
 }
 
 /** `/api/admin/users/user`: one user as the list shows it; 1004 when there is none. */
-export function getAdminUser(ctx: AppContext, userId: string): AdminUser {
-  const row = ctx.db.query<AdminUserRow, [string]>(`${ADMIN_USER_SELECT} WHERE u.id = ?`).get(userId);
+export async function getAdminUser(ctx: AppContext, userId: string): Promise<AdminUser> {
+  const row = await ctx.db.get<AdminUserRow>(`${ADMIN_USER_SELECT} WHERE u.id = ?`, userId);
   if (!row) throw new RpcError(Code.notFound, AdminUserMsg.notFound);
-  return toAdminUser(row, ctx.settings.all());
+  return toAdminUser(row, await ctx.settings.all());
 }
 
 export interface Adjustment {
@@ -146,7 +142,7 @@ export interface AdjustResult {
  * (admin_adjust) for traffic and days, one wallet entry (adjust) for money and one admin_adjustments
  * row, all in one transaction. A change that would leave a balance below zero is refused whole.
  */
-export function adjustUser(ctx: AppContext, adjustment: Adjustment): AdjustResult {
+export async function adjustUser(ctx: AppContext, adjustment: Adjustment): Promise<AdjustResult> {
   const trafficBytes = Math.round(adjustment.trafficBytes ?? 0);
   const days = adjustment.days ?? 0;
   const walletFen = adjustment.walletFen ?? 0;
@@ -156,11 +152,11 @@ export function adjustUser(ctx: AppContext, adjustment: Adjustment): AdjustResul
     throw new RpcError(Code.badInput, AdminUserMsg.nothingToAdjust);
   if (!reason) throw new RpcError(Code.badInput, AdminUserMsg.reasonRequired);
   if (!Number.isInteger(days)) throw new RpcError(Code.badInput, "天数须为整数");
-  return tx(ctx.db, () => {
-    const user = findUserById(ctx, adjustment.userId);
+  return await tx(ctx.db, async () => {
+    const user = await findUserById(ctx, adjustment.userId);
     if (!user) throw new RpcError(Code.notFound, AdminUserMsg.notFound);
     // Trial traffic (with its own expiry) is not the admin's to take: only permanent traffic is.
-    if (trafficBytes < 0 && permanentTraffic(ctx.db, user.id, now) + trafficBytes < 0)
+    if (trafficBytes < 0 && await permanentTraffic(ctx.db, user.id, now) + trafficBytes < 0)
       throw new RpcError(Code.badInput, AdminUserMsg.trafficBelowZero);
     const timePackage =
       days > 0
@@ -173,10 +169,10 @@ export function adjustUser(ctx: AppContext, adjustment: Adjustment): AdjustResul
     if (user.wallet_fen + walletFen < 0) throw new RpcError(Code.badInput, AdminUserMsg.walletBelowZero);
 
     // The traffic record's type already reads 管理员调整; the wallet entry's desc says it.
-    const timeZone = ctx.settings.all().timezone;
+    const timeZone = (await ctx.settings.all()).timezone;
     let balances = { traffic: user.traffic, vipExpireTime: user.vip_expire_time };
     if (trafficBytes !== 0 || timePackage) {
-      balances = changeTraffic(ctx.db, {
+      balances = await changeTraffic(ctx.db, {
         userId: user.id,
         type: "admin_adjust",
         desc: reason,
@@ -188,7 +184,7 @@ export function adjustUser(ctx: AppContext, adjustment: Adjustment): AdjustResul
     }
     const wallet =
       walletFen !== 0
-        ? changeWallet(ctx.db, {
+        ? await changeWallet(ctx.db, {
             userId: user.id,
             type: "adjust",
             changeFen: walletFen,
@@ -196,20 +192,8 @@ export function adjustUser(ctx: AppContext, adjustment: Adjustment): AdjustResul
             now,
           })
         : user.wallet_fen;
-    ctx.db
-      .query(
-        `INSERT INTO admin_adjustments (admin_id, user_id, traffic_change, vip_change, wallet_change_fen, reason, create_time)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        adjustment.adminId,
-        user.id,
-        trafficBytes,
-        balances.vipExpireTime - user.vip_expire_time,
-        walletFen,
-        reason,
-        now,
-      );
+    await ctx.db.run(`INSERT INTO admin_adjustments (admin_id, user_id, traffic_change, vip_change, wallet_change_fen, reason, create_time)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`, adjustment.adminId, user.id, trafficBytes, balances.vipExpireTime - user.vip_expire_time, walletFen, reason, now);
     return { ...balances, walletFen: wallet };
   });
 }
@@ -241,20 +225,18 @@ const flag = (value: boolean | undefined) => (value === undefined ? null : value
  * adjustment. Disabling ends every session, trusted browser and login link of the account at once;
  * an admin cannot disable their own account.
  */
-export function updateUser(
+export async function updateUser(
   ctx: AppContext,
   adminId: string,
   input: UpdateUserInput,
   now = Date.now(),
-): AdminUser {
+): Promise<AdminUser> {
   const fields = updateUserInput.parse(input);
   if (fields.disable === true && fields._id === adminId)
     throw new RpcError(Code.badInput, "不能禁用自己的账号");
   const adjustment = fields.adjust ? adjustmentFrom(fields.adjust, adminId, fields._id, now) : null;
-  tx(ctx.db, () => {
-    const changed = ctx.db
-      .query(
-        `UPDATE users SET
+  await tx(ctx.db, async () => {
+    const changed = (await ctx.db.run(`UPDATE users SET
            disabled = COALESCE(?2, disabled),
            scale = COALESCE(?3, scale),
            can_change_describe_key = COALESCE(?4, can_change_describe_key),
@@ -263,35 +245,23 @@ export function updateUser(
            special_daily_unlimit_traffic = COALESCE(?7, special_daily_unlimit_traffic),
            daily_unlimit_traffic = COALESCE(?8, daily_unlimit_traffic),
            force_reward = COALESCE(?9, force_reward)
-         WHERE id = ?1`,
-      )
-      .run(
-        fields._id,
-        flag(fields.disable),
-        fields.scale ?? null,
-        flag(fields.canChangeDescribeKey),
-        flag(fields.canChangePassword),
-        flag(fields.normalPermission),
-        flag(fields.specialDailyUnlimitTraffic),
-        fields.dailyUnlimitTraffic === undefined ? null : Math.round(fields.dailyUnlimitTraffic * GB),
-        flag(fields.forceReward),
-      ).changes;
+         WHERE id = ?1`, fields._id, flag(fields.disable), fields.scale ?? null, flag(fields.canChangeDescribeKey), flag(fields.canChangePassword), flag(fields.normalPermission), flag(fields.specialDailyUnlimitTraffic), fields.dailyUnlimitTraffic === undefined ? null : Math.round(fields.dailyUnlimitTraffic * GB), flag(fields.forceReward))).changes;
     if (!changed) throw new RpcError(Code.notFound, AdminUserMsg.notFound);
-    if (fields.disable === true) revokeAccountAccess(ctx, fields._id);
-    if (adjustment) adjustUser(ctx, adjustment);
+    if (fields.disable === true) await revokeAccountAccess(ctx, fields._id);
+    if (adjustment) await adjustUser(ctx, adjustment);
   });
-  return getAdminUser(ctx, fields._id);
+  return await getAdminUser(ctx, fields._id);
 }
 
 /** The user with this e-mail, or 1004. */
-export function requireUserByEmail(ctx: AppContext, email: string) {
-  const user = findUserByEmail(ctx, email.trim().toLowerCase());
+export async function requireUserByEmail(ctx: AppContext, email: string) {
+  const user = await findUserByEmail(ctx, email.trim().toLowerCase());
   if (!user) throw new RpcError(Code.notFound, `${AdminUserMsg.notFound}: ${email}`);
   return user;
 }
 
 /** `/api/admin/users/change_password`: sets the password and signs the account out everywhere. */
 export async function changeUserPassword(ctx: AppContext, email: string, digest: string): Promise<null> {
-  await setPassword(ctx, requireUserByEmail(ctx, email).id, digest);
+  await setPassword(ctx, (await requireUserByEmail(ctx, email)).id, digest);
   return null;
 }

@@ -51,8 +51,8 @@ async function typeAgain(
   return (await response.json()) as { Code: number; msg: string };
 }
 
-function user(email: string): UserRow {
-  const row = server.context.db.query<UserRow, [string]>("SELECT * FROM users WHERE email = ?").get(email);
+async function user(email: string): Promise<UserRow> {
+  const row = await server.context.db.get<UserRow>("SELECT * FROM users WHERE email = ?", email);
   if (!row) throw new Error(`no user ${email}`);
   return row;
 }
@@ -122,15 +122,13 @@ describe("sign-up confirmation mail", () => {
     expect(link.serialId).toMatch(/^[0-9a-f]{24}$/);
     expect(link.key).toMatch(/^[0-9a-f]{64}$/);
     // Only the key's hash is stored.
-    const stored = server.context.db
-      .query<{ key_hash: string }, [string]>("SELECT key_hash FROM email_tokens WHERE serial_id = ?")
-      .get(link.serialId);
+    const stored = await server.context.db.get<{ key_hash: string }>("SELECT key_hash FROM email_tokens WHERE serial_id = ?", link.serialId);
     expect(stored?.key_hash).toBeDefined();
     expect(stored?.key_hash).not.toBe(link.key);
 
-    expect(user(email).email_verified).toBe(0);
+    expect((await user(email)).email_verified).toBe(0);
     expect((await openLink(link.action, link.serialId, link.key)).Code).toBe(0);
-    expect(user(email).email_verified).toBe(1);
+    expect((await user(email)).email_verified).toBe(1);
 
     const again = await openLink(link.action, link.serialId, link.key);
     expect(again.Code).not.toBe(0);
@@ -145,19 +143,17 @@ describe("sign-up confirmation mail", () => {
 
     expect((await openLink("signup_confirm", link.serialId, flipped)).Code).not.toBe(0);
     expect((await openLink("change_password", link.serialId, link.key)).Code).not.toBe(0);
-    expect(user(email).email_verified).toBe(0);
+    expect((await user(email)).email_verified).toBe(0);
     // Failed attempts do not use the link up.
     expect((await openLink("signup_confirm", link.serialId, link.key)).Code).toBe(0);
 
     const late = uniqueEmail("expired");
     await signup(late, "correct-horse-1");
     const lateLink = confirmLinkOf(await sink.waitFor(late));
-    server.context.db
-      .query("UPDATE email_tokens SET expire_time = ? WHERE serial_id = ?")
-      .run(Date.now() - 1000, lateLink.serialId);
+    await server.context.db.run("UPDATE email_tokens SET expire_time = ? WHERE serial_id = ?", Date.now() - 1000, lateLink.serialId);
     const expired = await openLink("signup_confirm", lateLink.serialId, lateLink.key);
     expect(expired.Code).not.toBe(0);
-    expect(user(late).email_verified).toBe(0);
+    expect((await user(late)).email_verified).toBe(0);
   });
 });
 
@@ -204,7 +200,7 @@ describe("password reset by mail", () => {
     expect(oldLogin.code).toBe(1000);
     expect(oldLogin.msg).toBe("用户不存在或密码错误");
     expect((await new ApiClient(server.url).login(email, "new-password-2")).code).toBe(0);
-    expect(user(email).email_verified).toBe(1);
+    expect((await user(email)).email_verified).toBe(1);
 
     // The link is spent.
     const again = await typeAgain(confirm.serialId, confirm.key, "new-password-2");
@@ -220,9 +216,7 @@ describe("password reset by mail", () => {
     });
     expect(answer.code).toBe(0);
     const confirm = confirmLinkOf(await sink.waitFor(email));
-    server.context.db
-      .query("UPDATE email_tokens SET expire_time = ? WHERE serial_id = ?")
-      .run(Date.now() - 1, confirm.serialId);
+    await server.context.db.run("UPDATE email_tokens SET expire_time = ? WHERE serial_id = ?", Date.now() - 1, confirm.serialId);
     expect(await typeAgain(confirm.serialId, confirm.key, "new-password-2")).toEqual({
       Code: 1000,
       msg: "链接已过期",
@@ -285,9 +279,7 @@ test("when the mail server is down, sign-up still succeeds, the account works an
     const client = await signup(email, "correct-horse-1");
     expect((await client.call("/api/user/userinfo")).code).toBe(0);
     expect((await new ApiClient(server.url).login(email, "correct-horse-1")).code).toBe(0);
-    const logged = server.context.db
-      .query<{ msg: string }, []>("SELECT msg FROM error_logs WHERE name = 'signup_confirm mail'")
-      .get();
+    const logged = await server.context.db.get<{ msg: string }>("SELECT msg FROM error_logs WHERE name = 'signup_confirm mail'");
     expect(logged?.msg).toContain("ECONNREFUSED");
     expect(stderr).not.toHaveBeenCalled();
   } finally {
@@ -308,9 +300,7 @@ test("when the mail server is down, a reset answers a clear failure, logs it and
     });
     expect(answer.code).toBe(999);
     expect(answer.msg).toBe("确认邮件发送失败，请稍后重试");
-    const logged = server.context.db
-      .query<{ n: number }, []>("SELECT COUNT(*) AS n FROM error_logs WHERE name = 'reset_password mail'")
-      .get();
+    const logged = await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM error_logs WHERE name = 'reset_password mail'");
     expect(logged?.n).toBeGreaterThan(0);
     expect((await new ApiClient(server.url).login(email, password)).code).toBe(0);
   } finally {

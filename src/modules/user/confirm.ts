@@ -56,10 +56,10 @@ export function confirmationMail(action: ConfirmAction, link: string) {
 }
 
 /** The trusted origin for mailed links; without one, logs why for the admin and answers null. */
-function linkOrigin(ctx: AppContext, action: ConfirmAction): string | null {
-  const origin = siteOrigin(ctx.settings.all());
+async function linkOrigin(ctx: AppContext, action: ConfirmAction): Promise<string | null> {
+  const origin = siteOrigin(await ctx.settings.all());
   if (!origin) {
-    recordError(
+    await recordError(
       ctx.db,
       NO_ORIGIN_LOG,
       new Error(`未设置网站地址（site_url 或 preferDomain），${MAIL_NAMES[action]}邮件未发送`),
@@ -69,8 +69,8 @@ function linkOrigin(ctx: AppContext, action: ConfirmAction): string | null {
 }
 
 /** Whether confirmation links can be mailed at all: mail is set up and the site's origin is known. */
-export function canMailLinks(ctx: AppContext): boolean {
-  return ctx.mailer.configured() && siteOrigin(ctx.settings.all()) !== null;
+export async function canMailLinks(ctx: AppContext): Promise<boolean> {
+  return await ctx.mailer.configured() && siteOrigin(await ctx.settings.all()) !== null;
 }
 
 /** Stores a one-time link (only the key's hash, and the new password's hash) and mails it. */
@@ -85,23 +85,19 @@ async function mailLink(
   const key = randomHex(32);
   const now = Date.now();
   const newPasswordHash = newPasswordDigest ? await hashPassword(newPasswordDigest) : null;
-  ctx.db
-    .query(
-      "INSERT INTO email_tokens (serial_id, user_id, action, key_hash, new_password_hash, create_time, expire_time) VALUES (?, ?, ?, ?, ?, ?, ?)",
-    )
-    .run(serialId, user.id, action, sha256Hex(key), newPasswordHash, now, now + LINK_LIFETIME_MS);
+  await ctx.db.run("INSERT INTO email_tokens (serial_id, user_id, action, key_hash, new_password_hash, create_time, expire_time) VALUES (?, ?, ?, ?, ?, ?, ?)", serialId, user.id, action, sha256Hex(key), newPasswordHash, now, now + LINK_LIFETIME_MS);
   const link = `${origin}/#/confirm?serial_id=${serialId}&key=${key}&action=${action}`;
   await ctx.mailer.send({ to: user.email, ...confirmationMail(action, link) });
 }
 
 /** After sign-up: mails the confirmation link when mail and the site origin are set up. Never throws. */
 export async function sendSignupConfirmation(ctx: AppContext, user: UserRow): Promise<void> {
-  if (!ctx.mailer.configured()) return;
-  const origin = linkOrigin(ctx, "signup_confirm");
+  if (!await ctx.mailer.configured()) return;
+  const origin = await linkOrigin(ctx, "signup_confirm");
   if (!origin) return;
   // The account exists and works; a mail failure must not undo the sign-up, only be logged for the admin.
-  await mailLink(ctx, user, "signup_confirm", origin).catch((error) => {
-    recordError(ctx.db, "signup_confirm mail", error);
+  await mailLink(ctx, user, "signup_confirm", origin).catch(async (error) => {
+    await recordError(ctx.db, "signup_confirm mail", error);
   });
 }
 
@@ -119,18 +115,18 @@ export async function requestPasswordReset(
   ctx: AppContext,
   request: ResetRequest,
 ): Promise<{ email: string }> {
-  const user = userFromSubscriptionUrl(ctx, request.describUrl);
+  const user = await userFromSubscriptionUrl(ctx, request.describUrl);
   if (user.email.toLowerCase() !== request.email) throw new RpcError(Code.badInput, ConfirmMsg.emailMismatch);
   if (!user.can_change_password) throw new RpcError(Code.accountRefused, ConfirmMsg.refused);
-  if (!ctx.mailer.configured()) throw new RpcError(Code.badInput, ConfirmMsg.noMail);
-  const origin = linkOrigin(ctx, "change_password");
+  if (!await ctx.mailer.configured()) throw new RpcError(Code.badInput, ConfirmMsg.noMail);
+  const origin = await linkOrigin(ctx, "change_password");
   if (!origin) throw new RpcError(Code.badInput, ConfirmMsg.noOrigin);
   if (!ctx.limiter.hit(RESET_MAILS, user.id))
     throw new RpcError(Code.tooManyRequests, ConfirmMsg.tooManyResets);
   try {
     await mailLink(ctx, user, "change_password", origin, request.newPasswordDigest);
   } catch (error) {
-    recordError(ctx.db, "reset_password mail", error);
+    await recordError(ctx.db, "reset_password mail", error);
     throw new RpcError(Code.internal, ConfirmMsg.mailFailed);
   }
   return { email: user.email };
@@ -148,16 +144,14 @@ interface TokenRow {
 }
 
 /** The unused, unexpired link for serial_id and key, or the reason it cannot be used. */
-function openLink(
+async function openLink(
   ctx: AppContext,
   action: ConfirmAction,
   serialId: string,
   key: string,
   now: number,
-): TokenRow {
-  const row = ctx.db
-    .query<TokenRow, [string]>("SELECT * FROM email_tokens WHERE serial_id = ?")
-    .get(serialId);
+): Promise<TokenRow> {
+  const row = await ctx.db.get<TokenRow>("SELECT * FROM email_tokens WHERE serial_id = ?", serialId);
   if (!row || row.action !== action || row.key_hash !== sha256Hex(key)) {
     throw new RpcError(Code.notFound, ConfirmMsg.invalid);
   }
@@ -167,11 +161,11 @@ function openLink(
 }
 
 /** Opens a sign-up link once: the e-mail is confirmed. */
-export function confirmSignup(ctx: AppContext, serialId: string, key: string, now = Date.now()): void {
-  tx(ctx.db, () => {
-    const row = openLink(ctx, "signup_confirm", serialId, key, now);
-    ctx.db.query("UPDATE email_tokens SET used_time = ? WHERE serial_id = ?").run(now, row.serial_id);
-    ctx.db.query("UPDATE users SET email_verified = 1 WHERE id = ?").run(row.user_id);
+export async function confirmSignup(ctx: AppContext, serialId: string, key: string, now = Date.now()): Promise<void> {
+  await tx(ctx.db, async () => {
+    const row = await openLink(ctx, "signup_confirm", serialId, key, now);
+    await ctx.db.run("UPDATE email_tokens SET used_time = ? WHERE serial_id = ?", now, row.serial_id);
+    await ctx.db.run("UPDATE users SET email_verified = 1 WHERE id = ?", row.user_id);
   });
 }
 
@@ -189,13 +183,13 @@ export async function confirmPasswordChange(
   now = Date.now(),
 ): Promise<string> {
   // The try is counted before the (slow) check, so concurrent tries cannot exceed the bound.
-  const row = tx(ctx.db, () => {
-    const open = openLink(ctx, "change_password", serialId, key, now);
+  const row = await tx(ctx.db, async () => {
+    const open = await openLink(ctx, "change_password", serialId, key, now);
     // A link mailed before an admin turned canChangePassword off must not change the password either.
-    if (!findUserById(ctx, open.user_id)?.can_change_password)
+    if (!(await findUserById(ctx, open.user_id))?.can_change_password)
       throw new RpcError(Code.accountRefused, ConfirmMsg.refused);
     if (open.tries >= MAX_PASSWORD_TRIES) throw new RpcError(Code.badInput, ConfirmMsg.triesUsedUp);
-    ctx.db.query("UPDATE email_tokens SET tries = tries + 1 WHERE serial_id = ?").run(serialId);
+    await ctx.db.run("UPDATE email_tokens SET tries = tries + 1 WHERE serial_id = ?", serialId);
     return open;
   });
   const matches =
@@ -204,21 +198,13 @@ export async function confirmPasswordChange(
     const left = MAX_PASSWORD_TRIES - row.tries - 1;
     throw new RpcError(Code.badInput, left > 0 ? ConfirmMsg.passwordMismatch(left) : ConfirmMsg.triesUsedUp);
   }
-  tx(ctx.db, () => {
-    const spent = ctx.db
-      .query("UPDATE email_tokens SET used_time = ? WHERE serial_id = ? AND used_time IS NULL")
-      .run(now, serialId).changes;
+  await tx(ctx.db, async () => {
+    const spent = (await ctx.db.run("UPDATE email_tokens SET used_time = ? WHERE serial_id = ? AND used_time IS NULL", now, serialId)).changes;
     if (!spent) throw new RpcError(Code.badInput, ConfirmMsg.used);
-    ctx.db
-      .query("UPDATE users SET password_hash = ?, email_verified = 1 WHERE id = ?")
-      .run(row.new_password_hash, row.user_id);
+    await ctx.db.run("UPDATE users SET password_hash = ?, email_verified = 1 WHERE id = ?", row.new_password_hash, row.user_id);
     // Other pending resets of the account (someone else's request among them) die with this one.
-    ctx.db
-      .query(
-        "UPDATE email_tokens SET used_time = ? WHERE user_id = ? AND action = 'change_password' AND used_time IS NULL",
-      )
-      .run(now, row.user_id);
-    revokeAccountAccess(ctx, row.user_id);
+    await ctx.db.run("UPDATE email_tokens SET used_time = ? WHERE user_id = ? AND action = 'change_password' AND used_time IS NULL", now, row.user_id);
+    await revokeAccountAccess(ctx, row.user_id);
   });
   return row.user_id;
 }

@@ -36,8 +36,8 @@ beforeAll(async () => {
   server = await startShopServer();
   sink = await startMailSink();
   admin = (await loggedInClient(server, { role: "admin" })).client;
-  server.context.settings.update(sinkSettings(sink));
-  nodeId = makeChargingNode(server, zone);
+  await server.context.settings.update(sinkSettings(sink));
+  nodeId = await makeChargingNode(server, zone);
 });
 afterAll(async () => {
   await server?.close();
@@ -61,28 +61,28 @@ type Fields = Partial<
 >;
 
 /** Sets columns as the admin edit form stores them. */
-function setFields(userId: string, fields: Fields) {
-  setUserColumns(server.context.db, userId, fields);
+async function setFields(userId: string, fields: Fields) {
+  await setUserColumns(server.context.db, userId, fields);
 }
 
 async function customer(fields: Fields = {}) {
   const made = await loggedInClient(server);
-  setFields(made.user.id, fields);
+  await setFields(made.user.id, fields);
   return made;
 }
 
-const row = (userId: string) => findUserById(server.context, userId) as UserRow;
+const row = async (userId: string) => await findUserById(server.context, userId) as UserRow;
 
 /** What a node is served: `{users:[{id, uuid, speed_limit, device_limit}]}`. */
-function nodeList(agentId = nodeId) {
-  const agent = findAgentRow(server.context, agentId) as AgentRow;
-  const body = JSON.parse(servedUserList(server.context, agent).body) as {
+async function nodeList(agentId = nodeId) {
+  const agent = await findAgentRow(server.context, agentId) as AgentRow;
+  const body = JSON.parse((await servedUserList(server.context, agent)).body) as {
     users: { id: number; speed_limit: number | null }[];
   };
   return body.users;
 }
 
-const listed = (user: UserRow, agentId = nodeId) => nodeList(agentId).some((u) => u.id === user.node_uid);
+const listed = async (user: UserRow, agentId = nodeId) => (await nodeList(agentId)).some((u) => u.id === user.node_uid);
 
 async function subscription(user: UserRow) {
   const response = await fetch(`${server.url}/api/subscript/v2ray/${user.id}/${user.userkey}`);
@@ -100,30 +100,30 @@ async function subscription(user: UserRow) {
 
 describe("traffic scales", () => {
   test("scale multiplies the charge; the global download scale multiplies it too by default", async () => {
-    server.context.settings.update({ traffic_spend_scale: 3 });
+    await server.context.settings.update({ traffic_spend_scale: 3 });
     try {
       const { user } = await customer({ traffic: 100 * GB, scale: 2 });
-      const result = chargeNode(server, nodeId, { [user.node_uid]: [0, GB] }, Date.now());
+      const result = await chargeNode(server, nodeId, { [user.node_uid]: [0, GB] }, Date.now());
       expect(result.charged).toBe(6 * GB);
-      expect(row(user.id).traffic).toBe(94 * GB);
+      expect((await row(user.id)).traffic).toBe(94 * GB);
     } finally {
-      server.context.settings.update({ traffic_spend_scale: 1 });
+      await server.context.settings.update({ traffic_spend_scale: 1 });
     }
   });
 
   test("noGlobalTrafficScaleLimit: the user's own scale replaces both global scales", async () => {
-    server.context.settings.update({
+    await server.context.settings.update({
       traffic_spend_scale: 3,
       upload_traffic_spend_scale: 5,
       noGlobalTrafficScaleLimit: true,
     });
     try {
       const { user } = await customer({ traffic: 100 * GB, scale: 2 });
-      const result = chargeNode(server, nodeId, { [user.node_uid]: [GB, GB] }, Date.now());
+      const result = await chargeNode(server, nodeId, { [user.node_uid]: [GB, GB] }, Date.now());
       expect(result.charged).toBe(4 * GB);
-      expect(row(user.id).traffic).toBe(96 * GB);
+      expect((await row(user.id)).traffic).toBe(96 * GB);
     } finally {
-      server.context.settings.update({
+      await server.context.settings.update({
         traffic_spend_scale: 1,
         upload_traffic_spend_scale: 1,
         noGlobalTrafficScaleLimit: false,
@@ -143,22 +143,22 @@ describe("specialDailyUnlimitTraffic / dailyUnlimitTraffic", () => {
     });
     const info = await client.call<UserInfo>("/api/user/userinfo");
     expect(info.data.limit).toBe(2 * GB);
-    expect((await subscription(row(user.id))).userinfo).toBe(
+    expect((await subscription(await row(user.id))).userinfo).toBe(
       `upload=0; download=0; total=${2 * GB}; expire=${Math.floor((now + 10 * DAY_MS) / 1000)}`,
     );
-    expect(listed(row(user.id))).toBe(true);
+    expect(await listed(await row(user.id))).toBe(true);
 
     // 3 G moved: 2 G from the special quota, the rest finds nothing (no permanent traffic).
-    chargeNode(server, nodeId, { [user.node_uid]: [0, 3 * GB] }, now);
-    const after = row(user.id);
+    await chargeNode(server, nodeId, { [user.node_uid]: [0, 3 * GB] }, now);
+    const after = await row(user.id);
     expect(after.daily_usage).toBe(2 * GB);
     expect(after.spend_traffic).toBe(2 * GB);
-    expect(listed(after)).toBe(false);
+    expect(await listed(after)).toBe(false);
 
     // Turned off: the package's own 20 G applies again and the user is back on the list.
-    setFields(user.id, { special_daily_unlimit_traffic: 0 });
+    await setFields(user.id, { special_daily_unlimit_traffic: 0 });
     expect((await client.call<UserInfo>("/api/user/userinfo")).data.limit).toBe(20 * GB);
-    expect(listed(row(user.id))).toBe(true);
+    expect(await listed(await row(user.id))).toBe(true);
   });
 
   test("a special quota can be larger than the default, and 0 means no time-package traffic today", async () => {
@@ -168,27 +168,27 @@ describe("specialDailyUnlimitTraffic / dailyUnlimitTraffic", () => {
       special_daily_unlimit_traffic: 1,
       daily_unlimit_traffic: DEFAULT_DAILY_LIMIT + 10 * GB,
     });
-    chargeNode(server, nodeId, { [user.node_uid]: [0, DEFAULT_DAILY_LIMIT + 5 * GB] }, now);
-    expect(row(user.id).daily_usage).toBe(DEFAULT_DAILY_LIMIT + 5 * GB);
-    expect(listed(row(user.id))).toBe(true);
+    await chargeNode(server, nodeId, { [user.node_uid]: [0, DEFAULT_DAILY_LIMIT + 5 * GB] }, now);
+    expect((await row(user.id)).daily_usage).toBe(DEFAULT_DAILY_LIMIT + 5 * GB);
+    expect(await listed(await row(user.id))).toBe(true);
 
-    setFields(user.id, { daily_unlimit_traffic: 0 });
-    expect(listed(row(user.id))).toBe(false);
+    await setFields(user.id, { daily_unlimit_traffic: 0 });
+    expect(await listed(await row(user.id))).toBe(false);
   });
 });
 
 describe("normalPermission", () => {
   test("a user with it sees and may use every line that requires a permission", async () => {
     const ctx = server.context;
-    const permission = savePermission(ctx, { name: `专线-${Date.now()}`, desc: "" });
-    const agent = saveNode(server, {
+    const permission = await savePermission(ctx, { name: `专线-${Date.now()}`, desc: "" });
+    const agent = await saveNode(server, {
       name: "东京 01",
       country: { code: "JP" },
       ip: "203.0.113.77",
       port: 11000,
       public_port: 11000,
     });
-    saveLine(
+    await saveLine(
       ctx,
       lineInput.parse({
         name: "权限专线",
@@ -199,12 +199,12 @@ describe("normalPermission", () => {
       }),
     );
     const { user } = await customer({ traffic: 10 * GB });
-    expect(listed(row(user.id), agent._id)).toBe(false);
-    expect((await subscription(row(user.id))).names.join("\n")).not.toContain("权限专线");
+    expect(await listed(await row(user.id), agent._id)).toBe(false);
+    expect((await subscription(await row(user.id))).names.join("\n")).not.toContain("权限专线");
 
-    setFields(user.id, { normal_permission: 1 });
-    expect(listed(row(user.id), agent._id)).toBe(true);
-    expect((await subscription(row(user.id))).names.join("\n")).toContain("权限专线");
+    await setFields(user.id, { normal_permission: 1 });
+    expect(await listed(await row(user.id), agent._id)).toBe(true);
+    expect((await subscription(await row(user.id))).names.join("\n")).toContain("权限专线");
   });
 });
 
@@ -213,18 +213,18 @@ describe("vip_traffic_thred_rate_limit", () => {
     const now = Date.now();
     const vip = (await customer({ vip_expire_time: now + DAY_MS, traffic: 10 * GB, daily_limit: GB })).user;
     const permanent = (await customer({ traffic: 10 * GB })).user;
-    const speedOf = (user: UserRow) => nodeList().find((u) => u.id === user.node_uid)?.speed_limit;
-    expect(speedOf(vip)).toBeNull();
-    server.context.settings.update({ vip_traffic_thred_rate_limit: 30 });
+    const speedOf = async (user: UserRow) => (await nodeList()).find((u) => u.id === user.node_uid)?.speed_limit;
+    expect(await speedOf(vip)).toBeNull();
+    await server.context.settings.update({ vip_traffic_thred_rate_limit: 30 });
     try {
-      expect(speedOf(vip)).toBe(30);
-      expect(speedOf(permanent)).toBeNull();
+      expect(await speedOf(vip)).toBe(30);
+      expect(await speedOf(permanent)).toBeNull();
       // Today's quota used up: what follows is paid permanent traffic, at full speed.
-      chargeNode(server, nodeId, { [vip.node_uid]: [0, 2 * GB] }, now);
-      expect(row(vip.id).traffic).toBe(9 * GB);
-      expect(speedOf(vip)).toBeNull();
+      await chargeNode(server, nodeId, { [vip.node_uid]: [0, 2 * GB] }, now);
+      expect((await row(vip.id)).traffic).toBe(9 * GB);
+      expect(await speedOf(vip)).toBeNull();
     } finally {
-      server.context.settings.update({ vip_traffic_thred_rate_limit: 0 });
+      await server.context.settings.update({ vip_traffic_thred_rate_limit: 0 });
     }
   });
 });
@@ -239,14 +239,14 @@ describe("forceReward", () => {
       comsumerDuration: 1,
     });
     expect(channel.code).toBe(0);
-    const combo = makeCombo(server, { name: "包月", price: 20, traffic: 100 });
+    const combo = await makeCombo(server, { name: "包月", price: 20, traffic: 100 });
     const paidLate = async (force: number) => {
       const { user, client } = await customer({ force_reward: force });
-      server.context.db.query("UPDATE users SET channel_code = 'FORCE1' WHERE id = ?").run(user.id);
+      await server.context.db.run("UPDATE users SET channel_code = 'FORCE1' WHERE id = ?", user.id);
       const order = await createOrder(client, combo._id);
       const late = user.create_time + 2 * DAY_MS;
-      expect(settleWithoutGateway(server.context, order._id, "manual", "test", late).result).toBe("credited");
-      return row(owner.user.id).wallet_fen;
+      expect((await settleWithoutGateway(server.context, order._id, "manual", "test", late)).result).toBe("credited");
+      return (await row(owner.user.id)).wallet_fen;
     };
     expect(await paidLate(0)).toBe(0);
     expect(await paidLate(1)).toBe(200);
@@ -258,7 +258,7 @@ describe("canChangeDescribeKey / canChangePassword", () => {
     const { user, client } = await customer({ can_change_describe_key: 0 });
     const answer = await client.call("/api/user/reset_userkey");
     expect(answer).toMatchObject({ code: Code.accountRefused, msg: "该账号不允许这样操作。" });
-    expect(row(user.id).userkey).toBe(user.userkey);
+    expect((await row(user.id)).userkey).toBe(user.userkey);
   });
 
   test("canChangePassword off after a reset was mailed: the link no longer changes the password", async () => {
@@ -270,7 +270,7 @@ describe("canChangeDescribeKey / canChangePassword", () => {
     });
     expect(asked.code).toBe(0);
     const link = confirmLinkOf(await sink.waitFor(email));
-    setFields(user.id, { can_change_password: 0 });
+    await setFields(user.id, { can_change_password: 0 });
     const response = await new ApiClient(server.url).raw(
       "/api/account/change_password",
       JSON.stringify({

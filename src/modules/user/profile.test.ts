@@ -32,16 +32,16 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const row = (id: string) => findUserById(server.context, id) as UserRow;
+const row = async (id: string) => await findUserById(server.context, id) as UserRow;
 /** The row without last_active_time, which every logged-in call may move. */
-function stored(id: string) {
-  const { last_active_time: _, ...rest } = row(id);
+async function stored(id: string) {
+  const { last_active_time: _, ...rest } = await row(id);
   return rest;
 }
 
 async function customer(fields: Partial<Record<keyof UserRow, number>> = {}) {
   const made = await loggedInClient(server);
-  setUserColumns(server.context.db, made.user.id, fields);
+  await setUserColumns(server.context.db, made.user.id, fields);
   return made;
 }
 
@@ -80,8 +80,8 @@ describe("saving the profile", () => {
     const others = (["in_xinjiang", "in_foreign", "use_english_node"] as const).filter((c) => c !== column);
     expect(await client.call(PATH, { email, [field]: true })).toMatchObject({ code: Code.ok });
     expect((await client.call<UserInfo>("/api/user/userinfo")).data?.[field]).toBe(true);
-    expect(row(user.id)[column]).toBe(1);
-    for (const other of others) expect(row(user.id)[other]).toBe(0);
+    expect((await row(user.id))[column]).toBe(1);
+    for (const other of others) expect((await row(user.id))[other]).toBe(0);
 
     expect(await client.call(PATH, { [field]: false })).toMatchObject({ code: Code.ok });
     expect((await client.call<UserInfo>("/api/user/userinfo")).data?.[field]).toBe(false);
@@ -107,7 +107,7 @@ describe("saving the profile", () => {
     });
     const refused = await client.call(PATH, { email: "someone-else@example.com", in_foreign: true });
     expect(refused).toMatchObject({ code: Code.badInput, msg: ProfileMsg.emailLocked });
-    expect(row(user.id)).toMatchObject({ email, in_xinjiang: 1, in_foreign: 0 });
+    expect(await row(user.id)).toMatchObject({ email, in_xinjiang: 1, in_foreign: 0 });
   });
 });
 
@@ -122,10 +122,10 @@ describe("what a caller cannot do", () => {
     const owner = await customer();
     const theirs = await uploadImage(owner.client);
     const { client, user } = await customer();
-    const before = stored(user.id);
+    const before = await stored(user.id);
     const answer = await client.call(PATH, { icon: theirs, ...TOGGLES_ON });
     expect(answer).toMatchObject({ code: Code.badInput, msg: FileMsg.notYours });
-    expect(stored(user.id)).toEqual(before);
+    expect(await stored(user.id)).toEqual(before);
   });
 
   test.each([
@@ -136,11 +136,11 @@ describe("what a caller cannot do", () => {
     "javascript:alert(1)",
   ])("icon %s is refused with a clear message", async (icon) => {
     const { client, user } = await customer();
-    const before = stored(user.id);
+    const before = await stored(user.id);
     const answer = await client.call(PATH, { icon });
     expect(answer.code).toBe(Code.badInput);
     expect(answer.msg).toContain(FileMsg.notYours);
-    expect(stored(user.id)).toEqual(before);
+    expect(await stored(user.id)).toEqual(before);
   });
 
   test("an upload name that matches the pattern but was never uploaded is refused", async () => {
@@ -152,8 +152,8 @@ describe("what a caller cannot do", () => {
   test("other fields in the payload (_id, type, traffic, money) are ignored: only the caller's toggles change", async () => {
     const other = await customer({ traffic: 5 * GB });
     const { client, user, email } = await customer({ traffic: GB, wallet_fen: 1234 });
-    const otherBefore = stored(other.user.id);
-    const before = stored(user.id);
+    const otherBefore = await stored(other.user.id);
+    const before = await stored(user.id);
     const answer = await client.call<UserInfo>(PATH, {
       _id: other.user.id,
       id: other.user.id,
@@ -168,8 +168,8 @@ describe("what a caller cannot do", () => {
       inXinjiang: true,
     });
     expect(answer).toMatchObject({ code: Code.ok, data: { _id: user.id, type: "normal", traffic: GB } });
-    expect(stored(other.user.id)).toEqual(otherBefore);
-    expect(stored(user.id)).toEqual({ ...before, in_xinjiang: 1 });
+    expect(await stored(other.user.id)).toEqual(otherBefore);
+    expect(await stored(user.id)).toEqual({ ...before, in_xinjiang: 1 });
   });
 
   test("saving is limited per account: the 31st save in 10 minutes gets 1005 and changes nothing", async () => {
@@ -178,7 +178,7 @@ describe("what a caller cannot do", () => {
       expect((await client.call(PATH, { inXinjiang: i % 2 === 0 })).code).toBe(Code.ok);
     const limited = await client.call(PATH, { in_foreign: true });
     expect(limited.code).toBe(Code.tooManyRequests);
-    expect(row(user.id).in_foreign).toBe(0);
+    expect((await row(user.id)).in_foreign).toBe(0);
     // Another account is not held back by this one.
     const { client: other } = await customer();
     expect((await other.call(PATH, { in_foreign: true })).code).toBe(Code.ok);
@@ -187,13 +187,13 @@ describe("what a caller cannot do", () => {
 
 describe("the subscription link follows the toggles at once", () => {
   test("clash and v2ray files fetched before and after saving: DNS, rules and English names", async () => {
-    const agent = saveNode(server, {
+    const agent = await saveNode(server, {
       name: "日本",
       country: { code: "JP" },
       ip: "203.0.113.77",
       host: "jp.example.com",
     });
-    saveLine(
+    await saveLine(
       server.context,
       lineInput.parse({ name: "🇯🇵 日本 家宽", agentID: agent._id, protocol: "vmesh_tcp", bridge: "none" }),
     );

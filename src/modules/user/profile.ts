@@ -31,25 +31,17 @@ function requireSameEmail(user: UserRow, email: string | undefined) {
 }
 
 /** Saves the caller's profile in one transaction; a refused field leaves everything as it was. */
-export function changeUseInfo(ctx: AppContext, userId: string, change: ProfileChange): UserInfo {
-  return tx(ctx.db, () => {
-    const user = findUserById(ctx, userId);
+export async function changeUseInfo(ctx: AppContext, userId: string, change: ProfileChange): Promise<UserInfo> {
+  return await tx(ctx.db, async () => {
+    const user = await findUserById(ctx, userId);
     if (!user) throw new RpcError(Code.notFound, "用户不存在");
     requireSameEmail(user, change.email);
     let icon = user.icon;
     if (change.icon !== undefined) {
-      requireOwnUpload(ctx, userId, change.icon);
+      await requireOwnUpload(ctx, userId, change.icon);
       icon = change.icon === "" ? DEFAULT_ICON : downloadPath(change.icon);
     }
-    ctx.db
-      .query("UPDATE users SET icon = ?, in_xinjiang = ?, in_foreign = ?, use_english_node = ? WHERE id = ?")
-      .run(
-        icon,
-        flag(change.inXinjiang, user.in_xinjiang),
-        flag(change.in_foreign, user.in_foreign),
-        flag(change.use_english_node, user.use_english_node),
-        userId,
-      );
-    return userInfo(ctx, findUserById(ctx, userId) as UserRow);
+    await ctx.db.run("UPDATE users SET icon = ?, in_xinjiang = ?, in_foreign = ?, use_english_node = ? WHERE id = ?", icon, flag(change.inXinjiang, user.in_xinjiang), flag(change.in_foreign, user.in_foreign), flag(change.use_english_node, user.use_english_node), userId);
+    return await userInfo(ctx, await findUserById(ctx, userId) as UserRow);
   });
 }

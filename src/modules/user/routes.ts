@@ -35,11 +35,11 @@ const MINUTE = 60_000;
 const SESSION_COOKIE: CookieOptions = { httpOnly: true, maxAgeSeconds: days(SESSION_DAYS) };
 
 /** A new session for the account, for the browser that sent `request`; answers its raw token. */
-const openSession = (app: AppContext, userId: string, request: Request, ip: string) =>
-  createSession(app, userId, ip, request.headers.get("user-agent") ?? "");
+const openSession = async (app: AppContext, userId: string, request: Request, ip: string) =>
+  await createSession(app, userId, ip, request.headers.get("user-agent") ?? "");
 
-function startSession(ctx: CallContext, userId: string) {
-  ctx.setCookie("token", openSession(ctx.app, userId, ctx.request, ctx.ip), SESSION_COOKIE);
+async function startSession(ctx: CallContext, userId: string) {
+  ctx.setCookie("token", await openSession(ctx.app, userId, ctx.request, ctx.ip), SESSION_COOKIE);
 }
 
 export const userCalls = [
@@ -58,9 +58,9 @@ export const userCalls = [
         icon: DEFAULT_ICON,
         firstUrl: ctx.request.headers.get("referer")?.slice(0, 500) ?? "",
       });
-      startSession(ctx, user.id);
+      await startSession(ctx, user.id);
       await sendSignupConfirmation(ctx.app, user);
-      return userInfo(ctx.app, user);
+      return await userInfo(ctx.app, user);
     },
   }),
   defineCall({
@@ -75,20 +75,20 @@ export const userCalls = [
         ip: ctx.ip,
         deviceTokenFor: (userId) => ctx.cookies[deviceCookieName(userId)],
       });
-      startSession(ctx, user.id);
+      await startSession(ctx, user.id);
       ctx.setCookie(deviceCookieName(user.id), deviceToken, {
         httpOnly: true,
         maxAgeSeconds: days(TRUSTED_DEVICE_DAYS),
       });
-      return userInfo(ctx.app, user);
+      return await userInfo(ctx.app, user);
     },
   }),
   defineCall({
     path: "/api/user/logout",
     access: "public",
     input: emptyInput,
-    handle(ctx) {
-      deleteSession(ctx.app, sessionToken(ctx.request));
+    async handle(ctx) {
+      await deleteSession(ctx.app, sessionToken(ctx.request));
       ctx.setCookie("token", "", { httpOnly: true, maxAgeSeconds: 0 });
       return null;
     },
@@ -97,14 +97,14 @@ export const userCalls = [
     path: "/api/user/userinfo",
     access: "user",
     input: emptyInput,
-    handle: (ctx) => userInfo(ctx.app, ctx.user as NonNullable<typeof ctx.user>),
+    handle: async (ctx) => await userInfo(ctx.app, ctx.user as NonNullable<typeof ctx.user>),
   }),
   defineCall({
     path: "/api/user/get_email",
     access: "public",
     input: getEmailInput,
     limits: [{ rule: { name: "get-email-ip", max: 20, windowMs: 10 * MINUTE }, key: "ip" }],
-    handle: (ctx, input) => userFromSubscriptionUrl(ctx.app, input.describUrl).email,
+    handle: async (ctx, input) => (await userFromSubscriptionUrl(ctx.app, input.describUrl)).email,
   }),
   defineCall({
     path: "/api/user/reset_password",
@@ -129,7 +129,7 @@ export const userCalls = [
         key: (_input, ctx) => ctx.user?.id ?? ctx.ip,
       },
     ],
-    handle: (ctx) => resetUserkey(ctx.app, ctx.user?.id ?? ""),
+    handle: async (ctx) => await resetUserkey(ctx.app, ctx.user?.id ?? ""),
   }),
   defineCall({
     path: "/api/user/change_use_info",
@@ -141,7 +141,7 @@ export const userCalls = [
         key: (_input, ctx) => ctx.user?.id ?? ctx.ip,
       },
     ],
-    handle: (ctx, input) => changeUseInfo(ctx.app, ctx.user?.id ?? "", input),
+    handle: async (ctx, input) => await changeUseInfo(ctx.app, ctx.user?.id ?? "", input),
   }),
 ];
 
@@ -171,7 +171,7 @@ export function accountRoutes(app: AppContext) {
     .get("/api/account/signup_confirm", ({ query }) => {
       const parsed = confirmQuery.safeParse(query);
       if (!parsed.success) return BAD_LINK;
-      return accountAnswer(() => confirmSignup(app, parsed.data.serial_id, parsed.data.key));
+      return accountAnswer(async () => await confirmSignup(app, parsed.data.serial_id, parsed.data.key));
     })
     .get("/api/account/change_password", () => ({ Code: Code.badInput, msg: ConfirmMsg.typeAgain }))
     .post(
@@ -185,7 +185,7 @@ export function accountRoutes(app: AppContext) {
         const { serial_id, key, password } = parsed.data;
         return accountAnswer(async () => {
           const userId = await confirmPasswordChange(app, serial_id, key, password);
-          const token = openSession(app, userId, request, requestView(request).ip);
+          const token = await openSession(app, userId, request, requestView(request).ip);
           set.headers["set-cookie"] = serializeCookie("token", token, {
             ...SESSION_COOKIE,
             secure: isHttps(request),

@@ -34,22 +34,23 @@ function burnVerify(digest: string): Promise<boolean> {
   return dummyHash.then((hash) => Bun.password.verify(digest, hash));
 }
 
-export function findUserByEmail(ctx: AppContext, email: string): UserRow | null {
-  return ctx.db.query<UserRow, [string]>(`${USER_ROW_SELECT} WHERE u.email = ?`).get(email);
+export async function findUserByEmail(ctx: AppContext, email: string): Promise<UserRow | null> {
+  return await ctx.db.get<UserRow>(`${USER_ROW_SELECT} WHERE u.email = ?`, email);
 }
 
-export function findUserById(ctx: AppContext, id: string): UserRow | null {
-  return ctx.db.query<UserRow, [string]>(`${USER_ROW_SELECT} WHERE u.id = ?`).get(id);
+export async function findUserById(ctx: AppContext, id: string): Promise<UserRow | null> {
+  return await ctx.db.get<UserRow>(`${USER_ROW_SELECT} WHERE u.id = ?`, id);
 }
 
 /** Whether any account's role resolves to admin (stored type, or listed in admin_id as roleOf reads it). */
-export function hasAdmin(ctx: AppContext): boolean {
-  if (ctx.db.query("SELECT 1 FROM users WHERE type = 'admin' LIMIT 1").get()) return true;
-  const settings = ctx.settings.all();
-  return settings.admin_id.some((entry) => {
-    const user = findUserById(ctx, entry) ?? findUserByEmail(ctx, entry.toLowerCase());
-    return user !== null && roleOf(user, settings) === "admin";
-  });
+export async function hasAdmin(ctx: AppContext): Promise<boolean> {
+  if (await ctx.db.get("SELECT 1 FROM users WHERE type = 'admin' LIMIT 1")) return true;
+  const settings = await ctx.settings.all();
+  for (const entry of settings.admin_id) {
+    const user = (await findUserById(ctx, entry)) ?? (await findUserByEmail(ctx, entry.toLowerCase()));
+    if (user !== null && roleOf(user, settings) === "admin") return true;
+  }
+  return false;
 }
 
 export interface NewUser {
@@ -69,39 +70,22 @@ export async function createUser(ctx: AppContext, input: NewUser): Promise<UserR
   const now = Date.now();
   const id = newId(now);
   try {
-    ctx.db
-      .query(
-        `INSERT INTO users (id, email, password_hash, type, email_verified, icon, userkey, proxy_secret, channel_code, create_time, first_url, last_url)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        id,
-        input.email,
-        passwordHash,
-        input.type ?? "normal",
-        input.emailVerified ? 1 : 0,
-        input.icon ?? "",
-        randomHex(16),
-        crypto.randomUUID(),
-        input.channelCode ?? "",
-        now,
-        input.firstUrl ?? "",
-        input.firstUrl ?? "",
-      );
+    await ctx.db.run(`INSERT INTO users (id, email, password_hash, type, email_verified, icon, userkey, proxy_secret, channel_code, create_time, first_url, last_url)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, input.email, passwordHash, input.type ?? "normal", input.emailVerified ? 1 : 0, input.icon ?? "", randomHex(16), crypto.randomUUID(), input.channelCode ?? "", now, input.firstUrl ?? "", input.firstUrl ?? "");
   } catch (error) {
     if (String((error as Error).message).includes("UNIQUE constraint failed: users.email")) {
       throw new RpcError(Code.alreadyRegistered, Msg.alreadyRegistered);
     }
     throw error;
   }
-  const user = findUserById(ctx, id);
+  const user = await findUserById(ctx, id);
   if (!user) throw new Error("user vanished after insert");
   return user;
 }
 
 /** The user for an e-mail and transformed password, or null; disabled accounts get 1003. */
 export async function verifyLogin(ctx: AppContext, email: string, digest: string): Promise<UserRow | null> {
-  const user = findUserByEmail(ctx, email);
+  const user = await findUserByEmail(ctx, email);
   if (!user) {
     await burnVerify(digest);
     return null;
@@ -111,17 +95,17 @@ export async function verifyLogin(ctx: AppContext, email: string, digest: string
   return user;
 }
 
-export function setRole(ctx: AppContext, email: string, role: Role): UserRow {
-  const changed = ctx.db.query("UPDATE users SET type = ? WHERE email = ?").run(role, email).changes;
+export async function setRole(ctx: AppContext, email: string, role: Role): Promise<UserRow> {
+  const changed = (await ctx.db.run("UPDATE users SET type = ? WHERE email = ?", role, email)).changes;
   if (!changed) throw new RpcError(Code.notFound, `用户不存在: ${email}`);
-  return findUserByEmail(ctx, email) as UserRow;
+  return await findUserByEmail(ctx, email) as UserRow;
 }
 
 export async function setPassword(ctx: AppContext, userId: string, digest: string): Promise<void> {
   const hash = await hashPassword(digest);
-  tx(ctx.db, () => {
-    ctx.db.query("UPDATE users SET password_hash = ? WHERE id = ?").run(hash, userId);
-    revokeAccountAccess(ctx, userId);
+  await tx(ctx.db, async () => {
+    await ctx.db.run("UPDATE users SET password_hash = ? WHERE id = ?", hash, userId);
+    await revokeAccountAccess(ctx, userId);
   });
 }
 
@@ -130,15 +114,15 @@ export function todayUsage(user: UserRow, settings: Settings, now = Date.now()):
   return user.daily_usage_day === businessDay(now, settings.timezone) ? user.daily_usage : 0;
 }
 
-export function userInfo(ctx: AppContext, user: UserRow, now = Date.now()): UserInfo {
-  const settings = ctx.settings.all();
+export async function userInfo(ctx: AppContext, user: UserRow, now = Date.now()): Promise<UserInfo> {
+  const settings = await ctx.settings.all();
   return {
     _id: user.id,
     email: user.email,
     icon: shownIcon(user.icon),
     type: roleOf(user, settings),
     is_agency_user: user.is_agency === 1,
-    agencyOwner: isAgencyOwner(ctx, user.id),
+    agencyOwner: await isAgencyOwner(ctx, user.id),
     userkey: user.userkey,
     paidUser: user.paid_user === 1,
     traffic: user.traffic,
@@ -146,10 +130,10 @@ export function userInfo(ctx: AppContext, user: UserRow, now = Date.now()): User
     vipExpireTime: user.vip_expire_time,
     dailyTimePackageUsage: todayUsage(user, settings),
     limit: dailyQuota(user),
-    ...signUseFlags(ctx, user.id, now),
-    ...cachedTrialBalance(ctx, user.id, now),
+    ...await signUseFlags(ctx, user.id, now),
+    ...await cachedTrialBalance(ctx, user.id, now),
     preferDomain: settings.preferDomain,
-    permissions: listMyPermissions(ctx, user.id),
+    permissions: await listMyPermissions(ctx, user.id),
     signUseRewardInfo: { continueSignReward: settings.continueSignReward },
     channel_code: user.channel_code,
     inXinjiang: user.in_xinjiang === 1,
@@ -164,10 +148,10 @@ export function userInfo(ctx: AppContext, user: UserRow, now = Date.now()): User
 const SUBSCRIPTION_PATH = /\/api\/subscript\/[a-z0-9_]+\/([0-9a-f]{24})\/([0-9a-f]{32})(?:[/?#]|$)/i;
 
 /** The user a subscription link belongs to; `DESCRIBE_URL_ERROR` / `USER_NOT_EXIST` as the seed names them. */
-export function userFromSubscriptionUrl(ctx: AppContext, url: string): UserRow {
+export async function userFromSubscriptionUrl(ctx: AppContext, url: string): Promise<UserRow> {
   const match = SUBSCRIPTION_PATH.exec(url);
   if (!match?.[1] || !match[2]) throw new RpcError(Code.badInput, "DESCRIBE_URL_ERROR");
-  const user = findUserById(ctx, match[1].toLowerCase());
+  const user = await findUserById(ctx, match[1].toLowerCase());
   if (!user || user.userkey !== match[2].toLowerCase()) throw new RpcError(Code.notFound, "USER_NOT_EXIST");
   return user;
 }
@@ -177,18 +161,16 @@ export function userFromSubscriptionUrl(ctx: AppContext, url: string): UserRow {
  * so the old link and the old node credentials stop working together. 1033 for accounts the
  * back office flagged as not allowed to change their subscription key.
  */
-export function resetUserkey(ctx: AppContext, userId: string): { userkey: string } {
-  const user = findUserById(ctx, userId);
+export async function resetUserkey(ctx: AppContext, userId: string): Promise<{ userkey: string }> {
+  const user = await findUserById(ctx, userId);
   if (!user) throw new RpcError(Code.notFound, "用户不存在");
   if (!user.can_change_describe_key) throw new RpcError(Code.accountRefused, "该账号不允许这样操作。");
   const userkey = randomHex(16);
-  ctx.db
-    .query("UPDATE users SET userkey = ?, proxy_secret = ? WHERE id = ?")
-    .run(userkey, crypto.randomUUID(), userId);
+  await ctx.db.run("UPDATE users SET userkey = ?, proxy_secret = ? WHERE id = ?", userkey, crypto.randomUUID(), userId);
   return { userkey };
 }
 
-export function touchActivity(ctx: AppContext, user: UserRow, now = Date.now()) {
+export async function touchActivity(ctx: AppContext, user: UserRow, now = Date.now()) {
   if (now - user.last_active_time < 60_000) return;
-  ctx.db.query("UPDATE users SET last_active_time = ? WHERE id = ?").run(now, user.id);
+  await ctx.db.run("UPDATE users SET last_active_time = ? WHERE id = ?", now, user.id);
 }

@@ -55,11 +55,9 @@ afterAll(async () => {
   await server?.close();
 });
 
-function countUsers(email: string): number {
+async function countUsers(email: string): Promise<number> {
   return (
-    server.context.db
-      .query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM users WHERE email = ?")
-      .get(email)?.n ?? -1
+    (await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM users WHERE email = ?", email))?.n ?? -1
   );
 }
 
@@ -116,9 +114,7 @@ describe("/api/user/signup", () => {
     expect(info.data.icon).toBe(DEFAULT_ICON);
 
     // The session is stored hashed: the raw token is nowhere in the database.
-    const sessions = server.context.db
-      .query<{ token_hash: string }, [string]>("SELECT token_hash FROM sessions WHERE user_id = ?")
-      .all(answer.data._id);
+    const sessions = await server.context.db.all<{ token_hash: string }>("SELECT token_hash FROM sessions WHERE user_id = ?", answer.data._id);
     expect(sessions.map((s) => s.token_hash)).toEqual([sha256Hex(token)]);
 
     // The stored password is usable from another browser.
@@ -142,7 +138,7 @@ describe("/api/user/signup", () => {
       expect(again.msg).toBe("邮件已注册");
       expect(again.data).toBeNull();
     }
-    expect(countUsers(email)).toBe(1);
+    expect(await countUsers(email)).toBe(1);
     // The first password still works: the failed sign-ups did not overwrite it.
     expect((await new RecordingClient(server.url).login(email, PASSWORD)).code).toBe(0);
   });
@@ -158,7 +154,7 @@ describe("/api/user/signup", () => {
       ),
     );
     expect(answers.map((a) => a.code).sort()).toEqual([0, 1001]);
-    expect(countUsers(email)).toBe(1);
+    expect(await countUsers(email)).toBe(1);
   });
 
   test("a malformed e-mail is 1000 with a message and creates nothing", async () => {
@@ -169,7 +165,7 @@ describe("/api/user/signup", () => {
       });
       expect(answer.code).toBe(1000);
       expect(answer.msg.length).toBeGreaterThan(0);
-      if (email) expect(countUsers(email)).toBe(0);
+      if (email) expect(await countUsers(email)).toBe(0);
     }
   });
 
@@ -179,7 +175,7 @@ describe("/api/user/signup", () => {
       const answer = await new RecordingClient(server.url).call("/api/user/signup", { email, password });
       expect(answer.code).toBe(1000);
     }
-    expect(countUsers(email)).toBe(0);
+    expect(await countUsers(email)).toBe(0);
   });
 });
 
@@ -187,9 +183,7 @@ test("an icon stored from elsewhere (older sign-ups kept icon_url) is shown as t
   const client = new RecordingClient(server.url);
   const email = uniqueEmail("icon");
   const answer = await decodeAnswer<UserInfo>(await signupRaw(client, email, transformPassword(PASSWORD)));
-  server.context.db
-    .query("UPDATE users SET icon = ? WHERE id = ?")
-    .run("https://tracker.example/pixel.gif", answer.data._id);
+  await server.context.db.run("UPDATE users SET icon = ? WHERE id = ?", "https://tracker.example/pixel.gif", answer.data._id);
   const info = await client.call<UserInfo>("/api/user/userinfo");
   expect(info.data.icon).toBe(DEFAULT_ICON);
 });
@@ -233,7 +227,7 @@ describe("/api/user/login", () => {
 
   test("a disabled account gets 1003 with the right password, and its open sessions stop working", async () => {
     const { client, user, email } = await account();
-    server.context.db.query("UPDATE users SET disabled = 1 WHERE id = ?").run(user.id);
+    await server.context.db.run("UPDATE users SET disabled = 1 WHERE id = ?", user.id);
     const fresh = new RecordingClient(server.url);
     const answer = await fresh.login(email, PASSWORD);
     expect(answer.code).toBe(1003);
@@ -261,9 +255,7 @@ describe("/api/user/logout", () => {
     const copy = new RecordingClient(server.url);
     copy.cookies.set("token", token);
     expect((await copy.call("/api/user/userinfo")).code).toBe(1002);
-    const rows = server.context.db
-      .query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM sessions WHERE token_hash = ?")
-      .get(sha256Hex(token));
+    const rows = await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM sessions WHERE token_hash = ?", sha256Hex(token));
     expect(rows?.n).toBe(0);
 
     expect((await second.call("/api/user/userinfo")).code).toBe(0);
@@ -341,13 +333,13 @@ describe("/api/user/userinfo", () => {
   test("the settings lists admin_id / yunying_list raise the role shown: by id, or by e-mail once it is confirmed", async () => {
     const { client, user } = await account();
     const info = async () => (await client.call<UserInfo>("/api/user/userinfo")).data.type;
-    server.context.settings.update({ yunying_list: [user.email.toUpperCase()] });
+    await server.context.settings.update({ yunying_list: [user.email.toUpperCase()] });
     expect(await info()).toBe("normal");
-    server.context.db.query("UPDATE users SET email_verified = 1 WHERE id = ?").run(user.id);
+    await server.context.db.run("UPDATE users SET email_verified = 1 WHERE id = ?", user.id);
     expect(await info()).toBe("yunying");
-    server.context.settings.update({ admin_id: [user.id] });
+    await server.context.settings.update({ admin_id: [user.id] });
     expect(await info()).toBe("admin");
-    server.context.settings.update({ admin_id: [], yunying_list: [] });
+    await server.context.settings.update({ admin_id: [], yunying_list: [] });
     expect(await info()).toBe("normal");
   });
 });
@@ -378,7 +370,7 @@ describe("/api/user/get_email", () => {
 
     // After the subscription is reset the old link no longer names anyone.
     const oldLink = subscriptionUrl(user);
-    server.context.db.query("UPDATE users SET userkey = ? WHERE id = ?").run("1".repeat(32), user.id);
+    await server.context.db.run("UPDATE users SET userkey = ? WHERE id = ?", "1".repeat(32), user.id);
     expect((await client.call("/api/user/get_email", { describUrl: oldLink })).msg).toBe("USER_NOT_EXIST");
   });
 });
@@ -408,13 +400,13 @@ describe("/api/user/reset_password without mail", () => {
     expect(mismatch.msg).not.toBe("DESCRIBE_URL_ERROR");
     expect(mismatch.msg).not.toBe("USER_NOT_EXIST");
 
-    server.context.db.query("UPDATE users SET can_change_password = 0 WHERE id = ?").run(user.id);
+    await server.context.db.run("UPDATE users SET can_change_password = 0 WHERE id = ?", user.id);
     const refused = await reset(subscriptionUrl(user));
     expect(refused.code).toBe(1033);
-    server.context.db.query("UPDATE users SET can_change_password = 1 WHERE id = ?").run(user.id);
+    await server.context.db.run("UPDATE users SET can_change_password = 1 WHERE id = ?", user.id);
 
     // No SMTP server is configured on this server: a clear refusal, not a silent success.
-    expect(server.context.mailer.configured()).toBe(false);
+    expect(await server.context.mailer.configured()).toBe(false);
     const noMail = await reset(subscriptionUrl(user));
     expect(noMail.code).not.toBe(0);
     expect(noMail.code).not.toBe(999);
@@ -423,9 +415,7 @@ describe("/api/user/reset_password without mail", () => {
     // Nothing changed: the old password still works, the new one does not, no link was stored.
     expect((await new RecordingClient(server.url).login(email, PASSWORD)).code).toBe(0);
     expect((await new RecordingClient(server.url).login(email, "brand-new-password")).code).toBe(1000);
-    const links = server.context.db
-      .query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM email_tokens WHERE user_id = ?")
-      .get(user.id);
+    const links = await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM email_tokens WHERE user_id = ?", user.id);
     expect(links?.n).toBe(0);
   });
 
@@ -481,12 +471,8 @@ test("every other call a user or an admin can make answers without secrets (chec
   }
 });
 
-test("no answer in this file ever carried a password hash or a proxy secret", () => {
-  const users = server.context.db
-    .query<{ password_hash: string; proxy_secret: string }, []>(
-      "SELECT password_hash, proxy_secret FROM users",
-    )
-    .all();
+test("no answer in this file ever carried a password hash or a proxy secret", async () => {
+  const users = await server.context.db.all<{ password_hash: string; proxy_secret: string }>("SELECT password_hash, proxy_secret FROM users");
   expect(users.length).toBeGreaterThan(10);
   expect(seenAnswers.length).toBeGreaterThan(50);
   for (const text of seenAnswers) {

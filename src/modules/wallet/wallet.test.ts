@@ -36,7 +36,7 @@ type Customer = Awaited<ReturnType<typeof loggedInClient>>;
 
 async function customer(fen = 0, role: Role = "channel"): Promise<Customer> {
   const who = await loggedInClient(server, { role });
-  if (fen > 0) giveWallet(server, who.user.id, fen);
+  if (fen > 0) await giveWallet(server, who.user.id, fen);
   return who;
 }
 
@@ -50,26 +50,20 @@ async function withAddress(fen: number): Promise<Customer> {
   return who;
 }
 
-function entriesSum(userId: string): number {
+async function entriesSum(userId: string): Promise<number> {
   return (
-    server.context.db
-      .query<{ total: number | null }, [string]>(
-        "SELECT SUM(change_fen) AS total FROM wallet_entries WHERE user_id = ?",
-      )
-      .get(userId)?.total ?? 0
+    (await server.context.db.get<{ total: number | null }>("SELECT SUM(change_fen) AS total FROM wallet_entries WHERE user_id = ?", userId))?.total ?? 0
   );
 }
 
-function expectLedgerHolds(userId: string) {
-  const balance = walletFen(server, userId);
+async function expectLedgerHolds(userId: string) {
+  const balance = await walletFen(server, userId);
   expect(balance).toBeGreaterThanOrEqual(0);
-  expect(entriesSum(userId)).toBe(balance);
+  expect(await entriesSum(userId)).toBe(balance);
 }
 
-const withdrawalCount = (userId: string) =>
-  server.context.db
-    .query<{ n: number }, [string]>("SELECT COUNT(*) AS n FROM withdrawals WHERE user_id = ?")
-    .get(userId)?.n ?? 0;
+const withdrawalCount = async (userId: string) =>
+  (await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM withdrawals WHERE user_id = ?", userId))?.n ?? 0;
 
 async function request(who: Customer): Promise<Withdrawal> {
   const answer = await who.client.call<Withdrawal>("/api/wallet/make_charge");
@@ -143,8 +137,8 @@ describe("the customer's wallet", () => {
       msg: WalletMsg.noAddress,
     });
     expect(answer.msg).toBe("请先填写并确认您的收款地址");
-    expect(walletFen(server, who.user.id)).toBe(600 * YUAN);
-    expect(withdrawalCount(who.user.id)).toBe(0);
+    expect(await walletFen(server, who.user.id)).toBe(600 * YUAN);
+    expect(await withdrawalCount(who.user.id)).toBe(0);
   });
 
   test("make_charge below min_charge_money: 1012 申请提现失败，最低提现金额:{n}元, also with an empty wallet", async () => {
@@ -154,9 +148,9 @@ describe("the customer's wallet", () => {
       code: Code.withdrawRefused,
       msg: "申请提现失败，最低提现金额:500元",
     });
-    expect(walletFen(server, short.user.id)).toBe(499_99);
+    expect(await walletFen(server, short.user.id)).toBe(499_99);
 
-    server.context.settings.update({ min_charge_money: 0 });
+    await server.context.settings.update({ min_charge_money: 0 });
     try {
       const empty = await withAddress(0);
       const none = await empty.client.call("/api/wallet/make_charge");
@@ -164,9 +158,9 @@ describe("the customer's wallet", () => {
         code: Code.withdrawRefused,
         msg: WalletMsg.belowMinimum(0),
       });
-      expect(withdrawalCount(empty.user.id)).toBe(0);
+      expect(await withdrawalCount(empty.user.id)).toBe(0);
     } finally {
-      server.context.settings.update({ min_charge_money: 500 });
+      await server.context.settings.update({ min_charge_money: 500 });
     }
   });
 
@@ -183,8 +177,8 @@ describe("the customer's wallet", () => {
       addressType: "USDT-TRC20",
       address: TRC20,
     });
-    expect(walletFen(server, who.user.id)).toBe(0);
-    expectLedgerHolds(who.user.id);
+    expect(await walletFen(server, who.user.id)).toBe(0);
+    await expectLedgerHolds(who.user.id);
 
     const list = await who.client.call<Withdrawal[]>("/api/wallet/charge_list");
     expect(list.data).toEqual([withdrawal]);
@@ -199,14 +193,14 @@ describe("the customer's wallet", () => {
   test("a second request while one is open is 1012 with its own message, even with new money", async () => {
     const who = await withAddress(600 * YUAN);
     await request(who);
-    giveWallet(server, who.user.id, 700 * YUAN);
+    await giveWallet(server, who.user.id, 700 * YUAN);
     const again = await who.client.call("/api/wallet/make_charge");
     expect({ code: again.code, msg: again.msg }).toEqual({
       code: Code.withdrawRefused,
       msg: WalletMsg.alreadyOpen,
     });
-    expect(walletFen(server, who.user.id)).toBe(700 * YUAN);
-    expect(withdrawalCount(who.user.id)).toBe(1);
+    expect(await walletFen(server, who.user.id)).toBe(700 * YUAN);
+    expect(await withdrawalCount(who.user.id)).toBe(1);
   });
 
   test("20 concurrent make_charge of one wallet create one withdrawal of the whole balance", async () => {
@@ -216,14 +210,14 @@ describe("the customer's wallet", () => {
     );
     expect(answers.filter((a) => a.code === Code.ok).length).toBe(1);
     expect(answers.filter((a) => a.code === Code.withdrawRefused).length).toBe(19);
-    expect(withdrawalCount(who.user.id)).toBe(1);
+    expect(await withdrawalCount(who.user.id)).toBe(1);
     expect(answers.find((a) => a.code === Code.ok)?.data.money).toBe(800);
-    expect(walletFen(server, who.user.id)).toBe(0);
-    expectLedgerHolds(who.user.id);
+    expect(await walletFen(server, who.user.id)).toBe(0);
+    await expectLedgerHolds(who.user.id);
   });
 
   test("a withdrawal racing a wallet-paid order never spends the same yuan twice", async () => {
-    const combo = makeCombo(server, { name: "渠道测试套餐", price: 150 });
+    const combo = await makeCombo(server, { name: "渠道测试套餐", price: 150 });
     for (let round = 0; round < 6; round++) {
       const who = await withAddress(700 * YUAN);
       const order = await createOrder(who.client, combo._id);
@@ -238,9 +232,9 @@ describe("the customer's wallet", () => {
       const withdrawn = charge.code === Code.ok ? charge.data.money * YUAN : 0;
       const walletSpend = check.data.wallet_spend * YUAN;
       // Either order wins; together they never take more than the 700 yuan there were.
-      expect(Math.round(withdrawn + walletSpend + walletFen(server, who.user.id))).toBe(700 * YUAN);
+      expect(Math.round(withdrawn + walletSpend + await walletFen(server, who.user.id))).toBe(700 * YUAN);
       expect(withdrawn === 700 * YUAN || walletSpend === 150 * YUAN).toBe(true);
-      expectLedgerHolds(who.user.id);
+      await expectLedgerHolds(who.user.id);
     }
   });
 
@@ -272,10 +266,10 @@ describe("the customer's wallet", () => {
 describe("/admin_charge", () => {
   test("a new request tells the admins through the bot", async () => {
     const boss = await loggedInClient(server, { role: "admin" });
-    bindChat(server, boss.user.id, 915_001);
+    await bindChat(server, boss.user.id, 915_001);
     const who = await withAddress(543_21);
     const withdrawal = await request(who);
-    expect(outboxTexts(server, 915_001)).toContain(
+    expect(await outboxTexts(server, 915_001)).toContain(
       WalletMsg.requestedAdmin(who.email, "543.21", "USDT-TRC20"),
     );
     expect(withdrawal.money).toBe(543.21);
@@ -316,7 +310,7 @@ describe("/admin_charge", () => {
 
   test("checkout_charge settles once with the txid; the customer sees 已结算 data, a notice and a bot message", async () => {
     const who = await withAddress(650 * YUAN);
-    bindChat(server, who.user.id, 915_002);
+    await bindChat(server, who.user.id, 915_002);
     const withdrawal = await request(who);
     const settled = await admin.call<Charge>("/api/admin/charge/checkout_charge", {
       charge_id: withdrawal._id,
@@ -328,7 +322,7 @@ describe("/admin_charge", () => {
     const mine = await who.client.call<Withdrawal[]>("/api/wallet/charge_list");
     expect(mine.data[0]).toMatchObject({ _id: withdrawal._id, status: "paid", txid: "abc123" });
     expect(await notices(who)).toContain(WalletMsg.settledNotice("650.00"));
-    expect(outboxTexts(server, 915_002)).toEqual([WalletMsg.settledNotice("650.00")]);
+    expect(await outboxTexts(server, 915_002)).toEqual([WalletMsg.settledNotice("650.00")]);
 
     for (const path of ["checkout_charge", "refuse_charge"]) {
       const again = await admin.call(`/api/admin/charge/${path}`, {
@@ -341,16 +335,16 @@ describe("/admin_charge", () => {
       });
     }
     // Settled money does not come back; the wallet still matches its entries.
-    expect(walletFen(server, who.user.id)).toBe(0);
-    expectLedgerHolds(who.user.id);
+    expect(await walletFen(server, who.user.id)).toBe(0);
+    await expectLedgerHolds(who.user.id);
     // A new request is possible once the first is closed.
-    giveWallet(server, who.user.id, 500 * YUAN);
+    await giveWallet(server, who.user.id, 500 * YUAN);
     expect((await request(who)).money).toBe(500);
   });
 
   test("refuse_charge returns the money with a withdraw_refund entry; the reason is the message", async () => {
     const who = await withAddress(720 * YUAN);
-    bindChat(server, who.user.id, 915_003);
+    await bindChat(server, who.user.id, 915_003);
     const withdrawal = await request(who);
     const empty = await admin.call("/api/admin/charge/refuse_charge", {
       charge_id: withdrawal._id,
@@ -363,21 +357,21 @@ describe("/admin_charge", () => {
       reason: "地址无法收款",
     });
     expect(refused.data).toMatchObject({ status: "refused", msg: "地址无法收款", paidTime: 0 });
-    expect(walletFen(server, who.user.id)).toBe(720 * YUAN);
-    expectLedgerHolds(who.user.id);
+    expect(await walletFen(server, who.user.id)).toBe(720 * YUAN);
+    await expectLedgerHolds(who.user.id);
     const spend = await who.client.call<SpendEntry[]>("/api/wallet/spend_list");
     expect(spend.data[0]).toMatchObject({ spendMoney: 720, left: 720, type: "withdraw_refund" });
     const mine = await who.client.call<Withdrawal[]>("/api/wallet/charge_list");
     expect(mine.data[0]).toMatchObject({ status: "refused", msg: "地址无法收款" });
     const text = WalletMsg.refusedNotice("720.00", "地址无法收款");
     expect(await notices(who)).toContain(text);
-    expect(outboxTexts(server, 915_003)).toEqual([text]);
+    expect(await outboxTexts(server, 915_003)).toEqual([text]);
     const settle = await admin.call("/api/admin/charge/checkout_charge", { charge_id: withdrawal._id });
     expect({ code: settle.code, msg: settle.msg }).toEqual({
       code: Code.withdrawRefused,
       msg: WalletMsg.notOpen("已拒绝"),
     });
-    expect(walletFen(server, who.user.id)).toBe(720 * YUAN);
+    expect(await walletFen(server, who.user.id)).toBe(720 * YUAN);
   });
 
   test("concurrent settle and refuse of one request: exactly one wins, the money moves once", async () => {
@@ -393,8 +387,8 @@ describe("/admin_charge", () => {
     );
     expect(answers.filter((a) => a.code === Code.ok).length).toBe(1);
     const status = (await who.client.call<Withdrawal[]>("/api/wallet/charge_list")).data[0]?.status;
-    expect(walletFen(server, who.user.id)).toBe(status === "refused" ? 900 * YUAN : 0);
-    expectLedgerHolds(who.user.id);
+    expect(await walletFen(server, who.user.id)).toBe(status === "refused" ? 900 * YUAN : 0);
+    await expectLedgerHolds(who.user.id);
   });
 
   test("message {charge_id, msg}: the customer sees it in charge_list, whatever the status", async () => {
@@ -443,6 +437,6 @@ describe("/admin_charge", () => {
     }
     const mine = await victim.client.call<Withdrawal[]>("/api/wallet/charge_list");
     expect(mine.data[0]).toMatchObject({ status: "request", msg: "" });
-    expect(walletFen(server, victim.user.id)).toBe(0);
+    expect(await walletFen(server, victim.user.id)).toBe(0);
   });
 });
