@@ -15,7 +15,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openDatabase } from "../src/db/db.ts";
+import { openSqlite } from "../src/db/db.ts";
 import { expectOneLineError, ferry, ferryIn, runCommand } from "./test-helpers.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -39,12 +39,12 @@ beforeAll(async () => {
     ).code,
   ).toBe(0);
   // 4 MB of error-log rows, so that the copy is cut well before its end.
-  const db = openDatabase(join(dataDir, "ferry.db"));
+  const db = openSqlite(join(dataDir, "ferry.db"));
   const insert = "INSERT INTO error_logs (create_time, last_time, name, msg, stack, fingerprint, repeat_count) VALUES (0, 0, 'filler', 'filler', hex(randomblob(2000)), ?, 1)";
-  db.transaction(async () => {
+  await db.tx(async () => {
     for (let i = 0; i < 1000; i++) await db.run(insert, `filler-${i}`);
-  })();
-  db.close();
+  });
+  await db.close();
 });
 
 /** Runs `command` (argv) under the 1 MB file-size limit with SIGXFSZ ignored: a write past 1 MB fails. */

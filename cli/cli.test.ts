@@ -5,7 +5,7 @@ import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pkg from "../package.json" with { type: "json" };
-import { openDatabase } from "../src/db/db.ts";
+import { openSqlite } from "../src/db/db.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { migrations } from "../src/embedded.ts";
 import { transformPassword } from "../src/modules/user/password.ts";
@@ -144,7 +144,7 @@ describe("user create, user set-role, migrate status", () => {
     );
     expect(run.code).toBe(0);
     const db = new Database(join(envDir, "ferry.db"), { readonly: true });
-    expect(await db.all("SELECT email FROM users")).toEqual([{ email: "env@example.com" }]);
+    expect(db.query("SELECT email FROM users").all()).toEqual([{ email: "env@example.com" }]);
     db.close();
   });
 });
@@ -176,11 +176,11 @@ describe("backup", () => {
     }
     const db = new Database(copy, { readonly: true });
     try {
-      expect((await db.get<{ integrity_check: string }>("PRAGMA integrity_check"))?.integrity_check).toBe(
+      expect(db.query<{ integrity_check: string }, []>("PRAGMA integrity_check").get()?.integrity_check).toBe(
         "ok",
       );
-      expect(await db.all("SELECT email FROM users")).toEqual([{ email: "fresh@example.com" }]);
-      const versions = await db.all<{ version: number }>("SELECT version FROM schema_migrations ORDER BY version");
+      expect(db.query("SELECT email FROM users").all()).toEqual([{ email: "fresh@example.com" }]);
+      const versions = db.query<{ version: number }, []>("SELECT version FROM schema_migrations ORDER BY version").all();
       expect(versions.map((v) => v.version)).toEqual(migrations.map((m) => m.version));
     } finally {
       db.close();
@@ -243,7 +243,7 @@ describe("bad input: non-zero exit and a one-line error", () => {
     await expectRefused(bad);
     // Nothing was created by the refused commands.
     const db = new Database(join(dataDir, "ferry.db"), { readonly: true });
-    expect(await db.all("SELECT email, type FROM users")).toEqual([
+    expect(db.query("SELECT email, type FROM users").all()).toEqual([
       { email: "taken@example.com", type: "normal" },
     ]);
     db.close();
@@ -251,10 +251,10 @@ describe("bad input: non-zero exit and a one-line error", () => {
 
   test("a database newer than this build: serve and user create refuse with one line naming the problem", async () => {
     const dataDir = freshDir();
-    const db = openDatabase(join(dataDir, "ferry.db"));
+    const db = openSqlite(join(dataDir, "ferry.db"));
     await migrate(db, migrations);
     await db.run("INSERT INTO schema_migrations (version, name, applied_time) VALUES (?, 'future', 1)", (migrations.at(-1)?.version ?? 0) + 1);
-    db.close();
+    await db.close();
     const [serve, create] = await Promise.all([
       ferry(["serve", "--host", "127.0.0.1", "--port", "0", "--data", dataDir]),
       ferry(["user", "create", "--email", "late@example.com", "--data", dataDir], {}, "long-password-1\n"),

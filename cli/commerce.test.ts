@@ -62,7 +62,7 @@ test("every commerce command has --help", async () => {
 describe("combo", () => {
   test("create adds combos the shop shows and list prints them", async () => {
     const permission = newId();
-    await server.context.db.run("INSERT INTO permissions (id, name, desc, create_time) VALUES (?, 'netflix', '奈飞', ?)", permission, Date.now());
+    await server.context.db.run("INSERT INTO permissions (id, name, \"desc\", create_time) VALUES (?, 'netflix', '奈飞', ?)", permission, Date.now());
 
     const traffic = await ferryJson<Combo>([
       "combo",

@@ -126,7 +126,7 @@ function registerComboCommands(program: Command) {
       const trafficG = numberOption("--traffic-g", options.trafficG) ?? 0;
       const limitG = numberOption("--limit-g", options.limitG);
       const created = await withContext(options.data, async (ctx) => {
-        const permissions = permissionIds(ctx, options.permission ?? []);
+        const permissions = await permissionIds(ctx, options.permission ?? []);
         const input = parseOrDie(comboInput, {
           name: options.name,
           price: numberOption("--price", options.price),

@@ -104,10 +104,10 @@ function withCouponOptions(command: Command): Command {
     .option("--json", "print as JSON");
 }
 
-const expiry = async (ctx: AppContext, c: Coupon) =>
-  c.expireTime === 0 ? "never expires" : `until ${businessDay(c.expireTime, await ctx.settings.get("timezone"))}`;
+const expiry = (timeZone: string, c: Coupon) =>
+  c.expireTime === 0 ? "never expires" : `until ${businessDay(c.expireTime, timeZone)}`;
 
-const couponLine = (ctx: AppContext) => (c: Coupon) =>
+const couponLine = (timeZone: string) => (c: Coupon) =>
   [
     c._id,
     c.code,
@@ -115,7 +115,7 @@ const couponLine = (ctx: AppContext) => (c: Coupon) =>
     couponEffectText(couponEffect(c)),
     `used ${c.authTimes}/${c.NumberOfAuthorizations || "∞"}`,
     `per user ${c.useNumPerUser || "∞"}`,
-    expiry(ctx, c),
+    expiry(timeZone, c),
     c.taobao ? "taobao" : "",
     c.ownerEmail ? `owner ${c.ownerEmail}` : "",
     c.name,
@@ -149,7 +149,7 @@ export function registerCouponCommands(program: Command) {
         const coupons = (await listCoupons(ctx)).filter(
           (c) => (!options.type || c.type === options.type) && (!options.taobao || c.taobao),
         );
-        printListOr(options.json ?? false, coupons, couponLine(ctx), "no coupons");
+        printListOr(options.json ?? false, coupons, couponLine(await ctx.settings.get("timezone")), "no coupons");
       });
     });
 
@@ -161,9 +161,10 @@ export function registerCouponCommands(program: Command) {
       .option("--taobao", "mark it a Taobao coupon"),
   ).action(async (options: CouponOptions & { code?: string }) => {
     const input = parseOrDie(couponInput, { ...couponFields(options), code: options.code }, FLAGS);
-    await withContext(options.data, async (ctx) =>
-      printJsonOr(options.json ?? false, await saveCoupon(ctx, input), (c) => `created ${couponLine(ctx)(c)}`),
-    );
+    await withContext(options.data, async (ctx) => {
+      const line = couponLine(await ctx.settings.get("timezone"));
+      printJsonOr(options.json ?? false, await saveCoupon(ctx, input), (c) => `created ${line(c)}`);
+    });
   });
 
   withCouponOptions(

@@ -491,7 +491,9 @@ function registerLineCommands(program: Command) {
         if (options.node !== undefined) await agentOrDie(ctx, options.node);
         const lines = await listLines(ctx, options.node);
         const describe = await lineLister(ctx);
-        return { lines, text: lines.map(describe) };
+        const text: string[] = [];
+        for (const line of lines) text.push(await describe(line));
+        return { lines, text };
       });
       printJsonOr(options.json ?? false, lines, () => (text.length ? text.join("\n") : "no lines"));
     });

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openDatabase } from "../src/db/db.ts";
+import { openSqlite } from "../src/db/db.ts";
 import { type Agent, NODE_TYPES, newNodeDefaults } from "../src/modules/node-record/schema.ts";
 import { type FerryIn, ferryIn } from "./test-helpers.ts";
 
@@ -59,9 +59,9 @@ test("status, list and show: 未连接 until a node's first call, 异常 once it
   expect(await cli.ok(["node", "show", v2ray._id])).toMatch(/^status\s+未连接$/m);
 
   // A node last heard from long ago (a day after the epoch) has stopped: 异常.
-  const db = openDatabase(join(dataDir, "ferry.db"));
+  const db = openSqlite(join(dataDir, "ferry.db"));
   await db.run("UPDATE agents SET last_seen_time = ? WHERE id = ?", 86_400_000, v2ray._id);
-  db.close();
+  await db.close();
   expect((await statusRow())?.split(/\s{2,}/).slice(2, 3)).toEqual(["异常"]);
   expect(await cli.ok(["node", "show", v2ray._id])).toMatch(/^status\s+异常$/m);
 });

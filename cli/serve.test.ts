@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import pkg from "../package.json" with { type: "json" };
 import { createContext } from "../src/context.ts";
-import { openDatabase } from "../src/db/db.ts";
+import { openSqlite } from "../src/db/db.ts";
 import { ApiClient } from "../tests/harness.ts";
 import { expectOneLineError, ferry, runInShell, startServe } from "./test-helpers.ts";
 
@@ -144,7 +144,7 @@ test("start-up: all addresses said in a line, the site address as the URL, an ad
     "long-password-1\n",
   );
   expect(created.code).toBe(0);
-  const ctx = createContext(openDatabase(join(dir, "ferry.db")));
+  const ctx = createContext(openSqlite(join(dir, "ferry.db")));
   await ctx.settings.update({ site_url: "https://panel.example.com", admin_id: ["boss@example.com"] });
   await ctx.db.close();
 
@@ -181,7 +181,7 @@ test("start-up says when payments go to the sandbox (nothing is really charged),
   const off = await startServe(["--port", "0", "--data", dir]);
   expect((await off.stop()).stdout).not.toContain("沙箱");
 
-  const ctx = createContext(openDatabase(join(dir, "ferry.db")));
+  const ctx = createContext(openSqlite(join(dir, "ferry.db")));
   await ctx.settings.update({ sandbox_pay: true, alipay: "sandbox" });
   await ctx.db.close();
   const bySetting = await startServe(["--port", "0", "--data", dir]);

@@ -47,10 +47,14 @@ function checkId(id: string): string {
 }
 
 /** Runs a ticket service call; its expected refusals become English one-line errors. */
-async function ticketCall<T>(dataDir: string | undefined, id: string, run: (ctx: AppContext) => T): Promise<T> {
-  return await withContext(dataDir, (ctx) => {
+async function ticketCall<T>(
+  dataDir: string | undefined,
+  id: string,
+  run: (ctx: AppContext) => Promise<T>,
+): Promise<T> {
+  return await withContext(dataDir, async (ctx) => {
     try {
-      return run(ctx);
+      return await run(ctx);
     } catch (error) {
       if (error instanceof RpcError && error.code === Code.notFound) die(`no ticket ${id}`);
       if (error instanceof RpcError && error.code === Code.ticketClosed) die(`ticket ${id} is closed`);

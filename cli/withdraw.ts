@@ -40,10 +40,14 @@ const STATUS_MEANING: Record<WithdrawalStatus, string> = {
 };
 
 /** Runs a withdrawal service call; its expected refusals become English one-line errors. */
-async function chargeCall<T>(dataDir: string | undefined, id: string, run: (ctx: AppContext) => T): Promise<T> {
+async function chargeCall<T>(
+  dataDir: string | undefined,
+  id: string,
+  run: (ctx: AppContext) => Promise<T>,
+): Promise<T> {
   return await withContext(dataDir, async (ctx) => {
     try {
-      return run(ctx);
+      return await run(ctx);
     } catch (error) {
       if (error instanceof RpcError && error.code === Code.notFound) die(`no withdrawal ${id}`);
       if (error instanceof RpcError && error.code === Code.withdrawRefused) {

@@ -13,7 +13,7 @@ import type { Role } from "../src/modules/user/schema.ts";
 import { createUser } from "../src/modules/user/service.ts";
 import { type Answer, fromBase64Json, toBase64Json } from "../src/rpc/envelope.ts";
 import { type RunningServer, startServer } from "../src/server.ts";
-import { createTestDatabase } from "./pg.ts";
+import { createTestDatabase, registerTestDatabase } from "./pg.ts";
 
 export interface TestServer extends RunningServer {
   dataDir: string;
@@ -31,6 +31,7 @@ export async function startTestServer(
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "ferry-test-"));
   const database = await createTestDatabase();
+  if (database) registerTestDatabase(dataDir, database.url);
   const server = await startServer({
     dataDir,
     databaseUrl: database?.url,

@@ -75,7 +75,7 @@ test(`balances equal their ledgers after a random sequence of shop actions (FERR
     await db.run("INSERT INTO permissions (id, name, create_time) VALUES (?, ?, ?)", id, name, Date.now());
     permissions.push(id);
   }
-  const combos = [
+  const combos = await Promise.all([
     makeCombo(server, { name: "10G", price: 15, traffic: 10 * GB, additionPersend: 20 }),
     makeCombo(server, { name: "1G", price: 0.5, traffic: GB }),
     makeCombo(server, {
@@ -94,8 +94,8 @@ test(`balances equal their ledgers after a random sequence of shop actions (FERR
       permissionsGain: permissions,
       permissionDuration: 15,
     }),
-  ];
-  const coupons = [
+  ]);
+  const coupons = await Promise.all([
     makeCoupon(server, {
       type: "cash",
       code: "C3",
@@ -124,7 +124,7 @@ test(`balances equal their ledgers after a random sequence of shop actions (FERR
       useNumPerUser: 1,
       NumberOfAuthorizations: 5,
     }),
-  ];
+  ]);
   await makeCoupon(server, { type: "freeUse", code: "TRIAL", trafficG: 8 });
   await makeCoupon(server, { type: "cash", code: "EXPIRED", forMoney: 1, expireTime: Date.now() - DAY_MS });
   const codes = ["C3", "C20", "D90", "D75", "TRIAL", "EXPIRED", "NOPE", ""];
@@ -658,11 +658,11 @@ test(`wallets equal their entries across rebates, withdrawals, settlements and r
     (await ownerClient.call("/api/wallet/change_reward_adress", { addressType: "USDT-TRC20", address })).code,
   ).toBe(0);
 
-  const combos = [
+  const combos = await Promise.all([
     makeCombo(server, { name: "返利 10G", price: 15, traffic: 10 * GB }),
     makeCombo(server, { name: "返利 1G", price: 0.5, traffic: GB }),
     makeCombo(server, { name: "返利 三十天", price: 25.5, vipDuration: 30 }),
-  ];
+  ]);
   const customers: { id: string; client: ApiClient; invited: boolean }[] = [];
   for (let i = 0; i < 4; i++) {
     const { user, client } = await loggedInClient(server);

@@ -12,6 +12,17 @@ export interface TestDatabase {
 }
 
 let created = 0;
+/** The database of each test server's data directory, so that CLI commands given `--data` reach it. */
+const byDataDir = new Map<string, string>();
+
+export function registerTestDatabase(dataDir: string, url: string): void {
+  byDataDir.set(dataDir, url);
+}
+
+/** The PostgreSQL URL of the test server whose data directory this is, if it runs on PostgreSQL. */
+export function testDatabaseOf(dataDir: string): string | undefined {
+  return byDataDir.get(dataDir);
+}
 
 /** The maintenance URL the tests run against, or null on SQLite. */
 export function testClusterUrl(): string | null {

@@ -62,11 +62,11 @@ async function build(ctx: AppContext, now: number, days: string[]) {
      VALUES (?, ?, 'x', ?, ?, ?, 1, ?, ?)`;
   // The balances row the insert made (migration 013's trigger).
   const balances = "UPDATE balances SET traffic = ?, spend_traffic = ? WHERE user_id = ?";
-  const records = `INSERT INTO traffic_records (user_id, type, desc, traffic_change, all_traffic, all_spend, day, update_time)
+  const records = `INSERT INTO traffic_records (user_id, type, "desc", traffic_change, all_traffic, all_spend, day, update_time)
      VALUES (?, 'spend', '节点流量', ?, ?, ?, ?, ?)`;
   const usage = "INSERT INTO usage_days (day, user_id, upload, download, quota, permanent) VALUES (?, ?, ?, ?, ?, ?)";
   const signUses = "INSERT INTO sign_uses (user_id, day, streak, add_traffic, create_time) VALUES (?, ?, 1, ?, ?)";
-  const orders = `INSERT INTO orders (id, user_id, combo_id, desc, order_money_fen, coupon_discount_fen, status, add_traffic,
+  const orders = `INSERT INTO orders (id, user_id, combo_id, "desc", order_money_fen, coupon_discount_fen, status, add_traffic,
        create_time, pay_time)
      VALUES (?, ?, 'combo', '100G', 1500, ?, 'paied', ?, ?, ?)`;
   const draws = `INSERT INTO prize_draws (id, user_id, prize_id, prize_name, cost, gain_traffic, seat, day, create_time)

@@ -92,7 +92,7 @@ try {
   // What a report wrote before migration 013: the wide users row (a column of it, rewritten whole).
   const updateUsers = "UPDATE users SET last_active_time = ? WHERE rowid = ?";
   const updateNarrow = "UPDATE balances SET traffic = ?, spend_traffic = ?, daily_usage = ?, daily_usage_day = ? WHERE rowid = ?";
-  const ledger = `INSERT INTO traffic_records (user_id, type, desc, traffic_change, exemption_traffic, all_traffic, all_spend, day, update_time)
+  const ledger = `INSERT INTO traffic_records (user_id, type, "desc", traffic_change, exemption_traffic, all_traffic, all_spend, day, update_time)
      VALUES (?1, 'spend', '节点流量', ?2, ?3, ?4, ?5, ?6, ?7)
      ON CONFLICT (user_id, day) WHERE type = 'spend' DO UPDATE SET
        traffic_change = traffic_change + ?2, exemption_traffic = exemption_traffic + ?3,

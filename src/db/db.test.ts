@@ -7,7 +7,7 @@ import { chmodSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type RunningServer, startServer } from "../server.ts";
-import { openDatabase } from "./db.ts";
+import { openSqlite } from "./db.ts";
 
 let root: string;
 let server: RunningServer;
@@ -46,11 +46,11 @@ test("a database file left world-readable by an older version is made 0600 when 
     writeFileSync(path, "");
     chmodSync(path, 0o644);
   }
-  const db = openDatabase(file);
+  const db = openSqlite(file);
   try {
     expect(mode(file).toString(8)).toBe("600");
     expect(mode(`${file}-wal`).toString(8)).toBe("600");
   } finally {
-    db.close();
+    void db.close();
   }
 });

@@ -396,8 +396,47 @@ export const leastSql = (db: Db, a: string, b: string) =>
 export const greatestSql = (db: Db, a: string, b: string) =>
   db.engine === "postgres" ? `GREATEST(${a}, ${b})` : `MAX(${a}, ${b})`;
 
-/** A condition that `column` is one of the values of a JSON array passed as one parameter. */
-export const inJsonArraySql = (db: Db, column: string) =>
+/**
+ * The values of a JSON array (a parameter such as "?2", or a column) as a subquery with one column,
+ * `value`, of the given SQL type: `x IN ${jsonValuesSql(db, "?", "bigint")}`.
+ */
+export const jsonValuesSql = (db: Db, json: string, type: "bigint" | "text") =>
   db.engine === "postgres"
-    ? `${column} IN (SELECT jsonb_array_elements_text(?::jsonb))`
-    : `${column} IN (SELECT value FROM json_each(?))`;
+    ? `(SELECT j.value::${type} AS value FROM jsonb_array_elements_text(${json}::jsonb) AS j(value))`
+    : `(SELECT value FROM json_each(${json}))`;
+
+/** Case-insensitive LIKE for ASCII, as SQLite's LIKE is. */
+export const likeSql = (db: Db) => (db.engine === "postgres" ? "ILIKE" : "LIKE");
+
+/** Whether an error is a unique-key violation on this column (SQLite: table.column; PostgreSQL: 23505). */
+export function isUniqueViolation(error: unknown, table: string, column: string): boolean {
+  const e = error as { message?: string; detail?: string; constraint?: string } | null;
+  if (pgCode(error) === "23505") {
+    return [e?.constraint, e?.detail, e?.message].some((text) => text?.includes(column));
+  }
+  return String(e?.message).includes(`UNIQUE constraint failed: ${table}.${column}`);
+}
+
+/**
+ * A row's place in its table, to break ties in ORDER BY: SQLite's rowid (insertion order);
+ * PostgreSQL has no such column, and its ctid is the row's physical place (insertion order until
+ * the row is updated). Only rows with equal sort keys (the same millisecond) can differ.
+ */
+export const rowOrderSql = (db: Db, alias = "") =>
+  db.engine === "postgres" ? `${alias ? `${alias}.` : ""}ctid` : `${alias ? `${alias}.` : ""}rowid`;
+
+/**
+ * `column = ?` for the keys SQLite compares with COLLATE NOCASE (users.email, coupons.code,
+ * channels.code); PostgreSQL's twins index lower(column) instead.
+ */
+export const nocaseEqualsSql = (db: Db, column: string, param = "?") =>
+  db.engine === "postgres" ? `lower(${column}) = lower(${param})` : `${column} = ${param}`;
+
+/**
+ * A row's address for updating it again in the same transaction: SQLite's rowid (`rowAddressSql`
+ * to select it, `rowAddressIsSql` to match it), PostgreSQL's ctid.
+ */
+export const rowAddressSql = (db: Db, alias: string) =>
+  db.engine === "postgres" ? `${alias}.ctid::text` : `${alias}.rowid`;
+export const rowAddressIsSql = (db: Db, param = "?") =>
+  db.engine === "postgres" ? `ctid = ${param}::tid` : `rowid = ${param}`;

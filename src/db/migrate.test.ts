@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { migrations as embedded } from "../embedded.ts";
 import { startServer } from "../server.ts";
-import { type Db, openDatabase, tx } from "./db.ts";
+import { type Db, openSqlite, tx } from "./db.ts";
 import {
   DatabaseTooNewError,
   type Migration,
@@ -29,7 +29,7 @@ function freshDir(): string {
 }
 
 function freshDb(): Db {
-  const db = openDatabase(join(freshDir(), "ferry.db"));
+  const db = openSqlite(join(freshDir(), "ferry.db"));
   opened.push(db);
   return db;
 }
@@ -100,7 +100,7 @@ describe("the migrations built into ferry", () => {
            VALUES (?1, ?1 || '@example.com', 'x', 'k' || ?1, 's' || ?1, 1, ?2, ?3, ?4, ?5)`, id, traffic, spend, usage, day);
     await insertUser("a", 5 * 2 ** 30, 7, 3, "2026-11-27");
     await insertUser("b", 0, 0, 0, "");
-    await db.run(`INSERT INTO traffic_records (user_id, type, desc, traffic_change, all_traffic, all_spend, day, update_time)
+    await db.run(`INSERT INTO traffic_records (user_id, type, "desc", traffic_change, all_traffic, all_spend, day, update_time)
        VALUES ('a', 'buy', 'x', ?, ?, 0, '2026-11-27', 1)`, 5 * 2 ** 30, 5 * 2 ** 30);
     await migrate(db, embedded);
     const balances = async () =>
@@ -238,11 +238,11 @@ describe("migrate", () => {
 describe("startServer", () => {
   test("refuses a data directory whose database is newer than this build, with a clear error", async () => {
     const dataDir = freshDir();
-    const db = openDatabase(join(dataDir, "ferry.db"));
+    const db = openSqlite(join(dataDir, "ferry.db"));
     await migrate(db, embedded);
     const newer = (embedded.at(-1)?.version ?? 0) + 1;
     await db.run("INSERT INTO schema_migrations (version, name, applied_time) VALUES (?, 'future', 1)", newer);
-    db.close();
+    await db.close();
 
     let caught: unknown;
     try {
@@ -256,7 +256,7 @@ describe("startServer", () => {
     expect((caught as Error).message).toMatch(/newer ferry|backup/);
 
     // The refused start released the file: it opens and still holds the future version.
-    const again = openDatabase(join(dataDir, "ferry.db"));
+    const again = openSqlite(join(dataDir, "ferry.db"));
     opened.push(again);
     expect((await recorded(again)).at(-1)?.version).toBe(newer);
   });
@@ -290,7 +290,7 @@ describe("tx", () => {
     expect((await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM t"))?.n).toBe(0);
     expect(db.inTransaction).toBe(false);
 
-    expect(tx(db, async () => (await db.run("INSERT INTO t VALUES (3)")).changes)).toBe(1);
+    expect(await tx(db, async () => (await db.run("INSERT INTO t VALUES (3)")).changes)).toBe(1);
     expect((await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM t"))?.n).toBe(1);
   });
 });

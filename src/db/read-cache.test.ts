@@ -3,12 +3,12 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loggedInClient, startTestServer, type TestServer } from "../../tests/harness.ts";
-import { openDatabase, tx } from "./db.ts";
+import { openSqlite, tx } from "./db.ts";
 import { CROSS_PROCESS_STALENESS_MS, ReadCache, refreshDataVersion } from "./read-cache.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "ferry-cache-"));
 const file = join(dir, "cache.db");
-const db = openDatabase(file);
+const db = openSqlite(file);
 await db.exec("CREATE TABLE items (id TEXT PRIMARY KEY, name TEXT NOT NULL)");
 await db.exec("INSERT INTO items VALUES ('a', 'first')");
 let server: TestServer | undefined;
@@ -18,7 +18,7 @@ afterEach(async () => {
   server = undefined;
 });
 afterAll(() => {
-  db.close();
+  void db.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -48,9 +48,9 @@ test("another process's commit is seen once the data version is refreshed", asyn
   const { read } = counting();
   await db.run("UPDATE items SET name = 'mine' WHERE id = 'a'");
   expect((await read())?.name).toBe("mine");
-  const other = openDatabase(file);
-  other.query("UPDATE items SET name = 'theirs' WHERE id = 'a'").run();
-  other.close();
+  const other = openSqlite(file);
+  other.raw.query("UPDATE items SET name = 'theirs' WHERE id = 'a'").run();
+  await other.close();
   await Bun.sleep(CROSS_PROCESS_STALENESS_MS + 5);
   refreshDataVersion(db);
   expect((await read())?.name).toBe("theirs");
@@ -85,7 +85,7 @@ test("a permission granted or revoked shows in the next userinfo", async () => {
     (await client.call<{ permissions: { name: string }[] }>("/api/user/userinfo")).data.permissions;
   expect(await permissions()).toEqual([]);
   const db = server.context.db;
-  await db.run("INSERT INTO permissions (id, name, desc, create_time) VALUES ('p1', '4K专线', '', 0)");
+  await db.run("INSERT INTO permissions (id, name, \"desc\", create_time) VALUES ('p1', '4K专线', '', 0)");
   await db.run("INSERT INTO user_permissions VALUES (?, 'p1', ?)", user.id, Date.now() + 86_400_000);
   expect((await permissions()).map((p) => p.name)).toEqual(["4K专线"]);
   await db.run("DELETE FROM user_permissions WHERE user_id = ?", user.id);

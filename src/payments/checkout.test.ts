@@ -158,9 +158,10 @@ describe("new attempts are limited (limits at their real size)", () => {
 
   test(`an account's new attempts over all its orders: ${PAY_ATTEMPTS_PER_ACCOUNT.max} an hour`, async () => {
     const { client } = await loggedInClient(server);
-    const combos = Array.from({ length: 7 }, async (_, i) =>
+    const combos = await Promise.all(
+        Array.from({ length: 7 }, async (_, i) =>
       await makeCombo(server, { name: `账户限额 ${i}`, price: 3 + i }),
-    );
+    ));
     let accepted = 0;
     let refused = 0;
     for (const each of combos) {

@@ -5,7 +5,7 @@
  * nothing; every outcome, refused ones included, is logged in payment_events (events.ts).
  */
 import type { AppContext } from "../context.ts";
-import { type Db, tx } from "../db/db.ts";
+import { type Db, greatestSql, tx } from "../db/db.ts";
 import { DAY_MS } from "../lib/time.ts";
 import { DEFAULT_DAILY_LIMIT } from "../lib/traffic.ts";
 import { payChannelRebate } from "../modules/channel/service.ts";
@@ -84,7 +84,7 @@ export async function creditOrder(ctx: AppContext, order: OrderRow, now: number)
   await db.run("UPDATE users SET paid_user = 1 WHERE id = ?", order.user_id);
   if (order.permission_duration > 0) {
     const grant = `INSERT INTO user_permissions (user_id, permission_id, expire_time) VALUES (?1, ?2, ?3 + ?4)
-       ON CONFLICT (user_id, permission_id) DO UPDATE SET expire_time = MAX(expire_time, ?3) + ?4`;
+       ON CONFLICT (user_id, permission_id) DO UPDATE SET expire_time = ${greatestSql(db, "user_permissions.expire_time", "?3")} + ?4`;
     for (const permissionId of JSON.parse(order.gain_permissions) as string[]) {
       const bumped = (await db.run("UPDATE permissions SET use_times = use_times + 1 WHERE id = ?", permissionId)).changes;
       if (bumped) await db.run(grant, order.user_id, permissionId, now, order.permission_duration * DAY_MS);

@@ -43,7 +43,7 @@ async function expireOldEvents(db: Db, now: number): Promise<void> {
 async function insertEvent(db: Db, event: Required<PaymentEvent>, fingerprint: string | null, now: number) {
   await db.run(`INSERT INTO payment_events (provider, trade_no, gateway_trade_no, result, reason, raw, fingerprint, repeat_count, create_time, last_time)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, ?8, ?8)
-     ON CONFLICT (fingerprint) DO UPDATE SET repeat_count = repeat_count + 1, last_time = excluded.last_time`, event.provider, event.tradeNo, event.gatewayTradeNo, event.result, event.reason, event.raw, fingerprint, now);
+     ON CONFLICT (fingerprint) DO UPDATE SET repeat_count = payment_events.repeat_count + 1, last_time = excluded.last_time`, event.provider, event.tradeNo, event.gatewayTradeNo, event.result, event.reason, event.raw, fingerprint, now);
 }
 
 async function refusedThisWindow(db: Db, provider: string, since: number): Promise<number> {

@@ -51,11 +51,17 @@ export class RateLimiter {
    * Runs `fn` on one try from every bucket, kept only when `fn` returns: a refused attempt (it
    * throws) costs nothing. When a bucket is full, throws `full()` instead and `fn` does not run.
    */
-  succeeding<T>(buckets: readonly RateBucket[], full: () => Error, fn: () => T, now = Date.now()): T {
+  async succeeding<T>(
+    buckets: readonly RateBucket[],
+    full: () => Error,
+    fn: () => Promise<T>,
+    now = Date.now(),
+  ): Promise<T> {
+    // Reserved before the first await: concurrent attempts see each other's tries.
     const slot = this.reserve(buckets, now);
     if (!slot) throw full();
     try {
-      return fn();
+      return await fn();
     } catch (error) {
       slot.release();
       throw error;

@@ -81,7 +81,7 @@ describe("line visibility", () => {
     await grant(holder.id, permission._id, Date.now() + DAY);
     await grant(expired.id, permission._id, Date.now() - 1000);
     const has = async (user: UserRow) => (await names(user)).some((n) => n.startsWith("权限线路"));
-    expect([has(without), has(holder), has(expired)]).toEqual([false, true, false]);
+    expect([await has(without), await has(holder), await has(expired)]).toEqual([false, true, false]);
 
     await ctx().db.run("DELETE FROM permissions WHERE id = ?", permission._id);
     expect(await has(holder)).toBe(false);

@@ -272,7 +272,7 @@ async function buttonEdges(page: Page, name: string) {
 describe("/admin_agents layout", () => {
   test("at 1280 px every row action, 异常上报 included, is in view; the rest of a node is in 详情", async () => {
     const node = await addNode("e2e 香港 BGP 宽度节点 01", 888);
-    await server.context.db.run("UPDATE agents SET desc = ?, host = ?, ip = ?, country_code = 'HK' WHERE id = ?", "香港 BGP 线路，晚高峰较稳定，适合游戏与视频", "hk.example.com", "2001:db8:85a3::8a2e:370:7334", node.id);
+    await server.context.db.run("UPDATE agents SET \"desc\" = ?, host = ?, ip = ?, country_code = 'HK' WHERE id = ?", "香港 BGP 线路，晚高峰较稳定，适合游戏与视频", "hk.example.com", "2001:db8:85a3::8a2e:370:7334", node.id);
     // The node reports a user it was not given: the row gets an 异常上报 count to open.
     const stranger = await loggedInClient(server);
     await server.context.db.run("UPDATE balances SET traffic = ? WHERE user_id = ?", GB, stranger.user.id);

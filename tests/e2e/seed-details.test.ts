@@ -132,7 +132,7 @@ describe("抽奖管理 › a discount of 0", () => {
     await db().run("DELETE FROM prizes WHERE name <> '免单大奖'");
     const winner = await loggedInClient(server);
     await db().run("UPDATE users SET paid_user = 1 WHERE id = ?", winner.user.id);
-    db().transaction(async () =>
+    await db().tx(async () =>
       await changeTraffic(db(), {
         userId: winner.user.id,
         type: "buy",
@@ -141,7 +141,7 @@ describe("抽奖管理 › a discount of 0", () => {
         now: Date.now(),
         timeZone: "UTC",
       }),
-    )();
+    );
     const drawn = await winner.client.call<DrawResult>("/api/prize/draw");
     expect(drawn.code).toBe(0);
     const code = drawn.data.couponCode;

@@ -192,8 +192,8 @@ async function moveAllocation(ctx: AppContext, ownerId: string, input: AllocateI
 /** The owner's customers with their traffic, and what the owner may still allocate. */
 export async function agencyCustomers(ctx: AppContext, ownerId: string, now = Date.now()): Promise<AgencyCustomers> {
   const agency = await requireOwnAgency(ctx, ownerId);
-  const customers = await ctx.db.all<AgencyCustomers["customers"][number]>(`SELECT u.id AS _id, u.email, b.traffic, b.spend_traffic AS spendTraffic,
-         u.vip_expire_time AS vipExpireTime,
+  const customers = await ctx.db.all<AgencyCustomers["customers"][number]>(`SELECT u.id AS _id, u.email, b.traffic, b.spend_traffic AS "spendTraffic",
+         u.vip_expire_time AS "vipExpireTime",
          COALESCE((SELECT SUM(r.traffic_change) FROM traffic_records r
                    WHERE r.user_id = u.id AND r.type = 'agency_allocate'), 0) AS allocated
        FROM users u JOIN balances b ON b.user_id = u.id
@@ -208,7 +208,7 @@ export async function agencyCustomers(ctx: AppContext, ownerId: string, now = Da
 
 /** Every agency with its customer count, newest first (the CLI and admins). */
 export async function listAgencies(ctx: AppContext): Promise<Agency[]> {
-  const rows = await ctx.db.all<AgencyRow & { email: string; customerCount: number }>(`SELECT a.*, u.email, (SELECT COUNT(*) FROM users c WHERE c.agency_id = a.user_id) AS customerCount
+  const rows = await ctx.db.all<AgencyRow & { email: string; customerCount: number }>(`SELECT a.*, u.email, (SELECT COUNT(*) FROM users c WHERE c.agency_id = a.user_id) AS "customerCount"
        FROM agencies a JOIN users u ON u.id = a.user_id ORDER BY a.create_time DESC`);
   return rows.map((r) => ({
     ownerId: r.user_id,

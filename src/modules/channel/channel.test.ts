@@ -276,7 +276,7 @@ describe("rebates", () => {
     };
     const order = await db.get("SELECT * FROM orders WHERE id = ?", row.id) as never;
     const before = (await db.get<{ n: number }>("SELECT SUM(wallet_fen) AS n FROM users"))?.n;
-    expect(tx(db, async () => await payChannelRebate(server.context, order, Date.now()))).toBe(0);
+    expect(await tx(db, async () => await payChannelRebate(server.context, order, Date.now()))).toBe(0);
     expect((await db.get<{ n: number }>("SELECT SUM(wallet_fen) AS n FROM users"))?.n).toBe(before);
   });
 });

@@ -165,7 +165,7 @@ async function rewardTotals(db: Db, userId: string): Promise<{ count: number; fe
 /** The user's own rebates, newest first. */
 export async function rewardList(ctx: AppContext, userId: string): Promise<RewardList> {
   const totals = await rewardTotals(ctx.db, userId);
-  const list = (await ctx.db.all<RewardRow>(`SELECT consumer_email, desc, user_spend_fen, reward_fen, left_fen, buy_time FROM channel_rewards
+  const list = (await ctx.db.all<RewardRow>(`SELECT consumer_email, "desc", user_spend_fen, reward_fen, left_fen, buy_time FROM channel_rewards
        WHERE channel_user_id = ? ORDER BY buy_time DESC, id DESC LIMIT ?`, userId, LIST_LIMIT))
     .map((reward) => ({
       comsumer_name: maskEmail(reward.consumer_email),
@@ -199,7 +199,7 @@ export async function payChannelRebate(ctx: AppContext, order: OrderRow, now: nu
   const spendFen = userSpendFen(order);
   const reward = rewardFen(channel.reward_rate, spendFen);
   if (reward <= 0) return 0;
-  const inserted = await db.run(`INSERT INTO channel_rewards (channel_user_id, consumer_user_id, consumer_email, order_id, desc, user_spend_fen, reward_rate, reward_fen, left_fen, buy_time)
+  const inserted = await db.run(`INSERT INTO channel_rewards (channel_user_id, consumer_user_id, consumer_email, order_id, "desc", user_spend_fen, reward_rate, reward_fen, left_fen, buy_time)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?) ON CONFLICT (order_id) DO NOTHING`, channel.user_id, customer.id, customer.email, order.id, order.desc, spendFen, channel.reward_rate, reward, now);
   if (inserted.changes !== 1) return 0;
   const left = await changeWallet(db, {

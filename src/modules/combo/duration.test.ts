@@ -57,7 +57,7 @@ async function buyer(combo: Combo) {
 
 const userInfo = async (client: ApiClient) => (await client.call<UserInfo>("/api/user/userinfo")).data;
 const records = async (userId: string, type: string) =>
-  await db().all<{ traffic_change: number; desc: string; order_id: string | null }>("SELECT traffic_change, desc, order_id FROM traffic_records WHERE user_id = ? AND type = ? ORDER BY id", userId, type);
+  await db().all<{ traffic_change: number; desc: string; order_id: string | null }>("SELECT traffic_change, \"desc\", order_id FROM traffic_records WHERE user_id = ? AND type = ? ORDER BY id", userId, type);
 
 describe("the field", () => {
   test("stored, listed and edited through update_combo; 0 when not given; whole days only", async () => {

@@ -153,7 +153,7 @@ describe("what a redemption credits", () => {
     });
     const db = server.context.db;
     expect(
-      await db.all("SELECT type, desc, traffic_change FROM traffic_records WHERE user_id = ?", user.id),
+      await db.all("SELECT type, \"desc\", traffic_change FROM traffic_records WHERE user_id = ?", user.id),
     ).toEqual([{ type: "coupon", desc: "兑换体验券 新人体验", traffic_change: 2 * GB }]);
     expect(
       await db.all("SELECT coupon_id, code, type, add_traffic, add_day FROM coupon_uses WHERE user_id = ?", user.id),

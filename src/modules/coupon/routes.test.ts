@@ -325,11 +325,13 @@ describe("coupon_list and coupon_record_list", () => {
       ).code,
     ) as CouponRow;
     const base = Date.now();
-    const uses = await tx(server.context.db, () =>
-      Array.from({ length: 105 }, async (_, i) =>
-        await recordCouponUse(server.context.db, { coupon, userId: customer.user.id, addDay: 7, now: base + i }),
-      ),
-    );
+    const uses = await tx(server.context.db, async () => {
+      const made: string[] = [];
+      for (let i = 0; i < 105; i++) {
+        made.push(await recordCouponUse(server.context.db, { coupon, userId: customer.user.id, addDay: 7, now: base + i }));
+      }
+      return made;
+    });
     await tx(server.context.db, async () => await restoreCouponUse(server.context.db, uses[104] as string, base + 200));
 
     const all = await yunying.call<CouponUseRecord[]>(`${COUPON}/coupon_record_list`, {});

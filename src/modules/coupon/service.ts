@@ -4,7 +4,7 @@
  * Callers run these inside their own transaction.
  */
 import type { AppContext } from "../../context.ts";
-import { type Db, tx } from "../../db/db.ts";
+import { type Db, greatestSql, nocaseEqualsSql, rowOrderSql, tx } from "../../db/db.ts";
 import { fenToYuan } from "../../lib/money.ts";
 import { endOfBusinessDay } from "../../lib/time.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
@@ -42,7 +42,7 @@ export interface CouponRow {
 }
 
 export async function findCouponByCode(db: Db, code: string): Promise<CouponRow | null> {
-  return await db.get<CouponRow>("SELECT * FROM coupons WHERE code = ?", code.trim());
+  return await db.get<CouponRow>(`SELECT * FROM coupons WHERE ${nocaseEqualsSql(db, "code")}`, code.trim());
 }
 
 export async function findCouponById(db: Db, id: string): Promise<CouponRow | null> {
@@ -125,7 +125,7 @@ export async function recordCouponUse(db: Db, use: CouponUse): Promise<string> {
 export async function restoreCouponUse(db: Db, useId: string, now: number): Promise<void> {
   const use = await db.get<{ coupon_id: string }>("UPDATE coupon_uses SET is_delete = 1, restore_time = ? WHERE id = ? AND is_delete = 0 RETURNING coupon_id", now, useId);
   if (!use) return;
-  await db.run("UPDATE coupons SET auth_times = MAX(auth_times - 1, 0) WHERE id = ?", use.coupon_id);
+  await db.run(`UPDATE coupons SET auth_times = ${greatestSql(db, "auth_times - 1", "0")} WHERE id = ?`, use.coupon_id);
 }
 
 /** A coupon row with its owner's e-mail (null when anyone may use it, or the owner is gone). */
@@ -173,7 +173,7 @@ export function randomCouponCode(length = RANDOM_CODE_LENGTH): string {
 }
 
 async function codeTaken(db: Db, code: string, exceptId: string | undefined): Promise<boolean> {
-  const holder = await db.get<{ id: string }>("SELECT id FROM coupons WHERE code = ?", code);
+  const holder = await db.get<{ id: string }>(`SELECT id FROM coupons WHERE ${nocaseEqualsSql(db, "code")}`, code);
   return holder !== null && holder.id !== exceptId;
 }
 
@@ -288,7 +288,7 @@ export async function deleteCoupons(ctx: AppContext, ids: readonly string[]): Pr
  * customers' own lucky-draw coupons too, with their owner's e-mail.
  */
 export async function listCoupons(ctx: AppContext): Promise<Coupon[]> {
-  return (await ctx.db.all<ListedCouponRow>(`${LISTED_COUPON_SQL} ORDER BY c.create_time DESC, c.rowid DESC`))
+  return (await ctx.db.all<ListedCouponRow>(`${LISTED_COUPON_SQL} ORDER BY c.create_time DESC, ${rowOrderSql(ctx.db, "c")} DESC`))
     .map(toCoupon);
 }
 
@@ -309,7 +309,7 @@ interface CouponUseRow {
 export async function listCouponUses(ctx: AppContext, limit: number): Promise<CouponUseRecord[]> {
   return (await ctx.db.all<CouponUseRow>(`SELECT cu.id, (SELECT email FROM users WHERE id = cu.user_id) AS email, cu.code, cu.type, cu.add_traffic,
          cu.add_day, cu.add_money_fen, cu.discount, cu.time, cu.is_delete
-       FROM coupon_uses cu ORDER BY cu.time DESC, cu.rowid DESC LIMIT ?`, limit))
+       FROM coupon_uses cu ORDER BY cu.time DESC, ${rowOrderSql(ctx.db, "cu")} DESC LIMIT ?`, limit))
     .map((row) => ({
       _id: row.id,
       email: row.email ?? "",

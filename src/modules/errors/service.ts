@@ -62,7 +62,7 @@ async function insertError(
 ) {
   await db.run(`INSERT INTO error_logs (create_time, last_time, name, msg, stack, fingerprint, repeat_count)
      VALUES (?1, ?1, ?2, ?3, ?4, ?5, 1)
-     ON CONFLICT (fingerprint) DO UPDATE SET repeat_count = repeat_count + 1, last_time = excluded.last_time`, now, row.name, row.msg, row.stack, fingerprint);
+     ON CONFLICT (fingerprint) DO UPDATE SET repeat_count = error_logs.repeat_count + 1, last_time = excluded.last_time`, now, row.name, row.msg, row.stack, fingerprint);
 }
 
 /** Where a new error goes over a cap this window: the overflow row's name, or null when it fits. */
@@ -106,7 +106,7 @@ export async function recordError(db: Db, name: string, error: unknown, now = Da
 
 /** Error records seen in the last `days` days, latest first. */
 export async function listErrors(db: Db, days: number, now = Date.now()): Promise<ErrorRecord[]> {
-  return await db.all<ErrorRecord>(`SELECT id AS _id, create_time AS createTime, name, msg, stack, repeat_count AS count, last_time AS lastTime
+  return await db.all<ErrorRecord>(`SELECT id AS _id, create_time AS "createTime", name, msg, stack, repeat_count AS count, last_time AS "lastTime"
        FROM error_logs WHERE last_time >= ? ORDER BY last_time DESC, id DESC LIMIT 1000`, now - days * DAY_MS);
 }
 

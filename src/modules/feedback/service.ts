@@ -175,7 +175,7 @@ export async function createTicket(ctx: AppContext, userId: string, input: NewTi
     if (recent >= TICKETS_PER_DAY) throw new RpcError(Code.tooManyRequests, TicketMsg.tooMany);
     await requireOwnUpload(ctx, userId, input.imageUrl);
     const id = newId(now);
-    await ctx.db.run(`INSERT INTO tickets (id, user_id, title, desc, image, status, create_time, update_time)
+    await ctx.db.run(`INSERT INTO tickets (id, user_id, title, "desc", image, status, create_time, update_time)
          VALUES (?, ?, ?, ?, ?, 'open', ?, ?)`, id, userId, input.title, input.desc, input.imageUrl, now, now);
     const ticket = await toTicket(ctx, await ticketRow(ctx, id) as TicketRow, false);
     await queueAdminMessage(

@@ -70,7 +70,7 @@ test('"none" and "" both save a line without a permission, answered as "none" an
   expect(NO_PERMISSION).toBe("none");
   const listed = await ok<AgentLine[]>("/api/admin/agent_line/list", { agentID: agent._id });
   expect(listed.find((line) => line._id === spelledNone._id)?.permissionRequire).toBe("none");
-  expect([customerSees("无权限线路"), customerSees("空权限线路"), customerSees("未填权限线路")]).toEqual([
+  expect([await customerSees("无权限线路"), await customerSees("空权限线路"), await customerSees("未填权限线路")]).toEqual([
     true,
     true,
     true,

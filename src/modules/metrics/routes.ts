@@ -20,7 +20,7 @@ export function metricsRoutes(app: AppContext) {
         headers: { "www-authenticate": 'Bearer realm="metrics"' },
       });
     }
-    return new Response(metricsText(app), {
+    return new Response(await metricsText(app), {
       headers: { "content-type": EXPOSITION_TYPE, "cache-control": "no-store" },
     });
   });

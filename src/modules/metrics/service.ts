@@ -169,9 +169,9 @@ function processGauges(): string {
 }
 
 /** The whole exposition text. */
-export function metricsText(ctx: AppContext, now = Date.now()): string {
+export async function metricsText(ctx: AppContext, now = Date.now()): Promise<string> {
   const metrics = metricsOf(ctx.db);
-  return [
+  const parts = await Promise.all([
     metrics.calls.text(),
     metrics.paymentNotifications.text(),
     metrics.ordersCredited.text(),
@@ -182,7 +182,8 @@ export function metricsText(ctx: AppContext, now = Date.now()): string {
     writeFailures(ctx.db),
     logGauges(ctx.db),
     processGauges(),
-  ].join("");
+  ]);
+  return parts.join("");
 }
 
 export type MetricsAccess = "allowed" | "unauthorized" | "hidden";

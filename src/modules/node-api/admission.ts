@@ -18,7 +18,7 @@
  * migration 006), it charges any user, as it did before, so the upgrade loses no traffic.
  */
 import type { AppContext } from "../../context.ts";
-import { tx } from "../../db/db.ts";
+import { jsonValuesSql, tx } from "../../db/db.ts";
 import type { AgentRow } from "../node-record/service.ts";
 
 const ADMISSION_GRACE_INTERVALS = 2;
@@ -41,9 +41,9 @@ export async function recordServedList(
   const list = JSON.stringify(userNos);
   await tx(db, async () => {
     await db.run(`UPDATE node_admissions SET delisted_time = ?3
-       WHERE agent_id = ?1 AND delisted_time IS NULL AND user_no NOT IN (SELECT value FROM json_each(?2))`, row.id, list, now);
+       WHERE agent_id = ?1 AND delisted_time IS NULL AND user_no NOT IN ${jsonValuesSql(ctx.db, "?2", "bigint")}`, row.id, list, now);
     await db.run(`INSERT INTO node_admissions (agent_id, user_no, delisted_time)
-       SELECT ?1, value, NULL FROM json_each(?2)
+       SELECT ?1, value, NULL FROM ${jsonValuesSql(ctx.db, "?2", "bigint")} AS listed
        WHERE value NOT IN (SELECT user_no FROM node_admissions WHERE agent_id = ?1 AND delisted_time IS NULL)
        ON CONFLICT (agent_id, user_no) DO UPDATE SET delisted_time = NULL`, row.id, list);
     await db.run("DELETE FROM node_admissions WHERE agent_id = ? AND delisted_time < ?", row.id, await admittedSince(ctx, now));
@@ -75,6 +75,6 @@ export async function admittedUserNos(
   now: number,
 ): Promise<Set<number>> {
   if (userNos.length === 0) return new Set();
-  const rows = await ctx.db.all<{ user_no: number }>(`SELECT value AS user_no FROM json_each(?2) WHERE ${admittedSql("value", "?1", "?3", "?4")}`, agentId, JSON.stringify(userNos), await admittedSince(ctx, now), now);
+  const rows = await ctx.db.all<{ user_no: number }>(`SELECT value AS user_no FROM ${jsonValuesSql(ctx.db, "?2", "bigint")} AS reported WHERE ${admittedSql("value", "?1", "?3", "?4")}`, agentId, JSON.stringify(userNos), await admittedSince(ctx, now), now);
   return new Set(rows.map((row) => row.user_no));
 }

@@ -5,7 +5,7 @@
  * older than KEEP_DAYS go when the node next reports an anomaly.
  */
 import type { AppContext } from "../../context.ts";
-import { type Db, leastSql } from "../../db/db.ts";
+import { type Db, jsonValuesSql, leastSql } from "../../db/db.ts";
 import { businessDay, DAY_MS } from "../../lib/time.ts";
 import type { AnomalyReason, NodeAnomaly } from "../node-record/schema.ts";
 
@@ -36,7 +36,7 @@ export async function recordAnomalies(
   const day = businessDay(now, timeZone);
   await db.run("DELETE FROM node_anomalies WHERE agent_id = ? AND day < ?", agentId, keptFrom(now, timeZone));
   const known = new Set(
-    (await db.all<{ node_uid: number }>("SELECT node_uid FROM users WHERE node_uid IN (SELECT value FROM json_each(?))", JSON.stringify(strays.map((stray) => stray.userNo))))
+    (await db.all<{ node_uid: number }>(`SELECT node_uid FROM users WHERE node_uid IN ${jsonValuesSql(db, "?", "bigint")}`, JSON.stringify(strays.map((stray) => stray.userNo))))
       .map((row) => row.node_uid),
   );
   const kept = new Set(
@@ -47,8 +47,9 @@ export async function recordAnomalies(
   const upsert = `INSERT INTO node_anomalies (agent_id, day, user_no, reason, upload, download, reports, first_time, last_time)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, 1, ?7, ?7)
      ON CONFLICT (agent_id, day, user_no) DO UPDATE SET reason = ?4,
-       upload = ${leastSql(db, "upload + ?5", "?8")}, download = ${leastSql(db, "download + ?6", "?8")},
-       reports = reports + 1, last_time = ?7`;
+       upload = ${leastSql(db, "node_anomalies.upload + ?5", "?8")},
+       download = ${leastSql(db, "node_anomalies.download + ?6", "?8")},
+       reports = node_anomalies.reports + 1, last_time = ?7`;
   const others = { upload: 0, download: 0 };
   for (const { userNo, upload, download } of strays) {
     if (!kept.has(userNo) && kept.size >= DAILY_USER_CAP) {

@@ -127,7 +127,7 @@ describe("notice links (issue 11, finding 8)", () => {
 
   test("a notice saved before links were checked is listed without its link", async () => {
     const { client, user } = await loggedInClient(server);
-    await server.context.db.run("INSERT INTO notices (id, user_id, href, desc, create_time) VALUES (?, ?, ?, ?, ?)", "f".repeat(24), user.id, "javascript:alert(1)", "旧通知", Date.now());
+    await server.context.db.run("INSERT INTO notices (id, user_id, href, \"desc\", create_time) VALUES (?, ?, ?, ?, ?)", "f".repeat(24), user.id, "javascript:alert(1)", "旧通知", Date.now());
     const listed = (await client.call<Notice[]>("/api/user_notive/list")).data;
     expect(listed.filter((n) => n.desc === "旧通知")).toEqual([
       { _id: "f".repeat(24), href: "", desc: "旧通知" },

@@ -10,7 +10,7 @@ export async function createNotice(ctx: AppContext, input: NewNotice): Promise<s
   if (!parsed.success) throw new RpcError(Code.badInput, parsed.error.issues[0]?.message ?? "通知错误");
   const notice = parsed.data;
   const id = newId();
-  await ctx.db.run("INSERT INTO notices (id, user_id, href, desc, create_time) VALUES (?, ?, ?, ?, ?)", id, notice.userId, notice.href, notice.desc, Date.now());
+  await ctx.db.run("INSERT INTO notices (id, user_id, href, \"desc\", create_time) VALUES (?, ?, ?, ?, ?)", id, notice.userId, notice.href, notice.desc, Date.now());
   return id;
 }
 
@@ -29,7 +29,8 @@ export async function listNotices(ctx: AppContext, userId: string): Promise<Noti
 /** Records a click; unknown or foreign notices are ignored (returns false). */
 export async function markNoticeClicked(ctx: AppContext, userId: string, noticeId: string): Promise<boolean> {
   return (
-    (await ctx.db.run(`INSERT OR IGNORE INTO notice_clicks (notice_id, user_id, click_time)
-         SELECT id, ?, ? FROM notices WHERE id = ? AND (user_id IS NULL OR user_id = ?)`, userId, Date.now(), noticeId, userId)).changes > 0
+    (await ctx.db.run(`INSERT INTO notice_clicks (notice_id, user_id, click_time)
+         SELECT id, ?, ? FROM notices WHERE id = ? AND (user_id IS NULL OR user_id = ?)
+         ON CONFLICT DO NOTHING`, userId, Date.now(), noticeId, userId)).changes > 0
   );
 }

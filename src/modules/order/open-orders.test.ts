@@ -70,7 +70,7 @@ async function age(orderId: string, ms: number) {
 }
 
 async function walletEntries(userId: string) {
-  return await db().all<{ type: string; change_fen: number; desc: string; order_id: string | null }>("SELECT type, change_fen, desc, order_id FROM wallet_entries WHERE user_id = ? ORDER BY id", userId);
+  return await db().all<{ type: string; change_fen: number; desc: string; order_id: string | null }>("SELECT type, change_fen, \"desc\", order_id FROM wallet_entries WHERE user_id = ? ORDER BY id", userId);
 }
 
 /** Σ wallet entries = the balance, for the customer (the ledger invariant). */
@@ -192,9 +192,10 @@ describe("new orders are limited per account (limits at their real size)", () =>
   test(`100 create_order in a row: refused with 1005 after ${ORDERS_PER_HOUR.max} new orders, rows bounded`, async () => {
     const strict = await startShopServer({ rateLimitScale: 1 });
     try {
-      const combos = Array.from({ length: 4 }, async (_, i) =>
+      const combos = await Promise.all(
+        Array.from({ length: 4 }, async (_, i) =>
         await makeCombo(strict, { name: `限 ${i}`, price: 5 + i }),
-      );
+      ));
       const buyer = await loggedInClient(strict);
       const codes: number[] = [];
       const messages = new Set<string>();

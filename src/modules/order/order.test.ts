@@ -628,7 +628,7 @@ describe("create_order and crediting (DESIGN §7)", () => {
 
   test("time packs extend vipExpireTime from max(now, expiry) and set the daily limit; permissions extend", async () => {
     const permission = newId();
-    await db().run("INSERT INTO permissions (id, name, desc, create_time) VALUES (?, 'netflix', '奈飞', ?)", permission, Date.now());
+    await db().run("INSERT INTO permissions (id, name, \"desc\", create_time) VALUES (?, 'netflix', '奈飞', ?)", permission, Date.now());
     const month = await makeCombo(server, {
       name: "月卡",
       price: 25,

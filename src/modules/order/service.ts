@@ -4,7 +4,7 @@
  * ledger rows; paying is in src/payments (markPaid → creditOrder).
  */
 import type { AppContext } from "../../context.ts";
-import { type Db, tx } from "../../db/db.ts";
+import { type Db, likeSql, tx } from "../../db/db.ts";
 import { fenToYuan } from "../../lib/money.ts";
 import { DAY_MS } from "../../lib/time.ts";
 import { availablePayModes } from "../../payments/registry.ts";
@@ -183,7 +183,7 @@ export async function createOrder(ctx: AppContext, user: UserRow, comboId: strin
     if (!ctx.limiter.hit(ORDERS_PER_HOUR, user.id))
       throw new RpcError(Code.tooManyRequests, OrderMsg.tooManyOrders);
     const id = newId(now);
-    await ctx.db.run(`INSERT INTO orders (id, user_id, combo_id, desc, order_money_fen, add_traffic, add_vip_duration, daily_limit,
+    await ctx.db.run(`INSERT INTO orders (id, user_id, combo_id, "desc", order_money_fen, add_traffic, add_vip_duration, daily_limit,
            gain_permissions, permission_duration, from_channel, create_time, traffic_days)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, user.id, terms.combo_id, terms.desc, terms.order_money_fen, terms.add_traffic, terms.add_vip_duration, terms.daily_limit, terms.gain_permissions, terms.permission_duration, terms.from_channel, now, terms.traffic_days);
     return toOrder(await findOrder(ctx.db, id) as OrderRow);
@@ -385,8 +385,8 @@ export async function listTrades(
        JOIN users u ON u.id = o.user_id
        LEFT JOIN payments p ON p.trade_no = (
          SELECT trade_no FROM payments WHERE order_id = o.id ORDER BY (status = 'paid') DESC, create_time DESC LIMIT 1)
-       WHERE (?1 = '%%' OR u.email LIKE ?1 ESCAPE '\\' OR o.desc LIKE ?1 ESCAPE '\\' OR o.id LIKE ?1 ESCAPE '\\'
-          OR p.trade_no LIKE ?1 ESCAPE '\\' OR o.from_channel LIKE ?1 ESCAPE '\\')
+       WHERE (?1 = '%%' OR u.email ${likeSql(ctx.db)} ?1 ESCAPE '\\' OR o.desc ${likeSql(ctx.db)} ?1 ESCAPE '\\' OR o.id ${likeSql(ctx.db)} ?1 ESCAPE '\\'
+          OR p.trade_no ${likeSql(ctx.db)} ?1 ESCAPE '\\' OR o.from_channel ${likeSql(ctx.db)} ?1 ESCAPE '\\')
          AND (?3 IS NULL OR u.email = ?3) AND (?4 IS NULL OR o.status = ?4)
        ORDER BY o.create_time DESC, o.id DESC
        LIMIT ?2`, like, requestNumber, only.email ?? null, only.status ?? null);

@@ -16,7 +16,7 @@ afterAll(async () => {
 
 async function permission(name: string, desc: string): Promise<string> {
   const id = newId();
-  await server.context.db.run("INSERT INTO permissions (id, name, desc, create_time) VALUES (?, ?, ?, ?)", id, name, desc, Date.now());
+  await server.context.db.run("INSERT INTO permissions (id, name, \"desc\", create_time) VALUES (?, ?, ?, ?)", id, name, desc, Date.now());
   return id;
 }
 

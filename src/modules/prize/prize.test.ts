@@ -97,7 +97,7 @@ const userRow = async (userId: string) =>
   await db().get<{ traffic: number; vip_expire_time: number }>("SELECT traffic, vip_expire_time FROM users JOIN balances ON user_id = id WHERE id = ?", userId) as { traffic: number; vip_expire_time: number };
 
 const recordsOf = async (userId: string, type: string) =>
-  await db().all<{ traffic_change: number; vip_change: number; desc: string }>("SELECT traffic_change, vip_change, desc FROM traffic_records WHERE user_id = ? AND type = ? ORDER BY id", userId, type);
+  await db().all<{ traffic_change: number; vip_change: number; desc: string }>("SELECT traffic_change, vip_change, \"desc\" FROM traffic_records WHERE user_id = ? AND type = ? ORDER BY id", userId, type);
 
 async function draw(client: ApiClient) {
   return client.call<DrawResult>("/api/prize/draw");

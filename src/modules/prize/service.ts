@@ -3,7 +3,7 @@
  * which spends permanent traffic, picks a prize by weight and pays it in one transaction.
  */
 import type { AppContext } from "../../context.ts";
-import { tx } from "../../db/db.ts";
+import { rowOrderSql, tx } from "../../db/db.ts";
 import { businessDay, DAY_MS } from "../../lib/time.ts";
 import { GB } from "../../lib/traffic.ts";
 import { extendedTimePackage } from "../../payments/credit.ts";
@@ -72,7 +72,7 @@ function toBoardPrize(row: PrizeRow): BoardPrize {
 }
 
 async function prizeRows(ctx: AppContext): Promise<PrizeRow[]> {
-  return await ctx.db.all<PrizeRow>("SELECT * FROM prizes ORDER BY create_time, rowid");
+  return await ctx.db.all<PrizeRow>(`SELECT * FROM prizes ORDER BY create_time, ${rowOrderSql(ctx.db)}`);
 }
 
 async function findPrize(ctx: AppContext, id: string): Promise<PrizeRow | null> {
@@ -107,12 +107,12 @@ export async function savePrize(ctx: AppContext, editorId: string, input: PrizeI
     ] as const;
     let id = input._id;
     if (id) {
-      await ctx.db.run(`UPDATE prizes SET name = ?, gain_traffic = ?, gain_vip_days = ?, weight = ?, desc = ?,
+      await ctx.db.run(`UPDATE prizes SET name = ?, gain_traffic = ?, gain_vip_days = ?, weight = ?, "desc" = ?,
              has_discount_coupon = ?, discount_value = ?, discount_duration = ?, photo = ?
            WHERE id = ?`, ...values, id);
     } else {
       id = newId(now);
-      await ctx.db.run(`INSERT INTO prizes (name, gain_traffic, gain_vip_days, weight, desc, has_discount_coupon, discount_value,
+      await ctx.db.run(`INSERT INTO prizes (name, gain_traffic, gain_vip_days, weight, "desc", has_discount_coupon, discount_value,
              discount_duration, photo, id, create_time)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ...values, id, now);
     }
@@ -259,7 +259,7 @@ interface MyDrawRow {
 export async function myDraws(ctx: AppContext, userId: string, limit = MY_DRAWS_LIMIT): Promise<MyDraw[]> {
   return (await ctx.db.all<MyDrawRow>(`SELECT d.id, d.prize_name, d.cost, d.gain_traffic, d.gain_vip_days, c.code, c.expire_time, d.create_time
        FROM prize_draws d LEFT JOIN coupons c ON c.id = d.coupon_id
-       WHERE d.user_id = ? ORDER BY d.create_time DESC, d.rowid DESC LIMIT ?`, userId, limit))
+       WHERE d.user_id = ? ORDER BY d.create_time DESC, ${rowOrderSql(ctx.db, "d")} DESC LIMIT ?`, userId, limit))
     .map((row) => ({
       _id: row.id,
       prizeName: row.prize_name,

@@ -73,7 +73,7 @@ const trafficOf = async (userId: string) =>
     ?.traffic ?? -1;
 
 const records = async (userId: string, type: TrafficRecordType) =>
-  await db().all<{ traffic_change: number; desc: string }>("SELECT traffic_change, desc FROM traffic_records WHERE user_id = ? AND type = ? ORDER BY id", userId, type);
+  await db().all<{ traffic_change: number; desc: string }>("SELECT traffic_change, \"desc\" FROM traffic_records WHERE user_id = ? AND type = ? ORDER BY id", userId, type);
 
 const pushRow = async (code: string) =>
   await db().get<{ state: string; to_user_id: string | null }>("SELECT state, to_user_id FROM pushes WHERE code = ?", code);
@@ -376,7 +376,7 @@ describe("/api/push/cancel (撤回) and the return of unreceived transfers", () 
     expect((await pushRow(push.code))?.state).toBe("created");
     expect((await receive(b, push.code)).code).toBe(0);
     expectRefused(await cancel(a, push.code), 1040, PushMsg.alreadyReceived);
-    expect([trafficOf(a.user.id), trafficOf(b.user.id)]).toEqual([0, 16 * GB]);
+    expect([await trafficOf(a.user.id), await trafficOf(b.user.id)]).toEqual([0, 16 * GB]);
   });
 
   test("撤回 racing a receive: exactly one of them wins, and the traffic moves once", async () => {
@@ -394,9 +394,9 @@ describe("/api/push/cancel (撤回) and the return of unreceived transfers", () 
       expect([cancelled.code, received.code].sort()).toEqual([0, 1040]);
       const state = (await pushRow(push.code))?.state;
       if (cancelled.code === 0) {
-        expect([state, trafficOf(a.user.id), trafficOf(b.user.id)]).toEqual(["returned", 20 * GB, 0]);
+        expect([state, await trafficOf(a.user.id), await trafficOf(b.user.id)]).toEqual(["returned", 20 * GB, 0]);
       } else {
-        expect([state, trafficOf(a.user.id), trafficOf(b.user.id)]).toEqual(["received", 0, 16 * GB]);
+        expect([state, await trafficOf(a.user.id), await trafficOf(b.user.id)]).toEqual(["received", 0, 16 * GB]);
       }
     }
   });

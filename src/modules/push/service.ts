@@ -5,7 +5,7 @@
  * back by itself; either way the full amount returns as a positive push_spend record.
  */
 import type { AppContext } from "../../context.ts";
-import { tx } from "../../db/db.ts";
+import { rowOrderSql, tx } from "../../db/db.ts";
 import { DAY_MS } from "../../lib/time.ts";
 import { GB } from "../../lib/traffic.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
@@ -108,7 +108,7 @@ async function credit(
 export async function listPushes(ctx: AppContext, userId: string, now = Date.now()): Promise<PushList> {
   await returnExpiredPushes(ctx, now, userId);
   const rows = await ctx.db.all<PushRow>(`SELECT * FROM pushes WHERE from_user_id = ?1 OR to_user_id = ?1
-       ORDER BY create_time DESC, rowid DESC LIMIT ?2`, userId, LIST_LIMIT);
+       ORDER BY create_time DESC, ${rowOrderSql(ctx.db)} DESC LIMIT ?2`, userId, LIST_LIMIT);
   return {
     minPushNum: await transferMinimumG(ctx),
     costRate: await ctx.settings.get("pushCostRate"),
@@ -118,7 +118,7 @@ export async function listPushes(ctx: AppContext, userId: string, now = Date.now
 }
 
 /** Gives `fn` one of the account's hourly transfers; a refused transfer gives it back. */
-function withCreateSlot<T>(ctx: AppContext, userId: string, fn: () => T): T {
+function withCreateSlot<T>(ctx: AppContext, userId: string, fn: () => Promise<T>): Promise<T> {
   return ctx.limiter.succeeding(
     [{ rule: CREATES, key: userId }],
     () => new RpcError(Code.pushTooFrequent, PushMsg.tooFrequent),

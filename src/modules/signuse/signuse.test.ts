@@ -67,7 +67,7 @@ const trafficOf = async (userId: string) =>
   ).traffic;
 
 const signUseRecords = async (userId: string) =>
-  await db().all<{ traffic_change: number; desc: string }>("SELECT traffic_change, desc FROM traffic_records WHERE user_id = ? AND type = 'sign_use' ORDER BY id", userId);
+  await db().all<{ traffic_change: number; desc: string }>("SELECT traffic_change, \"desc\" FROM traffic_records WHERE user_id = ? AND type = 'sign_use' ORDER BY id", userId);
 
 /** balances.traffic equals the sum of the account's traffic records (the ledger invariant). */
 async function expectLedgerBalanced(userId: string) {

@@ -548,7 +548,7 @@ describe("applyNodeReport", () => {
     await report({ [user.node_uid]: [0, REPORT_MAX_BYTES] });
     await report({ [user.node_uid]: [0, REPORT_MAX_BYTES] });
     const types = await ctx.db.get(`SELECT typeof(l.hot) AS hot, l.hot AS heat, typeof(d.download) AS download, typeof(d.overdraft) AS overdraft,
-           d.overdraft AS overdraftValue
+           d.overdraft AS "overdraftValue"
          FROM agent_lines l, usage_days d WHERE l.id = ? AND d.user_id = ?`, lines.tcp as string, user.id);
     expect(types).toEqual({
       hot: "integer",

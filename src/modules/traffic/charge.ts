@@ -11,7 +11,7 @@
  * so every integer column stays an integer however many reports arrive.
  */
 import type { AppContext } from "../../context.ts";
-import { type Db, leastSql, tx } from "../../db/db.ts";
+import { type Db, jsonValuesSql, leastSql, rowAddressIsSql, rowAddressSql, tx } from "../../db/db.ts";
 import { businessDay, DAY_MS } from "../../lib/time.ts";
 import { MB } from "../../lib/traffic.ts";
 import { INBOUND_TAG } from "../../node-program/core-config.ts";
@@ -147,10 +147,10 @@ async function reportScales(ctx: AppContext, lineScales: number[]): Promise<Char
  */
 type UserBalance = ChargedUser &
   Pick<UserRow, "id" | "node_uid" | "scale"> & {
-    rid: number;
+    rid: number | string;
     trial: number;
     spend_id: number | null;
-    usage_rid: number | null;
+    usage_rid: number | string | null;
   };
 
 /** Applies a node report in one transaction; a repeated report id changes nothing. */
@@ -174,15 +174,15 @@ export async function applyNodeReport(ctx: AppContext, report: NodeReport): Prom
     // Trial traffic due by now must not pay for this report: it goes first, with its own record.
     await expireDueTrials(ctx, now);
     // Only users the node was given are charged; the rest are kept as anomalies.
-    const users = await db.all<UserBalance>(`SELECT b.rowid AS rid, u.id, u.node_uid, u.scale, b.traffic, b.spend_traffic, u.vip_expire_time,
+    const users = await db.all<UserBalance>(`SELECT ${rowAddressSql(db, "b")} AS rid, u.id, u.node_uid, u.scale, b.traffic, b.spend_traffic, u.vip_expire_time,
            u.daily_limit, u.special_daily_unlimit_traffic, u.daily_unlimit_traffic, b.daily_usage, b.daily_usage_day,
            (SELECT COALESCE(SUM(remaining), 0) FROM trial_grants g WHERE g.user_id = u.id AND g.remaining > 0) AS trial,
-           s.id AS spend_id, d.rowid AS usage_rid
+           s.id AS spend_id, ${rowAddressSql(db, "d")} AS usage_rid
          FROM users u
          JOIN balances b ON b.user_id = u.id
          LEFT JOIN traffic_records s ON s.user_id = u.id AND s.day = ?5 AND s.type = 'spend'
          LEFT JOIN usage_days d ON d.day = ?5 AND d.user_id = u.id
-         WHERE u.node_uid IN (SELECT value FROM json_each(?1)) AND ${admittedSql("u.node_uid", "?2", "?3", "?4")}`, JSON.stringify(moved.map(([userNo]) => userNo)), agentId, await admittedSince(ctx, now), now, day);
+         WHERE u.node_uid IN ${jsonValuesSql(db, "?1", "bigint")} AND ${admittedSql("u.node_uid", "?2", "?3", "?4")}`, JSON.stringify(moved.map(([userNo]) => userNo)), agentId, await admittedSince(ctx, now), now, day);
     const charged = new Set(users.map((user) => user.node_uid));
     const strays = moved
       .filter(([userNo]) => !charged.has(userNo))
@@ -200,7 +200,7 @@ export async function applyNodeReport(ctx: AppContext, report: NodeReport): Prom
     });
     await writeCharges(ctx, charges, day, now);
     if (users.length > 0 && lines.length > 0) {
-      await db.run(`UPDATE agent_lines SET hot = ${leastSql(db, "hot + ?", "?")} WHERE id IN (SELECT value FROM json_each(?))`, carried, SATURATED, JSON.stringify(lines.map((line) => line.id)));
+      await db.run(`UPDATE agent_lines SET hot = ${leastSql(db, "hot + ?", "?")} WHERE id IN ${jsonValuesSql(db, "?", "text")}`, carried, SATURATED, JSON.stringify(lines.map((line) => line.id)));
     }
     return result;
   });
@@ -228,7 +228,7 @@ interface UserCharge {
  */
 async function writeCharges(ctx: AppContext, charges: UserCharge[], day: string, now: number) {
   const db = ctx.db;
-  const balances = "UPDATE balances SET traffic = ?, spend_traffic = ?, daily_usage = ?, daily_usage_day = ? WHERE rowid = ?";
+  const balances = `UPDATE balances SET traffic = ?, spend_traffic = ?, daily_usage = ?, daily_usage_day = ? WHERE ${rowAddressIsSql(db)}`;
   const paid = charges.filter(({ split }) => split.fromQuota + split.fromTrial + split.fromPermanent > 0);
   const after = (user: UserBalance, split: ChargeSplit) => {
     const fromTraffic = split.fromTrial + split.fromPermanent;
@@ -257,10 +257,11 @@ async function writeCharges(ctx: AppContext, charges: UserCharge[], day: string,
 
 /** The day's spend record: updated by id when the SELECT found it, else inserted (or joined on conflict). */
 function spendRecordWriter(db: Db, day: string, now: number) {
-  const insert = `INSERT INTO traffic_records (user_id, type, desc, traffic_change, exemption_traffic, all_traffic, all_spend, day, update_time)
+  const insert = `INSERT INTO traffic_records (user_id, type, "desc", traffic_change, exemption_traffic, all_traffic, all_spend, day, update_time)
      VALUES (?1, 'spend', '节点流量', ?2, ?3, ?4, ?5, ?6, ?7)
      ON CONFLICT (user_id, day) WHERE type = 'spend' DO UPDATE SET
-       traffic_change = traffic_change + ?2, exemption_traffic = exemption_traffic + ?3,
+       traffic_change = traffic_records.traffic_change + ?2,
+       exemption_traffic = traffic_records.exemption_traffic + ?3,
        all_traffic = ?4, all_spend = ?5, update_time = ?7`;
   const update = `UPDATE traffic_records SET traffic_change = traffic_change + ?2, exemption_traffic = exemption_traffic + ?3,
        all_traffic = ?4, all_spend = ?5, update_time = ?6 WHERE id = ?1`;
@@ -275,14 +276,14 @@ function usageWriter(db: Db, day: string) {
   const insert = `INSERT INTO usage_days (day, user_id, upload, download, quota, permanent, overdraft)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
      ON CONFLICT (day, user_id) DO UPDATE SET
-       upload = ${leastSql(db, "upload + ?3", "?8")}, download = ${leastSql(db, "download + ?4", "?8")},
-       quota = ${leastSql(db, "quota + ?5", "?8")}, permanent = ${leastSql(db, "permanent + ?6", "?8")},
-       overdraft = ${leastSql(db, "overdraft + ?7", "?8")}`;
+       upload = ${leastSql(db, "usage_days.upload + ?3", "?8")}, download = ${leastSql(db, "usage_days.download + ?4", "?8")},
+       quota = ${leastSql(db, "usage_days.quota + ?5", "?8")}, permanent = ${leastSql(db, "usage_days.permanent + ?6", "?8")},
+       overdraft = ${leastSql(db, "usage_days.overdraft + ?7", "?8")}`;
   const update = `UPDATE usage_days SET
        upload = ${leastSql(db, "upload + ?2", "?7")}, download = ${leastSql(db, "download + ?3", "?7")},
        quota = ${leastSql(db, "quota + ?4", "?7")}, permanent = ${leastSql(db, "permanent + ?5", "?7")},
        overdraft = ${leastSql(db, "overdraft + ?6", "?7")}
-     WHERE rowid = ?1`;
+     WHERE ${rowAddressIsSql(db, "?1")}`;
   type Sums = [upload: number, download: number, quota: number, permanent: number, overdraft: number];
   return async (user: UserBalance, sums: Sums) => {
     if (user.usage_rid === null) await db.run(insert, day, user.id, ...sums, SATURATED);

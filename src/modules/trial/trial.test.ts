@@ -91,7 +91,7 @@ const grants = async (user: UserRow) =>
   await db().all<{ amount: number; remaining: number; expired_time: number | null }>("SELECT amount, remaining, expired_time FROM trial_grants WHERE user_id = ? ORDER BY id", user.id);
 
 const records = async (user: UserRow, type: string) =>
-  await db().all<{ traffic_change: number; exemption_traffic: number; desc: string; day: string }>("SELECT traffic_change, exemption_traffic, desc, day FROM traffic_records WHERE user_id = ? AND type = ? ORDER BY id", user.id, type);
+  await db().all<{ traffic_change: number; exemption_traffic: number; desc: string; day: string }>("SELECT traffic_change, exemption_traffic, \"desc\", day FROM traffic_records WHERE user_id = ? AND type = ? ORDER BY id", user.id, type);
 
 /** balances.traffic = Σ traffic_change, and the trial part never exceeds it. */
 async function expectLedgerHolds(user: UserRow) {
@@ -304,7 +304,7 @@ describe("expiry", () => {
 
 describe("about to expire", () => {
   const notices = async (user: UserRow) =>
-    await db().all<{ desc: string; href: string }>("SELECT desc, href FROM notices WHERE user_id = ?", user.id);
+    await db().all<{ desc: string; href: string }>("SELECT \"desc\", href FROM notices WHERE user_id = ?", user.id);
   const messages = async (chatId: number) =>
     await db().all<{ text: string }>("SELECT text FROM telegram_outbox WHERE chat_id = ?", chatId);
 

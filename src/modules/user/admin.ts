@@ -4,7 +4,7 @@
  * which writes its ledger row and an admin_adjustments row in one transaction.
  */
 import type { AppContext } from "../../context.ts";
-import { tx } from "../../db/db.ts";
+import { likeSql, tx } from "../../db/db.ts";
 import { fenToYuan, yuanToFen } from "../../lib/money.ts";
 import { DAY_MS } from "../../lib/time.ts";
 import { GB } from "../../lib/traffic.ts";
@@ -104,7 +104,7 @@ const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}
 export async function listAdminUsers(ctx: AppContext, query: UserListInput = {}): Promise<AdminUser[]> {
   const { number, filterStr, fromTimestamp, toTimestamp } = userListInput.parse(query);
   const rows = await ctx.db.all<AdminUserRow>(`${ADMIN_USER_SELECT}
-       WHERE (?1 = '' OR u.email LIKE ?2 ESCAPE '\\' OR u.channel_code LIKE ?2 ESCAPE '\\' OR u.id LIKE ?2 ESCAPE '\\')
+       WHERE (?1 = '' OR u.email ${likeSql(ctx.db)} ?2 ESCAPE '\\' OR u.channel_code ${likeSql(ctx.db)} ?2 ESCAPE '\\' OR u.id ${likeSql(ctx.db)} ?2 ESCAPE '\\')
          AND (?3 IS NULL OR u.create_time >= ?3) AND (?4 IS NULL OR u.create_time <= ?4)
        ORDER BY u.create_time DESC, u.id DESC
        LIMIT ?5`, filterStr, likePattern(filterStr), fromTimestamp || null, toTimestamp || null, number);

@@ -1,5 +1,5 @@
 import type { AppContext } from "../../context.ts";
-import { tx } from "../../db/db.ts";
+import { isUniqueViolation, tx } from "../../db/db.ts";
 import { businessDay } from "../../lib/time.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { newId, randomHex } from "../../rpc/ids.ts";
@@ -73,7 +73,7 @@ export async function createUser(ctx: AppContext, input: NewUser): Promise<UserR
     await ctx.db.run(`INSERT INTO users (id, email, password_hash, type, email_verified, icon, userkey, proxy_secret, channel_code, create_time, first_url, last_url)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, input.email, passwordHash, input.type ?? "normal", input.emailVerified ? 1 : 0, input.icon ?? "", randomHex(16), crypto.randomUUID(), input.channelCode ?? "", now, input.firstUrl ?? "", input.firstUrl ?? "");
   } catch (error) {
-    if (String((error as Error).message).includes("UNIQUE constraint failed: users.email")) {
+    if (isUniqueViolation(error, "users", "email")) {
       throw new RpcError(Code.alreadyRegistered, Msg.alreadyRegistered);
     }
     throw error;

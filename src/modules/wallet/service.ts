@@ -5,7 +5,7 @@
  * money ("withdraw_refund"). At most one request per user is open (withdrawals_one_open).
  */
 import type { AppContext } from "../../context.ts";
-import { tx } from "../../db/db.ts";
+import { rowOrderSql, tx } from "../../db/db.ts";
 import { fenToYuan, formatYuan, yuanToFen } from "../../lib/money.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { newId } from "../../rpc/ids.ts";
@@ -137,7 +137,7 @@ export async function requestWithdrawal(ctx: AppContext, userId: string, now = D
 
 /** `/api/wallet/charge_list`: the caller's withdrawals, newest first. */
 export async function listWithdrawals(ctx: AppContext, userId: string): Promise<Withdrawal[]> {
-  return (await ctx.db.all<WithdrawalRow>("SELECT * FROM withdrawals WHERE user_id = ? ORDER BY request_time DESC, rowid DESC LIMIT ?", userId, LIST_LIMIT))
+  return (await ctx.db.all<WithdrawalRow>(`SELECT * FROM withdrawals WHERE user_id = ? ORDER BY request_time DESC, ${rowOrderSql(ctx.db)} DESC LIMIT ?`, userId, LIST_LIMIT))
     .map(toWithdrawal);
 }
 
@@ -150,7 +150,7 @@ export async function listSpendEntries(ctx: AppContext, userId: string): Promise
         balance_fen: number;
         desc: string;
         create_time: number;
-      }>(`SELECT id, type, change_fen, balance_fen, desc, create_time FROM wallet_entries
+      }>(`SELECT id, type, change_fen, balance_fen, "desc", create_time FROM wallet_entries
        WHERE user_id = ? ORDER BY create_time DESC, id DESC LIMIT ?`, userId, LIST_LIMIT))
     .map((row) => ({
       _id: row.id,
@@ -173,7 +173,7 @@ const CHARGE_SELECT = "SELECT w.*, u.email FROM withdrawals w JOIN users u ON u.
 /** `/api/admin/charge/charge_list`: every withdrawal (or those of one status), newest first. */
 export async function listCharges(ctx: AppContext, filter: { status?: WithdrawalStatus } = {}): Promise<Charge[]> {
   const where = filter.status ? "WHERE w.status = ?1" : "WHERE ?1 IS NULL";
-  return (await ctx.db.all<ChargeRow>(`${CHARGE_SELECT} ${where} ORDER BY w.request_time DESC, w.rowid DESC LIMIT ?2`, filter.status ?? null, LIST_LIMIT))
+  return (await ctx.db.all<ChargeRow>(`${CHARGE_SELECT} ${where} ORDER BY w.request_time DESC, ${rowOrderSql(ctx.db, "w")} DESC LIMIT ?2`, filter.status ?? null, LIST_LIMIT))
     .map(toCharge);
 }
 
