@@ -2,7 +2,7 @@ import { existsSync, realpathSync } from "node:fs";
 import { resolve } from "node:path";
 import { Command, CommanderError } from "commander";
 import pkg from "../package.json" with { type: "json" };
-import { type Db, DatabaseUrlError, openDatabase, openSqlite } from "../src/db/db.ts";
+import { DatabaseUrlError, type Db, openDatabase, openSqlite } from "../src/db/db.ts";
 import { DatabaseTooNewError, migrationStatus } from "../src/db/migrate.ts";
 import { migrations } from "../src/embedded.ts";
 import { ALLOW_PRIVATE_FLAG } from "../src/lib/outbound.ts";
@@ -20,6 +20,7 @@ import { registerAgencyCommands } from "./agency.ts";
 import { registerChannelCommands } from "./channel.ts";
 import { registerCommerceCommands } from "./commerce.ts";
 import { registerCouponCommands } from "./coupon.ts";
+import { registerDbCommands } from "./db.ts";
 import { registerGuideCommands } from "./guide.ts";
 import { registerNetworkCommands } from "./network.ts";
 import { registerPrizeCommands } from "./prize.ts";
@@ -111,7 +112,7 @@ async function startupLines(server: RunningServer, host: string, dataDir: string
     const by = sandbox.source === "env" ? `${sandbox.variable}=1` : "setting sandbox_pay (配置管理)";
     lines.push(`${by}: 沙箱支付收款，不会真实扣款`);
   }
-  if (!await hasAdmin(server.context)) {
+  if (!(await hasAdmin(server.context))) {
     lines.push(
       "no admin account yet; create one (it asks for the password, or reads it from stdin):",
       `  ${ferryCommand()} user create --email admin@example.com --role admin --data ${shellWord(dataDir)}`,
@@ -257,14 +258,14 @@ export function buildProgram(): Command {
       // Asking about a database that does not exist yet must not create one.
       const { states, timeZone } =
         databaseUrl() || existsSync(file)
-        ? await withDatabase(file, async (db) => ({
-            states: await migrationStatus(db, migrations),
-            timeZone: await storedTimeZone(db),
-          }))
-        : {
-            states: migrations.map((m) => ({ version: m.version, name: m.name, appliedTime: null })),
-            timeZone: DEFAULT_TIME_ZONE,
-          };
+          ? await withDatabase(file, async (db) => ({
+              states: await migrationStatus(db, migrations),
+              timeZone: await storedTimeZone(db),
+            }))
+          : {
+              states: migrations.map((m) => ({ version: m.version, name: m.name, appliedTime: null })),
+              timeZone: DEFAULT_TIME_ZONE,
+            };
       printJsonOr(options.json ?? false, states, (rows) =>
         rows
           .map(
@@ -297,6 +298,7 @@ export function buildProgram(): Command {
     });
 
   registerRestoreCommand(program);
+  registerDbCommands(program);
 
   return program;
 }
