@@ -13,6 +13,7 @@ import { SettingsStore } from "../src/modules/settings/service.ts";
 import { hasAdmin } from "../src/modules/user/service.ts";
 import { isCompiledExecutable } from "../src/node-program/upgrade.ts";
 import { backupDatabase } from "../src/ops/backup.ts";
+import { dumpPostgres, PgToolError } from "../src/ops/pg-dump.ts";
 import { paymentsInForce } from "../src/payments/registry.ts";
 import { LOOPBACK_PROXIES, parseTrustedProxies } from "../src/rpc/forwarded.ts";
 import { type RunningServer, startServer } from "../src/server.ts";
@@ -278,11 +279,21 @@ export function buildProgram(): Command {
 
   program
     .command("backup")
-    .description("write a consistent copy of the live database (safe while the server runs)")
+    .description(
+      "write a consistent copy of the live database (safe while the server runs); with --database-url, a pg_dump custom-format archive",
+    )
     .argument("<file>", "where to write the copy; must not exist")
     .addOption(dataOption())
     .action(async (file: string, options: { data?: string }) => {
       if (await Bun.file(file).exists()) die(`refusing to overwrite ${file}`);
+      const url = databaseUrl();
+      if (url) {
+        await dumpPostgres(url, file).catch((error: Error) =>
+          die(error instanceof PgToolError ? error.message : `backup failed: ${error.message}`),
+        );
+        console.log(`backup (pg_dump custom format) written to ${file}`);
+        return;
+      }
       const source = `${dataDirOption(options.data)}/ferry.db`;
       // Opening a missing file would create an empty database and "back up" that.
       if (!(await Bun.file(source).exists())) die(`no database at ${source}`);

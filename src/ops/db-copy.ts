@@ -326,8 +326,8 @@ const emptyLedger = (): AccountLedger => ({
 export async function ledgerSums(db: Db): Promise<LedgerSums> {
   const accounts = new Map<string, AccountLedger>();
   const account = (id: string) => {
-    let entry = accounts.get(id);
-    if (!entry) accounts.set(id, (entry = emptyLedger()));
+    const entry = accounts.get(id) ?? emptyLedger();
+    accounts.set(id, entry);
     return entry;
   };
   const users = await db.all<{
