@@ -7,6 +7,7 @@ import {
   copyDatabase,
   formatComparison,
   openEndpoint,
+  type ProgressReport,
   parseEndpoint,
   progressPrinter,
 } from "../src/ops/db-copy.ts";
@@ -23,8 +24,14 @@ async function runCopy(fromValue: string, toValue: string): Promise<void> {
     opened.push(await openEndpoint(from, "source"));
     opened.push(await openEndpoint(to, "target"));
     const [source, target] = opened as [Db, Db];
-    console.error(`copying ${source.describe} → ${target.describe}`);
-    result = await copyDatabase(source, target, { migrations, onProgress: progressPrinter() });
+    const printer = progressPrinter();
+    let announced = false;
+    const onProgress: ProgressReport = (table, copied, total) => {
+      if (!announced) console.error(`copying ${source.describe} → ${target.describe}`);
+      announced = true;
+      printer(table, copied, total);
+    };
+    result = await copyDatabase(source, target, { migrations, onProgress });
   } catch (error) {
     if (error instanceof CopyRefused || error instanceof DatabaseUrlError) die(error.message);
     die(`copy failed: ${(error as Error).message}`);
