@@ -11,7 +11,7 @@ import {
   parseEndpoint,
   progressPrinter,
 } from "../src/ops/db-copy.ts";
-import { die } from "./shared.ts";
+import { dataDirOption, dataOption, die } from "./shared.ts";
 
 /** Opens both sides of a copy, runs it, prints the comparison; exit 1 when the copy differs from its source. */
 async function runCopy(fromValue: string, toValue: string): Promise<void> {
@@ -50,7 +50,14 @@ export function registerDbCommands(program: Command) {
       "copy a stopped server's database into an empty one on the other engine, then compare row counts " +
         "and ledger sums (traffic, wallet, time packages) per table and per account",
     )
-    .requiredOption("--from <source>", "a data directory (its ferry.db), sqlite:<file>, or postgres://…")
+    .option(
+      "--from <source>",
+      "a data directory (its ferry.db), sqlite:<file>, or postgres://…; default: --data",
+    )
+    .addOption(dataOption())
     .requiredOption("--to <target>", "postgres://… (an empty database), or sqlite:<file> / a data directory")
-    .action(async (options: { from: string; to: string }) => await runCopy(options.from, options.to));
+    .action(
+      async (options: { from?: string; to: string; data?: string }) =>
+        await runCopy(options.from ?? dataDirOption(options.data), options.to),
+    );
 }

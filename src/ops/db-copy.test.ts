@@ -48,7 +48,7 @@ async function fillShop(server: TestServer): Promise<void> {
     for (const combo of combos)
       await payWithSandbox(server, client, (await createOrder(client, combo._id))._id);
     await createOrder(client, (combos[0] as { _id: string })._id);
-    await recordTraffic(server, user.id, "use", -(i + 1) * 100_000_000);
+    await recordTraffic(server, user.id, "spend", -(i + 1) * 100_000_000);
   }
 }
 
@@ -115,7 +115,8 @@ describe.skipIf(!testClusterUrl())("ferry db copy on PostgreSQL", () => {
     const after = await ledgerSums(back);
     expect(await counts(back as typeof original)).toEqual(originalCounts);
     expect(after.totals).toEqual(before.totals);
-    expect([...after.accounts]).toEqual([...before.accounts]);
+    const byId = (sums: typeof before) => [...sums.accounts].sort(([a], [b]) => a.localeCompare(b));
+    expect(byId(after)).toEqual(byId(before));
     await back.close();
   }, 60_000);
 
