@@ -2,7 +2,7 @@ import { existsSync, realpathSync } from "node:fs";
 import { resolve } from "node:path";
 import { Command, CommanderError } from "commander";
 import pkg from "../package.json" with { type: "json" };
-import { type Db, DatabaseUrlError, openDatabase, openSqlite } from "../src/db/db.ts";
+import { DatabaseUrlError, type Db, openDatabase, openSqlite } from "../src/db/db.ts";
 import { DatabaseTooNewError, migrationStatus } from "../src/db/migrate.ts";
 import { migrations } from "../src/embedded.ts";
 import { ALLOW_PRIVATE_FLAG } from "../src/lib/outbound.ts";
@@ -13,6 +13,7 @@ import { SettingsStore } from "../src/modules/settings/service.ts";
 import { hasAdmin } from "../src/modules/user/service.ts";
 import { isCompiledExecutable } from "../src/node-program/upgrade.ts";
 import { backupDatabase } from "../src/ops/backup.ts";
+import { dumpPostgres, PgToolError } from "../src/ops/pg-dump.ts";
 import { paymentsInForce } from "../src/payments/registry.ts";
 import { LOOPBACK_PROXIES, parseTrustedProxies } from "../src/rpc/forwarded.ts";
 import { type RunningServer, startServer } from "../src/server.ts";
@@ -20,6 +21,7 @@ import { registerAgencyCommands } from "./agency.ts";
 import { registerChannelCommands } from "./channel.ts";
 import { registerCommerceCommands } from "./commerce.ts";
 import { registerCouponCommands } from "./coupon.ts";
+import { registerDbCommands } from "./db.ts";
 import { registerGuideCommands } from "./guide.ts";
 import { registerNetworkCommands } from "./network.ts";
 import { registerPrizeCommands } from "./prize.ts";
@@ -111,7 +113,7 @@ async function startupLines(server: RunningServer, host: string, dataDir: string
     const by = sandbox.source === "env" ? `${sandbox.variable}=1` : "setting sandbox_pay (配置管理)";
     lines.push(`${by}: 沙箱支付收款，不会真实扣款`);
   }
-  if (!await hasAdmin(server.context)) {
+  if (!(await hasAdmin(server.context))) {
     lines.push(
       "no admin account yet; create one (it asks for the password, or reads it from stdin):",
       `  ${ferryCommand()} user create --email admin@example.com --role admin --data ${shellWord(dataDir)}`,
@@ -257,14 +259,14 @@ export function buildProgram(): Command {
       // Asking about a database that does not exist yet must not create one.
       const { states, timeZone } =
         databaseUrl() || existsSync(file)
-        ? await withDatabase(file, async (db) => ({
-            states: await migrationStatus(db, migrations),
-            timeZone: await storedTimeZone(db),
-          }))
-        : {
-            states: migrations.map((m) => ({ version: m.version, name: m.name, appliedTime: null })),
-            timeZone: DEFAULT_TIME_ZONE,
-          };
+          ? await withDatabase(file, async (db) => ({
+              states: await migrationStatus(db, migrations),
+              timeZone: await storedTimeZone(db),
+            }))
+          : {
+              states: migrations.map((m) => ({ version: m.version, name: m.name, appliedTime: null })),
+              timeZone: DEFAULT_TIME_ZONE,
+            };
       printJsonOr(options.json ?? false, states, (rows) =>
         rows
           .map(
@@ -277,11 +279,21 @@ export function buildProgram(): Command {
 
   program
     .command("backup")
-    .description("write a consistent copy of the live database (safe while the server runs)")
+    .description(
+      "write a consistent copy of the live database (safe while the server runs); with --database-url, a pg_dump custom-format archive",
+    )
     .argument("<file>", "where to write the copy; must not exist")
     .addOption(dataOption())
     .action(async (file: string, options: { data?: string }) => {
       if (await Bun.file(file).exists()) die(`refusing to overwrite ${file}`);
+      const url = databaseUrl();
+      if (url) {
+        await dumpPostgres(url, file).catch((error: Error) =>
+          die(error instanceof PgToolError ? error.message : `backup failed: ${error.message}`),
+        );
+        console.log(`backup (pg_dump custom format) written to ${file}`);
+        return;
+      }
       const source = `${dataDirOption(options.data)}/ferry.db`;
       // Opening a missing file would create an empty database and "back up" that.
       if (!(await Bun.file(source).exists())) die(`no database at ${source}`);
@@ -297,6 +309,7 @@ export function buildProgram(): Command {
     });
 
   registerRestoreCommand(program);
+  registerDbCommands(program);
 
   return program;
 }

@@ -10,9 +10,10 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import type { AppContext } from "../context.ts";
-import type { Db } from "../db/db.ts";
+import { type Db, type Engine, PostgresDb } from "../db/db.ts";
 import { businessDateTime } from "../lib/time.ts";
 import { startPeriodic } from "../modules/errors/periodic.ts";
+import { dumpPostgres } from "./pg-dump.ts";
 
 /** Where a backup is written until it is complete. */
 export const partialBackupName = (file: string) => `${file}.partial`;
@@ -43,24 +44,32 @@ export async function backupDatabase(db: Db, file: string): Promise<void> {
 }
 
 export const backupsDir = (dataDir: string) => join(dataDir, "backups");
-const SCHEDULED_NAME = /^ferry-\d{4}-\d{2}-\d{2}\.db$/;
-export const scheduledBackupName = (day: string) => `ferry-${day}.db`;
+const SCHEDULED_NAME = /^ferry-\d{4}-\d{2}-\d{2}\.(db|dump)$/;
+/** `ferry-YYYY-MM-DD.db`, or `.dump` (a pg_dump custom-format archive) on PostgreSQL. */
+export const scheduledBackupName = (day: string, engine: Engine = "sqlite") =>
+  `ferry-${day}.${engine === "postgres" ? "dump" : "db"}`;
 
 /**
  * The scheduled backup's round (settings `backup_hour`, `backup_keep`): from that hour of the
- * business day on, once a day, `<data>/backups/ferry-YYYY-MM-DD.db`, keeping the newest
+ * business day on, once a day, `<data>/backups/ferry-YYYY-MM-DD.db` (`.dump` by pg_dump on
+ * PostgreSQL), keeping the newest
  * `backup_keep`. Answers the file written, or null when nothing was due.
  */
-export async function runScheduledBackup(ctx: AppContext, dataDir: string, now = Date.now()): Promise<string | null> {
+export async function runScheduledBackup(
+  ctx: AppContext,
+  dataDir: string,
+  now = Date.now(),
+): Promise<string | null> {
   const { backup_hour: hour, backup_keep: keep, timezone } = await ctx.settings.all();
   if (hour < 0) return null;
   const [day = "", time = ""] = businessDateTime(now, timezone).split(" ");
   if (Number(time.slice(0, 2)) < hour) return null;
   const dir = backupsDir(dataDir);
-  const file = join(dir, scheduledBackupName(day));
+  const file = join(dir, scheduledBackupName(day, ctx.db.engine));
   if (existsSync(file)) return null;
   mkdirSync(dir, { recursive: true, mode: 0o700 });
-  await backupDatabase(ctx.db, file);
+  if (ctx.db instanceof PostgresDb) await dumpPostgres(ctx.db.url, file);
+  else await backupDatabase(ctx.db, file);
   pruneBackups(dir, keep);
   return file;
 }
@@ -82,5 +91,10 @@ export async function startScheduledBackups(
   intervalMs = BACKUP_CHECK_INTERVAL_MS,
   clock: () => number = Date.now,
 ) {
-  return await startPeriodic(ctx, "scheduled backup", intervalMs, async () => await runScheduledBackup(ctx, dataDir, clock()));
+  return await startPeriodic(
+    ctx,
+    "scheduled backup",
+    intervalMs,
+    async () => await runScheduledBackup(ctx, dataDir, clock()),
+  );
 }

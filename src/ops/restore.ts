@@ -102,7 +102,7 @@ const fileTime = (now: number) =>
     .replaceAll(":", "-");
 
 /** Refuses while a server holds the data directory (its pid file names a live process). */
-function refuseWhileServing(dataDir: string): void {
+export function refuseWhileServing(dataDir: string): void {
   const pid = runningServerPid(dataDir);
   if (pid !== null) {
     throw new RestoreRefused(
