@@ -72,12 +72,12 @@ async function build(ctx: AppContext, now: number, days: string[]) {
   const draws = `INSERT INTO prize_draws (id, user_id, prize_id, prize_name, cost, gain_traffic, seat, day, create_time)
      VALUES (?, ?, 'prize', '奖品', ?, ?, 0, ?, ?)`;
   const dayStart = (day: string) => endOfBusinessDay(addDays(day, -1), timeZone) + 1;
-  db.transaction(async () => {
+  await db.tx(async () => {
     for (let i = 0; i < options.users; i++) {
       await db.run(users, hexId(i), `bench-${i}@example.com`, `k${hexId(i)}`, `s${hexId(i)}`, i % 50 === 0 ? `C${String(i).padStart(5, "0")}` : "", i % 10 === 0 ? now + 30 * DAY_MS : 0, now - (options.users - i) * 60_000);
       await db.run(balances, 100 * GB, days.length * 100 * MB, hexId(i));
     }
-    days.forEach(async (day, d) => {
+    for (const [d, day] of days.entries()) {
       const start = dayStart(day);
       for (let i = 0; i < options.users; i++) {
         await db.run(records, hexId(i), -100 * MB, 100 * GB, (d + 1) * 100 * MB, day, start + 20 * HOUR_MS);
@@ -95,8 +95,8 @@ async function build(ctx: AppContext, now: number, days: string[]) {
         const at = start + Math.floor((n / DRAWS_PER_DAY) * DAY_MS);
         await db.run(draws, hexId(d * DRAWS_PER_DAY + n, 2), hexId((n * 41) % options.users), GB, n % 3 === 0 ? 2 * GB : 0, day, at);
       }
-    });
-  })();
+    }
+  });
   await db.exec("ANALYZE");
   await db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
 }

@@ -11,6 +11,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openContext } from "../../cli/shared.ts";
+import type { SqliteDb } from "../../src/db/db.ts";
 import { businessDay } from "../../src/lib/time.ts";
 import { admittedSince, admittedSql } from "../../src/modules/node-api/admission.ts";
 import { servedUserList } from "../../src/modules/node-api/service.ts";
@@ -35,10 +36,10 @@ const rounds = numberFlag(argv, "rounds", 5);
 const work = mkdtempSync(join(tmpdir(), "ferry-push-profile-"));
 try {
   const ctx = await openContext(join(work, "data"));
-  const db = ctx.db;
+  const db = (ctx.db as SqliteDb).raw;
   const agentId = await buildNode(ctx);
   const users = await buildUsers(ctx, userCount, Date.now());
-  await servedUserList(ctx, await findAgentRow(ctx, agentId) as AgentRow);
+  await servedUserList(ctx, (await findAgentRow(ctx, agentId)) as AgentRow);
   await createBaselineTable(ctx, users);
   const now = Date.now();
   const day = businessDay(now, await ctx.settings.get("timezone"));
@@ -52,18 +53,18 @@ try {
   });
 
   const timings = new Map<string, number[]>();
-  const time = (name: string, fn: () => void) => {
+  const time = async (name: string, fn: () => unknown) => {
     const started = performance.now();
-    fn();
+    await fn();
     const ms = performance.now() - started;
     timings.set(name, [...(timings.get(name) ?? []), ms]);
   };
   /** Runs fn in its own transaction; the time includes the COMMIT (writing the pages to the WAL). */
   const committed = (name: string, fn: () => void) =>
-    time(name, async () => {
-      await db.exec("BEGIN IMMEDIATE");
+    time(name, () => {
+      db.exec("BEGIN IMMEDIATE");
       fn();
-      await db.exec("COMMIT");
+      db.exec("COMMIT");
     });
 
   const selectWith = (extra: string, where: string) =>
@@ -76,43 +77,55 @@ try {
   const trialSql = `, (SELECT COALESCE(SUM(remaining), 0) FROM trial_grants g WHERE g.user_id = u.id AND g.remaining > 0) AS trial`;
   const admitted = `AND ${admittedSql("u.node_uid", "?2", "?3", "?4")}`;
   const fullSelect = selectWith(trialSql, admitted);
-  const joinedSelect = `SELECT b.rowid AS rid, u.id, b.traffic, b.spend_traffic ${trialSql}, s.id AS spend_id, d.rowid AS usage_rid
+  const joinedSelect = db.query(
+    `SELECT b.rowid AS rid, u.id, b.traffic, b.spend_traffic ${trialSql}, s.id AS spend_id, d.rowid AS usage_rid
      FROM users u
      JOIN balances b ON b.user_id = u.id
      LEFT JOIN traffic_records s ON s.user_id = u.id AND s.day = ?5 AND s.type = 'spend'
      LEFT JOIN usage_days d ON d.day = ?5 AND d.user_id = u.id
-     WHERE u.node_uid IN (SELECT value FROM json_each(?1)) ${admitted}`;
-  const ledgerById = `UPDATE traffic_records SET traffic_change = traffic_change + ?2, exemption_traffic = exemption_traffic + ?3,
-       all_traffic = ?4, all_spend = ?5, update_time = ?6 WHERE id = ?1`;
-  const usageByRowid = `UPDATE usage_days SET upload = MIN(upload + ?2, ?7), download = MIN(download + ?3, ?7),
+     WHERE u.node_uid IN (SELECT value FROM json_each(?1)) ${admitted}`,
+  );
+  const ledgerById = db.query(
+    `UPDATE traffic_records SET traffic_change = traffic_change + ?2, exemption_traffic = exemption_traffic + ?3,
+       all_traffic = ?4, all_spend = ?5, update_time = ?6 WHERE id = ?1`,
+  );
+  const usageByRowid = db.query(
+    `UPDATE usage_days SET upload = MIN(upload + ?2, ?7), download = MIN(download + ?3, ?7),
        quota = MIN(quota + ?4, ?7), permanent = MIN(permanent + ?5, ?7), overdraft = MIN(overdraft + ?6, ?7)
-     WHERE rowid = ?1`;
+     WHERE rowid = ?1`,
+  );
   const bareSelect = selectWith("", "");
   const trialOnly = selectWith(trialSql, "");
   // What a report wrote before migration 013: the wide users row (a column of it, rewritten whole).
-  const updateUsers = "UPDATE users SET last_active_time = ? WHERE rowid = ?";
-  const updateNarrow = "UPDATE balances SET traffic = ?, spend_traffic = ?, daily_usage = ?, daily_usage_day = ? WHERE rowid = ?";
-  const ledger = `INSERT INTO traffic_records (user_id, type, "desc", traffic_change, exemption_traffic, all_traffic, all_spend, day, update_time)
+  const updateUsers = db.query("UPDATE users SET last_active_time = ? WHERE rowid = ?");
+  const updateNarrow = db.query(
+    "UPDATE balances SET traffic = ?, spend_traffic = ?, daily_usage = ?, daily_usage_day = ? WHERE rowid = ?",
+  );
+  const ledger = db.query(
+    `INSERT INTO traffic_records (user_id, type, desc, traffic_change, exemption_traffic, all_traffic, all_spend, day, update_time)
      VALUES (?1, 'spend', '节点流量', ?2, ?3, ?4, ?5, ?6, ?7)
      ON CONFLICT (user_id, day) WHERE type = 'spend' DO UPDATE SET
        traffic_change = traffic_change + ?2, exemption_traffic = exemption_traffic + ?3,
-       all_traffic = ?4, all_spend = ?5, update_time = ?7`;
-  const usage = `INSERT INTO usage_days (day, user_id, upload, download, quota, permanent, overdraft)
+       all_traffic = ?4, all_spend = ?5, update_time = ?7`,
+  );
+  const usage = db.query(
+    `INSERT INTO usage_days (day, user_id, upload, download, quota, permanent, overdraft)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
      ON CONFLICT (day, user_id) DO UPDATE SET
        upload = MIN(upload + ?3, ?8), download = MIN(download + ?4, ?8),
-       quota = MIN(quota + ?5, ?8), permanent = MIN(permanent + ?6, ?8), overdraft = MIN(overdraft + ?7, ?8)`;
+       quota = MIN(quota + ?5, ?8), permanent = MIN(permanent + ?6, ?8), overdraft = MIN(overdraft + ?7, ?8)`,
+  );
 
   for (let round = 1; round <= rounds; round += 1) {
     const body = pushBody(users, round);
     let usageMap = checked(body);
-    time("checkPush (JSON.parse, key scan, Map)", () => {
+    await time("checkPush (JSON.parse, key scan, Map)", () => {
       usageMap = checked(body);
     });
     const list = JSON.stringify([...usageMap.keys()]);
     const since = await admittedSince(ctx, now);
     let rows: { rid: number; urid: number; id: string; traffic: number; spend_traffic: number }[] = [];
-    time("SELECT users + admission + trial", () => {
+    await time("SELECT users + admission + trial", () => {
       rows = fullSelect.all(list, agentId, since, now) as typeof rows;
     });
     let joined: {
@@ -122,43 +135,43 @@ try {
       spend_id: number;
       usage_rid: number;
     }[] = [];
-    time("SELECT … + spend record and usage_days ids", async () => {
-      joined = await db.all(joinedSelect, list, agentId, since, now, day) as typeof joined;
+    await time("SELECT … + spend record and usage_days ids", () => {
+      joined = joinedSelect.all(list, agentId, since, now, day) as typeof joined;
     });
-    time("SELECT users only", () => {
+    await time("SELECT users only", () => {
       bareSelect.all(list);
     });
-    time("SELECT users + trial", () => {
+    await time("SELECT users + trial", () => {
       trialOnly.all(list);
     });
-    committed("UPDATE users (wide row, by rowid) × n", async () => {
-      for (const row of rows) await db.run(updateUsers, now + round, row.urid);
+    await committed("UPDATE users (wide row, by rowid) × n", () => {
+      for (const row of rows) updateUsers.run(now + round, row.urid);
     });
-    committed("UPDATE balances (narrow, by rowid) × n", async () => {
-      for (const row of rows) await db.run(updateNarrow, row.traffic - 1, row.spend_traffic + 1, 1, day, row.rid);
+    await committed("UPDATE balances (narrow, by rowid) × n", () => {
+      for (const row of rows) updateNarrow.run(row.traffic - 1, row.spend_traffic + 1, 1, day, row.rid);
     });
-    committed("spend record upsert × n", async () => {
+    await committed("spend record upsert × n", () => {
       for (const row of rows)
-        await db.run(ledger, row.id, -1, 1, row.traffic - 1, row.spend_traffic + 1, day, now + round);
+        ledger.run(row.id, -1, 1, row.traffic - 1, row.spend_traffic + 1, day, now + round);
     });
-    committed("usage_days upsert × n", async () => {
-      for (const row of rows) await db.run(usage, day, row.id, 1, 2, 1, 1, 0, Number.MAX_SAFE_INTEGER);
+    await committed("usage_days upsert × n", () => {
+      for (const row of rows) usage.run(day, row.id, 1, 2, 1, 1, 0, Number.MAX_SAFE_INTEGER);
     });
-    committed("spend record UPDATE by id × n", async () => {
+    await committed("spend record UPDATE by id × n", () => {
       for (const row of joined)
-        await db.run(ledgerById, row.spend_id, -1, 1, row.traffic, row.spend_traffic, now + round);
+        ledgerById.run(row.spend_id, -1, 1, row.traffic, row.spend_traffic, now + round);
     });
-    committed("usage_days UPDATE by rowid × n", async () => {
-      for (const row of joined) await db.run(usageByRowid, row.usage_rid, 1, 2, 1, 1, 0, Number.MAX_SAFE_INTEGER);
+    await committed("usage_days UPDATE by rowid × n", () => {
+      for (const row of joined) usageByRowid.run(row.usage_rid, 1, 2, 1, 1, 0, Number.MAX_SAFE_INTEGER);
     });
-    committed("all three upserts, user by user × n", async () => {
+    await committed("all three upserts, user by user × n", () => {
       for (const row of rows) {
-        await db.run(updateNarrow, row.traffic - 1, row.spend_traffic + 1, 1, day, row.rid);
-        await db.run(ledger, row.id, -1, 1, row.traffic - 1, row.spend_traffic + 1, day, now + round);
-        await db.run(usage, day, row.id, 1, 2, 1, 1, 0, Number.MAX_SAFE_INTEGER);
+        updateNarrow.run(row.traffic - 1, row.spend_traffic + 1, 1, day, row.rid);
+        ledger.run(row.id, -1, 1, row.traffic - 1, row.spend_traffic + 1, day, now + round);
+        usage.run(day, row.id, 1, 2, 1, 1, 0, Number.MAX_SAFE_INTEGER);
       }
     });
-    time("applyNodeReport (whole, after checkPush)", async () => {
+    await time("applyNodeReport (whole, after checkPush)", async () => {
       await applyNodeReport(ctx, {
         agentId,
         reportId: `profile-${round}`,
@@ -168,9 +181,9 @@ try {
       });
     });
     const baseline = baselineRows(users, round);
-    time("baseline upsert loop", async () => await runBaseline(ctx, baseline));
+    await time("baseline upsert loop", () => runBaseline(ctx, baseline));
   }
-  await db.close();
+  db.close();
   console.log(`push profile: ${userCount} users, median of ${rounds} rounds`);
   for (const [name, ms] of timings) {
     console.log(

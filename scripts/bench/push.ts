@@ -28,6 +28,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openContext } from "../../cli/shared.ts";
+import type { SqliteDb } from "../../src/db/db.ts";
 import type { AppContext } from "../../src/context.ts";
 import { businessDay } from "../../src/lib/time.ts";
 import { GB, MB } from "../../src/lib/traffic.ts";
@@ -90,7 +91,7 @@ export async function buildNode(ctx: AppContext): Promise<string> {
       ss_method: "aes-256-gcm",
     }),
   );
-  LINES.forEach(async ([protocol, scale], i) => {
+  for (const [i, [protocol, scale]] of LINES.entries()) {
     await saveLine(
       ctx,
       lineInput.parse({
@@ -102,7 +103,7 @@ export async function buildNode(ctx: AppContext): Promise<string> {
         scale,
       }),
     );
-  });
+  }
   return agent._id;
 }
 
@@ -113,14 +114,14 @@ export async function buildUsers(ctx: AppContext, count: number, now: number): P
      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`;
   // The balances row the insert made (migration 013's trigger).
   const balances = "UPDATE balances SET traffic = ?, spend_traffic = ? WHERE user_id = ?";
-  ctx.db.transaction(async () => {
+  await ctx.db.tx(async () => {
     for (let i = 0; i < count; i += 1) {
       const timePackage = i % 4 === 0;
       const id = newId(now);
       await ctx.db.run(insert, id, `bench-${i}@example.com`, passwordHash, randomHex(16), crypto.randomUUID(), now, timePackage ? now + 30 * 86_400_000 : 0, timePackage ? DAILY_LIMIT : null);
       await ctx.db.run(balances, (100 + (i % 50)) * GB, (i % 7) * GB, id);
     }
-  })();
+  });
   return (await ctx.db.all<{ id: string; node_uid: number }>("SELECT id, node_uid FROM users ORDER BY node_uid"))
     .map((row) => ({ id: row.id, nodeUid: row.node_uid }));
 }
@@ -166,24 +167,28 @@ export async function createBaselineTable(ctx: AppContext, users: BenchUser[]) {
     "CREATE TABLE bench_usage (user_id TEXT PRIMARY KEY, upload INTEGER NOT NULL, download INTEGER NOT NULL)",
   );
   const insert = "INSERT INTO bench_usage (user_id, upload, download) VALUES (?, 0, 0)";
-  ctx.db.transaction(async () => {
+  await ctx.db.tx(async () => {
     for (const user of users) await ctx.db.run(insert, user.id);
-  })();
+  });
 }
 
 export function baselineRows(users: BenchUser[], round: number): UsageRow[] {
   return users.map((user, i) => [user.id, ...bytesOf(i, round)]);
 }
 
-export async function runBaseline(ctx: AppContext, rows: UsageRow[]) {
-  const upsert = `INSERT INTO bench_usage (user_id, upload, download) VALUES (?, ?, ?)
-     ON CONFLICT (user_id) DO UPDATE SET upload = upload + excluded.upload, download = download + excluded.download`;
-  await ctx.db.exec("BEGIN");
+/** The physical limit: a plain prepared upsert loop on the synchronous SQLite driver. */
+export function runBaseline(ctx: AppContext, rows: UsageRow[]) {
+  const db = (ctx.db as SqliteDb).raw;
+  const upsert = db.prepare<unknown, UsageRow>(
+    `INSERT INTO bench_usage (user_id, upload, download) VALUES (?, ?, ?)
+     ON CONFLICT (user_id) DO UPDATE SET upload = upload + excluded.upload, download = download + excluded.download`,
+  );
+  db.exec("BEGIN");
   try {
-    for (const row of rows) await ctx.db.run(upsert, ...row);
-    await ctx.db.exec("COMMIT");
+    for (const row of rows) upsert.run(...row);
+    db.exec("COMMIT");
   } catch (error) {
-    await ctx.db.exec("ROLLBACK");
+    db.exec("ROLLBACK");
     throw error;
   } finally {
     upsert.finalize();

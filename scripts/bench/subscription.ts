@@ -91,13 +91,13 @@ const NODES: NodeSpec[] = [
   { name: "韩国", country: "KR", type: "h2", lines: repeat(["h2", "none"], 10) },
 ];
 
-function buildNetwork(ctx: AppContext): number {
+async function buildNetwork(ctx: AppContext): Promise<number> {
   const entries: Entry[] = [
-    saveEntry(ctx, entryInput.parse({ name: "广州入口", ipList: ["192.0.2.11", "192.0.2.12"] })),
-    saveEntry(ctx, entryInput.parse({ name: "上海入口", ipList: ["192.0.2.21", "192.0.2.22"] })),
+    await saveEntry(ctx, entryInput.parse({ name: "广州入口", ipList: ["192.0.2.11", "192.0.2.12"] })),
+    await saveEntry(ctx, entryInput.parse({ name: "上海入口", ipList: ["192.0.2.21", "192.0.2.22"] })),
   ];
   let lines = 0;
-  NODES.forEach(async (node, n) => {
+  for (const [n, node] of NODES.entries()) {
     const reality = node.type === "reality";
     const agent = await saveAgent(
       ctx,
@@ -115,7 +115,7 @@ function buildNetwork(ctx: AppContext): number {
         ss_method: node.ssMethod,
       }),
     );
-    node.lines.forEach(async ([protocol, bridge, extra], i) => {
+    for (const [i, [protocol, bridge, extra]] of node.lines.entries()) {
       lines += 1;
       await saveLine(
         ctx,
@@ -129,8 +129,8 @@ function buildNetwork(ctx: AppContext): number {
           ...extra,
         }),
       );
-    });
-  });
+    }
+  }
   return lines;
 }
 
@@ -166,7 +166,7 @@ try {
   bench.prepareExecutable(options.build);
   const dataDir = join(bench.work, "data");
   const ctx = await openContext(dataDir);
-  const lineCount = buildNetwork(ctx);
+  const lineCount = await buildNetwork(ctx);
   const user = await buildCustomer(ctx);
   await ctx.db.close();
 

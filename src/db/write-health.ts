@@ -5,7 +5,8 @@
  * writes fail. recordError (modules/errors) reports every unexpected error here — envelope calls,
  * node pushes and pulls, periodic jobs — and `tx` reports each commit that went through.
  */
-import type { Db } from "./db.ts";
+/** A database handle (src/db/db.ts); any object will do as a key here, which keeps this file below db.ts. */
+type Db = object;
 
 
 /** What a storage failure means, by its code: SQLite's (SQLITE_FULL, …) or the system's (ENOSPC, …). */
