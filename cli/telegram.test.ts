@@ -44,10 +44,13 @@ afterAll(async () => {
   await fake?.close();
 });
 
-async function until<T>(what: string, check: () => T | undefined | null | false): Promise<T> {
+async function until<T>(
+  what: string,
+  check: () => T | undefined | null | false | Promise<T | undefined | null | false>,
+): Promise<T> {
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const value = check();
+    const value = await check();
     if (value !== undefined && value !== null && value !== false) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
     await Bun.sleep(25);

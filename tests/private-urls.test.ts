@@ -59,10 +59,14 @@ async function errorRows(name: string) {
     .map((row) => row.msg);
 }
 
-async function until<T>(what: string, read: () => T | undefined, timeoutMs = 20_000): Promise<T> {
+async function until<T>(
+  what: string,
+  read: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 20_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const value = read();
+    const value = await read();
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await Bun.sleep(50);

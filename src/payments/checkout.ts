@@ -183,7 +183,7 @@ async function reusableAttempt(
   orderId: string,
   wanted: { provider: PaymentProvider; payMode: PayMode; device: Device; amountFen: number },
   now: number,
-): Promise<PaymentAction | Promise<PaymentAction> | null> {
+): Promise<{ action: PaymentAction | Promise<PaymentAction> } | null> {
   const attempt = await ctx.db.get<PaymentRow>("SELECT * FROM payments WHERE order_id = ? AND status = 'pending' ORDER BY create_time DESC LIMIT 1", orderId);
   if (
     !attempt ||
@@ -195,8 +195,10 @@ async function reusableAttempt(
     (attempt.expire_time !== null && attempt.expire_time - now < REUSE_MIN_LEFT_MS)
   )
     return null;
-  if (attempt.action) return JSON.parse(attempt.action) as PaymentAction;
-  return onTheWay(ctx).get(attempt.trade_no) ?? null;
+  if (attempt.action) return { action: JSON.parse(attempt.action) as PaymentAction };
+  // Boxed: awaiting the answer here would hold the transaction open while the gateway thinks.
+  const answer = onTheWay(ctx).get(attempt.trade_no);
+  return answer ? { action: answer } : null;
 }
 
 /** Takes one new attempt from the order's and the account's budgets, or refuses with 1005. */
@@ -288,8 +290,8 @@ export async function checkout(ctx: AppContext, input: CheckoutInput, now = Date
     if (!provider) throw new RpcError(Code.badInput, OrderMsg.payModeOff);
     if (provider.callbacks && !bases) return { kind: "refused" as const, provider };
     const wanted = { provider, payMode: input.payMode, device: input.device, amountFen: amount };
-    const action = await reusableAttempt(ctx, order.id, wanted, now);
-    if (action) return { kind: "reused" as const, order, provider, amount, action };
+    const reused = await reusableAttempt(ctx, order.id, wanted, now);
+    if (reused) return { kind: "reused" as const, order, provider, amount, action: reused.action };
     countNewAttempt(ctx, input.userId, order.id);
     const tradeNo = newTradeNo(now);
     // A new attempt supersedes the older ones (EPay refuses a reused number with other parameters).

@@ -309,10 +309,10 @@ describe(SIGN_USE_INFO_CALL, () => {
 });
 
 describe("the bot's /checkin", () => {
-  async function until<T>(what: string, check: () => T | undefined): Promise<T> {
+  async function until<T>(what: string, check: () => T | undefined | Promise<T | undefined>): Promise<T> {
     const deadline = Date.now() + 30_000;
     for (;;) {
-      const value = check();
+      const value = await check();
       if (value !== undefined) return value;
       if (Date.now() > deadline) throw new Error(`timed out waiting for: ${what}`);
       await Bun.sleep(25);
