@@ -41,7 +41,7 @@ test("a value is loaded once and served until this connection writes anything", 
   await db.run("UPDATE items SET name = 'second' WHERE id = 'a'");
   expect((await read())?.name).toBe("second");
   expect(loads()).toBe(2);
-  expect(Object.isFrozen(read())).toBe(true);
+  expect(Object.isFrozen(await read())).toBe(true);
 });
 
 test("another process's commit is seen once the data version is refreshed", async () => {

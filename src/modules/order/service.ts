@@ -387,7 +387,7 @@ export async function listTrades(
          SELECT trade_no FROM payments WHERE order_id = o.id ORDER BY (status = 'paid') DESC, create_time DESC LIMIT 1)
        WHERE (?1 = '%%' OR u.email ${likeSql(ctx.db)} ?1 ESCAPE '\\' OR o.desc ${likeSql(ctx.db)} ?1 ESCAPE '\\' OR o.id ${likeSql(ctx.db)} ?1 ESCAPE '\\'
           OR p.trade_no ${likeSql(ctx.db)} ?1 ESCAPE '\\' OR o.from_channel ${likeSql(ctx.db)} ?1 ESCAPE '\\')
-         AND (?3 IS NULL OR u.email = ?3) AND (?4 IS NULL OR o.status = ?4)
+         AND (CAST(?3 AS TEXT) IS NULL OR u.email = ?3) AND (CAST(?4 AS TEXT) IS NULL OR o.status = ?4)
        ORDER BY o.create_time DESC, o.id DESC
        LIMIT ?2`, like, requestNumber, only.email ?? null, only.status ?? null);
   return rows.map((row) => ({

@@ -208,7 +208,7 @@ export async function cancelPush(ctx: AppContext, userId: string, code: string, 
 export async function returnExpiredPushes(ctx: AppContext, now = Date.now(), fromUserId?: string): Promise<number> {
   return await tx(ctx.db, async () => {
     const rows = await ctx.db.all<PushRow>(`UPDATE pushes SET state = 'returned', finish_time = ?1
-         WHERE state = 'created' AND create_time <= ?2 AND (?3 IS NULL OR from_user_id = ?3)
+         WHERE state = 'created' AND create_time <= ?2 AND (CAST(?3 AS TEXT) IS NULL OR from_user_id = ?3)
          RETURNING *`, now, now - PUSH_RETURN_MS, fromUserId ?? null);
     for (const row of rows) {
       const sent = g(row.push_number);

@@ -105,7 +105,7 @@ export async function listAdminUsers(ctx: AppContext, query: UserListInput = {})
   const { number, filterStr, fromTimestamp, toTimestamp } = userListInput.parse(query);
   const rows = await ctx.db.all<AdminUserRow>(`${ADMIN_USER_SELECT}
        WHERE (?1 = '' OR u.email ${likeSql(ctx.db)} ?2 ESCAPE '\\' OR u.channel_code ${likeSql(ctx.db)} ?2 ESCAPE '\\' OR u.id ${likeSql(ctx.db)} ?2 ESCAPE '\\')
-         AND (?3 IS NULL OR u.create_time >= ?3) AND (?4 IS NULL OR u.create_time <= ?4)
+         AND (CAST(?3 AS BIGINT) IS NULL OR u.create_time >= ?3) AND (CAST(?4 AS BIGINT) IS NULL OR u.create_time <= ?4)
        ORDER BY u.create_time DESC, u.id DESC
        LIMIT ?5`, filterStr, likePattern(filterStr), fromTimestamp || null, toTimestamp || null, number);
   const settings = await ctx.settings.all();

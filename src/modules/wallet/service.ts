@@ -172,7 +172,7 @@ const CHARGE_SELECT = "SELECT w.*, u.email FROM withdrawals w JOIN users u ON u.
 
 /** `/api/admin/charge/charge_list`: every withdrawal (or those of one status), newest first. */
 export async function listCharges(ctx: AppContext, filter: { status?: WithdrawalStatus } = {}): Promise<Charge[]> {
-  const where = filter.status ? "WHERE w.status = ?1" : "WHERE ?1 IS NULL";
+  const where = filter.status ? "WHERE w.status = ?1" : "WHERE CAST(?1 AS TEXT) IS NULL";
   return (await ctx.db.all<ChargeRow>(`${CHARGE_SELECT} ${where} ORDER BY w.request_time DESC, ${rowOrderSql(ctx.db, "w")} DESC LIMIT ?2`, filter.status ?? null, LIST_LIMIT))
     .map(toCharge);
 }
