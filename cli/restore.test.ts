@@ -54,7 +54,7 @@ test("restore has --help naming its argument and options", async () => {
 test("what is not an intact Ferry database this build can run is refused with one line; ferry.db stays", async () => {
   const garbage = join(root, "garbage.db");
   writeFileSync(garbage, "this is not a database at all, just text ".repeat(200));
-  const foreign = sqliteFile("foreign.db", async (db) => await db.exec("CREATE TABLE notes (text TEXT)"));
+  const foreign = sqliteFile("foreign.db", (db) => db.exec("CREATE TABLE notes (text TEXT)"));
   const newer = join(root, "newer.db");
   await live.ok(["backup", newer]);
   const next = (migrations.at(-1)?.version ?? 0) + 1;

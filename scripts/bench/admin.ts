@@ -106,9 +106,9 @@ async function build(ctx: AppContext, now: number, days: string[]) {
 type Sample = { ferry: number[]; baseline: number[] };
 
 /** Time of `run` in ms. */
-function time(run: () => unknown): number {
+async function time(run: () => unknown): Promise<number> {
   const started = performance.now();
-  run();
+  await run();
   return performance.now() - started;
 }
 
@@ -136,13 +136,13 @@ async function statsRowsBaseline(ctx: AppContext, days: string[]): Promise<numbe
   );
 }
 
-function measure(rounds: number, ferry: () => unknown, baseline: () => unknown): Sample {
-  ferry();
-  baseline(); // warm-up: page cache and prepared statements
+async function measure(rounds: number, ferry: () => unknown, baseline: () => unknown): Promise<Sample> {
+  await ferry();
+  await baseline(); // warm-up: page cache and prepared statements
   const sample: Sample = { ferry: [], baseline: [] };
   for (let round = 0; round < rounds; round++) {
-    sample.ferry.push(time(ferry));
-    sample.baseline.push(time(baseline));
+    sample.ferry.push(await time(ferry));
+    sample.baseline.push(await time(baseline));
   }
   return sample;
 }
@@ -154,7 +154,7 @@ try {
   const today = businessDay(now, await ctx.settings.get("timezone"));
   const days = Array.from({ length: options.days }, (_, i) => addDays(today, i - options.days + 1));
   log(`building ${options.users} users and ${options.users * options.days} traffic records in ${work} …`);
-  const buildMs = time(async () => await build(ctx, now, days));
+  const buildMs = await time(async () => await build(ctx, now, days));
   const counts = await ctx.db.get<Record<string, number>>(`SELECT (SELECT COUNT(*) FROM users) AS users, (SELECT COUNT(*) FROM traffic_records) AS traffic_records,
          (SELECT COUNT(*) FROM usage_days) AS usage_days, (SELECT COUNT(*) FROM sign_uses) AS sign_uses,
          (SELECT COUNT(*) FROM orders) AS orders, (SELECT COUNT(*) FROM prize_draws) AS prize_draws`);
@@ -175,7 +175,7 @@ try {
     throw new Error(`basic_stastic answered ${JSON.stringify(stats.stastic_list[0])}`);
 
   const cases = {
-    [`userlist filter "${FILTER}"`]: measure(
+    [`userlist filter "${FILTER}"`]: await measure(
       options.rounds,
       async () => await listAdminUsers(ctx, { number: 100, filterStr: FILTER }),
       async () =>
@@ -184,7 +184,7 @@ try {
           filtered.map((u) => u._id),
         ),
     ),
-    "userlist, no filter": measure(
+    "userlist, no filter": await measure(
       options.rounds,
       async () => await listAdminUsers(ctx, { number: 100 }),
       async () =>
@@ -193,7 +193,7 @@ try {
           newest.map((u) => u._id),
         ),
     ),
-    [`basic_stastic ${options.days} days`]: measure(
+    [`basic_stastic ${options.days} days`]: await measure(
       options.rounds,
       async () => await basicStastic(ctx, options.days, now),
       async () => await statsRowsBaseline(ctx, days),

@@ -214,9 +214,7 @@ async function answerCall(app: AppContext, def: CallDef, request: Request, ip: s
         return fail(Code.tooManyRequests, "操作过于频繁，请稍后再试");
     }
     if (ctx.user) await touchActivity(app, ctx.user);
-    const result = await def.handle(ctx, parsed.data);
-    // Most handlers are synchronous; awaiting only real promises saves a tick per call.
-    const data = result instanceof Promise ? await result : result;
+    const data = await def.handle(ctx, parsed.data);
     return envelopeResponse(Code.ok, data ?? null, "ok", ctx.outCookies);
   } catch (error) {
     if (error instanceof RpcError) return fail(error.code, error.message);

@@ -95,9 +95,9 @@ function expectRefused(answer: { code: number; msg: string; data: unknown }, cod
   expect({ code: answer.code, msg: answer.msg, data: answer.data }).toEqual({ code, msg, data: null });
 }
 
-function catchError(fn: () => unknown): RpcError | null {
+async function catchError(fn: () => Promise<unknown>): Promise<RpcError | null> {
   try {
-    fn();
+    await fn();
     return null;
   } catch (error) {
     if (error instanceof RpcError) return error;
@@ -409,7 +409,7 @@ describe("/api/push/cancel (撤回) and the return of unreceived transfers", () 
     const due = push.createTime + PUSH_RETURN_MS;
     expect(await returnExpiredPushes(server.context, due - 1, a.user.id)).toBe(0);
     // At the moment it is due, it can no longer be received, swept or not.
-    const late = catchError(async () => await receivePush(server.context, b.user.id, push.code, due));
+    const late = await catchError(async () => await receivePush(server.context, b.user.id, push.code, due));
     expect([late?.code, late?.message]).toEqual([1040, PushMsg.codeInvalid]);
     expect(await returnExpiredPushes(server.context, due, a.user.id)).toBe(1);
     expect(await returnExpiredPushes(server.context, due + 1, a.user.id)).toBe(0);
