@@ -16,6 +16,9 @@ export interface Cluster {
   url: string;
   /** The server's version, e.g. "15.14". */
   version: string;
+  /** Kills the server (as a crash would) and keeps its data; `resume()` starts it again on the same port. */
+  halt(): Promise<void>;
+  resume(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -151,13 +154,32 @@ export async function startCluster(): Promise<Cluster> {
         const version =
           /\d+(\.\d+)*/.exec((await run([join(bin, "postgres"), "--version"])).output)?.[0] ?? "?";
         let stopping: Promise<void> | null = null;
-        const stop = async () => {
+        const halt = async () => {
           await run([join(bin, "pg_ctl"), "-D", data, "-m", "immediate", "-w", "stop"]);
+        };
+        const stop = async () => {
+          await halt();
           remove();
+        };
+        const resume = async () => {
+          const again = await run([
+            join(bin, "pg_ctl"),
+            "-D",
+            data,
+            "-l",
+            log,
+            "-w",
+            "-o",
+            `-p ${port}`,
+            "start",
+          ]);
+          if (!again.ok) throw new Error(`pg_ctl start failed: ${lastLines(again.output)}`);
         };
         return {
           url: `postgres://ferry@127.0.0.1:${port}/postgres`,
           version,
+          halt,
+          resume,
           stop: () => (stopping ??= stop()),
         };
       }

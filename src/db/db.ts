@@ -290,7 +290,11 @@ export class PostgresDb implements Db {
   async query(text: string, params: SqlValue[]): Promise<PgResult> {
     const inTx = activeScope(this);
     const result = (await (inTx?.sql ?? this.sql).unsafe(pgText(text), pgParams(params))) as PgResult;
-    if (!inTx && !READ_ONLY.test(text)) this.writeCount += 1;
+    if (!inTx) {
+      if (!READ_ONLY.test(text)) this.writeCount += 1;
+      // The database answered: /healthz stops reporting it unreachable.
+      noteCommit(this);
+    }
     return result;
   }
 

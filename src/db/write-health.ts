@@ -8,12 +8,15 @@
 /** A database handle (src/db/db.ts); any object will do as a key here, which keeps this file below db.ts. */
 type Db = object;
 
-
-/** What a storage failure means, by its code: SQLite's (SQLITE_FULL, …) or the system's (ENOSPC, …). */
+/**
+ * What a storage failure means, by its code: SQLite's (SQLITE_FULL, …), the system's (ENOSPC, …),
+ * Bun's PostgreSQL client's (ERR_POSTGRES_CONNECTION_CLOSED, …) or a PostgreSQL SQLSTATE (53100, …).
+ */
 const MEANINGS: [pattern: RegExp, meaning: string][] = [
-  [/^(SQLITE_FULL|ENOSPC|EDQUOT)$/, "disk full"],
-  [/^(SQLITE_IOERR(_\w+)?|EIO)$/, "I/O error"],
-  [/^(SQLITE_READONLY(_\w+)?|EROFS)$/, "read-only storage"],
+  [/^(SQLITE_FULL|ENOSPC|EDQUOT|53100)$/, "disk full"],
+  [/^(SQLITE_IOERR(_\w+)?|EIO|58030)$/, "I/O error"],
+  [/^(SQLITE_READONLY(_\w+)?|EROFS|25006)$/, "read-only storage"],
+  [/^(ERR_POSTGRES_CONNECTION_\w+|ECONNREFUSED|ECONNRESET|08\w{3}|57P0[123])$/, "database unreachable"],
 ];
 
 export interface StorageFailure {
@@ -25,10 +28,14 @@ export interface StorageFailure {
 
 /** The storage failure an error is, or null for any other error. */
 export function storageFailure(error: unknown): StorageFailure | null {
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code !== "string") return null;
-  const found = MEANINGS.find(([pattern]) => pattern.test(code));
-  return found ? { code, meaning: found[1] } : null;
+  const { code, errno } = (error ?? {}) as { code?: unknown; errno?: unknown };
+  // A PostgreSQL server error carries its SQLSTATE in errno (code is ERR_POSTGRES_SERVER_ERROR).
+  for (const candidate of [errno, code]) {
+    if (typeof candidate !== "string") continue;
+    const found = MEANINGS.find(([pattern]) => pattern.test(candidate));
+    if (found) return { code: candidate, meaning: found[1] };
+  }
+  return null;
 }
 
 /** A cause is told on stderr at most once in this time; the failures in between are counted in the next line. */
