@@ -121,23 +121,23 @@ export class SqliteDb implements Db {
   }
 
   async get<T>(sql: string, ...params: SqlValue[]): Promise<T | null> {
-    if (this.busy) await this.waitTurn();
+    if (this.busy && !activeScope(this)) await this.waitTurn();
     return (this.raw.query(sql).get(...(params as never[])) as T | null) ?? null;
   }
 
   async all<T>(sql: string, ...params: SqlValue[]): Promise<T[]> {
-    if (this.busy) await this.waitTurn();
+    if (this.busy && !activeScope(this)) await this.waitTurn();
     return this.raw.query(sql).all(...(params as never[])) as T[];
   }
 
   async run(sql: string, ...params: SqlValue[]): Promise<RunResult> {
-    if (this.busy) await this.waitTurn();
+    if (this.busy && !activeScope(this)) await this.waitTurn();
     this.writeCount += 1;
     return { changes: this.raw.query(sql).run(...(params as never[])).changes };
   }
 
   async exec(sql: string): Promise<void> {
-    if (this.busy) await this.waitTurn();
+    if (this.busy && !activeScope(this)) await this.waitTurn();
     this.raw.exec(sql);
   }
 
