@@ -46,6 +46,8 @@ export function tx<T>(db: Db, fn: () => Promise<T>): Promise<T> {
 interface TxScope {
   owner: object;
   done: boolean;
+  /** What onRollback registered: undone, newest first, when this attempt rolls back. */
+  undo: (() => void)[];
   /** PostgreSQL: the transaction's connection. */
   sql?: SQL;
 }
@@ -56,6 +58,22 @@ const scope = new AsyncLocalStorage<TxScope>();
 function activeScope(owner: object): TxScope | null {
   const current = scope.getStore();
   return current && current.owner === owner && !current.done ? current : null;
+}
+
+/**
+ * Inside a transaction: `undo` runs if this attempt rolls back, including before PostgreSQL runs
+ * the transaction again after a serialization failure. For what a transaction does outside the
+ * database (a rate limiter's try, a renamed file), so that a retried body finds it as it was.
+ * Outside a transaction it does nothing: what was done stands.
+ */
+export function onRollback(db: Db, undo: () => void): void {
+  const current = scope.getStore();
+  if (current && current.owner === db && !current.done) current.undo.push(undo);
+}
+
+function rolledBack(current: TxScope): void {
+  for (const undo of current.undo.reverse()) undo();
+  current.undo = [];
 }
 
 /**
@@ -149,7 +167,7 @@ export class SqliteDb implements Db {
     this.busy = new Promise<void>((resolve) => {
       release = resolve;
     });
-    const current: TxScope = { owner: this, done: false };
+    const current: TxScope = { owner: this, done: false, undo: [] };
     try {
       this.raw.exec("BEGIN IMMEDIATE");
       try {
@@ -160,6 +178,7 @@ export class SqliteDb implements Db {
         return result;
       } catch (error) {
         if (this.raw.inTransaction) this.raw.exec("ROLLBACK");
+        rolledBack(current);
         throw error;
       }
     } finally {
@@ -319,9 +338,10 @@ export class PostgresDb implements Db {
   async tx<T>(fn: () => Promise<T>): Promise<T> {
     if (activeScope(this)) return fn();
     for (let attempt = 1; ; attempt += 1) {
+      const current: TxScope = { owner: this, done: false, undo: [] };
       try {
         const result = await this.sql.begin("ISOLATION LEVEL SERIALIZABLE", async (connection) => {
-          const current: TxScope = { owner: this, done: false, sql: connection as unknown as SQL };
+          current.sql = connection as unknown as SQL;
           try {
             return await scope.run(current, fn);
           } finally {
@@ -332,6 +352,7 @@ export class PostgresDb implements Db {
         noteCommit(this);
         return result as T;
       } catch (error) {
+        rolledBack(current);
         if (attempt >= MAX_TX_ATTEMPTS || !RETRYABLE.has(pgCode(error) ?? "")) throw error;
         await Bun.sleep(Math.random() * Math.min(200, 5 * 2 ** attempt));
       }

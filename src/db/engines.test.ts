@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTestDatabase, type TestDatabase } from "../../tests/pg.ts";
-import { type Db, isUniqueViolation, numberPlaceholders, openDatabase, tx } from "./db.ts";
+import { type Db, isUniqueViolation, numberPlaceholders, onRollback, openDatabase, tx } from "./db.ts";
 
 let db: Db;
 let dir: string;
@@ -104,4 +104,44 @@ test("a duplicate of a unique value is recognised as one", async () => {
   const error = await db.run(`INSERT INTO notes (id, "desc") VALUES (2, 'same')`).catch((e: unknown) => e);
   expect(isUniqueViolation(error, "notes", "desc")).toBe(true);
   expect(isUniqueViolation(new Error("something else"), "notes", "desc")).toBe(false);
+});
+
+test("onRollback undoes outside work when the attempt rolls back, and only then", async () => {
+  const undone: string[] = [];
+  await tx(db, async () => {
+    onRollback(db, () => undone.push("committed"));
+  });
+  await expect(
+    tx(db, async () => {
+      onRollback(db, () => undone.push("first"));
+      onRollback(db, () => undone.push("second"));
+      throw new Error("abort");
+    }),
+  ).rejects.toThrow("abort");
+  onRollback(db, () => undone.push("outside"));
+  expect(undone).toEqual(["second", "first"]);
+});
+
+test("a transaction run again after a conflict first undoes what its failed attempt did outside", async () => {
+  await db.run("INSERT INTO counters (id, n) VALUES ('retry', 0)");
+  let outside = 0;
+  await Promise.all(
+    Array.from({ length: 20 }, () =>
+      tx(db, async () => {
+        outside += 1;
+        onRollback(db, () => {
+          outside -= 1;
+        });
+        const row = await db.get<{ n: number }>("SELECT n FROM counters WHERE id = 'retry'");
+        await db.run("UPDATE counters SET n = ? WHERE id = 'retry'", (row?.n ?? 0) + 1);
+      }),
+    ),
+  );
+  expect({
+    outside,
+    n: (await db.get<{ n: number }>("SELECT n FROM counters WHERE id = 'retry'"))?.n,
+  }).toEqual({
+    outside: 20,
+    n: 20,
+  });
 });

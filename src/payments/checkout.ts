@@ -5,7 +5,7 @@
  * again rather than asking the gateway anew, and new attempts are rate limited (issue 26).
  */
 import type { AppContext } from "../context.ts";
-import { tx } from "../db/db.ts";
+import { onRollback, tx } from "../db/db.ts";
 import { isPayLink, linkSchemeForLog } from "../lib/links.ts";
 import { fenToYuan, formatUsdt } from "../lib/money.ts";
 import { checkOrderCoupon, findCouponById } from "../modules/coupon/service.ts";
@@ -208,6 +208,7 @@ function countNewAttempt(ctx: AppContext, userId: string, orderId: string): void
     { rule: PAY_ATTEMPTS_PER_ACCOUNT, key: userId },
   ]);
   if (!taken) throw new RpcError(Code.tooManyRequests, OrderMsg.tooManyPayAttempts);
+  onRollback(ctx.db, taken.release);
 }
 
 interface NewAttempt {

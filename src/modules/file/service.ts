@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { AppContext } from "../../context.ts";
-import { tx } from "../../db/db.ts";
+import { onRollback, tx } from "../../db/db.ts";
 import { addDays, businessDay, endOfBusinessDay } from "../../lib/time.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { randomHex } from "../../rpc/ids.ts";
@@ -86,6 +86,7 @@ export async function saveUpload(
       await requireUploadQuota(ctx, userId, quota, now);
       await ctx.db.run("INSERT INTO uploads (filename, user_id, content_type, create_time) VALUES (?, ?, ?, ?)", filename, userId, image.type, now);
       renameSync(temporary, final);
+      onRollback(ctx.db, () => renameSync(final, temporary));
     });
   } finally {
     rmSync(temporary, { force: true });

@@ -4,7 +4,7 @@
  * ledger rows; paying is in src/payments (markPaid → creditOrder).
  */
 import type { AppContext } from "../../context.ts";
-import { type Db, likeSql, tx } from "../../db/db.ts";
+import { type Db, likeSql, onRollback, tx } from "../../db/db.ts";
 import { fenToYuan } from "../../lib/money.ts";
 import { DAY_MS } from "../../lib/time.ts";
 import { availablePayModes } from "../../payments/registry.ts";
@@ -180,8 +180,9 @@ export async function createOrder(ctx: AppContext, user: UserRow, comboId: strin
   return tx(ctx.db, async () => {
     const open = await reusableOrder(ctx.db, user.id, terms, now);
     if (open) return toOrder(open);
-    if (!ctx.limiter.hit(ORDERS_PER_HOUR, user.id))
-      throw new RpcError(Code.tooManyRequests, OrderMsg.tooManyOrders);
+    const counted = ctx.limiter.reserve([{ rule: ORDERS_PER_HOUR, key: user.id }], now);
+    if (!counted) throw new RpcError(Code.tooManyRequests, OrderMsg.tooManyOrders);
+    onRollback(ctx.db, counted.release);
     const id = newId(now);
     await ctx.db.run(`INSERT INTO orders (id, user_id, combo_id, "desc", order_money_fen, add_traffic, add_vip_duration, daily_limit,
            gain_permissions, permission_duration, from_channel, create_time, traffic_days)
