@@ -8,9 +8,11 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { jsonValuesSql } from "../src/db/db.ts";
 import { GB } from "../src/lib/traffic.ts";
 import { findAgentRow } from "../src/modules/node-record/service.ts";
 import type { Order } from "../src/modules/order/schema.ts";
+import { transformPassword } from "../src/modules/user/password.ts";
 import { newId } from "../src/rpc/ids.ts";
 import { startServer } from "../src/server.ts";
 import {
@@ -24,8 +26,9 @@ import {
   startShopServer,
   walletFen,
 } from "./commerce.ts";
-import { ApiClient, loggedInClient, type TestServer } from "./harness.ts";
+import { ApiClient, loggedInClient, type TestServer, uniqueEmail } from "./harness.ts";
 import { ledgerMismatches } from "./ledgers.ts";
+import { saveNode } from "./nodes.ts";
 import { testDatabaseOf } from "./pg.ts";
 import { makeChargingNode, pullUserListOf, recordTraffic } from "./traffic.ts";
 
@@ -348,5 +351,37 @@ describe("money races", () => {
         customers.map(({ user }) => user.id),
       ),
     ).toEqual([]);
+  });
+});
+
+describe("numbering races", () => {
+  test("20 sign-ups at once each get their own node number", async () => {
+    const emails = Array.from({ length: 20 }, () => uniqueEmail("numbered"));
+    const answers = await atOnce(20, (server, i) =>
+      new ApiClient(server.url).call("/api/user/signup", {
+        email: emails[i],
+        password: transformPassword("correct-horse-1"),
+      }),
+    );
+    expect(answers.map((answer) => answer.code)).toEqual(Array(20).fill(0));
+    const numbers = await db().all<{ node_uid: number | null }>(
+      `SELECT node_uid FROM users WHERE email IN ${jsonValuesSql(db(), "?", "text")}`,
+      JSON.stringify(emails),
+    );
+    expect(numbers).toHaveLength(20);
+    expect(new Set(numbers.map((row) => row.node_uid)).size).toBe(20);
+    expect(numbers.every((row) => Number.isInteger(row.node_uid) && (row.node_uid as number) > 0)).toBe(true);
+  });
+
+  test("10 nodes saved at once each get their own node number", async () => {
+    const saved = await atOnce(10, (server, i) =>
+      saveNode(server, { name: `并发 ${i}`, country: { code: "JP" }, ip: `203.0.113.${100 + i}` }),
+    );
+    const numbers = await db().all<{ node_no: number }>(
+      `SELECT node_no FROM agents WHERE id IN ${jsonValuesSql(db(), "?", "text")}`,
+      JSON.stringify(saved.map((agent) => agent._id)),
+    );
+    expect(numbers).toHaveLength(10);
+    expect(new Set(numbers.map((row) => row.node_no)).size).toBe(10);
   });
 });
