@@ -138,6 +138,69 @@ describe("money races", () => {
     expect(await ledgerMismatches(db(), [customer.user.id, owner.user.id])).toEqual([]);
   });
 
+  test("a payment notified 10 times while the order is cancelled twice, at once: either paid once or cancelled once", async () => {
+    const customer = await loggedInClient(first);
+    await giveWallet(first, customer.user.id, 300);
+    const combo = await makeCombo(first, { name: "五G", price: 8, traffic: 5 * GB });
+    const order = await createOrder(customer.client, combo._id);
+    expect((await customer.client.call("/api/shop/wallet_check", { order_id: order._id })).code).toBe(0);
+    const pay = await dobuy(customer.client, order._id);
+    expect(pay.code).toBe(0);
+    const tradeNo = sandboxTradeNo(pay.data);
+
+    const [notified, cancelled] = await Promise.all([
+      atOnce(10, (server) => notifySandbox(server, tradeNo, 500)),
+      atOnce(2, (server) =>
+        sameCustomerOn(customer.client, server).call("/api/order/cancel_order", { order_id: order._id }),
+      ),
+    ]);
+    expect(notified.map((answer) => answer.status)).toEqual(Array(10).fill(303));
+    const status = (await db().get<{ status: string }>("SELECT status FROM orders WHERE id = ?", order._id))
+      ?.status;
+    const events = await db().all<{ result: string; n: number }>(
+      "SELECT result, SUM(repeat_count) AS n FROM payment_events WHERE trade_no = ? GROUP BY result ORDER BY result",
+      tradeNo,
+    );
+    const buys = await count(
+      "SELECT COUNT(*) AS n FROM traffic_records WHERE order_id = ? AND type = 'buy'",
+      order._id,
+    );
+    const refunds = await count(
+      "SELECT COUNT(*) AS n FROM wallet_entries WHERE order_id = ? AND type = 'order_refund'",
+      order._id,
+    );
+    const cancelCodes = cancelled.map((answer) => answer.code).sort();
+    if (status === "paied") {
+      expect({ cancelCodes, buys, refunds, wallet: await walletFen(first, customer.user.id) }).toEqual({
+        cancelCodes: [1026, 1026],
+        buys: 1,
+        refunds: 0,
+        wallet: 0,
+      });
+      expect(events).toEqual([
+        { result: "credited", n: 1 },
+        { result: "duplicate", n: 9 },
+      ]);
+    } else {
+      // Cancelled first: the money that arrived is an anomaly for the operator, nothing is credited.
+      expect({
+        status,
+        cancelCodes,
+        buys,
+        refunds,
+        wallet: await walletFen(first, customer.user.id),
+      }).toEqual({
+        status: "cancled",
+        cancelCodes: [0, 1026],
+        buys: 0,
+        refunds: 1,
+        wallet: 300,
+      });
+      expect(events).toEqual([{ result: "anomaly", n: 10 }]);
+    }
+    expect(await ledgerMismatches(db(), [customer.user.id])).toEqual([]);
+  });
+
   test("the last use of a cash coupon, raced by 20 customers' orders at once, goes to exactly one", async () => {
     const coupon = await makeCoupon(first, {
       type: "cash",
