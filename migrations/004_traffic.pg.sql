@@ -10,13 +10,15 @@ UPDATE users SET node_uid = numbered.no
   FROM (SELECT id, row_number() OVER (ORDER BY create_time, id) AS no FROM users) AS numbered
   WHERE users.id = numbered.id;
 CREATE UNIQUE INDEX users_node_uid ON users (node_uid);
--- A new user without one gets the next number. The advisory lock (held to the end of the inserting
--- transaction) makes concurrent sign-ups take turns; under READ COMMITTED the MAX that follows
--- sees the number the previous holder committed.
+-- A new user without one gets the next number of a sequence (SQLite takes MAX + 1 under its one
+-- writer). MAX + 1 here would let two concurrent transactions read the same MAX from their
+-- snapshots, even under a lock, and collide; a sequence never hands out a number twice and never
+-- waits. ferry db copy sets it past the highest number it copied.
+CREATE SEQUENCE users_node_uid_seq OWNED BY users.node_uid;
+SELECT setval('users_node_uid_seq', COALESCE(MAX(node_uid), 0) + 1, false) FROM users;
 CREATE FUNCTION users_node_uid() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM pg_advisory_xact_lock(0, hashtext('users.node_uid'));
-  NEW.node_uid := (SELECT COALESCE(MAX(node_uid), 0) + 1 FROM users);
+  NEW.node_uid := nextval('users_node_uid_seq');
   RETURN NEW;
 END;
 $$;
@@ -28,10 +30,12 @@ UPDATE agents SET node_no = numbered.no
   FROM (SELECT id, row_number() OVER (ORDER BY create_time, id) AS no FROM agents) AS numbered
   WHERE agents.id = numbered.id;
 CREATE UNIQUE INDEX agents_node_no ON agents (node_no);
+-- The same for nodes.
+CREATE SEQUENCE agents_node_no_seq OWNED BY agents.node_no;
+SELECT setval('agents_node_no_seq', COALESCE(MAX(node_no), 0) + 1, false) FROM agents;
 CREATE FUNCTION agents_node_no() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  PERFORM pg_advisory_xact_lock(0, hashtext('agents.node_no'));
-  NEW.node_no := (SELECT COALESCE(MAX(node_no), 0) + 1 FROM agents);
+  NEW.node_no := nextval('agents_node_no_seq');
   RETURN NEW;
 END;
 $$;

@@ -105,6 +105,13 @@ describe.skipIf(!testClusterUrl())("ferry db copy on PostgreSQL", () => {
     );
     expect(next?.id).toBe(5);
     await pg.run("DELETE FROM wallet_entries WHERE id = 5");
+    // So do the node numbers of users (a sequence on PostgreSQL, set past the copied ones).
+    const highest = await pg.get<{ n: number }>("SELECT MAX(node_uid) AS n FROM users");
+    const made = await pg.get<{ node_uid: number }>(
+      "INSERT INTO users (id, email, password_hash, userkey, proxy_secret, create_time) VALUES ('after-copy', 'after-copy@example.com', 'x', 'k-after', 's-after', 1) RETURNING node_uid",
+    );
+    expect(made?.node_uid).toBe((highest?.n ?? 0) + 1);
+    await pg.run("DELETE FROM users WHERE id = 'after-copy'");
 
     const backFile = join(dir, "back", "ferry.db");
     const back = await openEndpoint(parseEndpoint(`sqlite:${backFile}`), "target");

@@ -221,10 +221,19 @@ async function mayReplicate(db: Db): Promise<boolean> {
   }
 }
 
-/** PostgreSQL: identity columns continue after the highest id copied. */
+/**
+ * PostgreSQL: the columns a sequence numbers continue after the highest value copied: identity
+ * columns, and the sequences a column owns (users.node_uid and agents.node_no, migration 004).
+ */
 async function resetIdentities(db: Db): Promise<void> {
   const identities = await db.all<{ table_name: string; column_name: string }>(
-    "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = current_schema() AND is_identity = 'YES'",
+    `SELECT t.relname AS table_name, a.attname AS column_name
+       FROM pg_depend d
+       JOIN pg_class s ON s.oid = d.objid AND s.relkind = 'S'
+       JOIN pg_class t ON t.oid = d.refobjid
+       JOIN pg_namespace n ON n.oid = t.relnamespace AND n.nspname = current_schema()
+       JOIN pg_attribute a ON a.attrelid = t.oid AND a.attnum = d.refobjsubid
+      WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_class'::regclass AND d.deptype IN ('a', 'i')`,
   );
   for (const { table_name: table, column_name: column } of identities) {
     await db.get(
