@@ -1,5 +1,5 @@
-import { AsyncLocalStorage } from "node:async_hooks";
 import { Database } from "bun:sqlite";
+import { AsyncLocalStorage } from "node:async_hooks";
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import { SQL } from "bun";
@@ -251,7 +251,9 @@ type PgResult = Record<string, unknown>[] & {
 };
 
 function numericColumns(result: PgResult): string[] {
-  return (result.columns ?? []).filter((column) => NUMERIC_OIDS.has(column.type)).map((column) => column.name);
+  return (result.columns ?? [])
+    .filter((column) => NUMERIC_OIDS.has(column.type))
+    .map((column) => column.name);
 }
 
 function normalizeRows<T>(result: PgResult): T[] {
@@ -308,7 +310,12 @@ export class PostgresDb implements Db {
 
   async query(text: string, params: SqlValue[]): Promise<PgResult> {
     const inTx = activeScope(this);
-    const result = (await (inTx?.sql ?? this.sql).unsafe(pgText(text), pgParams(params))) as PgResult;
+    let result: PgResult;
+    try {
+      result = (await (inTx?.sql ?? this.sql).unsafe(pgText(text), pgParams(params))) as PgResult;
+    } catch (error) {
+      throw withCallerStack(error);
+    }
     if (!inTx) {
       if (!READ_ONLY.test(text)) this.writeCount += 1;
       // The database answered: /healthz stops reporting it unreachable.
@@ -332,7 +339,11 @@ export class PostgresDb implements Db {
 
   async exec(sql: string): Promise<void> {
     if (!this.inTransaction) this.writeCount += 1;
-    await this.client().unsafe(sql).simple();
+    try {
+      await this.client().unsafe(sql).simple();
+    } catch (error) {
+      throw withCallerStack(error);
+    }
   }
 
   async tx<T>(fn: () => Promise<T>): Promise<T> {
@@ -362,6 +373,15 @@ export class PostgresDb implements Db {
   async close(): Promise<void> {
     await this.sql.close({ timeout: 5 });
   }
+}
+
+/**
+ * A driver error with the stack of the code that awaited the query: Bun's PostgreSQL errors come
+ * from native code with no frames, and the error log (and so the operator) needs them.
+ */
+function withCallerStack(error: unknown): unknown {
+  if (error instanceof Error && !error.stack?.includes("\n")) Error.captureStackTrace(error);
+  return error;
 }
 
 /** The SQLSTATE of a PostgreSQL error, if it is one. */
@@ -467,3 +487,12 @@ export const rowAddressSql = (db: Db, alias: string) =>
   db.engine === "postgres" ? `${alias}.ctid::text` : `${alias}.rowid`;
 export const rowAddressIsSql = (db: Db, param = "?") =>
   db.engine === "postgres" ? `ctid = ${param}::tid` : `rowid = ${param}`;
+
+/**
+ * The named columns of a table alias as one JSON object in TEXT, `{"column": value, …}`: SQLite's
+ * json_object, PostgreSQL's json_build_object (cast to text, or Bun's client hands back an object).
+ */
+export const jsonObjectSql = (db: Db, alias: string, columns: readonly string[]) => {
+  const pairs = columns.map((column) => `'${column}', ${alias}."${column}"`).join(", ");
+  return db.engine === "postgres" ? `json_build_object(${pairs})::text` : `json_object(${pairs})`;
+};

@@ -37,8 +37,15 @@ export type BodyBytes =
   | { ok: true; bytes: Buffer<ArrayBuffer> }
   | { ok: false; reason: "too_large" | "aborted" };
 
-/** The request's body as bytes, read no further than `maxBytes` (as readBodyText: uploads). */
-export async function readBodyBytes(request: Request, maxBytes: number): Promise<BodyBytes> {
+/**
+ * The request's body as bytes, read no further than `maxBytes` (as readBodyText: uploads);
+ * `signal` aborting stops reading a body without a declared length.
+ */
+export async function readBodyBytes(
+  request: Request,
+  maxBytes: number,
+  signal?: AbortSignal,
+): Promise<BodyBytes> {
   const declared = request.headers.get("content-length");
   if (declared !== null) {
     if (Number(declared) > maxBytes) return { ok: false, reason: "too_large" };
@@ -48,7 +55,7 @@ export async function readBodyBytes(request: Request, maxBytes: number): Promise
       return { ok: false, reason: "aborted" };
     }
   }
-  return readStreamCapped(request.body, maxBytes);
+  return readStreamCapped(request.body, maxBytes, signal);
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { ApiClient, loggedInClient, startTestServer, type TestServer } from "../../../tests/harness.ts";
+import { refuseWrites } from "../../../tests/refuse-writes.ts";
 import { tx } from "../../db/db.ts";
 import { GB } from "../../lib/traffic.ts";
 import type { Role } from "../user/schema.ts";
@@ -228,9 +229,13 @@ describe("batch_create", () => {
   });
 
   test("all or none: a failure on the fifth coupon leaves no coupon of the batch", async () => {
-    await server.context.db.exec(`CREATE TEMP TRIGGER fail_fifth BEFORE INSERT ON coupons
-      WHEN NEW.name = 'boom' AND (SELECT COUNT(*) FROM coupons WHERE name = 'boom') >= 4
-      BEGIN SELECT RAISE(ABORT, 'boom'); END`);
+    const dropTrigger = await refuseWrites(server.context.db, {
+      name: "fail_fifth",
+      table: "coupons",
+      event: "INSERT",
+      message: "boom",
+      when: "NEW.name = 'boom' AND (SELECT COUNT(*) FROM coupons WHERE name = 'boom') >= 4",
+    });
     try {
       const answer = await yunying.call(`${COUPON}/batch_create`, {
         name: "boom",
@@ -239,10 +244,12 @@ describe("batch_create", () => {
         count: 10,
       });
       expect(answer.code).toBe(999);
-      const left = (await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM coupons WHERE name = 'boom'"))?.n;
+      const left = (
+        await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM coupons WHERE name = 'boom'")
+      )?.n;
       expect(left).toBe(0);
     } finally {
-      await server.context.db.exec("DROP TRIGGER temp.fail_fifth");
+      await dropTrigger();
     }
   });
 
@@ -298,7 +305,10 @@ describe("coupon_list and coupon_record_list", () => {
   test("a customer's own lucky-draw coupon is listed with its owner's e-mail", async () => {
     const owner = await loggedInClient(server);
     const fields = couponInput.parse({ name: "抽奖折扣", type: "discount", discount: 0.8 });
-    await tx(server.context.db, async () => await insertCoupon(server.context, fields, "PRIZE80", Date.now(), owner.user.id));
+    await tx(
+      server.context.db,
+      async () => await insertCoupon(server.context, fields, "PRIZE80", Date.now(), owner.user.id),
+    );
     const list = (await yunying.call<Coupon[]>(`${COUPON}/coupon_list`, {})).data;
     expect(list.find((c) => c.code === "PRIZE80")).toMatchObject({
       name: "抽奖折扣",
@@ -312,7 +322,7 @@ describe("coupon_list and coupon_record_list", () => {
 
   test("the latest records, 100 unless a limit is given, used or restored", async () => {
     const customer = await loggedInClient(server);
-    const coupon = await findCouponByCode(
+    const coupon = (await findCouponByCode(
       server.context.db,
       (
         await saved({
@@ -323,16 +333,26 @@ describe("coupon_list and coupon_record_list", () => {
           useNumPerUser: 0,
         })
       ).code,
-    ) as CouponRow;
+    )) as CouponRow;
     const base = Date.now();
     const uses = await tx(server.context.db, async () => {
       const made: string[] = [];
       for (let i = 0; i < 105; i++) {
-        made.push(await recordCouponUse(server.context.db, { coupon, userId: customer.user.id, addDay: 7, now: base + i }));
+        made.push(
+          await recordCouponUse(server.context.db, {
+            coupon,
+            userId: customer.user.id,
+            addDay: 7,
+            now: base + i,
+          }),
+        );
       }
       return made;
     });
-    await tx(server.context.db, async () => await restoreCouponUse(server.context.db, uses[104] as string, base + 200));
+    await tx(
+      server.context.db,
+      async () => await restoreCouponUse(server.context.db, uses[104] as string, base + 200),
+    );
 
     const all = await yunying.call<CouponUseRecord[]>(`${COUPON}/coupon_record_list`, {});
     expect(all.data).toHaveLength(100);

@@ -12,6 +12,7 @@ import {
   type TestServer,
   uniqueEmail,
 } from "../../../tests/harness.ts";
+import { refuseWrites } from "../../../tests/refuse-writes.ts";
 import { LOG_WINDOW_MS } from "../../db/counted-log.ts";
 import { transformPassword } from "../user/password.ts";
 import { createUser } from "../user/service.ts";
@@ -29,8 +30,17 @@ afterAll(async () => {
   await server?.close();
 });
 
+/** The engine's own words for a table that is not there. */
+function noSuchTable(table: string): string {
+  return server.context.db.engine === "postgres"
+    ? `relation "${table}" does not exist`
+    : `no such table: ${table}`;
+}
+
 async function errorRows() {
-  return await server.context.db.all<{ create_time: number; name: string; msg: string; stack: string }>("SELECT create_time, name, msg, stack FROM error_logs ORDER BY id");
+  return await server.context.db.all<{ create_time: number; name: string; msg: string; stack: string }>(
+    "SELECT create_time, name, msg, stack FROM error_logs ORDER BY id",
+  );
 }
 
 /** Decoded answer text, to look for internals. */
@@ -67,7 +77,7 @@ describe("unexpected errors", () => {
     expect(rows.length).toBe(1);
     const row = rows[0];
     expect(row?.name).toContain("/api/user_notive/list");
-    expect(row?.msg).toContain("no such table");
+    expect(row?.msg).toContain(noSuchTable("notice_clicks"));
     expect(row?.stack).toContain("at ");
     expect(row?.create_time).toBeGreaterThanOrEqual(before);
     expect(row?.create_time).toBeLessThanOrEqual(Date.now());
@@ -79,9 +89,12 @@ describe("unexpected errors", () => {
   test("a login whose session cannot be stored answers 999 and sets no cookie", async () => {
     const email = uniqueEmail("trigger");
     await createUser(server.context, { email, passwordDigest: transformPassword("correct-horse-1") });
-    await server.context.db.exec(
-      "CREATE TRIGGER refuse_sessions BEFORE INSERT ON sessions BEGIN SELECT RAISE(ABORT, 'sessions are read-only'); END",
-    );
+    const dropTrigger = await refuseWrites(server.context.db, {
+      name: "refuse_sessions",
+      table: "sessions",
+      event: "INSERT",
+      message: "sessions are read-only",
+    });
     try {
       const client = new ApiClient(server.url);
       const answer = await client.login(email, "correct-horse-1");
@@ -91,7 +104,7 @@ describe("unexpected errors", () => {
       expect((await errorRows()).at(-1)?.msg).toContain("sessions are read-only");
       expect((await errorRows()).at(-1)?.name).toContain("/api/user/login");
     } finally {
-      await server.context.db.exec("DROP TRIGGER refuse_sessions");
+      await dropTrigger();
     }
   });
 
@@ -124,7 +137,14 @@ describe("/api/admin/errors/list and clear", () => {
 
   test("list shows createTime, name, msg and stack, newest first, within the asked number of days", async () => {
     const tenDaysAgo = Date.now() - 10 * 86_400_000;
-    await server.context.db.run("INSERT INTO error_logs (create_time, last_time, name, msg, stack) VALUES (?, ?, ?, ?, ?)", tenDaysAgo, tenDaysAgo, "old", "ten days ago", "");
+    await server.context.db.run(
+      "INSERT INTO error_logs (create_time, last_time, name, msg, stack) VALUES (?, ?, ?, ?, ?)",
+      tenDaysAgo,
+      tenDaysAgo,
+      "old",
+      "ten days ago",
+      "",
+    );
     const answer = await admin.call<ErrorRecord[]>("/api/admin/errors/list");
     expect(answer.code).toBe(0);
     expect(answer.data.length).toBe(3);
@@ -224,14 +244,20 @@ describe("a log strangers cannot fill (issue 11, finding 13)", () => {
     for (let i = 0; i < 1000; i += 1)
       await recordError(db, "usdt watcher", new Error(`HTTP 500 #${i}`), window + i);
     const rowsSince = async (name: string | null) =>
-      await db.get<{ n: number; counted: number }>("SELECT COUNT(*) AS n, SUM(repeat_count) AS counted FROM error_logs WHERE create_time >= ?1 AND (?2 IS NULL OR name = ?2)", window, name);
+      await db.get<{ n: number; counted: number }>(
+        "SELECT COUNT(*) AS n, SUM(repeat_count) AS counted FROM error_logs WHERE create_time >= ?1 AND (CAST(?2 AS TEXT) IS NULL OR name = ?2)",
+        window,
+        name,
+      );
     expect(await rowsSince("usdt watcher")).toEqual({ n: PER_SOURCE_PER_WINDOW + 1, counted: 1000 });
     for (let i = 0; i < 5000; i += 1)
       await recordError(db, `GET /made-up/${i}`, new Error("boom"), window + 2000 + i);
     const all = await rowsSince(null);
     expect(all?.n).toBeLessThanOrEqual(TOTAL_PER_WINDOW + 1);
     expect(all?.counted).toBe(6000);
-    const overflow = await db.get<{ msg: string; repeat_count: number }>("SELECT msg, repeat_count FROM error_logs WHERE name = 'error_logs'");
+    const overflow = await db.get<{ msg: string; repeat_count: number }>(
+      "SELECT msg, repeat_count FROM error_logs WHERE name = 'error_logs'",
+    );
     expect(overflow?.msg).toContain("本小时错误过多");
     await db.run("DELETE FROM error_logs WHERE create_time >= ?", window);
   });
@@ -239,12 +265,14 @@ describe("a log strangers cannot fill (issue 11, finding 13)", () => {
   test("rows not seen for 30 days expire", async () => {
     const db = server.context.db;
     const now = Date.now() + 10 * LOG_WINDOW_MS;
-    const insert = "INSERT INTO error_logs (create_time, last_time, name, msg, stack) VALUES (?, ?, 'expiry test', ?, '')";
+    const insert =
+      "INSERT INTO error_logs (create_time, last_time, name, msg, stack) VALUES (?, ?, 'expiry test', ?, '')";
     await db.run(insert, now - 40 * 86_400_000, now - 31 * 86_400_000, "seen 31 days ago");
     await db.run(insert, now - 40 * 86_400_000, now - 29 * 86_400_000, "seen 29 days ago");
     await recordError(db, "expiry trigger", new Error("x"), now);
-    const left = (await db.all<{ msg: string }>("SELECT msg FROM error_logs WHERE name = 'expiry test'"))
-      .map((r) => r.msg);
+    const left = (await db.all<{ msg: string }>("SELECT msg FROM error_logs WHERE name = 'expiry test'")).map(
+      (r) => r.msg,
+    );
     expect(left).toEqual(["seen 29 days ago"]);
     await db.exec("DELETE FROM error_logs WHERE name IN ('expiry test', 'expiry trigger', 'node push')");
   });
@@ -259,9 +287,9 @@ test("when even the error log is broken, the caller still gets 999, the operator
   expect(printed).toEqual([
     [
       "error log write failed",
-      expect.objectContaining({ message: "no such table: error_logs" }),
+      expect.objectContaining({ message: noSuchTable("error_logs") }),
       "while recording",
-      expect.objectContaining({ message: "no such table: notice_clicks" }),
+      expect.objectContaining({ message: noSuchTable("notice_clicks") }),
     ],
   ]);
   expect(answer.code).toBe(999);

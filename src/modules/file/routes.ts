@@ -55,7 +55,11 @@ async function filePart(body: Uint8Array<ArrayBuffer>, contentType: string): Pro
   return file instanceof Blob ? new Uint8Array(await file.arrayBuffer()) : null;
 }
 
-async function upload(app: AppContext, request: Request): Promise<Response> {
+/** Who may upload now and their daily quota, or the refusal (throws RpcError for a used-up quota). */
+async function checkUploader(
+  app: AppContext,
+  request: Request,
+): Promise<{ userId: string; quota: number } | Response> {
   // A browser says where the request comes from; a page on another site must not upload with the
   // visitor's cookie. Clients that are not browsers send neither header.
   if (!sameSiteRequest(request, await ownOrigins(app, request))) {
@@ -66,9 +70,32 @@ async function upload(app: AppContext, request: Request): Promise<Response> {
   if (!user) return refuse(401, Code.notLoggedIn, NOT_LOGGED_IN_MSG);
   await touchActivity(app, user);
   const quota = dailyUploadQuota(roleOf(user, await app.settings.all()));
-  // Before reading 4 MB that would be refused anyway.
+  // Before taking 4 MB that would be refused anyway.
   await requireUploadQuota(app, user.id, quota);
-  const body = await readBodyBytes(request, MAX_IMAGE_BYTES + MULTIPART_OVERHEAD_BYTES);
+  return { userId: user.id, quota };
+}
+
+async function upload(app: AppContext, request: Request): Promise<Response> {
+  // The body is read (capped) while the checks wait on the database, and one past the cap is
+  // refused at once: Bun buffers a body nobody reads yet, and the client keeps sending until it
+  // has an answer, so a streamed oversized body would otherwise pile up far past the cap.
+  const stopReading = new AbortController();
+  const reading = readBodyBytes(request, MAX_IMAGE_BYTES + MULTIPART_OVERHEAD_BYTES, stopReading.signal);
+  const checking = checkUploader(app, request);
+  const overCap = reading.then((body) => (!body.ok && body.reason === "too_large" ? body : NEVER));
+  const first = await Promise.race([checking, overCap]).catch((error: unknown) => {
+    stopReading.abort();
+    throw error;
+  });
+  if (first instanceof Response) {
+    stopReading.abort();
+    return first;
+  }
+  if ("reason" in first) {
+    checking.catch(() => {});
+    return refuse(413, Code.badInput, FileMsg.tooLarge);
+  }
+  const body = await reading;
   if (!body.ok) {
     return body.reason === "too_large"
       ? refuse(413, Code.badInput, FileMsg.tooLarge)
@@ -76,9 +103,12 @@ async function upload(app: AppContext, request: Request): Promise<Response> {
   }
   const file = await filePart(body.bytes, request.headers.get("content-type") ?? "");
   if (!file) return refuse(400, Code.badInput, FileMsg.noFile);
-  const filename = await saveUpload(app, user.id, quota, file);
+  const filename = await saveUpload(app, first.userId, first.quota, file);
   return jsonResponse(200, { file: { filename } });
 }
+
+/** A promise that never settles: a race entrant that only ever loses. */
+const NEVER = new Promise<never>(() => {});
 
 const notFound = () => new Response(null, { status: 404 });
 

@@ -111,11 +111,24 @@ function fileBytes(path: string): number {
   }
 }
 
+/** The size of PostgreSQL's WAL directory, or null when this role may not list it. */
+async function postgresWalBytes(db: Db): Promise<number | null> {
+  const allowed = await db.get<{ ok: number }>(
+    "SELECT CASE WHEN has_function_privilege('pg_ls_waldir()', 'EXECUTE') THEN 1 ELSE 0 END AS ok",
+  );
+  if (allowed?.ok !== 1) return null;
+  return (await db.get<{ n: number }>("SELECT COALESCE(SUM(size), 0) AS n FROM pg_ls_waldir()"))?.n ?? 0;
+}
+
 async function storageGauges(db: Db): Promise<string> {
-  const help = "Size of the database files, by file (db, wal; PostgreSQL: the database as db).";
+  const help =
+    "Size of the database files, by file (db, wal; PostgreSQL: the database as db, the cluster's WAL as wal when the role may list it, as pg_monitor may).";
   if (!(db instanceof SqliteDb)) {
     const size = await db.get<{ n: number }>("SELECT pg_database_size(current_database()) AS n");
-    return familyText("ferry_database_bytes", "gauge", help, [{ labels: { file: "db" }, value: size?.n ?? 0 }]);
+    const samples = [{ labels: { file: "db" }, value: size?.n ?? 0 }];
+    const wal = await postgresWalBytes(db);
+    if (wal !== null) samples.push({ labels: { file: "wal" }, value: wal });
+    return familyText("ferry_database_bytes", "gauge", help, samples);
   }
   return familyText("ferry_database_bytes", "gauge", help, [
     { labels: { file: "db" }, value: fileBytes(db.file) },
@@ -135,7 +148,9 @@ function writeFailures(db: Db): string {
 async function logGauges(db: Db): Promise<string> {
   const errors =
     (await db.get<{ n: number }>("SELECT COALESCE(SUM(repeat_count), 0) AS n FROM error_logs"))?.n ?? 0;
-  const events = await db.all<{ provider: string; result: string; n: number }>("SELECT provider, result, SUM(repeat_count) AS n FROM payment_events GROUP BY provider, result");
+  const events = await db.all<{ provider: string; result: string; n: number }>(
+    "SELECT provider, result, SUM(repeat_count) AS n FROM payment_events GROUP BY provider, result",
+  );
   return (
     familyText(
       "ferry_error_log_events",

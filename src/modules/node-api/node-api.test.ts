@@ -26,7 +26,7 @@ let otherNode: AgentRow;
 async function makeNode(name: string, ip: string): Promise<AgentRow> {
   const ctx = server.context;
   const agent = await saveNode(server, { name, country: { code: "JP" }, ip, host: "jp.example.com" });
-  return await findAgentRow(ctx, agent._id) as AgentRow;
+  return (await findAgentRow(ctx, agent._id)) as AgentRow;
 }
 
 beforeAll(async () => {
@@ -36,7 +36,10 @@ beforeAll(async () => {
   node = await makeNode("东京 01", "203.0.113.20");
   otherNode = await makeNode("东京 02", "203.0.113.21");
   for (const protocol of ["vmesh_tcp", "vmesh_ws"]) {
-    await saveLine(ctx, lineInput.parse({ name: protocol, agentID: node.id, protocol, bridge: "none", scale: 2 }));
+    await saveLine(
+      ctx,
+      lineInput.parse({ name: protocol, agentID: node.id, protocol, bridge: "none", scale: 2 }),
+    );
   }
 });
 afterAll(async () => {
@@ -67,7 +70,7 @@ function push(body: unknown, headers: Record<string, string> = {}, params: Recor
 async function customer(traffic: number): Promise<UserRow> {
   const { user } = await loggedInClient(server);
   await recordTraffic(server, user.id, "buy", traffic);
-  return await findUserById(server.context, user.id) as UserRow;
+  return (await findUserById(server.context, user.id)) as UserRow;
 }
 
 const alive = (row: AgentRow, body: unknown) =>
@@ -166,16 +169,18 @@ describe("user", () => {
   test("a user with only a running time package and quota left today is admitted", async () => {
     const { user } = await loggedInClient(server);
     const ctx = server.context;
-    await tx(ctx.db, async () =>
-      await changeTraffic(ctx.db, {
-        userId: user.id,
-        type: "buy",
-        desc: "包天",
-        vipExpireTime: Date.now() + 86_400_000,
-        dailyLimit: 10 * GB,
-        now: Date.now(),
-        timeZone: "Asia/Shanghai",
-      }),
+    await tx(
+      ctx.db,
+      async () =>
+        await changeTraffic(ctx.db, {
+          userId: user.id,
+          type: "buy",
+          desc: "包天",
+          vipExpireTime: Date.now() + 86_400_000,
+          dailyLimit: 10 * GB,
+          now: Date.now(),
+          timeZone: "Asia/Shanghai",
+        }),
     );
     expect((await userList()).map((entry) => entry.id)).toContain(user.node_uid);
   });
@@ -189,7 +194,7 @@ describe("user", () => {
     expect((await client.call("/api/user/reset_userkey")).code).toBe(0);
     const changed = await agentFetch(apiUrl("user"), { headers: { "if-none-match": etag } });
     expect(changed.status).toBe(200);
-    const fresh = await findUserById(server.context, user.id) as UserRow;
+    const fresh = (await findUserById(server.context, user.id)) as UserRow;
     const listed = ((await changed.json()) as { users: { id: number; uuid: string }[] }).users;
     expect(listed.find((entry) => entry.id === user.node_uid)?.uuid).toBe(fresh.proxy_secret);
     expect(fresh.proxy_secret).not.toBe(user.proxy_secret);
@@ -207,7 +212,7 @@ describe("push", () => {
     expect(await first.json()).toMatchObject({ data: true, duplicate: false, users: 1, charged: 20 * MB });
     const resent = await push(body, { "x-request-id": reportId }, { inbound: "vmesh_ws" });
     expect(await resent.json()).toMatchObject({ data: true, duplicate: true });
-    expect((await findUserById(server.context, user.id) as UserRow).traffic).toBe(GB - 20 * MB);
+    expect(((await findUserById(server.context, user.id)) as UserRow).traffic).toBe(GB - 20 * MB);
   });
 
   test("a body that is not an object is 400 and charges nothing", async () => {
@@ -247,7 +252,9 @@ describe("node status", () => {
     const seen = agents.find((agent) => agent._id === node.id);
     expect(seen).toMatchObject({ status: true, agent_version: "9.9.9", updateConfigTimes: before + 1 });
     // three missed pull intervals (3 × 20 s) later it shows as error
-    const later = (await listAgents(server.context, Date.now() + 61_000)).find((agent) => agent._id === node.id);
+    const later = (await listAgents(server.context, Date.now() + 61_000)).find(
+      (agent) => agent._id === node.id,
+    );
     expect(later?.status).toBe(false);
   });
 });
@@ -256,8 +263,10 @@ describe("node status", () => {
 async function chargingState() {
   const db = server.context.db;
   return {
-    users: await db.all("SELECT id, traffic, spend_traffic, daily_usage, daily_usage_day FROM users JOIN balances ON user_id = id ORDER BY id"),
-    records: await db.all("SELECT * FROM traffic_records ORDER BY rowid"),
+    users: await db.all(
+      "SELECT id, traffic, spend_traffic, daily_usage, daily_usage_day FROM users JOIN balances ON user_id = id ORDER BY id",
+    ),
+    records: await db.all("SELECT * FROM traffic_records ORDER BY id"),
     usage: await db.all("SELECT * FROM usage_days ORDER BY day, user_id"),
     reports: await db.all("SELECT * FROM node_reports ORDER BY agent_id, report_id"),
     heat: await db.all("SELECT id, hot FROM agent_lines ORDER BY id"),
@@ -349,7 +358,7 @@ describe("push: malformed reports are refused whole (issue 11 §4)", () => {
   test("a well-formed report of the same users is then charged as usual", async () => {
     const response = await pushText(`{"${payer.node_uid}":[0,1048576]}`);
     expect(response.status).toBe(200);
-    expect((await findUserById(server.context, payer.id) as UserRow).traffic).toBeLessThan(payer.traffic);
+    expect(((await findUserById(server.context, payer.id)) as UserRow).traffic).toBeLessThan(payer.traffic);
   });
 });
 
