@@ -6,6 +6,7 @@
  * unrestored usage records. Rerun a failure with FERRY_INVARIANT_SEED=<the seed in the test's name>.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { jsonValuesSql } from "../src/db/db.ts";
 import { DAY_MS } from "../src/lib/time.ts";
 import { GB } from "../src/lib/traffic.ts";
 import type { Order, PayResult } from "../src/modules/order/schema.ts";
@@ -299,7 +300,7 @@ test(`balances equal their ledgers after a random sequence of shop actions (FERR
   // Permissions were counted once per paid order granting them.
   for (const permission of permissions) {
     const granted = (await db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM orders WHERE status = 'paied' AND permission_duration > 0
-           AND EXISTS (SELECT 1 FROM json_each(orders.gain_permissions) WHERE value = ?)`, permission))?.n;
+           AND ? IN ${jsonValuesSql(db, "orders.gain_permissions", "text")}`, permission))?.n;
     const useTimes = (await db.get<{ use_times: number }>("SELECT use_times FROM permissions WHERE id = ?", permission))?.use_times;
     expect(useTimes).toBe(granted);
   }

@@ -398,11 +398,13 @@ export const greatestSql = (db: Db, a: string, b: string) =>
 
 /**
  * The values of a JSON array (a parameter such as "?2", or a column) as a subquery with one column,
- * `value`, of the given SQL type: `x IN ${jsonValuesSql(db, "?", "bigint")}`.
+ * `value`, of the given SQL type: `x IN ${jsonValuesSql(db, "?", "bigint")}`. On PostgreSQL the
+ * parameter is typed text first: Bun's client sends a string bound to a jsonb parameter as a JSON
+ * string ("[1,2]" → a scalar), not as the array it spells.
  */
 export const jsonValuesSql = (db: Db, json: string, type: "bigint" | "text") =>
   db.engine === "postgres"
-    ? `(SELECT j.value::${type} AS value FROM jsonb_array_elements_text(${json}::jsonb) AS j(value))`
+    ? `(SELECT j.value::${type} AS value FROM jsonb_array_elements_text(${json}::text::jsonb) AS j(value))`
     : `(SELECT value FROM json_each(${json}))`;
 
 /** Case-insensitive LIKE for ASCII, as SQLite's LIKE is. */

@@ -257,7 +257,7 @@ async function chargingState() {
   const db = server.context.db;
   return {
     users: await db.all("SELECT id, traffic, spend_traffic, daily_usage, daily_usage_day FROM users JOIN balances ON user_id = id ORDER BY id"),
-    records: await db.all("SELECT * FROM traffic_records ORDER BY rowid"),
+    records: await db.all("SELECT * FROM traffic_records ORDER BY id"),
     usage: await db.all("SELECT * FROM usage_days ORDER BY day, user_id"),
     reports: await db.all("SELECT * FROM node_reports ORDER BY agent_id, report_id"),
     heat: await db.all("SELECT id, hot FROM agent_lines ORDER BY id"),

@@ -154,6 +154,9 @@ function newSecrets() {
   };
 }
 
+/** A column name as SQL: "desc" is a reserved word on PostgreSQL. */
+const quoted = (column: string) => `"${column}"`;
+
 export async function saveAgent(ctx: AppContext, input: AgentInput, now = Date.now()): Promise<Agent> {
   const fields = {
     sort_index: input.index,
@@ -179,7 +182,7 @@ export async function saveAgent(ctx: AppContext, input: AgentInput, now = Date.n
       const existing = await findAgentRow(ctx, input._id);
       if (!existing) throw new RpcError(Code.notFound, "节点不存在");
       const password = input.ssh_password || existing.ssh_password;
-      const columns = Object.keys(fields);
+      const columns = Object.keys(fields).map(quoted);
       await ctx.db.run(`UPDATE agents SET ${columns.map((c) => `${c} = ?`).join(", ")}, ssh_password = ? WHERE id = ?`, ...(Object.values(fields) as (string | number)[]), password, input._id);
       return input._id;
     }
@@ -190,7 +193,7 @@ export async function saveAgent(ctx: AppContext, input: AgentInput, now = Date.n
       ...newSecrets(),
       create_time: now,
     };
-    const columns = Object.keys(row);
+    const columns = Object.keys(row).map(quoted);
     await ctx.db.run(`INSERT INTO agents (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`, ...(Object.values(row) as (string | number)[]));
     return row.id;
   });
