@@ -442,3 +442,14 @@ export const rowAddressSql = (db: Db, alias: string) =>
   db.engine === "postgres" ? `${alias}.ctid::text` : `${alias}.rowid`;
 export const rowAddressIsSql = (db: Db, param = "?") =>
   db.engine === "postgres" ? `ctid = ${param}::tid` : `rowid = ${param}`;
+
+/**
+ * PostgreSQL only: a JS array as one parameter, for set-based writes that pass a column per array
+ * (`FROM unnest(?::text[], ?::bigint[]) AS v(user_id, amount)`): one statement for many rows
+ * instead of a round trip per row (node reports, charge-sets.ts). SQLite binds no arrays; its
+ * callers keep their prepared per-row statements, which cost microseconds there.
+ */
+export function pgArray(db: Db, values: readonly (string | number | null)[]): SqlValue {
+  if (db.engine !== "postgres") throw new Error("array parameters are for PostgreSQL only");
+  return values as unknown as SqlValue;
+}
