@@ -10,8 +10,6 @@ import { type Db, pgArray } from "../../db/db.ts";
 /** One charged user's writes, as charge.ts computed them. */
 export interface ChargeRow {
   userId: string;
-  /** The user's spend record of the day, when the report's SELECT found one. */
-  spendId: number | null;
   /** Whether anything was charged (quota, trial or permanent): then balances and the spend record change. */
   paid: boolean;
   /** balances after the charge. */
@@ -31,7 +29,7 @@ export interface ChargeRow {
   overdraft: number;
 }
 
-/** Writes a report's rows: balances, trial grants, the day's spend records and usage_days. */
+/** Writes a report's rows: balances, trial grants, the day's spend records and usage_days, one statement each. */
 export async function writeChargeSets(
   db: Db,
   rows: ChargeRow[],
@@ -45,17 +43,7 @@ export async function writeChargeSets(
     db,
     paid.filter((row) => row.fromTrial > 0),
   );
-  await updateSpendRecords(
-    db,
-    paid.filter((row) => row.spendId !== null),
-    now,
-  );
-  await insertSpendRecords(
-    db,
-    paid.filter((row) => row.spendId === null),
-    day,
-    now,
-  );
+  await upsertSpendRecords(db, paid, day, now);
   await addUsageDays(db, rows, day, saturated);
 }
 
@@ -111,25 +99,12 @@ async function spendTrialGrants(db: Db, rows: ChargeRow[]) {
   }
 }
 
-/** The spend records the report's SELECT found, updated by id. */
-async function updateSpendRecords(db: Db, rows: ChargeRow[], now: number) {
-  if (rows.length === 0) return;
-  await db.run(
-    `UPDATE traffic_records AS r SET traffic_change = r.traffic_change + v.change,
-       exemption_traffic = r.exemption_traffic + v.exemption, all_traffic = v.traffic, all_spend = v.spend, update_time = ?6
-     FROM unnest(?1::bigint[], ?2::bigint[], ?3::bigint[], ?4::bigint[], ?5::bigint[]) AS v(id, change, exemption, traffic, spend)
-     WHERE r.id = v.id`,
-    column(db, rows, "spendId"),
-    column(db, rows, "trafficChange"),
-    column(db, rows, "exemption"),
-    column(db, rows, "traffic"),
-    column(db, rows, "spend"),
-    now,
-  );
-}
-
-/** The day's first spend record of each user (joined on conflict, as on SQLite). */
-async function insertSpendRecords(db: Db, rows: ChargeRow[], day: string, now: number) {
+/**
+ * Each user's spend record of the day: inserted by the day's first report, else added to (the values
+ * SQLite's spendRecordWriter writes). An upsert needs no lookup first; a row that exists still
+ * draws an id from the identity, which leaves gaps nothing reads.
+ */
+async function upsertSpendRecords(db: Db, rows: ChargeRow[], day: string, now: number) {
   if (rows.length === 0) return;
   await db.run(
     `INSERT INTO traffic_records (user_id, type, "desc", traffic_change, exemption_traffic, all_traffic, all_spend, day, update_time)

@@ -154,6 +154,23 @@ type UserBalance = ChargedUser &
     usage_rid: number | string | null;
   };
 
+/**
+ * The user's spend record and usage_days row of the day (`?5`), for the SELECT of applyNodeReport.
+ * SQLite updates them by the ids found here (writeCharges). PostgreSQL upserts them (charge-sets.ts)
+ * and does not look them up: right after the day's first report its statistics know none of the
+ * day's rows, and the planner then joined today's spend records by scanning them once per user
+ * (10,000 users: 15 s instead of 0.1 s).
+ */
+function todaysRowsSql(db: Db) {
+  // ?5 is bound on both engines, so PostgreSQL is given its type here.
+  if (db.engine === "postgres") return { columns: "NULL AS spend_id, NULL AS usage_rid, CAST(?5 AS TEXT) AS day", joins: "" };
+  return {
+    columns: `s.id AS spend_id, ${rowAddressSql(db, "d")} AS usage_rid`,
+    joins: `LEFT JOIN traffic_records s ON s.user_id = u.id AND s.day = ?5 AND s.type = 'spend'
+         LEFT JOIN usage_days d ON d.day = ?5 AND d.user_id = u.id`,
+  };
+}
+
 /** Applies a node report in one transaction; a repeated report id changes nothing. */
 export async function applyNodeReport(ctx: AppContext, report: NodeReport): Promise<ReportResult> {
   const { now, agentId } = report;
@@ -178,11 +195,10 @@ export async function applyNodeReport(ctx: AppContext, report: NodeReport): Prom
     const users = await db.all<UserBalance>(`SELECT ${rowAddressSql(db, "b")} AS rid, u.id, u.node_uid, u.scale, b.traffic, b.spend_traffic, u.vip_expire_time,
            u.daily_limit, u.special_daily_unlimit_traffic, u.daily_unlimit_traffic, b.daily_usage, b.daily_usage_day,
            (SELECT COALESCE(SUM(remaining), 0) FROM trial_grants g WHERE g.user_id = u.id AND g.remaining > 0) AS trial,
-           s.id AS spend_id, ${rowAddressSql(db, "d")} AS usage_rid
+           ${todaysRowsSql(db).columns}
          FROM users u
          JOIN balances b ON b.user_id = u.id
-         LEFT JOIN traffic_records s ON s.user_id = u.id AND s.day = ?5 AND s.type = 'spend'
-         LEFT JOIN usage_days d ON d.day = ?5 AND d.user_id = u.id
+         ${todaysRowsSql(db).joins}
          WHERE u.node_uid IN ${jsonValuesSql(db, "?1", "bigint")} AND ${admittedSql("u.node_uid", "?2", "?3", "?4")}`, JSON.stringify(moved.map(([userNo]) => userNo)), agentId, await admittedSince(ctx, now), now, day);
     const charged = new Set(users.map((user) => user.node_uid));
     const strays = moved
@@ -270,7 +286,6 @@ function chargeRow({ user, upload, download, split }: UserCharge): ChargeRow {
   const { fromTraffic, traffic, spend } = after(user, split);
   return {
     userId: user.id,
-    spendId: user.spend_id,
     paid: isPaid(split),
     traffic,
     spend,
