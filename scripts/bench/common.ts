@@ -7,6 +7,7 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { SQL } from "bun";
 import type { LoadResult, LoadSpec } from "./load.ts";
 
 export const root = join(import.meta.dir, "../..");
@@ -33,6 +34,26 @@ export function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
   return sorted.length % 2 ? (sorted[mid] ?? 0) : ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2;
+}
+
+/** A new database on a PostgreSQL cluster (its maintenance URL), and how to drop it. */
+export async function createDatabase(
+  clusterUrl: string,
+  name: string,
+): Promise<{ url: string; drop: () => Promise<void> }> {
+  const admin = new SQL({ url: clusterUrl, max: 1 });
+  await admin.unsafe(`CREATE DATABASE ${name}`);
+  await admin.close();
+  const url = new URL(clusterUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const again = new SQL({ url: clusterUrl, max: 1 });
+      await again.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await again.close();
+    },
+  };
 }
 
 export function rssMegabytes(pid: number): number {

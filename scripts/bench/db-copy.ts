@@ -14,7 +14,6 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { SQL } from "bun";
 import { openSqlite } from "../../src/db/db.ts";
 import { migrate } from "../../src/db/migrate.ts";
 import { migrations } from "../../src/embedded.ts";
@@ -27,7 +26,7 @@ import {
   progressPrinter,
 } from "../../src/ops/db-copy.ts";
 import { newId, randomHex } from "../../src/rpc/ids.ts";
-import { numberFlag } from "./common.ts";
+import { createDatabase, numberFlag } from "./common.ts";
 
 const argv = process.argv.slice(2);
 const clusterIndex = argv.indexOf("--cluster");
@@ -88,26 +87,6 @@ async function generate(file: string): Promise<void> {
     }
   })();
   await db.close();
-}
-
-/** A new database on the cluster, and how to drop it. */
-async function createDatabase(
-  clusterUrl: string,
-  name: string,
-): Promise<{ url: string; drop: () => Promise<void> }> {
-  const admin = new SQL({ url: clusterUrl, max: 1 });
-  await admin.unsafe(`CREATE DATABASE ${name}`);
-  await admin.close();
-  const url = new URL(clusterUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const again = new SQL({ url: clusterUrl, max: 1 });
-      await again.unsafe(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await again.close();
-    },
-  };
 }
 
 /** One `ferry db copy`: opens both sides as the CLI does, copies, prints the comparison; answers seconds and equality. */

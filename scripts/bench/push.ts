@@ -22,14 +22,23 @@
  * both sides. Medians are reported. It exits non-zero only on errors and never asserts on time
  * (the goal ferry/baseline ≥ 0.5 is reported, not enforced).
  *
- * Usage: bun scripts/bench/push.ts [--users 10000] [--rounds 5] [--json]
+ * With `--database-url postgres://…` (a cluster's maintenance URL; a scratch database is created
+ * on it and dropped after) the same run follows on PostgreSQL (issue 27 item 4), where ferry
+ * writes each table in one statement, and the baseline is one plain
+ * `INSERT … SELECT FROM unnest($1::text[], $2::bigint[], $3::bigint[]) ON CONFLICT DO UPDATE` of
+ * the same rows on Bun's SQL client, measured in the same run.
+ *
+ * Usage: bun scripts/bench/push.ts [--users 10000] [--rounds 5] [--database-url <url>] [--json]
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openContext } from "../../cli/shared.ts";
-import type { SqliteDb } from "../../src/db/db.ts";
 import type { AppContext } from "../../src/context.ts";
+import { createContext } from "../../src/context.ts";
+import { openPostgres, PostgresDb, type SqliteDb } from "../../src/db/db.ts";
+import { migrate } from "../../src/db/migrate.ts";
+import { migrations } from "../../src/embedded.ts";
 import { businessDay } from "../../src/lib/time.ts";
 import { GB, MB } from "../../src/lib/traffic.ts";
 import { type LineProtocol, lineInput } from "../../src/modules/line/schema.ts";
@@ -43,13 +52,16 @@ import { transformPassword } from "../../src/modules/user/password.ts";
 import { hashPassword } from "../../src/modules/user/service.ts";
 import { INBOUND_TAG } from "../../src/node-program/core-config.ts";
 import { newId, randomHex } from "../../src/rpc/ids.ts";
-import { median, numberFlag } from "./common.ts";
+import { createDatabase, median, numberFlag } from "./common.ts";
 
 const argv = process.argv.slice(2);
+const urlIndex = argv.indexOf("--database-url");
 const options = {
   users: numberFlag(argv, "users", 10_000),
   rounds: numberFlag(argv, "rounds", 5),
   json: argv.includes("--json"),
+  /** A PostgreSQL cluster to run on too. */
+  databaseUrl: urlIndex >= 0 ? argv[urlIndex + 1] : undefined,
 };
 const GOAL = 0.5;
 /** The inbound the report comes from; its lines' lowest scale applies (1.5 here, not 2). */
@@ -118,12 +130,23 @@ export async function buildUsers(ctx: AppContext, count: number, now: number): P
     for (let i = 0; i < count; i += 1) {
       const timePackage = i % 4 === 0;
       const id = newId(now);
-      await ctx.db.run(insert, id, `bench-${i}@example.com`, passwordHash, randomHex(16), crypto.randomUUID(), now, timePackage ? now + 30 * 86_400_000 : 0, timePackage ? DAILY_LIMIT : null);
+      await ctx.db.run(
+        insert,
+        id,
+        `bench-${i}@example.com`,
+        passwordHash,
+        randomHex(16),
+        crypto.randomUUID(),
+        now,
+        timePackage ? now + 30 * 86_400_000 : 0,
+        timePackage ? DAILY_LIMIT : null,
+      );
       await ctx.db.run(balances, (100 + (i % 50)) * GB, (i % 7) * GB, id);
     }
   });
-  return (await ctx.db.all<{ id: string; node_uid: number }>("SELECT id, node_uid FROM users ORDER BY node_uid"))
-    .map((row) => ({ id: row.id, nodeUid: row.node_uid }));
+  return (
+    await ctx.db.all<{ id: string; node_uid: number }>("SELECT id, node_uid FROM users ORDER BY node_uid")
+  ).map((row) => ({ id: row.id, nodeUid: row.node_uid }));
 }
 
 /** Raw bytes of one user in one report: a spread of sizes, uploads smaller than downloads. */
@@ -163,8 +186,9 @@ function expectedCharge(users: BenchUser[], round: number): number {
 type UsageRow = [userId: string, upload: number, download: number];
 
 export async function createBaselineTable(ctx: AppContext, users: BenchUser[]) {
+  // BIGINT: INTEGER is 32 bits on PostgreSQL; SQLite gives both the same integer affinity.
   await ctx.db.exec(
-    "CREATE TABLE bench_usage (user_id TEXT PRIMARY KEY, upload INTEGER NOT NULL, download INTEGER NOT NULL)",
+    "CREATE TABLE bench_usage (user_id TEXT PRIMARY KEY, upload BIGINT NOT NULL, download BIGINT NOT NULL)",
   );
   const insert = "INSERT INTO bench_usage (user_id, upload, download) VALUES (?, 0, 0)";
   await ctx.db.tx(async () => {
@@ -176,9 +200,26 @@ export function baselineRows(users: BenchUser[], round: number): UsageRow[] {
   return users.map((user, i) => [user.id, ...bytesOf(i, round)]);
 }
 
-/** The physical limit: a plain prepared upsert loop on the synchronous SQLite driver. */
-export function runBaseline(ctx: AppContext, rows: UsageRow[]) {
-  const db = (ctx.db as SqliteDb).raw;
+/** The physical limit of the engine: see runSqliteBaseline and runPostgresBaseline. */
+export async function runBaseline(ctx: AppContext, rows: UsageRow[]) {
+  if (ctx.db instanceof PostgresDb) await runPostgresBaseline(ctx.db, rows);
+  else runSqliteBaseline(ctx.db as SqliteDb, rows);
+}
+
+/** PostgreSQL: one plain unnest upsert of every row on Bun's SQL client (a statement of its own). */
+async function runPostgresBaseline(db: PostgresDb, rows: UsageRow[]) {
+  await db.sql.unsafe(
+    `INSERT INTO bench_usage (user_id, upload, download)
+     SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[])
+     ON CONFLICT (user_id) DO UPDATE SET upload = bench_usage.upload + excluded.upload,
+       download = bench_usage.download + excluded.download`,
+    [rows.map((row) => row[0]), rows.map((row) => row[1]), rows.map((row) => row[2])],
+  );
+}
+
+/** SQLite: a plain prepared upsert loop on the synchronous driver. */
+function runSqliteBaseline(sqlite: SqliteDb, rows: UsageRow[]) {
+  const db = sqlite.raw;
   const upsert = db.prepare<unknown, UsageRow>(
     `INSERT INTO bench_usage (user_id, upload, download) VALUES (?, ?, ?)
      ON CONFLICT (user_id) DO UPDATE SET upload = upload + excluded.upload, download = download + excluded.download`,
@@ -206,9 +247,15 @@ interface Totals {
 }
 
 async function totals(ctx: AppContext, day: string): Promise<Totals> {
-  const users = await ctx.db.get<{ traffic: number; spend: number; daily: number }>(`SELECT SUM(traffic) AS traffic, SUM(spend_traffic) AS spend,
-         SUM(CASE WHEN daily_usage_day = ? THEN daily_usage ELSE 0 END) AS daily FROM balances`, day);
-  const usage = await ctx.db.get<{ upload: number | null; download: number | null }>("SELECT SUM(upload) AS upload, SUM(download) AS download FROM usage_days WHERE day = ?", day);
+  const users = await ctx.db.get<{ traffic: number; spend: number; daily: number }>(
+    `SELECT SUM(traffic) AS traffic, SUM(spend_traffic) AS spend,
+         SUM(CASE WHEN daily_usage_day = ? THEN daily_usage ELSE 0 END) AS daily FROM balances`,
+    day,
+  );
+  const usage = await ctx.db.get<{ upload: number | null; download: number | null }>(
+    "SELECT SUM(upload) AS upload, SUM(download) AS download FROM usage_days WHERE day = ?",
+    day,
+  );
   return {
     traffic: users?.traffic ?? 0,
     spend: users?.spend ?? 0,
@@ -267,7 +314,10 @@ async function verifyOnce(ctx: AppContext, agentId: string, users: BenchUser[]) 
 }
 
 async function lineHeat(ctx: AppContext, agentId: string): Promise<Record<"vmesh_tcp" | "vmesh_ws", number>> {
-  const rows = await ctx.db.all<{ protocol: string; hot: number }>("SELECT protocol, SUM(hot) AS hot FROM agent_lines WHERE agent_id = ? GROUP BY protocol", agentId);
+  const rows = await ctx.db.all<{ protocol: string; hot: number }>(
+    "SELECT protocol, SUM(hot) AS hot FROM agent_lines WHERE agent_id = ? GROUP BY protocol",
+    agentId,
+  );
   const of = (protocol: string) => rows.find((row) => row.protocol === protocol)?.hot ?? 0;
   return { vmesh_tcp: of("vmesh_tcp"), vmesh_ws: of("vmesh_ws") };
 }
@@ -288,9 +338,11 @@ async function checkRounds(ctx: AppContext, users: BenchUser[], spendBefore: num
       download += bytesOf(i, round)[1];
     });
   }
-  const spent = await totalSpend(ctx) - spendBefore;
+  const spent = (await totalSpend(ctx)) - spendBefore;
   check(spent === charged, `the timed reports charged ${spent} bytes, not ${charged}`);
-  const baseline = await ctx.db.get<{ download: number }>("SELECT SUM(download) AS download FROM bench_usage");
+  const baseline = await ctx.db.get<{ download: number }>(
+    "SELECT SUM(download) AS download FROM bench_usage",
+  );
   check(
     baseline?.download === download,
     `the baseline added ${baseline?.download} download bytes, not ${download}`,
@@ -299,96 +351,134 @@ async function checkRounds(ctx: AppContext, users: BenchUser[], spendBefore: num
 
 // ---- run (when not imported, e.g. by push-profile.ts) -----------------------------------------------------------------------------------
 
+type Engine = "sqlite" | "postgres";
+const BASELINE_NAME: Record<Engine, string> = {
+  sqlite: "SQLite upsert loop",
+  postgres: "PostgreSQL unnest upsert",
+};
+const ENGINE_NAME: Record<Engine, string> = { sqlite: "SQLite", postgres: "PostgreSQL" };
+
+/** The server's database with its migrations: the SQLite file of `dataDir`, or a PostgreSQL URL. */
+async function openBenchContext(dataDir: string, url?: string): Promise<AppContext> {
+  if (!url) return openContext(dataDir);
+  const db = await openPostgres(url);
+  await migrate(db, migrations);
+  return createContext(db, { dataDir });
+}
+
+/** Set-up, the checked report, then the timed rounds on one engine. */
+async function benchOn(engine: Engine, ctx: AppContext) {
+  await ctx.settings.update({ upload_traffic_spend_scale: UPLOAD_SCALE });
+  log(`${ENGINE_NAME[engine]} set-up: ${options.users} users, one node with ${LINES.length} lines …`);
+  const agentId = await buildNode(ctx);
+  const users = await buildUsers(ctx, options.users, Date.now());
+  await servedUserList(ctx, (await findAgentRow(ctx, agentId)) as AgentRow);
+  await createBaselineTable(ctx, users);
+
+  log("correctness: one report and its repeat …");
+  const verified = await verifyOnce(ctx, agentId, users);
+  await runBaseline(ctx, baselineRows(users, 0)); // its warm-up, as the checked report is ferry's
+  const spendBefore = await totalSpend(ctx);
+
+  log(`measuring: ${options.rounds} rounds, ferry / baseline alternating …`);
+  const ferrySeconds: number[] = [];
+  const baselineSeconds: number[] = [];
+  for (let round = 1; round <= options.rounds; round += 1) {
+    const body = pushBody(users, round);
+    const reportId = `round-${round}-${randomHex(4)}`;
+    const started = performance.now();
+    const result: ReportResult = await applyNodeReport(ctx, {
+      agentId,
+      reportId,
+      inbound: INBOUND,
+      usage: checked(body),
+      now: Date.now(),
+    });
+    const ferry = (performance.now() - started) / 1000;
+    if (result.duplicate || result.users !== users.length) {
+      throw new Error(`round ${round}: report charged ${result.users} users (duplicate ${result.duplicate})`);
+    }
+
+    const rows = baselineRows(users, round);
+    const baselineStarted = performance.now();
+    await runBaseline(ctx, rows);
+    const baseline = (performance.now() - baselineStarted) / 1000;
+
+    ferrySeconds.push(ferry);
+    baselineSeconds.push(baseline);
+    log(
+      `  round ${round}: ferry ${(ferry * 1000).toFixed(1)} ms (${Math.round(users.length / ferry)} updates/s), ` +
+        `baseline ${(baseline * 1000).toFixed(1)} ms (${Math.round(users.length / baseline)} updates/s)`,
+    );
+  }
+  await checkRounds(ctx, users, spendBefore);
+
+  const ferryRate = users.length / median(ferrySeconds);
+  const baselineRate = users.length / median(baselineSeconds);
+  return {
+    engine,
+    users: users.length,
+    rounds: options.rounds,
+    goal: GOAL,
+    ferryUpdatesPerSecond: Math.round(ferryRate),
+    baselineUpdatesPerSecond: Math.round(baselineRate),
+    ratio: ferryRate / baselineRate,
+    ferryMs: ferrySeconds.map((s) => Math.round(s * 10_000) / 10),
+    baselineMs: baselineSeconds.map((s) => Math.round(s * 10_000) / 10),
+    verified,
+  };
+}
+
+type Summary = Awaited<ReturnType<typeof benchOn>>;
+
+function printSummary(summary: Summary) {
+  const { verified } = summary;
+  console.log(
+    [
+      "",
+      `Node report (push) benchmark, ${ENGINE_NAME[summary.engine]}`,
+      "────────────────────────────",
+      `report                    ${summary.users} users, one transaction, inbound ${INBOUND}`,
+      `ferry check + apply       ${summary.ferryUpdatesPerSecond} user-updates/s (median ${median(summary.ferryMs).toFixed(1)} ms)`,
+      `${BASELINE_NAME[summary.engine].padEnd(26)}${summary.baselineUpdatesPerSecond} user-updates/s (median ${median(summary.baselineMs).toFixed(1)} ms)`,
+      `ratio ferry / baseline    ${summary.ratio.toFixed(3)}  (goal ≥ ${GOAL}: ${summary.ratio >= GOAL ? "met" : "NOT met"})`,
+      `checked                   the first report charged ${verified.expected} bytes exactly (quota ${verified.fromQuota}, ` +
+        `permanent ${verified.fromPermanent}); a repeated report id changed nothing; every timed round landed`,
+      `(median of ${summary.rounds} rounds, same database, same run)`,
+    ].join("\n"),
+  );
+}
+
 if (import.meta.main) {
   const work = mkdtempSync(join(tmpdir(), "ferry-bench-push-"));
-  process.on("SIGINT", () => {
+  let dropDatabase: (() => Promise<void>) | null = null;
+  const cleanUp = async () => {
+    await dropDatabase?.();
     rmSync(work, { recursive: true, force: true });
-    process.exit(130);
+  };
+  process.on("SIGINT", () => {
+    cleanUp().finally(() => process.exit(130));
   });
 
   try {
-    const ctx = await openContext(join(work, "data"));
-    await ctx.settings.update({ upload_traffic_spend_scale: UPLOAD_SCALE });
-    log(`set-up: ${options.users} users, one node with ${LINES.length} lines …`);
-    const agentId = await buildNode(ctx);
-    const users = await buildUsers(ctx, options.users, Date.now());
-    await servedUserList(ctx, await findAgentRow(ctx, agentId) as AgentRow);
-    await createBaselineTable(ctx, users);
-
-    log("correctness: one report and its repeat …");
-    const verified = await verifyOnce(ctx, agentId, users);
-    await runBaseline(ctx, baselineRows(users, 0)); // its warm-up, as the checked report is ferry's
-    const spendBefore = await totalSpend(ctx);
-
-    log(`measuring: ${options.rounds} rounds, ferry / baseline alternating …`);
-    const ferrySeconds: number[] = [];
-    const baselineSeconds: number[] = [];
-    for (let round = 1; round <= options.rounds; round += 1) {
-      const body = pushBody(users, round);
-      const reportId = `round-${round}-${randomHex(4)}`;
-      const started = performance.now();
-      const result: ReportResult = await applyNodeReport(ctx, {
-        agentId,
-        reportId,
-        inbound: INBOUND,
-        usage: checked(body),
-        now: Date.now(),
-      });
-      const ferry = (performance.now() - started) / 1000;
-      if (result.duplicate || result.users !== users.length) {
-        throw new Error(
-          `round ${round}: report charged ${result.users} users (duplicate ${result.duplicate})`,
-        );
-      }
-
-      const rows = baselineRows(users, round);
-      const baselineStarted = performance.now();
-      await runBaseline(ctx, rows);
-      const baseline = (performance.now() - baselineStarted) / 1000;
-
-      ferrySeconds.push(ferry);
-      baselineSeconds.push(baseline);
-      log(
-        `  round ${round}: ferry ${(ferry * 1000).toFixed(1)} ms (${Math.round(users.length / ferry)} updates/s), ` +
-          `baseline ${(baseline * 1000).toFixed(1)} ms (${Math.round(users.length / baseline)} updates/s)`,
-      );
+    const summaries: Summary[] = [];
+    const sqlite = await openBenchContext(join(work, "data"));
+    summaries.push(await benchOn("sqlite", sqlite));
+    await sqlite.db.close();
+    if (options.databaseUrl) {
+      const scratch = await createDatabase(options.databaseUrl, `ferry_bench_push_${process.pid}`);
+      dropDatabase = scratch.drop;
+      const postgres = await openBenchContext(join(work, "pg-data"), scratch.url);
+      summaries.push(await benchOn("postgres", postgres));
+      await postgres.db.close();
     }
-    await checkRounds(ctx, users, spendBefore);
-    await ctx.db.close();
-
-    const ferryRate = users.length / median(ferrySeconds);
-    const baselineRate = users.length / median(baselineSeconds);
-    const summary = {
-      users: users.length,
-      rounds: options.rounds,
-      goal: GOAL,
-      ferryUpdatesPerSecond: Math.round(ferryRate),
-      baselineUpdatesPerSecond: Math.round(baselineRate),
-      ratio: ferryRate / baselineRate,
-      ferryMs: ferrySeconds.map((s) => Math.round(s * 10_000) / 10),
-      baselineMs: baselineSeconds.map((s) => Math.round(s * 10_000) / 10),
-      verified,
-    };
-
     if (options.json) {
-      console.log(JSON.stringify(summary, null, 2));
+      const [first] = summaries;
+      console.log(JSON.stringify(summaries.length === 1 ? first : summaries, null, 2));
     } else {
-      console.log(
-        [
-          "",
-          "Node report (push) benchmark",
-          "────────────────────────────",
-          `report                    ${summary.users} users, one transaction, inbound ${INBOUND}`,
-          `ferry check + apply       ${summary.ferryUpdatesPerSecond} user-updates/s (median ${median(summary.ferryMs).toFixed(1)} ms)`,
-          `SQLite upsert loop        ${summary.baselineUpdatesPerSecond} user-updates/s (median ${median(summary.baselineMs).toFixed(1)} ms)`,
-          `ratio ferry / baseline    ${summary.ratio.toFixed(3)}  (goal ≥ ${GOAL}: ${summary.ratio >= GOAL ? "met" : "NOT met"})`,
-          `checked                   the first report charged ${verified.expected} bytes exactly (quota ${verified.fromQuota}, ` +
-            `permanent ${verified.fromPermanent}); a repeated report id changed nothing; every timed round landed`,
-          `(median of ${summary.rounds} rounds, same database file, same run)`,
-        ].join("\n"),
-      );
+      for (const summary of summaries) printSummary(summary);
     }
   } finally {
-    rmSync(work, { recursive: true, force: true });
+    await cleanUp();
   }
 }

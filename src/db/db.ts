@@ -496,3 +496,14 @@ export const jsonObjectSql = (db: Db, alias: string, columns: readonly string[])
   const pairs = columns.map((column) => `'${column}', ${alias}."${column}"`).join(", ");
   return db.engine === "postgres" ? `json_build_object(${pairs})::text` : `json_object(${pairs})`;
 };
+
+/**
+ * PostgreSQL only: a JS array as one parameter, for set-based writes that pass a column per array
+ * (`FROM unnest(?::text[], ?::bigint[]) AS v(user_id, amount)`): one statement for many rows
+ * instead of a round trip per row (node reports, charge-sets.ts). SQLite binds no arrays; its
+ * callers keep their prepared per-row statements, which cost microseconds there.
+ */
+export function pgArray(db: Db, values: readonly (string | number | null)[]): SqlValue {
+  if (db.engine !== "postgres") throw new Error("array parameters are for PostgreSQL only");
+  return values as unknown as SqlValue;
+}

@@ -547,14 +547,17 @@ describe("applyNodeReport", () => {
     await ctx.db.run("UPDATE usage_days SET download = ?, overdraft = ? WHERE user_id = ?", Number.MAX_SAFE_INTEGER - 5, Number.MAX_SAFE_INTEGER - 5, user.id);
     await report({ [user.node_uid]: [0, REPORT_MAX_BYTES] });
     await report({ [user.node_uid]: [0, REPORT_MAX_BYTES] });
-    const types = await ctx.db.get(`SELECT typeof(l.hot) AS hot, l.hot AS heat, typeof(d.download) AS download, typeof(d.overdraft) AS overdraft,
+    // The storage type of each value: SQLite's typeof; PostgreSQL's columns are BIGINT, so pg_typeof.
+    const [typeOf, integer] = ctx.db.engine === "postgres" ? ["pg_typeof", "bigint"] : ["typeof", "integer"];
+    const typed = (value: string) => `CAST(${typeOf}(${value}) AS TEXT)`;
+    const types = await ctx.db.get(`SELECT ${typed("l.hot")} AS hot, l.hot AS heat, ${typed("d.download")} AS download, ${typed("d.overdraft")} AS overdraft,
            d.overdraft AS "overdraftValue"
          FROM agent_lines l, usage_days d WHERE l.id = ? AND d.user_id = ?`, lines.tcp as string, user.id);
     expect(types).toEqual({
-      hot: "integer",
+      hot: integer,
       heat: Number.MAX_SAFE_INTEGER,
-      download: "integer",
-      overdraft: "integer",
+      download: integer,
+      overdraft: integer,
       overdraftValue: Number.MAX_SAFE_INTEGER,
     });
     expect(
