@@ -547,7 +547,12 @@ describe("applyNodeReport", () => {
     await ctx.db.run("UPDATE usage_days SET download = ?, overdraft = ? WHERE user_id = ?", Number.MAX_SAFE_INTEGER - 5, Number.MAX_SAFE_INTEGER - 5, user.id);
     await report({ [user.node_uid]: [0, REPORT_MAX_BYTES] });
     await report({ [user.node_uid]: [0, REPORT_MAX_BYTES] });
-    const types = await ctx.db.get(`SELECT typeof(l.hot) AS hot, l.hot AS heat, typeof(d.download) AS download, typeof(d.overdraft) AS overdraft,
+    // SQLite's typeof; PostgreSQL's columns are BIGINT, so there the values must fit one.
+    const typeOf = (column: string) =>
+      ctx.db.engine === "postgres"
+        ? `CASE WHEN pg_typeof(${column}) = 'bigint'::regtype THEN 'integer' ELSE pg_typeof(${column})::text END`
+        : `typeof(${column})`;
+    const types = await ctx.db.get(`SELECT ${typeOf("l.hot")} AS hot, l.hot AS heat, ${typeOf("d.download")} AS download, ${typeOf("d.overdraft")} AS overdraft,
            d.overdraft AS "overdraftValue"
          FROM agent_lines l, usage_days d WHERE l.id = ? AND d.user_id = ?`, lines.tcp as string, user.id);
     expect(types).toEqual({
