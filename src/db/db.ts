@@ -1,5 +1,5 @@
-import { AsyncLocalStorage } from "node:async_hooks";
 import { Database } from "bun:sqlite";
+import { AsyncLocalStorage } from "node:async_hooks";
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import { SQL } from "bun";
@@ -232,7 +232,9 @@ type PgResult = Record<string, unknown>[] & {
 };
 
 function numericColumns(result: PgResult): string[] {
-  return (result.columns ?? []).filter((column) => NUMERIC_OIDS.has(column.type)).map((column) => column.name);
+  return (result.columns ?? [])
+    .filter((column) => NUMERIC_OIDS.has(column.type))
+    .map((column) => column.name);
 }
 
 function normalizeRows<T>(result: PgResult): T[] {
@@ -398,11 +400,12 @@ export const greatestSql = (db: Db, a: string, b: string) =>
 
 /**
  * The values of a JSON array (a parameter such as "?2", or a column) as a subquery with one column,
- * `value`, of the given SQL type: `x IN ${jsonValuesSql(db, "?", "bigint")}`.
+ * `value`, of the given SQL type: `x IN ${jsonValuesSql(db, "?", "bigint")}`. On PostgreSQL the
+ * argument goes through text first: a parameter typed jsonb would be sent as one JSON string.
  */
 export const jsonValuesSql = (db: Db, json: string, type: "bigint" | "text") =>
   db.engine === "postgres"
-    ? `(SELECT j.value::${type} AS value FROM jsonb_array_elements_text(${json}::jsonb) AS j(value))`
+    ? `(SELECT j.value::${type} AS value FROM jsonb_array_elements_text(${json}::text::jsonb) AS j(value))`
     : `(SELECT value FROM json_each(${json}))`;
 
 /** Case-insensitive LIKE for ASCII, as SQLite's LIKE is. */
@@ -440,3 +443,20 @@ export const rowAddressSql = (db: Db, alias: string) =>
   db.engine === "postgres" ? `${alias}.ctid::text` : `${alias}.rowid`;
 export const rowAddressIsSql = (db: Db, param = "?") =>
   db.engine === "postgres" ? `ctid = ${param}::tid` : `rowid = ${param}`;
+
+/**
+ * A JSON object of an alias's columns, as text, keyed by the column names: SQLite's json_object,
+ * PostgreSQL's json_build_object (its json_object takes arrays, not pairs).
+ */
+export function jsonObjectSql(db: Db, alias: string, columns: readonly string[]): string {
+  const pairs = columns.map((column) => `'${column}', ${alias}."${column}"`).join(", ");
+  return db.engine === "postgres" ? `json_build_object(${pairs})::text` : `json_object(${pairs})`;
+}
+
+/**
+ * ` FOR UPDATE` on PostgreSQL, to end a SELECT of a row a transaction decides on: a concurrent
+ * transaction waits for it and then retries on what it wrote, instead of deciding on the same old
+ * row (a check outside the database, such as a rate limit, cannot wait for a serialization
+ * failure). SQLite's transactions already run one at a time.
+ */
+export const forUpdateSql = (db: Db) => (db.engine === "postgres" && db.inTransaction ? " FOR UPDATE" : "");

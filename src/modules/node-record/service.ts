@@ -180,7 +180,7 @@ export async function saveAgent(ctx: AppContext, input: AgentInput, now = Date.n
       if (!existing) throw new RpcError(Code.notFound, "节点不存在");
       const password = input.ssh_password || existing.ssh_password;
       const columns = Object.keys(fields);
-      await ctx.db.run(`UPDATE agents SET ${columns.map((c) => `${c} = ?`).join(", ")}, ssh_password = ? WHERE id = ?`, ...(Object.values(fields) as (string | number)[]), password, input._id);
+      await ctx.db.run(`UPDATE agents SET ${columns.map((c) => `"${c}" = ?`).join(", ")}, ssh_password = ? WHERE id = ?`, ...(Object.values(fields) as (string | number)[]), password, input._id);
       return input._id;
     }
     const row = {
@@ -191,7 +191,7 @@ export async function saveAgent(ctx: AppContext, input: AgentInput, now = Date.n
       create_time: now,
     };
     const columns = Object.keys(row);
-    await ctx.db.run(`INSERT INTO agents (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`, ...(Object.values(row) as (string | number)[]));
+    await ctx.db.run(`INSERT INTO agents (${columns.map((c) => `"${c}"`).join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`, ...(Object.values(row) as (string | number)[]));
     return row.id;
   });
   return await findAgent(ctx, id, now) as Agent;
