@@ -14,9 +14,20 @@ export const LOG_WINDOW_MS = 3_600_000;
 export const logWindowStart = (now: number) => now - (now % LOG_WINDOW_MS);
 
 /** Counts the event on the row of its fingerprint; false when there is none yet. */
-export async function countRepeat(db: Db, table: CountedLog, fingerprint: string, now: number): Promise<boolean> {
+export async function countRepeat(
+  db: Db,
+  table: CountedLog,
+  fingerprint: string,
+  now: number,
+): Promise<boolean> {
   return (
-    (await db.run(`UPDATE ${table} SET repeat_count = repeat_count + 1, last_time = ?1 WHERE fingerprint = ?2`, now, fingerprint)).changes > 0
+    (
+      await db.run(
+        `UPDATE ${table} SET repeat_count = repeat_count + 1, last_time = ?1 WHERE fingerprint = ?2`,
+        now,
+        fingerprint,
+      )
+    ).changes > 0
   );
 }
 
@@ -39,4 +50,28 @@ export async function expireOncePerWindow(
   if (last !== undefined && now - last < LOG_WINDOW_MS) return;
   tables.set(table, now);
   await deleteExpired();
+}
+
+/** Per database and table: the end of the last capped insert this process started. */
+const capping = new WeakMap<Db, Map<CountedLog, Promise<unknown>>>();
+
+/**
+ * Runs `capped` (a count of the window's rows against a cap, then the insert it allows) after the
+ * previous one of this table in this process has finished. On PostgreSQL, concurrent requests on
+ * other connections would otherwise all count the same rows and each insert one more. SQLite's
+ * statements run one at a time already, and a transaction holding its writer could wait here.
+ */
+export function oneCapAtATime<T>(db: Db, table: CountedLog, capped: () => Promise<T>): Promise<T> {
+  if (db.engine !== "postgres") return capped();
+  let tables = capping.get(db);
+  if (!tables) {
+    tables = new Map();
+    capping.set(db, tables);
+  }
+  const turn = (tables.get(table) ?? Promise.resolve()).then(capped);
+  tables.set(
+    table,
+    turn.catch(() => {}),
+  );
+  return turn;
 }

@@ -507,3 +507,11 @@ export function pgArray(db: Db, values: readonly (string | number | null)[]): Sq
   if (db.engine !== "postgres") throw new Error("array parameters are for PostgreSQL only");
   return values as unknown as SqlValue;
 }
+
+/**
+ * ` FOR UPDATE` on PostgreSQL, to end a SELECT of a row a transaction decides on: a concurrent
+ * transaction waits for it and then retries on what it wrote, instead of deciding on the same old
+ * row (a check outside the database, such as a rate limit, cannot wait for a serialization
+ * failure). SQLite's transactions already run one at a time.
+ */
+export const forUpdateSql = (db: Db) => (db.engine === "postgres" && db.inTransaction ? " FOR UPDATE" : "");

@@ -1,15 +1,19 @@
 /**
  * Issue 18 §5: scheduled backups. From the hour `backup_hour` of the business day (setting
  * `timezone`) the server writes `<data>/backups/ferry-YYYY-MM-DD.db` once a day and keeps the newest
- * `backup_keep`; -1 turns it off. Real SQLite files; the clock is injected.
+ * `backup_keep`; -1 turns it off. Real SQLite files (pg_dump archives, `.dump`, when the server runs
+ * on PostgreSQL); the clock is injected.
  */
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { SQL } from "bun";
 import { loggedInClient, startTestServer, type TestServer } from "../../tests/harness.ts";
+import { createTestDatabase } from "../../tests/pg.ts";
 import { settingsSchema } from "../modules/settings/schema.ts";
-import { backupsDir, runScheduledBackup, startScheduledBackups } from "./backup.ts";
+import { backupsDir, runScheduledBackup, scheduledBackupName, startScheduledBackups } from "./backup.ts";
+import { restorePostgres } from "./pg-dump.ts";
 
 let server: TestServer;
 const HOUR = 3_600_000;
@@ -27,6 +31,33 @@ afterAll(async () => {
 const dir = () => backupsDir(server.dataDir);
 const listed = () => (existsSync(dir()) ? readdirSync(dir()).sort() : []);
 const run = async (now: number) => await runScheduledBackup(server.context, server.dataDir, now);
+/** The day's backup as this server's engine names it. */
+const named = (day: string) => scheduledBackupName(day, server.context.db.engine);
+
+/** The e-mails in a backup: the SQLite copy opened, or the archive restored into a database of its own. */
+async function emailsIn(file: string): Promise<{ email: string }[]> {
+  if (server.context.db.engine === "sqlite") {
+    const copy = new Database(file, { readonly: true });
+    try {
+      return copy.query("SELECT email FROM users").all() as { email: string }[];
+    } finally {
+      copy.close();
+    }
+  }
+  const target = await createTestDatabase();
+  if (!target) throw new Error("no PostgreSQL test cluster");
+  try {
+    await restorePostgres(target.url, file);
+    const sql = new SQL({ url: target.url, max: 1 });
+    try {
+      return [...(await sql`SELECT email FROM users`)] as { email: string }[];
+    } finally {
+      await sql.close();
+    }
+  } finally {
+    await target.drop();
+  }
+}
 
 test("off by default (-1, keeping 7): nothing is written", async () => {
   expect(settingsSchema.parse({})).toMatchObject({ backup_hour: -1, backup_keep: 7 });
@@ -37,22 +68,20 @@ test("off by default (-1, keeping 7): nothing is written", async () => {
 test("from the hour on, once per business day, a usable copy; older ones pruned beyond backup_keep", async () => {
   await server.context.settings.update({ backup_hour: 3, backup_keep: 2, timezone: "Asia/Shanghai" });
   expect(await run(MIDNIGHT + 2 * HOUR + 59 * 60_000)).toBeNull();
-  const first = await run(MIDNIGHT + 3 * HOUR) as string;
-  expect(first).toBe(join(dir(), "ferry-2026-03-01.db"));
+  const first = (await run(MIDNIGHT + 3 * HOUR)) as string;
+  expect(first).toBe(join(dir(), named("2026-03-01")));
   expect(await run(MIDNIGHT + 20 * HOUR)).toBeNull();
   // 02:00 the next day is still before the hour.
   expect(await run(MIDNIGHT + 26 * HOUR)).toBeNull();
-  expect(listed()).toEqual(["ferry-2026-03-01.db"]);
+  expect(listed()).toEqual([named("2026-03-01")]);
 
-  const copy = new Database(first, { readonly: true });
-  expect(copy.query("SELECT email FROM users").all()).toEqual([{ email: "in-backup@example.com" }]);
-  copy.close();
+  expect(await emailsIn(first)).toEqual([{ email: "in-backup@example.com" }]);
   expect(statSync(first).mode & 0o777).toBe(0o600);
 
   // An operator's own file in the folder is never pruned.
   writeFileSync(join(dir(), "before-upgrade.db"), "");
   for (let day = 1; day <= 3; day += 1) await run(MIDNIGHT + day * 24 * HOUR + 3 * HOUR);
-  expect(listed()).toEqual(["before-upgrade.db", "ferry-2026-03-03.db", "ferry-2026-03-04.db"]);
+  expect(listed()).toEqual(["before-upgrade.db", named("2026-03-03"), named("2026-03-04")]);
 });
 
 test("the business timezone decides the hour and the day", async () => {
@@ -60,7 +89,7 @@ test("the business timezone decides the hour and the day", async () => {
   // 2026-03-05 02:00 UTC is 10:00 in Shanghai, but before 03:00 UTC.
   const early = Date.UTC(2026, 2, 5, 2);
   expect(await run(early)).toBeNull();
-  expect(await run(early + HOUR)).toBe(join(dir(), "ferry-2026-03-05.db"));
+  expect(await run(early + HOUR)).toBe(join(dir(), named("2026-03-05")));
 });
 
 test("the hour and the count are checked: whole numbers, -1 to 23 and 1 to 365", () => {
@@ -76,9 +105,9 @@ test("the server's periodic job writes the day's backup when the clock reaches t
   const job = await startScheduledBackups(server.context, server.dataDir, 5, () => now);
   try {
     await Bun.sleep(30);
-    expect(listed()).not.toContain("ferry-2026-04-02.db");
+    expect(listed()).not.toContain(named("2026-04-02"));
     now += HOUR;
-    while (!listed().includes("ferry-2026-04-02.db")) await Bun.sleep(5);
+    while (!listed().includes(named("2026-04-02"))) await Bun.sleep(5);
   } finally {
     await job.stop();
   }

@@ -17,6 +17,7 @@ import {
 } from "../../tests/commerce.ts";
 import { type FakeEpayGateway, startFakeEpayGateway } from "../../tests/fakes/epay-gateway.ts";
 import { type ApiClient, loggedInClient, type TestServer } from "../../tests/harness.ts";
+import { rowOrderSql } from "../db/db.ts";
 import type { Combo } from "../modules/combo/schema.ts";
 import { type Order, OrderMsg, type PayResult } from "../modules/order/schema.ts";
 import { Code } from "../rpc/codes.ts";
@@ -55,7 +56,10 @@ const gatewayCalls = (orderId: string) =>
   gateway.mapiRequests.filter((request) => request.params.return_url?.includes(orderId)).length;
 
 const attempts = async (orderId: string) =>
-  await server.context.db.all<{ trade_no: string; status: string }>("SELECT trade_no, status FROM payments WHERE order_id = ? ORDER BY rowid", orderId);
+  await server.context.db.all<{ trade_no: string; status: string }>(
+    `SELECT trade_no, status FROM payments WHERE order_id = ? ORDER BY create_time, ${rowOrderSql(server.context.db)}`,
+    orderId,
+  );
 
 async function newOrder(): Promise<{ client: ApiClient; order: Order; userId: string }> {
   const { client, user } = await loggedInClient(server);
@@ -104,7 +108,11 @@ describe("an unchanged order's open attempt is shown again", () => {
     // Only the newest is open: the others were superseded.
     expect((await attempts(order._id)).map((a) => a.status)).toEqual(["closed", "closed", "pending"]);
 
-    await server.context.db.run("UPDATE payments SET create_time = create_time - ? WHERE order_id = ?", PAYMENT_REUSE_MS, order._id);
+    await server.context.db.run(
+      "UPDATE payments SET create_time = create_time - ? WHERE order_id = ?",
+      PAYMENT_REUSE_MS,
+      order._id,
+    );
     await dobuy(client, order._id, "wxpay", true);
     expect(gatewayCalls(order._id)).toBe(4);
 
@@ -159,9 +167,11 @@ describe("new attempts are limited (limits at their real size)", () => {
   test(`an account's new attempts over all its orders: ${PAY_ATTEMPTS_PER_ACCOUNT.max} an hour`, async () => {
     const { client } = await loggedInClient(server);
     const combos = await Promise.all(
-        Array.from({ length: 7 }, async (_, i) =>
-      await makeCombo(server, { name: `账户限额 ${i}`, price: 3 + i }),
-    ));
+      Array.from(
+        { length: 7 },
+        async (_, i) => await makeCombo(server, { name: `账户限额 ${i}`, price: 3 + i }),
+      ),
+    );
     let accepted = 0;
     let refused = 0;
     for (const each of combos) {

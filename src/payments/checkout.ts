@@ -162,16 +162,46 @@ export const PAY_ATTEMPTS_PER_ACCOUNT: RateRule = {
 export const PAYMENT_REUSE_MS = 10 * 60_000;
 const REUSE_MIN_LEFT_MS = 5 * 60_000;
 
-/** Per server: trade number → the provider's answer still on its way (a concurrent dobuy waits for it). */
-const answersOnTheWay = new WeakMap<AppContext, Map<string, Promise<PaymentAction>>>();
+/** The provider's answer for a new attempt, which a concurrent dobuy of the same order waits for. */
+interface Answer {
+  promise: Promise<PaymentAction>;
+  resolve(action: PaymentAction): void;
+  reject(error: unknown): void;
+  /** When it came (0 while it is on its way). */
+  cameAt: number;
+}
 
-function onTheWay(ctx: AppContext): Map<string, Promise<PaymentAction>> {
-  let answers = answersOnTheWay.get(ctx);
+/**
+ * Per server: trade number → the provider's answer for the attempt. It is promised inside the
+ * transaction that makes the attempt, so nobody can see the attempt before its promise, and kept
+ * PAYMENT_REUSE_MS after it came: on PostgreSQL a concurrent dobuy's snapshot may still show the
+ * attempt without the answer stored on it.
+ */
+const answersByServer = new WeakMap<AppContext, Map<string, Answer>>();
+
+function answersOf(ctx: AppContext): Map<string, Answer> {
+  let answers = answersByServer.get(ctx);
   if (!answers) {
     answers = new Map();
-    answersOnTheWay.set(ctx, answers);
+    answersByServer.set(ctx, answers);
   }
   return answers;
+}
+
+/** Promises the answer for a new attempt (and forgets the answers past their reuse). */
+function promiseAnswer(ctx: AppContext, tradeNo: string): Answer {
+  const answers = answersOf(ctx);
+  const now = Date.now();
+  for (const [key, answer] of answers) {
+    if (answer.cameAt !== 0 && now - answer.cameAt >= PAYMENT_REUSE_MS) answers.delete(key);
+  }
+  const { promise, resolve, reject } = Promise.withResolvers<PaymentAction>();
+  promise.catch(() => {}); // the dobuy that made the attempt gets the error; nobody else may wait
+  const answer: Answer = { promise, resolve, reject, cameAt: 0 };
+  answers.set(tradeNo, answer);
+  // An attempt whose transaction rolls back (or is run again) was never made.
+  onRollback(ctx.db, () => answers.delete(tradeNo));
+  return answer;
 }
 
 /**
@@ -184,7 +214,10 @@ async function reusableAttempt(
   wanted: { provider: PaymentProvider; payMode: PayMode; device: Device; amountFen: number },
   now: number,
 ): Promise<{ action: PaymentAction | Promise<PaymentAction> } | null> {
-  const attempt = await ctx.db.get<PaymentRow>("SELECT * FROM payments WHERE order_id = ? AND status = 'pending' ORDER BY create_time DESC LIMIT 1", orderId);
+  const attempt = await ctx.db.get<PaymentRow>(
+    "SELECT * FROM payments WHERE order_id = ? AND status = 'pending' ORDER BY create_time DESC LIMIT 1",
+    orderId,
+  );
   if (
     !attempt ||
     attempt.provider !== wanted.provider.id ||
@@ -197,8 +230,8 @@ async function reusableAttempt(
     return null;
   if (attempt.action) return { action: JSON.parse(attempt.action) as PaymentAction };
   // Boxed: awaiting the answer here would hold the transaction open while the gateway thinks.
-  const answer = onTheWay(ctx).get(attempt.trade_no);
-  return answer ? { action: answer } : null;
+  const answer = answersOf(ctx).get(attempt.trade_no);
+  return answer ? { action: answer.promise } : null;
 }
 
 /** Takes one new attempt from the order's and the account's budgets, or refuses with 1005. */
@@ -252,7 +285,10 @@ async function askProvider(ctx: AppContext, { input, attempt, bases, now }: Aski
     await ctx.db.run("UPDATE payments SET action = ? WHERE trade_no = ?", JSON.stringify(action), tradeNo);
     return action;
   } catch (error) {
-    await ctx.db.run("UPDATE payments SET status = 'closed' WHERE trade_no = ? AND status = 'pending'", tradeNo);
+    await ctx.db.run(
+      "UPDATE payments SET status = 'closed' WHERE trade_no = ? AND status = 'pending'",
+      tradeNo,
+    );
     if (error instanceof RpcError) throw error;
     await recordError(ctx.db, `pay ${provider.id} ${payModeText(input.payMode)}`, error);
     if (error instanceof UnsafePayLinkError) throw new RpcError(Code.badInput, OrderMsg.unsafePayLink);
@@ -260,15 +296,14 @@ async function askProvider(ctx: AppContext, { input, attempt, bases, now }: Aski
   }
 }
 
-/** Starts asking the provider, so that a dobuy arriving meanwhile waits for the same answer. */
-function startAsking(ctx: AppContext, asking: Asking): Promise<PaymentAction> {
-  const answers = onTheWay(ctx);
-  const tradeNo = asking.attempt.tradeNo;
-  const answer = askProvider(ctx, asking);
-  answers.set(tradeNo, answer);
-  const forget = () => answers.delete(tradeNo);
-  answer.then(forget, forget);
-  return answer;
+/** Asks the provider and keeps the promise of the answer, so that a dobuy arriving meanwhile gets the same. */
+function startAsking(ctx: AppContext, asking: Asking, answer: Answer): Promise<PaymentAction> {
+  askProvider(ctx, asking)
+    .then(answer.resolve, answer.reject)
+    .finally(() => {
+      answer.cameAt = Date.now();
+    });
+  return answer.promise;
 }
 
 export async function checkout(ctx: AppContext, input: CheckoutInput, now = Date.now()): Promise<PayResult> {
@@ -279,13 +314,22 @@ export async function checkout(ctx: AppContext, input: CheckoutInput, now = Date
     if (!isOpen(order)) throw new RpcError(Code.badInput, OrderMsg.notPayable);
     if (order.coupon_use_id) {
       // The coupon may have expired or been limited since it was put on the order (seed: 1017 also on buy).
-      const use = await ctx.db.get<{ coupon_id: string }>("SELECT coupon_id FROM coupon_uses WHERE id = ?", order.coupon_use_id);
-      await checkOrderCoupon(ctx.db, use ? await findCouponById(ctx.db, use.coupon_id) : null, input.userId, now, 1);
+      const use = await ctx.db.get<{ coupon_id: string }>(
+        "SELECT coupon_id FROM coupon_uses WHERE id = ?",
+        order.coupon_use_id,
+      );
+      await checkOrderCoupon(
+        ctx.db,
+        use ? await findCouponById(ctx.db, use.coupon_id) : null,
+        input.userId,
+        now,
+        1,
+      );
     }
     const amount = payableFen(order);
     if (amount === 0) {
       await settleWithoutGateway(ctx, order.id, "wallet", "wallet", now);
-      return { kind: "paid" as const, order: await findOrder(ctx.db, order.id) as OrderRow };
+      return { kind: "paid" as const, order: (await findOrder(ctx.db, order.id)) as OrderRow };
     }
     const provider = await providerFor(ctx, input.payMode);
     if (!provider) throw new RpcError(Code.badInput, OrderMsg.payModeOff);
@@ -295,12 +339,30 @@ export async function checkout(ctx: AppContext, input: CheckoutInput, now = Date
     if (reused) return { kind: "reused" as const, order, provider, amount, action: reused.action };
     countNewAttempt(ctx, input.userId, order.id);
     const tradeNo = newTradeNo(now);
+    const answer = promiseAnswer(ctx, tradeNo);
     // A new attempt supersedes the older ones (EPay refuses a reused number with other parameters).
     await closePendingPayments(ctx.db, order.id);
-    await ctx.db.run(`INSERT INTO payments (trade_no, order_id, user_id, provider, method, amount_fen, device, client_ip, third_pay_platform, create_time)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, tradeNo, order.id, input.userId, provider.id, input.payMode, amount, input.device, input.clientIp, provider.label, now);
-    await ctx.db.run("UPDATE orders SET pay_mode = ?, device = ? WHERE id = ?", input.payMode, input.device, order.id);
-    return { kind: "new" as const, order, provider, amount, tradeNo };
+    await ctx.db.run(
+      `INSERT INTO payments (trade_no, order_id, user_id, provider, method, amount_fen, device, client_ip, third_pay_platform, create_time)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      tradeNo,
+      order.id,
+      input.userId,
+      provider.id,
+      input.payMode,
+      amount,
+      input.device,
+      input.clientIp,
+      provider.label,
+      now,
+    );
+    await ctx.db.run(
+      "UPDATE orders SET pay_mode = ?, device = ? WHERE id = ?",
+      input.payMode,
+      input.device,
+      order.id,
+    );
+    return { kind: "new" as const, order, provider, amount, tradeNo, answer };
   });
   switch (prepared.kind) {
     case "paid":
@@ -318,7 +380,7 @@ export async function checkout(ctx: AppContext, input: CheckoutInput, now = Date
     case "reused":
       return toPayResult(prepared.order, prepared.provider, prepared.amount, await prepared.action);
     case "new": {
-      const action = await startAsking(ctx, { input, attempt: prepared, bases, now });
+      const action = await startAsking(ctx, { input, attempt: prepared, bases, now }, prepared.answer);
       return toPayResult(prepared.order, prepared.provider, prepared.amount, action);
     }
   }

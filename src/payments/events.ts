@@ -11,7 +11,7 @@
  * The cap is per provider, not per sender address: addresses are cheap (IPv6), so a per-address
  * cap would not bound the table.
  */
-import { countRepeat, expireOncePerWindow, logWindowStart } from "../db/counted-log.ts";
+import { countRepeat, expireOncePerWindow, logWindowStart, oneCapAtATime } from "../db/counted-log.ts";
 import type { Db } from "../db/db.ts";
 import { cutUtf8 } from "../lib/text.ts";
 import { DAY_MS } from "../lib/time.ts";
@@ -35,20 +35,43 @@ export const REJECTED_PER_WINDOW = 60;
 export const EVENT_DAYS = 90;
 
 async function expireOldEvents(db: Db, now: number): Promise<void> {
-  await expireOncePerWindow(db, "payment_events", now, async () =>
-    await db.run("DELETE FROM payment_events WHERE result IN ('rejected', 'duplicate') AND last_time < ?", now - EVENT_DAYS * DAY_MS),
+  await expireOncePerWindow(
+    db,
+    "payment_events",
+    now,
+    async () =>
+      await db.run(
+        "DELETE FROM payment_events WHERE result IN ('rejected', 'duplicate') AND last_time < ?",
+        now - EVENT_DAYS * DAY_MS,
+      ),
   );
 }
 
 async function insertEvent(db: Db, event: Required<PaymentEvent>, fingerprint: string | null, now: number) {
-  await db.run(`INSERT INTO payment_events (provider, trade_no, gateway_trade_no, result, reason, raw, fingerprint, repeat_count, create_time, last_time)
+  await db.run(
+    `INSERT INTO payment_events (provider, trade_no, gateway_trade_no, result, reason, raw, fingerprint, repeat_count, create_time, last_time)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 1, ?8, ?8)
-     ON CONFLICT (fingerprint) DO UPDATE SET repeat_count = payment_events.repeat_count + 1, last_time = excluded.last_time`, event.provider, event.tradeNo, event.gatewayTradeNo, event.result, event.reason, event.raw, fingerprint, now);
+     ON CONFLICT (fingerprint) DO UPDATE SET repeat_count = payment_events.repeat_count + 1, last_time = excluded.last_time`,
+    event.provider,
+    event.tradeNo,
+    event.gatewayTradeNo,
+    event.result,
+    event.reason,
+    event.raw,
+    fingerprint,
+    now,
+  );
 }
 
 async function refusedThisWindow(db: Db, provider: string, since: number): Promise<number> {
   return (
-    (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM payment_events WHERE provider = ? AND result = 'rejected' AND create_time >= ?", provider, since))?.n ?? 0
+    (
+      await db.get<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM payment_events WHERE provider = ? AND result = 'rejected' AND create_time >= ?",
+        provider,
+        since,
+      )
+    )?.n ?? 0
   );
 }
 
@@ -68,16 +91,15 @@ export async function logPaymentEvent(db: Db, event: PaymentEvent, now = Date.no
     row.result === "credited"
       ? null
       : sha256Hex([row.provider, row.result, row.reason, row.tradeNo].join("\n"));
-  if (fingerprint && await countRepeat(db, "payment_events", fingerprint, now)) return;
-  if (row.result === "rejected") {
+  if (fingerprint && (await countRepeat(db, "payment_events", fingerprint, now))) return;
+  if (row.result !== "rejected") return await insertEvent(db, row, fingerprint, now);
+  await oneCapAtATime(db, "payment_events", async () => {
     const windowStart = logWindowStart(now);
-    if (await refusedThisWindow(db, row.provider, windowStart) >= REJECTED_PER_WINDOW) {
-      const overflow = sha256Hex(`overflow\n${row.provider}\n${windowStart}`);
-      if (await countRepeat(db, "payment_events", overflow, now)) return;
-      const reason = `本小时被拒绝的通知超过 ${REJECTED_PER_WINDOW} 条，之后的只计数（repeat_count）`;
-      await insertEvent(db, { ...row, tradeNo: "", gatewayTradeNo: "", reason }, overflow, now);
-      return;
-    }
-  }
-  await insertEvent(db, row, fingerprint, now);
+    if ((await refusedThisWindow(db, row.provider, windowStart)) < REJECTED_PER_WINDOW)
+      return await insertEvent(db, row, fingerprint, now);
+    const overflow = sha256Hex(`overflow\n${row.provider}\n${windowStart}`);
+    if (await countRepeat(db, "payment_events", overflow, now)) return;
+    const reason = `本小时被拒绝的通知超过 ${REJECTED_PER_WINDOW} 条，之后的只计数（repeat_count）`;
+    await insertEvent(db, { ...row, tradeNo: "", gatewayTradeNo: "", reason }, overflow, now);
+  });
 }

@@ -5,7 +5,7 @@
  */
 
 import type { AppContext } from "../context.ts";
-import { jsonObjectSql } from "../db/db.ts";
+import { type Db, jsonObjectSql } from "../db/db.ts";
 import { ID_PATTERN } from "../lib/id-schema.ts";
 import { type EntryRow, toEntry } from "../modules/entry/service.ts";
 import { type LineRow, lineVisibleSql } from "../modules/line/service.ts";
@@ -72,7 +72,24 @@ export function usageInfo(user: UserRow, left: TrafficLeft, now = Date.now()): U
 /** A line with its node's proxy columns and its entry, each as one JSON column, and the node's country. */
 type SourceRow = LineRow & { agent_json: string; entry_json: string | null; agent_country: string };
 
-const ENTRY_JSON_COLUMNS = ["id", "sort_index", "name", "ip", "ip_list", "desc", "visible", "create_time"];
+const ENTRY_COLUMNS = ["id", "sort_index", "name", "ip", "ip_list", "desc", "visible", "create_time"];
+
+/** The query of visibleLineProxies, built once per engine. */
+const lineSourceSql = new Map<Db["engine"], string>();
+function lineSourceQuery(db: Db): string {
+  let sql = lineSourceSql.get(db.engine);
+  if (!sql) {
+    sql = `SELECT l.*, ${jsonObjectSql(db, "a", PROXY_AGENT_COLUMNS)} AS agent_json, a.country_code AS agent_country,
+         CASE WHEN e.id IS NULL THEN NULL ELSE ${jsonObjectSql(db, "e", ENTRY_COLUMNS)} END AS entry_json
+       FROM agent_lines l
+       JOIN agents a ON a.id = l.agent_id
+       LEFT JOIN entries e ON e.id = l.entry_id
+       WHERE ${lineVisibleSql("?1", "?3", "?4", "?2")}
+       ORDER BY l.sort_index, l.create_time`;
+    lineSourceSql.set(db.engine, sql);
+  }
+  return sql;
+}
 
 /**
  * The lines a user may use: public, the required permission held and unexpired, not barred
@@ -84,13 +101,7 @@ export async function visibleLineProxies(
   now = Date.now(),
 ): Promise<ProxyEntry[]> {
   const rows = await ctx.db.all<SourceRow>(
-    `SELECT l.*, ${jsonObjectSql(ctx.db, "a", PROXY_AGENT_COLUMNS)} AS agent_json, a.country_code AS agent_country,
-         CASE WHEN e.id IS NULL THEN NULL ELSE ${jsonObjectSql(ctx.db, "e", ENTRY_JSON_COLUMNS)} END AS entry_json
-       FROM agent_lines l
-       JOIN agents a ON a.id = l.agent_id
-       LEFT JOIN entries e ON e.id = l.entry_id
-       WHERE ${lineVisibleSql("?1", "?3", "?4", "?2")}
-       ORDER BY l.sort_index, l.create_time`,
+    lineSourceQuery(ctx.db),
     user.id,
     now,
     user.is_agency,

@@ -49,15 +49,22 @@ async function line(agentID: string, name: string, fields: Record<string, unknow
 async function customer(fields: Partial<Record<keyof UserRow, number>> = { traffic: 10 * GB }) {
   const made = await loggedInClient(server);
   await setUserColumns(ctx().db, made.user.id, fields);
-  return { ...made, user: await findUserById(ctx(), made.user.id) as UserRow };
+  return { ...made, user: (await findUserById(ctx(), made.user.id)) as UserRow };
 }
 
 const names = async (user: UserRow, format: "v2ray" | "clash" = "v2ray") =>
-  (await subscriptionProxies(ctx(), await findUserById(ctx(), user.id) as UserRow, format)).proxies.map((p) => p.name);
+  (await subscriptionProxies(ctx(), (await findUserById(ctx(), user.id)) as UserRow, format)).proxies.map(
+    (p) => p.name,
+  );
 
 async function grant(userId: string, permissionId: string, expireTime: number) {
-  await ctx()
-    .db.run("INSERT OR REPLACE INTO user_permissions (user_id, permission_id, expire_time) VALUES (?, ?, ?)", userId, permissionId, expireTime);
+  await ctx().db.run(
+    `INSERT INTO user_permissions (user_id, permission_id, expire_time) VALUES (?, ?, ?)
+      ON CONFLICT (user_id, permission_id) DO UPDATE SET expire_time = excluded.expire_time`,
+    userId,
+    permissionId,
+    expireTime,
+  );
 }
 
 describe("line visibility", () => {
@@ -145,7 +152,10 @@ describe("line visibility", () => {
       ["中转线路 02-2 [1.5x]", "198.51.100.2", 20000],
     ]);
 
-    await saveEntry(ctx(), entryInput.parse({ _id: entry._id, name: "入口", ip: "198.51.100.9", visible: false }));
+    await saveEntry(
+      ctx(),
+      entryInput.parse({ _id: entry._id, name: "入口", ip: "198.51.100.9", visible: false }),
+    );
     expect((await names(user)).some((n) => n.startsWith("中转线路"))).toBe(false);
     await deleteEntry(ctx(), entry._id);
     expect((await names(user)).some((n) => n.startsWith("中转线路"))).toBe(false);
@@ -259,7 +269,7 @@ describe("subscription HTTP edge", () => {
     const oldBody = await (await fetch(oldLink)).text();
     const answer = await client.call<{ userkey: string }>("/api/user/reset_userkey");
     expect(answer.code).toBe(0);
-    const after = await findUserById(ctx(), user.id) as UserRow;
+    const after = (await findUserById(ctx(), user.id)) as UserRow;
     expect(answer.data.userkey).toBe(after.userkey);
     expect(after.userkey).not.toBe(user.userkey);
     expect(after.proxy_secret).not.toBe(user.proxy_secret);

@@ -24,6 +24,7 @@ import {
   walletFen,
 } from "../../../tests/commerce.ts";
 import { loggedInClient, type TestServer } from "../../../tests/harness.ts";
+import { refuseWrites } from "../../../tests/refuse.ts";
 import { HOUR_MS } from "../../lib/time.ts";
 import { GB } from "../../lib/traffic.ts";
 import { Code } from "../../rpc/codes.ts";
@@ -61,7 +62,10 @@ interface OrderState {
 }
 
 const orderState = async (orderId: string) =>
-  await db().get<OrderState>("SELECT status, coupon_use_id, wallet_spend_fen FROM orders WHERE id = ?", orderId);
+  await db().get<OrderState>(
+    "SELECT status, coupon_use_id, wallet_spend_fen FROM orders WHERE id = ?",
+    orderId,
+  );
 
 /** Moves an order (and its payment attempts) back in time, as if made `ms` ago. */
 async function age(orderId: string, ms: number) {
@@ -70,7 +74,10 @@ async function age(orderId: string, ms: number) {
 }
 
 async function walletEntries(userId: string) {
-  return await db().all<{ type: string; change_fen: number; desc: string; order_id: string | null }>("SELECT type, change_fen, \"desc\", order_id FROM wallet_entries WHERE user_id = ? ORDER BY id", userId);
+  return await db().all<{ type: string; change_fen: number; desc: string; order_id: string | null }>(
+    'SELECT type, change_fen, "desc", order_id FROM wallet_entries WHERE user_id = ? ORDER BY id',
+    userId,
+  );
 }
 
 /** Σ wallet entries = the balance, for the customer (the ledger invariant). */
@@ -119,10 +126,9 @@ describe("create_order hands back the open order", () => {
     expect(new Set([withCoupon._id, afterCoupon._id, afterWallet._id]).size).toBe(3);
     expect(afterWallet).toMatchObject({ status: "topay", wallet_spend: 0 });
     // Both earlier orders are still open and payable.
-    expect([(await orderState(withCoupon._id))?.status, (await orderState(afterCoupon._id))?.status]).toEqual([
-      "topay",
-      "wallet_spend",
-    ]);
+    expect([(await orderState(withCoupon._id))?.status, (await orderState(afterCoupon._id))?.status]).toEqual(
+      ["topay", "wallet_spend"],
+    );
   });
 
   test("a changed price, credit or name makes a new order; the old one keeps what it was sold", async () => {
@@ -193,9 +199,8 @@ describe("new orders are limited per account (limits at their real size)", () =>
     const strict = await startShopServer({ rateLimitScale: 1 });
     try {
       const combos = await Promise.all(
-        Array.from({ length: 4 }, async (_, i) =>
-        await makeCombo(strict, { name: `限 ${i}`, price: 5 + i }),
-      ));
+        Array.from({ length: 4 }, async (_, i) => await makeCombo(strict, { name: `限 ${i}`, price: 5 + i })),
+      );
       const buyer = await loggedInClient(strict);
       const codes: number[] = [];
       const messages = new Set<string>();
@@ -213,7 +218,10 @@ describe("new orders are limited per account (limits at their real size)", () =>
         ...Array(100 - ORDERS_PER_HOUR.max).fill(Code.tooManyRequests),
       ]);
       expect([...messages]).toEqual([OrderMsg.tooManyOrders]);
-      const rows = await strict.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM orders WHERE user_id = ?", buyer.user.id);
+      const rows = await strict.context.db.get<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM orders WHERE user_id = ?",
+        buyer.user.id,
+      );
       expect(rows?.n).toBe(ORDERS_PER_HOUR.max);
 
       // Handing back an open order makes none, so it is never refused; other accounts are not limited.
@@ -285,32 +293,45 @@ describe("the order sweeper", () => {
     const buyer = await loggedInClient(server);
     const young = await createOrder(buyer.client, combo._id);
     await age(young._id, UNPAID_ORDER_MS - 60_000);
-    const tried = await createOrder(buyer.client, (await makeCombo(server, { name: "刚付款", price: 2 }))._id);
+    const tried = await createOrder(
+      buyer.client,
+      (await makeCombo(server, { name: "刚付款", price: 2 }))._id,
+    );
     await age(tried._id, 3 * UNPAID_ORDER_MS);
     const pay = await dobuy(buyer.client, tried._id);
     expect(pay.code).toBe(0); // the customer is paying it right now
     await cancelAbandonedOrders(server.context);
-    expect([(await orderState(young._id))?.status, (await orderState(tried._id))?.status]).toEqual(["topay", "topay"]);
+    expect([(await orderState(young._id))?.status, (await orderState(tried._id))?.status]).toEqual([
+      "topay",
+      "topay",
+    ]);
   });
 
   test("a failing round goes to the error log as 'order sweeper' and changes nothing", async () => {
     const buyer = await loggedInClient(server);
     await giveWallet(server, buyer.user.id, 300);
-    const order = await createOrder(buyer.client, (await makeCombo(server, { name: "扫不动", price: 9 }))._id);
+    const order = await createOrder(
+      buyer.client,
+      (await makeCombo(server, { name: "扫不动", price: 9 }))._id,
+    );
     await buyer.client.ok("/api/shop/wallet_check", { order_id: order._id });
     await age(order._id, 2 * UNPAID_ORDER_MS);
-    await db().exec(
-      "CREATE TEMP TRIGGER refuse_cancel BEFORE UPDATE OF status ON orders BEGIN SELECT RAISE(ABORT, 'disk says no'); END",
-    );
+    const allowCancel = await refuseWrites(db(), {
+      name: "refuse_cancel",
+      event: "UPDATE OF status",
+      table: "orders",
+      message: "disk says no",
+    });
     const errors = async () =>
-      (await db().all<{ msg: string }>("SELECT msg FROM error_logs WHERE name = 'order sweeper'"))
-        .map((row) => row.msg);
+      (await db().all<{ msg: string }>("SELECT msg FROM error_logs WHERE name = 'order sweeper'")).map(
+        (row) => row.msg,
+      );
     const sweeper = await startOrderSweeper(server.context, 20);
     try {
       for (let i = 0; i < 200 && (await errors()).length === 0; i++) await Bun.sleep(10);
     } finally {
       await sweeper.stop();
-      await db().exec("DROP TRIGGER refuse_cancel");
+      await allowCancel();
     }
     expect(await errors()).toEqual(["disk says no"]);
     expect((await orderState(order._id))?.status).toBe("wallet_spend");
@@ -328,15 +349,23 @@ describe("the order sweeper", () => {
         email: "sweep@example.com",
         passwordDigest: transformPassword("password123"),
       });
-      const own = await saveCombo(ctx, comboInput.parse({ name: "隔夜", price: 8, traffic: GB, vipDuration: 0 }));
+      const own = await saveCombo(
+        ctx,
+        comboInput.parse({ name: "隔夜", price: 8, traffic: GB, vipDuration: 0 }),
+      );
       const order = await makeOrder(ctx, user, own._id, Date.now() - 2 * UNPAID_ORDER_MS);
       await first.stop();
 
       const second = await startServer({ dataDir, host: "127.0.0.1", port: 0 });
       try {
         const status = async () =>
-          (await second.context.db.get<{ status: string }>("SELECT status FROM orders WHERE id = ?", order._id))?.status;
-        for (let i = 0; i < 200 && await status() !== "cancled"; i++) await Bun.sleep(10);
+          (
+            await second.context.db.get<{ status: string }>(
+              "SELECT status FROM orders WHERE id = ?",
+              order._id,
+            )
+          )?.status;
+        for (let i = 0; i < 200 && (await status()) !== "cancled"; i++) await Bun.sleep(10);
         expect(await status()).toBe("cancled");
       } finally {
         await second.stop();

@@ -4,7 +4,7 @@
  * ledger rows; paying is in src/payments (markPaid → creditOrder).
  */
 import type { AppContext } from "../../context.ts";
-import { type Db, likeSql, onRollback, tx } from "../../db/db.ts";
+import { type Db, forUpdateSql, likeSql, nocaseEqualsSql, onRollback, tx } from "../../db/db.ts";
 import { fenToYuan } from "../../lib/money.ts";
 import { DAY_MS } from "../../lib/time.ts";
 import { availablePayModes } from "../../payments/registry.ts";
@@ -96,9 +96,12 @@ export async function findOrder(db: Db, orderId: string): Promise<OrderRow | nul
   return await db.get<OrderRow>("SELECT * FROM orders WHERE id = ?", orderId);
 }
 
-/** The user's own order, or 1004 (someone else's order looks exactly like a missing one). */
+/**
+ * The user's own order, or 1004 (someone else's order looks exactly like a missing one). In a
+ * transaction the order is locked until it ends: what it decides on stays as it was read.
+ */
 export async function ownOrder(db: Db, userId: string, orderId: string): Promise<OrderRow> {
-  const order = await findOrder(db, orderId);
+  const order = await db.get<OrderRow>(`SELECT * FROM orders WHERE id = ?${forUpdateSql(db)}`, orderId);
   if (!order || order.user_id !== userId) throw new RpcError(Code.notFound, OrderMsg.notFound);
   return order;
 }
@@ -158,9 +161,19 @@ function orderTerms(combo: ComboRow, channelCode: string): OrderTerms {
  * issue 26): untouched (no coupon on it, no wallet part taken), made on exactly today's terms (the
  * combo's price, credit, name and the customer's channel), and far enough from the sweeper's cut.
  */
-async function reusableOrder(db: Db, userId: string, terms: OrderTerms, now: number): Promise<OrderRow | null> {
-  const untouched = await db.all<OrderRow>(`SELECT * FROM orders WHERE user_id = ? AND combo_id = ? AND status = 'topay' AND coupon_use_id IS NULL
-         AND create_time > ? ORDER BY create_time DESC, id DESC LIMIT 20`, userId, terms.combo_id, now - (UNPAID_ORDER_MS - REUSE_MARGIN_MS));
+async function reusableOrder(
+  db: Db,
+  userId: string,
+  terms: OrderTerms,
+  now: number,
+): Promise<OrderRow | null> {
+  const untouched = await db.all<OrderRow>(
+    `SELECT * FROM orders WHERE user_id = ? AND combo_id = ? AND status = 'topay' AND coupon_use_id IS NULL
+         AND create_time > ? ORDER BY create_time DESC, id DESC LIMIT 20`,
+    userId,
+    terms.combo_id,
+    now - (UNPAID_ORDER_MS - REUSE_MARGIN_MS),
+  );
   const keys = Object.keys(terms) as (keyof OrderTerms)[];
   return untouched.find((order) => keys.every((key) => order[key] === terms[key])) ?? null;
 }
@@ -169,7 +182,12 @@ async function reusableOrder(db: Db, userId: string, terms: OrderTerms, now: num
  * Seed 000 §4 create_order. Opening the order dialog again hands back the customer's open order
  * for the same combo instead of making another (issue 26); a new one counts against ORDERS_PER_HOUR.
  */
-export async function createOrder(ctx: AppContext, user: UserRow, comboId: string, now = Date.now()): Promise<Order> {
+export async function createOrder(
+  ctx: AppContext,
+  user: UserRow,
+  comboId: string,
+  now = Date.now(),
+): Promise<Order> {
   if (user.is_agency) throw new RpcError(Code.forbidden, OrderMsg.agencyRefused);
   const combo = await findComboForUser(ctx, comboId, user.channel_code);
   // An order nobody can pay only leads the customer into a dead end (issue 12): refuse it unless the
@@ -184,10 +202,25 @@ export async function createOrder(ctx: AppContext, user: UserRow, comboId: strin
     if (!counted) throw new RpcError(Code.tooManyRequests, OrderMsg.tooManyOrders);
     onRollback(ctx.db, counted.release);
     const id = newId(now);
-    await ctx.db.run(`INSERT INTO orders (id, user_id, combo_id, "desc", order_money_fen, add_traffic, add_vip_duration, daily_limit,
+    await ctx.db.run(
+      `INSERT INTO orders (id, user_id, combo_id, "desc", order_money_fen, add_traffic, add_vip_duration, daily_limit,
            gain_permissions, permission_duration, from_channel, create_time, traffic_days)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, user.id, terms.combo_id, terms.desc, terms.order_money_fen, terms.add_traffic, terms.add_vip_duration, terms.daily_limit, terms.gain_permissions, terms.permission_duration, terms.from_channel, now, terms.traffic_days);
-    return toOrder(await findOrder(ctx.db, id) as OrderRow);
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      id,
+      user.id,
+      terms.combo_id,
+      terms.desc,
+      terms.order_money_fen,
+      terms.add_traffic,
+      terms.add_vip_duration,
+      terms.daily_limit,
+      terms.gain_permissions,
+      terms.permission_duration,
+      terms.from_channel,
+      now,
+      terms.traffic_days,
+    );
+    return toOrder((await findOrder(ctx.db, id)) as OrderRow);
   });
 }
 
@@ -240,34 +273,55 @@ async function applyOrderCoupon(
     const coupon = await checkOrderCoupon(ctx.db, await findCouponByCode(ctx.db, code), userId, now);
     const discount = couponDiscountFen(coupon, order.order_money_fen);
     const useId = await recordCouponUse(ctx.db, { coupon, userId, orderId, addMoneyFen: discount, now });
-    await ctx.db.run(`UPDATE orders SET coupon_use_id = ?, coupon_code = ?, coupon_name = ?, coupon_type = ?, coupon_discount_fen = ?
-         WHERE id = ?`, useId, coupon.code, coupon.name, coupon.type, discount, orderId);
+    await ctx.db.run(
+      `UPDATE orders SET coupon_use_id = ?, coupon_code = ?, coupon_name = ?, coupon_type = ?, coupon_discount_fen = ?
+         WHERE id = ?`,
+      useId,
+      coupon.code,
+      coupon.name,
+      coupon.type,
+      discount,
+      orderId,
+    );
     await closePendingPayments(ctx.db, orderId);
-    return toOrder(await findOrder(ctx.db, orderId) as OrderRow);
+    return toOrder((await findOrder(ctx.db, orderId)) as OrderRow);
   });
 }
 
 async function dropCoupon(db: Db, order: OrderRow, now: number) {
   if (!order.coupon_use_id) return;
   await restoreCouponUse(db, order.coupon_use_id, now);
-  await db.run(`UPDATE orders SET coupon_use_id = NULL, coupon_code = '', coupon_name = '', coupon_type = '', coupon_discount_fen = 0
-     WHERE id = ?`, order.id);
+  await db.run(
+    `UPDATE orders SET coupon_use_id = NULL, coupon_code = '', coupon_name = '', coupon_type = '', coupon_discount_fen = 0
+     WHERE id = ?`,
+    order.id,
+  );
   await closePendingPayments(db, order.id);
 }
 
 /** Takes the coupon off an unpaid order and gives its use back. */
-export async function cancelOrderCoupon(ctx: AppContext, userId: string, orderId: string, now = Date.now()): Promise<Order> {
+export async function cancelOrderCoupon(
+  ctx: AppContext,
+  userId: string,
+  orderId: string,
+  now = Date.now(),
+): Promise<Order> {
   return await tx(ctx.db, async () => {
     const order = await ownOrder(ctx.db, userId, orderId);
     if (order.status === "wallet_spend") throw new RpcError(Code.badInput, OrderMsg.walletLocked);
     if (order.status !== "topay") throw new RpcError(Code.badInput, OrderMsg.notPayable);
     await dropCoupon(ctx.db, order, now);
-    return toOrder(await findOrder(ctx.db, orderId) as OrderRow);
+    return toOrder((await findOrder(ctx.db, orderId)) as OrderRow);
   });
 }
 
 /** Takes the seed's wallet deduction once; the order becomes wallet_spend. Calling again changes nothing. */
-export async function walletCheck(ctx: AppContext, userId: string, orderId: string, now = Date.now()): Promise<Order> {
+export async function walletCheck(
+  ctx: AppContext,
+  userId: string,
+  orderId: string,
+  now = Date.now(),
+): Promise<Order> {
   return await tx(ctx.db, async () => {
     const order = await ownOrder(ctx.db, userId, orderId);
     if (!isOpen(order)) throw new RpcError(Code.badInput, OrderMsg.notPayable);
@@ -285,9 +339,13 @@ export async function walletCheck(ctx: AppContext, userId: string, orderId: stri
       orderId,
       now,
     });
-    await ctx.db.run("UPDATE orders SET wallet_spend_fen = ?, status = 'wallet_spend' WHERE id = ?", spend, orderId);
+    await ctx.db.run(
+      "UPDATE orders SET wallet_spend_fen = ?, status = 'wallet_spend' WHERE id = ?",
+      spend,
+      orderId,
+    );
     await closePendingPayments(ctx.db, orderId);
-    return toOrder(await findOrder(ctx.db, orderId) as OrderRow);
+    return toOrder((await findOrder(ctx.db, orderId)) as OrderRow);
   });
 }
 
@@ -304,7 +362,11 @@ async function cancelOpenOrder(db: Db, order: OrderRow, walletDesc: string, now:
       now,
     });
   }
-  await db.run("UPDATE orders SET status = 'cancled', wallet_spend_fen = 0, cancel_time = ? WHERE id = ?", now, order.id);
+  await db.run(
+    "UPDATE orders SET status = 'cancled', wallet_spend_fen = 0, cancel_time = ? WHERE id = ?",
+    now,
+    order.id,
+  );
   await closePendingPayments(db, order.id);
 }
 
@@ -312,12 +374,17 @@ async function cancelOpenOrder(db: Db, order: OrderRow, walletDesc: string, now:
  * Cancels an unpaid order (topay or wallet_spend; 1026 otherwise): frees the coupon, returns the
  * wallet deduction, closes its pending payments. A late notification for it is then refused and logged.
  */
-export async function cancelOrder(ctx: AppContext, userId: string, orderId: string, now = Date.now()): Promise<Order> {
+export async function cancelOrder(
+  ctx: AppContext,
+  userId: string,
+  orderId: string,
+  now = Date.now(),
+): Promise<Order> {
   return await tx(ctx.db, async () => {
     const order = await ownOrder(ctx.db, userId, orderId);
     if (!isOpen(order)) throw new RpcError(Code.orderNotCancellable, OrderMsg.notCancellable);
     await cancelOpenOrder(ctx.db, order, `取消订单 ${order.desc}`, now);
-    return toOrder(await findOrder(ctx.db, orderId) as OrderRow);
+    return toOrder((await findOrder(ctx.db, orderId)) as OrderRow);
   });
 }
 
@@ -329,9 +396,13 @@ export async function cancelOrder(ctx: AppContext, userId: string, orderId: stri
 export async function cancelAbandonedOrders(ctx: AppContext, now = Date.now(), limit = 500): Promise<number> {
   const cutoff = now - UNPAID_ORDER_MS;
   return await tx(ctx.db, async () => {
-    const abandoned = await ctx.db.all<OrderRow>(`SELECT * FROM orders o WHERE status IN ('topay', 'wallet_spend') AND create_time <= ?1
+    const abandoned = await ctx.db.all<OrderRow>(
+      `SELECT * FROM orders o WHERE status IN ('topay', 'wallet_spend') AND create_time <= ?1
            AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.order_id = o.id AND p.create_time > ?1)
-         ORDER BY create_time LIMIT ?2`, cutoff, limit);
+         ORDER BY create_time LIMIT ?2`,
+      cutoff,
+      limit,
+    );
     for (const order of abandoned)
       await cancelOpenOrder(ctx.db, order, OrderMsg.expiredRefundDesc(order.desc), now);
     return abandoned.length;
@@ -339,19 +410,28 @@ export async function cancelAbandonedOrders(ctx: AppContext, now = Date.now(), l
 }
 
 /** A short note on a paid or wallet-deducted order for the admins (seed 000 §5: at most 30 characters). */
-export async function orderFeedback(ctx: AppContext, userId: string, orderId: string, msg: string): Promise<Order> {
+export async function orderFeedback(
+  ctx: AppContext,
+  userId: string,
+  orderId: string,
+  msg: string,
+): Promise<Order> {
   return await tx(ctx.db, async () => {
     const order = await ownOrder(ctx.db, userId, orderId);
     if (order.status !== "paied" && order.status !== "wallet_spend")
       throw new RpcError(Code.badInput, "只有已支付或已抵扣的订单可以反馈");
     await ctx.db.run("UPDATE orders SET user_feedback = ? WHERE id = ?", msg, orderId);
-    return toOrder(await findOrder(ctx.db, orderId) as OrderRow);
+    return toOrder((await findOrder(ctx.db, orderId)) as OrderRow);
   });
 }
 
 export async function listOrders(ctx: AppContext, userId: string): Promise<Order[]> {
-  return (await ctx.db.all<OrderRow>("SELECT * FROM orders WHERE user_id = ? ORDER BY create_time DESC, id DESC LIMIT 1000", userId))
-    .map(toOrder);
+  return (
+    await ctx.db.all<OrderRow>(
+      "SELECT * FROM orders WHERE user_id = ? ORDER BY create_time DESC, id DESC LIMIT 1000",
+      userId,
+    )
+  ).map(toOrder);
 }
 
 export async function tradeStatus(ctx: AppContext, userId: string, orderId: string): Promise<TradeStatus> {
@@ -380,7 +460,8 @@ export async function listTrades(
   only: { email?: string; status?: OrderStatus } = {},
 ): Promise<Trade[]> {
   const like = `%${filterStr.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-  const rows = await ctx.db.all<TradeRow>(`SELECT o.*, u.email,
+  const rows = await ctx.db.all<TradeRow>(
+    `SELECT o.*, u.email,
          p.trade_no, p.amount_fen, p.device AS payment_device, p.third_pay_platform
        FROM orders o
        JOIN users u ON u.id = o.user_id
@@ -388,9 +469,14 @@ export async function listTrades(
          SELECT trade_no FROM payments WHERE order_id = o.id ORDER BY (status = 'paid') DESC, create_time DESC LIMIT 1)
        WHERE (?1 = '%%' OR u.email ${likeSql(ctx.db)} ?1 ESCAPE '\\' OR o.desc ${likeSql(ctx.db)} ?1 ESCAPE '\\' OR o.id ${likeSql(ctx.db)} ?1 ESCAPE '\\'
           OR p.trade_no ${likeSql(ctx.db)} ?1 ESCAPE '\\' OR o.from_channel ${likeSql(ctx.db)} ?1 ESCAPE '\\')
-         AND (CAST(?3 AS TEXT) IS NULL OR u.email = ?3) AND (CAST(?4 AS TEXT) IS NULL OR o.status = ?4)
+         AND (CAST(?3 AS TEXT) IS NULL OR ${nocaseEqualsSql(ctx.db, "u.email", "?3")}) AND (CAST(?4 AS TEXT) IS NULL OR o.status = ?4)
        ORDER BY o.create_time DESC, o.id DESC
-       LIMIT ?2`, like, requestNumber, only.email ?? null, only.status ?? null);
+       LIMIT ?2`,
+    like,
+    requestNumber,
+    only.email ?? null,
+    only.status ?? null,
+  );
   return rows.map((row) => ({
     order_id: row.id,
     username: row.email,

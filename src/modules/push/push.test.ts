@@ -64,19 +64,32 @@ async function grantTrial(userId: string, bytes: number) {
       now,
       timeZone: "Asia/Shanghai",
     });
-    await addTrialGrant(db(), { userId, couponUseId: "test", amount: bytes, expireTime: now + 86_400_000, now });
+    await addTrialGrant(db(), {
+      userId,
+      couponUseId: "test",
+      amount: bytes,
+      expireTime: now + 86_400_000,
+      now,
+    });
   });
 }
 
 const trafficOf = async (userId: string) =>
-  (await db().get<{ traffic: number }>("SELECT traffic FROM balances WHERE user_id = ?", userId))
-    ?.traffic ?? -1;
+  (await db().get<{ traffic: number }>("SELECT traffic FROM balances WHERE user_id = ?", userId))?.traffic ??
+  -1;
 
 const records = async (userId: string, type: TrafficRecordType) =>
-  await db().all<{ traffic_change: number; desc: string }>("SELECT traffic_change, \"desc\" FROM traffic_records WHERE user_id = ? AND type = ? ORDER BY id", userId, type);
+  await db().all<{ traffic_change: number; desc: string }>(
+    'SELECT traffic_change, "desc" FROM traffic_records WHERE user_id = ? AND type = ? ORDER BY id',
+    userId,
+    type,
+  );
 
 const pushRow = async (code: string) =>
-  await db().get<{ state: string; to_user_id: string | null }>("SELECT state, to_user_id FROM pushes WHERE code = ?", code);
+  await db().get<{ state: string; to_user_id: string | null }>(
+    "SELECT state, to_user_id FROM pushes WHERE code = ?",
+    code,
+  );
 
 const create = (who: Customer, pushNumber: unknown) =>
   who.client.call<Push>("/api/push/create", { pushNumber });
@@ -191,7 +204,9 @@ describe("/api/push/create", () => {
     expect(push).toMatchObject({ pushNumber: 20, receiveNumber: 16, state: "created", direction: "sent" });
     expect(push.code).toMatch(new RegExp(`^[A-HJ-NP-Z2-9]{${PUSH_CODE_LENGTH}}$`));
     expect(await trafficOf(a.user.id)).toBe(10 * GB);
-    expect(await records(a.user.id, "push_spend")).toEqual([{ traffic_change: -20 * GB, desc: "转赠流量 20G" }]);
+    expect(await records(a.user.id, "push_spend")).toEqual([
+      { traffic_change: -20 * GB, desc: "转赠流量 20G" },
+    ]);
     const other = await created(await customer(20), 20);
     expect(other.code).not.toBe(push.code);
   });
@@ -329,7 +344,9 @@ describe("/api/push/receive", () => {
     for (const who of receivers) if ((await trafficOf(who.user.id)) > 0) credited.push(who);
     expect(credited).toHaveLength(1);
     expect(await trafficOf((credited[0] as Customer).user.id)).toBe(16 * GB);
-    expect((await Promise.all(receivers.map((who) => records(who.user.id, "push_receive")))).flat()).toHaveLength(1);
+    expect(
+      (await Promise.all(receivers.map((who) => records(who.user.id, "push_receive")))).flat(),
+    ).toHaveLength(1);
     expect((await pushRow(push.code))?.to_user_id).toBe((credited[0] as Customer).user.id);
   });
 
@@ -394,9 +411,17 @@ describe("/api/push/cancel (撤回) and the return of unreceived transfers", () 
       expect([cancelled.code, received.code].sort()).toEqual([0, 1040]);
       const state = (await pushRow(push.code))?.state;
       if (cancelled.code === 0) {
-        expect([state, await trafficOf(a.user.id), await trafficOf(b.user.id)]).toEqual(["returned", 20 * GB, 0]);
+        expect([state, await trafficOf(a.user.id), await trafficOf(b.user.id)]).toEqual([
+          "returned",
+          20 * GB,
+          0,
+        ]);
       } else {
-        expect([state, await trafficOf(a.user.id), await trafficOf(b.user.id)]).toEqual(["received", 0, 16 * GB]);
+        expect([state, await trafficOf(a.user.id), await trafficOf(b.user.id)]).toEqual([
+          "received",
+          0,
+          16 * GB,
+        ]);
       }
     }
   });
@@ -428,7 +453,11 @@ describe("/api/push/cancel (撤回) and the return of unreceived transfers", () 
   test("an overdue transfer shows as returned the next time its sender lists, not 待领取", async () => {
     const a = await customer(20);
     const push = await created(a, 20);
-    await db().run("UPDATE pushes SET create_time = create_time - ? WHERE code = ?", PUSH_RETURN_MS, push.code);
+    await db().run(
+      "UPDATE pushes SET create_time = create_time - ? WHERE code = ?",
+      PUSH_RETURN_MS,
+      push.code,
+    );
     expect((await list(a)).pushList.map((item) => item.state)).toEqual(["returned"]);
     expect(await trafficOf(a.user.id)).toBe(20 * GB);
   });
@@ -444,6 +473,10 @@ test("balances.traffic equals the sum of its traffic records for every account",
          (SELECT SUM(push_number - receive_number) FROM pushes WHERE state = 'received') AS fees`);
   // What left senders and did not come back = what receivers got + the fees; nothing waiting is lost.
   const waiting =
-    (await db().get<{ n: number }>("SELECT COALESCE(SUM(push_number), 0) AS n FROM pushes WHERE state = 'created'"))?.n ?? 0;
+    (
+      await db().get<{ n: number }>(
+        "SELECT COALESCE(SUM(push_number), 0) AS n FROM pushes WHERE state = 'created'",
+      )
+    )?.n ?? 0;
   expect(moved?.spent).toBe((moved?.received ?? 0) + (moved?.fees ?? 0) + waiting);
 });

@@ -1,5 +1,5 @@
 import type { AppContext } from "../../context.ts";
-import { isUniqueViolation, tx } from "../../db/db.ts";
+import { isUniqueViolation, nocaseEqualsSql, tx } from "../../db/db.ts";
 import { businessDay } from "../../lib/time.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { newId, randomHex } from "../../rpc/ids.ts";
@@ -35,7 +35,7 @@ function burnVerify(digest: string): Promise<boolean> {
 }
 
 export async function findUserByEmail(ctx: AppContext, email: string): Promise<UserRow | null> {
-  return await ctx.db.get<UserRow>(`${USER_ROW_SELECT} WHERE u.email = ?`, email);
+  return await ctx.db.get<UserRow>(`${USER_ROW_SELECT} WHERE ${nocaseEqualsSql(ctx.db, "u.email")}`, email);
 }
 
 export async function findUserById(ctx: AppContext, id: string): Promise<UserRow | null> {
@@ -70,8 +70,22 @@ export async function createUser(ctx: AppContext, input: NewUser): Promise<UserR
   const now = Date.now();
   const id = newId(now);
   try {
-    await ctx.db.run(`INSERT INTO users (id, email, password_hash, type, email_verified, icon, userkey, proxy_secret, channel_code, create_time, first_url, last_url)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, input.email, passwordHash, input.type ?? "normal", input.emailVerified ? 1 : 0, input.icon ?? "", randomHex(16), crypto.randomUUID(), input.channelCode ?? "", now, input.firstUrl ?? "", input.firstUrl ?? "");
+    await ctx.db.run(
+      `INSERT INTO users (id, email, password_hash, type, email_verified, icon, userkey, proxy_secret, channel_code, create_time, first_url, last_url)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      id,
+      input.email,
+      passwordHash,
+      input.type ?? "normal",
+      input.emailVerified ? 1 : 0,
+      input.icon ?? "",
+      randomHex(16),
+      crypto.randomUUID(),
+      input.channelCode ?? "",
+      now,
+      input.firstUrl ?? "",
+      input.firstUrl ?? "",
+    );
   } catch (error) {
     if (isUniqueViolation(error, "users", "email")) {
       throw new RpcError(Code.alreadyRegistered, Msg.alreadyRegistered);
@@ -96,9 +110,11 @@ export async function verifyLogin(ctx: AppContext, email: string, digest: string
 }
 
 export async function setRole(ctx: AppContext, email: string, role: Role): Promise<UserRow> {
-  const changed = (await ctx.db.run("UPDATE users SET type = ? WHERE email = ?", role, email)).changes;
+  const changed = (
+    await ctx.db.run(`UPDATE users SET type = ? WHERE ${nocaseEqualsSql(ctx.db, "email")}`, role, email)
+  ).changes;
   if (!changed) throw new RpcError(Code.notFound, `用户不存在: ${email}`);
-  return await findUserByEmail(ctx, email) as UserRow;
+  return (await findUserByEmail(ctx, email)) as UserRow;
 }
 
 export async function setPassword(ctx: AppContext, userId: string, digest: string): Promise<void> {
@@ -130,8 +146,8 @@ export async function userInfo(ctx: AppContext, user: UserRow, now = Date.now())
     vipExpireTime: user.vip_expire_time,
     dailyTimePackageUsage: todayUsage(user, settings),
     limit: dailyQuota(user),
-    ...await signUseFlags(ctx, user.id, now),
-    ...await cachedTrialBalance(ctx, user.id, now),
+    ...(await signUseFlags(ctx, user.id, now)),
+    ...(await cachedTrialBalance(ctx, user.id, now)),
     preferDomain: settings.preferDomain,
     permissions: await listMyPermissions(ctx, user.id),
     signUseRewardInfo: { continueSignReward: settings.continueSignReward },
@@ -166,7 +182,12 @@ export async function resetUserkey(ctx: AppContext, userId: string): Promise<{ u
   if (!user) throw new RpcError(Code.notFound, "用户不存在");
   if (!user.can_change_describe_key) throw new RpcError(Code.accountRefused, "该账号不允许这样操作。");
   const userkey = randomHex(16);
-  await ctx.db.run("UPDATE users SET userkey = ?, proxy_secret = ? WHERE id = ?", userkey, crypto.randomUUID(), userId);
+  await ctx.db.run(
+    "UPDATE users SET userkey = ?, proxy_secret = ? WHERE id = ?",
+    userkey,
+    crypto.randomUUID(),
+    userId,
+  );
   return { userkey };
 }
 
