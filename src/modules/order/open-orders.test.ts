@@ -24,7 +24,7 @@ import {
   walletFen,
 } from "../../../tests/commerce.ts";
 import { loggedInClient, type TestServer } from "../../../tests/harness.ts";
-import { refuseWrites } from "../../../tests/refuse.ts";
+import { refuseWrites } from "../../../tests/refuse-writes.ts";
 import { HOUR_MS } from "../../lib/time.ts";
 import { GB } from "../../lib/traffic.ts";
 import { Code } from "../../rpc/codes.ts";
