@@ -13,7 +13,7 @@
  * A write that failed for lack of storage (disk full) is also counted and told on stderr once a
  * minute per cause (db/write-health.ts), never with its stack.
  */
-import { countRepeat, expireOncePerWindow, logWindowStart } from "../../db/counted-log.ts";
+import { countRepeat, expireOncePerWindow, logWindowStart, oneCapAtATime } from "../../db/counted-log.ts";
 import type { Db } from "../../db/db.ts";
 import { noteWriteFailure } from "../../db/write-health.ts";
 import { cutUtf8 } from "../../lib/text.ts";
@@ -87,16 +87,15 @@ export async function recordError(db: Db, name: string, error: unknown, now = Da
     };
     const fingerprint = sha256Hex(`${row.name}\n${row.msg}`);
     if (await countRepeat(db, "error_logs", fingerprint, now)) return;
-    const windowStart = logWindowStart(now);
-    const source = await overflowSource(db, row.name, windowStart);
-    if (source === null) {
-      await insertError(db, row, fingerprint, now);
-      return;
-    }
-    const overflow = sha256Hex(`overflow\n${source}\n${windowStart}`);
-    if (await countRepeat(db, "error_logs", overflow, now)) return;
-    const msg = `本小时错误过多，之后的只计数（次数见 count），最先超出的一条：${row.msg}`;
-    await insertError(db, { name: source, msg: cutUtf8(msg, MSG_MAX_BYTES), stack: row.stack }, overflow, now);
+    await oneCapAtATime(db, "error_logs", async () => {
+      const windowStart = logWindowStart(now);
+      const source = await overflowSource(db, row.name, windowStart);
+      if (source === null) return await insertError(db, row, fingerprint, now);
+      const overflow = sha256Hex(`overflow\n${source}\n${windowStart}`);
+      if (await countRepeat(db, "error_logs", overflow, now)) return;
+      const msg = `本小时错误过多，之后的只计数（次数见 count），最先超出的一条：${row.msg}`;
+      await insertError(db, { name: source, msg: cutUtf8(msg, MSG_MAX_BYTES), stack: row.stack }, overflow, now);
+    });
   } catch (logError) {
     // Out of space the error log cannot be written either; the write-failure line has told it.
     if (storage || noteWriteFailure(db, "error log", logError, now)) return;
