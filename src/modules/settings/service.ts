@@ -62,7 +62,8 @@ export class SettingsStore {
       const parsed = shape[key].safeParse(raw[key]);
       settings[key] = parsed.success ? parsed.data : shape[key].parse(undefined);
     }
-    if (generation === this.generation) this.cache = settings as Settings;
+    // Not cached when read inside a transaction: on PostgreSQL its snapshot may predate an update.
+    if (generation === this.generation && !this.db.inTransaction) this.cache = settings as Settings;
     return settings as Settings;
   }
 

@@ -11,10 +11,12 @@ import {
   uniqueEmail,
 } from "../../../tests/harness.ts";
 import { sinkSettings, startMailSink } from "../../../tests/mail-sink.ts";
+import { tx } from "../../db/db.ts";
 import { startServer } from "../../server.ts";
 import { transformPassword } from "../user/password.ts";
 import { createUser } from "../user/service.ts";
 import type { HostInfo, Settings } from "./schema.ts";
+import { SettingsStore } from "./service.ts";
 
 let server: TestServer;
 let admin: ApiClient;
@@ -361,4 +363,37 @@ test("settings survive a restart of the server", async () => {
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
+});
+
+test("a read inside a transaction older than an update does not keep the old settings cached", async () => {
+  const { db, settings } = server.context;
+  await settings.update({ contact_info: "before" });
+  // A second store on the same database, with nothing cached yet: the one a replica, or a job
+  // holding an older transaction, would read through.
+  const reader = new SettingsStore(db);
+  let release = () => {};
+  const held = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let started = () => {};
+  const inTransaction = new Promise<void>((resolve) => {
+    started = resolve;
+  });
+  let readInside = "";
+  const older = tx(db, async () => {
+    // The transaction's first read fixes its snapshot (PostgreSQL) or takes the writer (SQLite).
+    await db.get("SELECT COUNT(*) AS n FROM settings");
+    started();
+    await held;
+    readInside = (await reader.all()).contact_info;
+  });
+  await inTransaction;
+  const updated = settings.update({ contact_info: "after" });
+  // PostgreSQL: the update commits while the older transaction is open; SQLite: it waits for it.
+  if (db.engine === "postgres") await updated;
+  release();
+  await older;
+  await updated;
+  expect(readInside).toBe("before");
+  expect((await reader.all()).contact_info).toBe("after");
 });
