@@ -39,11 +39,14 @@ export function refuseLocalTargets(patch: Partial<Settings>, allowPrivate: boole
  */
 export class SettingsStore {
   private cache: Settings | null = null;
+  /** Moves on every update, so that a read which overlapped one is not cached (on PostgreSQL a read does not wait for the write). */
+  private generation = 0;
 
   constructor(private readonly db: Db) {}
 
   async all(): Promise<Settings> {
     if (this.cache) return this.cache;
+    const generation = this.generation;
     const rows = await this.db.all<{ key: string; value: string }>("SELECT key, value FROM settings");
     const raw: Record<string, unknown> = {};
     for (const row of rows) {
@@ -59,8 +62,8 @@ export class SettingsStore {
       const parsed = shape[key].safeParse(raw[key]);
       settings[key] = parsed.success ? parsed.data : shape[key].parse(undefined);
     }
-    this.cache = settings as Settings;
-    return this.cache;
+    if (generation === this.generation) this.cache = settings as Settings;
+    return settings as Settings;
   }
 
   async get<K extends SettingKey>(key: K): Promise<Settings[K]> {
@@ -70,7 +73,8 @@ export class SettingsStore {
   /** Writes the given keys (already validated) in one transaction. Masked secrets keep their value. */
   async update(patch: Partial<Settings>): Promise<Settings> {
     const now = Date.now();
-    const upsert = "INSERT INTO settings (key, value, update_time) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, update_time = excluded.update_time";
+    const upsert =
+      "INSERT INTO settings (key, value, update_time) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, update_time = excluded.update_time";
     await tx(this.db, async () => {
       for (const [key, value] of Object.entries(patch)) {
         if (value === undefined) continue;
@@ -78,13 +82,14 @@ export class SettingsStore {
         await this.db.run(upsert, key, JSON.stringify(value), now);
       }
     });
+    this.generation += 1;
     this.cache = null;
     return await this.all();
   }
 
   /** The settings as an admin may see them: secrets replaced by a mask (or "" when unset). */
   async forDisplay(): Promise<Settings> {
-    const shown = { ...await this.all() };
+    const shown = { ...(await this.all()) };
     for (const key of SECRET_SETTINGS) {
       (shown as Record<string, unknown>)[key] = shown[key] ? SECRET_MASK : "";
     }
