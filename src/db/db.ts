@@ -1,5 +1,5 @@
-import { AsyncLocalStorage } from "node:async_hooks";
 import { Database } from "bun:sqlite";
+import { AsyncLocalStorage } from "node:async_hooks";
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import { SQL } from "bun";
@@ -232,7 +232,9 @@ type PgResult = Record<string, unknown>[] & {
 };
 
 function numericColumns(result: PgResult): string[] {
-  return (result.columns ?? []).filter((column) => NUMERIC_OIDS.has(column.type)).map((column) => column.name);
+  return (result.columns ?? [])
+    .filter((column) => NUMERIC_OIDS.has(column.type))
+    .map((column) => column.name);
 }
 
 function normalizeRows<T>(result: PgResult): T[] {
@@ -398,11 +400,13 @@ export const greatestSql = (db: Db, a: string, b: string) =>
 
 /**
  * The values of a JSON array (a parameter such as "?2", or a column) as a subquery with one column,
- * `value`, of the given SQL type: `x IN ${jsonValuesSql(db, "?", "bigint")}`.
+ * `value`, of the given SQL type: `x IN ${jsonValuesSql(db, "?", "bigint")}`. On PostgreSQL the
+ * parameter is typed text first: Bun's client would JSON-encode a string bound to a jsonb
+ * parameter again, and the array would arrive as one JSON string.
  */
 export const jsonValuesSql = (db: Db, json: string, type: "bigint" | "text") =>
   db.engine === "postgres"
-    ? `(SELECT j.value::${type} AS value FROM jsonb_array_elements_text(${json}::jsonb) AS j(value))`
+    ? `(SELECT j.value::${type} AS value FROM jsonb_array_elements_text(${json}::text::jsonb) AS j(value))`
     : `(SELECT value FROM json_each(${json}))`;
 
 /** Case-insensitive LIKE for ASCII, as SQLite's LIKE is. */

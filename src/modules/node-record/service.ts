@@ -101,30 +101,38 @@ export async function listAgentRows(ctx: AppContext): Promise<AgentRow[]> {
 export async function listAgents(ctx: AppContext, now = Date.now()): Promise<Agent[]> {
   const updateSeconds = await ctx.settings.get("updateV2rayDuration");
   const anomalies = await anomalyCounts(ctx, now);
-  return (await listAgentRows(ctx)).map((row) => toAgent(row, updateSeconds, now, anomalies.get(row.id) ?? 0));
+  return (await listAgentRows(ctx)).map((row) =>
+    toAgent(row, updateSeconds, now, anomalies.get(row.id) ?? 0),
+  );
 }
 
 /** One node as the back office sees it, with its anomaly count. */
 export async function findAgent(ctx: AppContext, id: string, now = Date.now()): Promise<Agent | null> {
   const row = await findAgentRow(ctx, id);
   if (!row) return null;
-  return toAgent(row, await ctx.settings.get("updateV2rayDuration"), now, (await anomalyCounts(ctx, now)).get(id) ?? 0);
+  return toAgent(
+    row,
+    await ctx.settings.get("updateV2rayDuration"),
+    now,
+    (await anomalyCounts(ctx, now)).get(id) ?? 0,
+  );
 }
 
 /** Nodes that carry at least one public line, for the customer's /agents page. */
 export async function listPublicAgents(ctx: AppContext): Promise<PublicAgent[]> {
-  return (await ctx.db.all<AgentRow>(`SELECT * FROM agents WHERE id IN (SELECT agent_id FROM agent_lines WHERE public = 1)
-       ORDER BY sort_index, create_time`))
-    .map((row) => {
-      const country = countryOf(row.country_code);
-      return {
-        name: row.name,
-        desc: row.desc,
-        country: { name: country.name, flag: country.flag },
-        speed: row.speed,
-        orderID: row.sort_index,
-      };
-    });
+  return (
+    await ctx.db.all<AgentRow>(`SELECT * FROM agents WHERE id IN (SELECT agent_id FROM agent_lines WHERE public = 1)
+       ORDER BY sort_index, create_time`)
+  ).map((row) => {
+    const country = countryOf(row.country_code);
+    return {
+      name: row.name,
+      desc: row.desc,
+      country: { name: country.name, flag: country.flag },
+      speed: row.speed,
+      orderID: row.sort_index,
+    };
+  });
 }
 
 /** base64url of raw bytes, as Xray and every client write Reality keys. */
@@ -179,8 +187,14 @@ export async function saveAgent(ctx: AppContext, input: AgentInput, now = Date.n
       const existing = await findAgentRow(ctx, input._id);
       if (!existing) throw new RpcError(Code.notFound, "节点不存在");
       const password = input.ssh_password || existing.ssh_password;
-      const columns = Object.keys(fields);
-      await ctx.db.run(`UPDATE agents SET ${columns.map((c) => `${c} = ?`).join(", ")}, ssh_password = ? WHERE id = ?`, ...(Object.values(fields) as (string | number)[]), password, input._id);
+      // Quoted: "desc" is a reserved word in PostgreSQL.
+      const columns = Object.keys(fields).map((c) => `"${c}"`);
+      await ctx.db.run(
+        `UPDATE agents SET ${columns.map((c) => `${c} = ?`).join(", ")}, ssh_password = ? WHERE id = ?`,
+        ...(Object.values(fields) as (string | number)[]),
+        password,
+        input._id,
+      );
       return input._id;
     }
     const row = {
@@ -190,11 +204,14 @@ export async function saveAgent(ctx: AppContext, input: AgentInput, now = Date.n
       ...newSecrets(),
       create_time: now,
     };
-    const columns = Object.keys(row);
-    await ctx.db.run(`INSERT INTO agents (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`, ...(Object.values(row) as (string | number)[]));
+    const columns = Object.keys(row).map((c) => `"${c}"`);
+    await ctx.db.run(
+      `INSERT INTO agents (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`,
+      ...(Object.values(row) as (string | number)[]),
+    );
     return row.id;
   });
-  return await findAgent(ctx, id, now) as Agent;
+  return (await findAgent(ctx, id, now)) as Agent;
 }
 
 /** Deleting a node deletes its lines (they cannot exist without it). */
