@@ -249,8 +249,17 @@ function normalizeRows<T>(result: PgResult): T[] {
   return result as unknown as T[];
 }
 
+/**
+ * Parameters as PostgreSQL takes them: booleans as 1/0, and a NUL in a string as U+FFFD, the
+ * replacement character (PostgreSQL text cannot hold NUL and refuses the statement, where SQLite
+ * stores it; a key with a NUL in it then matches nothing on either engine).
+ */
 function pgParams(params: SqlValue[]): unknown[] {
-  return params.map((value) => (typeof value === "boolean" ? (value ? 1 : 0) : value));
+  return params.map((value) => {
+    if (typeof value === "boolean") return value ? 1 : 0;
+    if (typeof value === "string" && value.includes("\0")) return value.replaceAll("\0", "\uFFFD");
+    return value;
+  });
 }
 
 /** The URL with its password replaced by ***. */
@@ -444,3 +453,13 @@ export const rowAddressSql = (db: Db, alias: string) =>
   db.engine === "postgres" ? `${alias}.ctid::text` : `${alias}.rowid`;
 export const rowAddressIsSql = (db: Db, param = "?") =>
   db.engine === "postgres" ? `ctid = ${param}::tid` : `rowid = ${param}`;
+
+/**
+ * The named columns of the row `alias` as one JSON object's text (`{"column": value, …}`), for a
+ * query that carries a joined row in one column: SQLite's json_object, PostgreSQL's
+ * json_build_object cast to text (so both engines answer a string to JSON.parse).
+ */
+export const jsonObjectSql = (db: Db, alias: string, columns: readonly string[]) => {
+  const pairs = columns.map((column) => `'${column}', ${alias}."${column}"`).join(", ");
+  return db.engine === "postgres" ? `json_build_object(${pairs})::text` : `json_object(${pairs})`;
+};

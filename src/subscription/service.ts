@@ -5,6 +5,7 @@
  */
 
 import type { AppContext } from "../context.ts";
+import { jsonObjectSql } from "../db/db.ts";
 import { ID_PATTERN } from "../lib/id-schema.ts";
 import { type EntryRow, toEntry } from "../modules/entry/service.ts";
 import { type LineRow, lineVisibleSql } from "../modules/line/service.ts";
@@ -47,7 +48,10 @@ export interface TrafficLeft {
 export async function trafficLeft(ctx: AppContext, user: UserRow, now = Date.now()): Promise<TrafficLeft> {
   const permanent = Math.max(0, user.traffic);
   if (user.vip_expire_time <= now) return { quota: 0, permanent };
-  return { quota: Math.max(0, dailyQuota(user) - todayUsage(user, await ctx.settings.all(), now)), permanent };
+  return {
+    quota: Math.max(0, dailyQuota(user) - todayUsage(user, await ctx.settings.all(), now)),
+    permanent,
+  };
 }
 
 /**
@@ -68,10 +72,7 @@ export function usageInfo(user: UserRow, left: TrafficLeft, now = Date.now()): U
 /** A line with its node's proxy columns and its entry, each as one JSON column, and the node's country. */
 type SourceRow = LineRow & { agent_json: string; entry_json: string | null; agent_country: string };
 
-const jsonObject = (alias: string, columns: readonly string[]) =>
-  `json_object(${columns.map((column) => `'${column}', ${alias}.${column}`).join(", ")})`;
-const AGENT_JSON = jsonObject("a", PROXY_AGENT_COLUMNS);
-const ENTRY_JSON = jsonObject("e", [
+const ENTRY_JSON_COLUMNS = [
   "id",
   "sort_index",
   "name",
@@ -80,20 +81,31 @@ const ENTRY_JSON = jsonObject("e", [
   "desc",
   "visible",
   "create_time",
-]);
+] as const;
 
 /**
  * The lines a user may use: public, the required permission held and unexpired, not barred
  * for agency users. Copies and relays are expanded by lineProxies.
  */
-export async function visibleLineProxies(ctx: AppContext, user: UserRow, now = Date.now()): Promise<ProxyEntry[]> {
-  const rows = await ctx.db.all<SourceRow>(`SELECT l.*, ${AGENT_JSON} AS agent_json, a.country_code AS agent_country,
-         CASE WHEN e.id IS NULL THEN NULL ELSE ${ENTRY_JSON} END AS entry_json
+export async function visibleLineProxies(
+  ctx: AppContext,
+  user: UserRow,
+  now = Date.now(),
+): Promise<ProxyEntry[]> {
+  const rows = await ctx.db.all<SourceRow>(
+    `SELECT l.*, ${jsonObjectSql(ctx.db, "a", PROXY_AGENT_COLUMNS)} AS agent_json,
+         a.country_code AS agent_country,
+         CASE WHEN e.id IS NULL THEN NULL ELSE ${jsonObjectSql(ctx.db, "e", ENTRY_JSON_COLUMNS)} END AS entry_json
        FROM agent_lines l
        JOIN agents a ON a.id = l.agent_id
        LEFT JOIN entries e ON e.id = l.entry_id
        WHERE ${lineVisibleSql("?1", "?3", "?4", "?2")}
-       ORDER BY l.sort_index, l.create_time`, user.id, now, user.is_agency, user.normal_permission);
+       ORDER BY l.sort_index, l.create_time`,
+    user.id,
+    now,
+    user.is_agency,
+    user.normal_permission,
+  );
   const credentials = { uuid: user.proxy_secret };
   const naming = { english: user.use_english_node === 1 };
   return uniqueNames(
@@ -140,7 +152,11 @@ export async function subscriptionProxies(
 }
 
 /** Compares the userkey in constant time; a wrong key and an unknown user look the same (404). */
-export async function userForSubscription(ctx: AppContext, userId: string, userkey: string): Promise<UserRow | null> {
+export async function userForSubscription(
+  ctx: AppContext,
+  userId: string,
+  userkey: string,
+): Promise<UserRow | null> {
   if (!ID_PATTERN.test(userId) || !/^[0-9a-f]{32}$/.test(userkey)) return null;
   const user = await findUserById(ctx, userId);
   if (!user) return null;
