@@ -379,16 +379,23 @@ export function parseDatabaseUrl(url: string): URL {
 
 /** Connects to PostgreSQL and proves the connection with one query; throws one clear line when it cannot. */
 export async function openPostgres(url: string, options: { max?: number } = {}): Promise<PostgresDb> {
-  parseDatabaseUrl(url);
+  const parsed = parseDatabaseUrl(url);
   const sql = new SQL({ url, max: options.max ?? 10, idleTimeout: 30, connectionTimeout: 10 });
   const db = new PostgresDb(sql, url);
   try {
     await db.get("SELECT 1 AS one");
   } catch (error) {
     await sql.close({ timeout: 0 }).catch(() => {});
-    throw new DatabaseUrlError(`cannot connect to ${maskUrl(url)}: ${(error as Error).message}`);
+    throw new DatabaseUrlError(`cannot connect to ${maskUrl(url)}: ${connectFailure(error, parsed)}`);
   }
   return db;
+}
+
+/** Why a first connection failed, in words an operator can act on (Bun says only "Failed to connect" when refused). */
+function connectFailure(error: unknown, url: URL): string {
+  if ((error as { code?: unknown } | null)?.code === "ERR_POSTGRES_CONNECTION_REFUSED")
+    return `nothing accepts connections at ${url.hostname}:${url.port || "5432"} (is PostgreSQL running there?)`;
+  return (error as Error).message;
 }
 
 /** Opens the database an operator chose: PostgreSQL when a URL is given, else the SQLite file. */
