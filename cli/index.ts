@@ -2,7 +2,7 @@ import { existsSync, realpathSync } from "node:fs";
 import { resolve } from "node:path";
 import { Command, CommanderError } from "commander";
 import pkg from "../package.json" with { type: "json" };
-import { DatabaseUrlError, type Db, openDatabase, openSqlite } from "../src/db/db.ts";
+import { DatabaseUrlError, type Db, maskUrl, openDatabase, openSqlite, PostgresDb } from "../src/db/db.ts";
 import { DatabaseTooNewError, migrationStatus } from "../src/db/migrate.ts";
 import { migrations } from "../src/embedded.ts";
 import { ALLOW_PRIVATE_FLAG } from "../src/lib/outbound.ts";
@@ -114,10 +114,17 @@ async function startupLines(server: RunningServer, host: string, dataDir: string
     lines.push(`${by}: 沙箱支付收款，不会真实扣款`);
   }
   if (!(await hasAdmin(server.context))) {
+    const db = server.context.db;
+    // On PostgreSQL the command must reach the same database, and the URL's password is not printed.
+    const target =
+      db instanceof PostgresDb
+        ? `--database-url ${shellWord(maskUrl(db.url))}`
+        : `--data ${shellWord(dataDir)}`;
     lines.push(
       "no admin account yet; create one (it asks for the password, or reads it from stdin):",
-      `  ${ferryCommand()} user create --email admin@example.com --role admin --data ${shellWord(dataDir)}`,
+      `  ${ferryCommand()} user create --email admin@example.com --role admin ${target}`,
     );
+    if (target.includes(":***@")) lines.push("  (with the database password in place of ***)");
   }
   return lines;
 }

@@ -2,24 +2,30 @@
  * `ferry node add` with only a name, a type and an IP fills every port as the back office's form
  * does (newNodeDefaults: seed 001 §2.3.1 plus Ferry's own ports), and `ferry node status|list|show`
  * tell a node that never called the panel (未连接) from one that stopped calling (异常), as the
- * back office's badge does. Real processes against a fresh data directory.
+ * back office's badge does. Real processes against a fresh data directory (and, on the PostgreSQL
+ * run, a fresh database).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { openSqlite } from "../src/db/db.ts";
+import { openDatabase } from "../src/db/db.ts";
 import { type Agent, NODE_TYPES, newNodeDefaults } from "../src/modules/node-record/schema.ts";
+import { createTestDatabase, registerTestDatabase, type TestDatabase, testDatabaseOf } from "../tests/pg.ts";
 import { type FerryIn, ferryIn } from "./test-helpers.ts";
 
 let dataDir: string;
+let database: TestDatabase | null;
 let cli: FerryIn;
 
-beforeAll(() => {
+beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), "ferry-node-defaults-"));
+  database = await createTestDatabase();
+  if (database) registerTestDatabase(dataDir, database.url);
   cli = ferryIn(dataDir);
 });
-afterAll(() => {
+afterAll(async () => {
+  await database?.drop();
   rmSync(dataDir, { recursive: true, force: true });
 });
 
@@ -59,7 +65,7 @@ test("status, list and show: 未连接 until a node's first call, 异常 once it
   expect(await cli.ok(["node", "show", v2ray._id])).toMatch(/^status\s+未连接$/m);
 
   // A node last heard from long ago (a day after the epoch) has stopped: 异常.
-  const db = openSqlite(join(dataDir, "ferry.db"));
+  const db = await openDatabase({ url: testDatabaseOf(dataDir), file: join(dataDir, "ferry.db") });
   await db.run("UPDATE agents SET last_seen_time = ? WHERE id = ?", 86_400_000, v2ray._id);
   await db.close();
   expect((await statusRow())?.split(/\s{2,}/).slice(2, 3)).toEqual(["异常"]);

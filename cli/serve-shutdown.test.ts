@@ -5,22 +5,34 @@
  *
  * The 50 requests are real admin calls that each commit a combo. To have them truly in flight when
  * the signal arrives, each client sends its headers and half its body, and the rest only after the
- * server has stopped accepting: a slow client, not a slow path in the server.
+ * server has stopped accepting: a slow client, not a slow path in the server. On the PostgreSQL run
+ * the server and the CLI use a test database (there is no WAL file to check then).
  */
-import { afterAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
 import { connect, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { toBase64Json } from "../src/rpc/envelope.ts";
 import { ApiClient, decodeAnswer } from "../tests/harness.ts";
+import { createTestDatabase, registerTestDatabase, type TestDatabase } from "../tests/pg.ts";
 import { ferry, startServe } from "./test-helpers.ts";
 
 const root = mkdtempSync(join(tmpdir(), "ferry-shutdown-"));
 const dataDir = join(root, "data");
 const IN_FLIGHT = 50;
+let database: TestDatabase | null = null;
+/** What `ferry serve` needs to reach the test database (nothing on SQLite). */
+let serveEnv: Record<string, string> = {};
 
-afterAll(() => {
+beforeAll(async () => {
+  database = await createTestDatabase();
+  if (!database) return;
+  registerTestDatabase(dataDir, database.url);
+  serveEnv = { FERRY_DATABASE_URL: database.url };
+});
+afterAll(async () => {
+  await database?.drop();
   rmSync(root, { recursive: true, force: true });
 });
 
@@ -92,7 +104,7 @@ test("SIGTERM with 50 writes in flight answers all of them, exits 0, and a resta
   );
   expect(created.code).toBe(0);
 
-  const server = await startServe(["--port", "0", "--data", dataDir]);
+  const server = await startServe(["--port", "0", "--data", dataDir], { env: serveEnv });
   const port = server.port as number;
   const admin = new ApiClient(server.url);
   expect((await admin.login("boss@example.com", "long-password-1")).code).toBe(0);
@@ -130,7 +142,7 @@ test("SIGTERM with 50 writes in flight answers all of them, exits 0, and a resta
   );
   expect(existsSync(join(dataDir, "ferry.pid"))).toBe(false);
 
-  const again = await startServe(["--port", "0", "--data", dataDir]);
+  const again = await startServe(["--port", "0", "--data", dataDir], { env: serveEnv });
   try {
     const client = new ApiClient(again.url);
     expect((await client.login("boss@example.com", "long-password-1")).code).toBe(0);

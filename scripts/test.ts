@@ -24,6 +24,7 @@ export const SQLITE_ONLY = [
   "src/db/read-cache.test.ts", // the read cache of the SQLite file
   "tests/disk-full.test.ts", // SQLITE_FULL on a full disk
   "cli/backup.test.ts", // `ferry backup` copying the SQLite file (pg_dump has its own tests)
+  "cli/restore.test.ts", // `ferry restore` replacing the SQLite file (pg_restore: cli/pg-backup.test.ts)
 ];
 
 /** Every *.test.ts that runs on PostgreSQL too, as paths from the repository root. */

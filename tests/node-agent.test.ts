@@ -21,7 +21,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import pkg from "../package.json" with { type: "json" };
-import { tx } from "../src/db/db.ts";
+import { jsonValuesSql, tx } from "../src/db/db.ts";
 import { GB, MB } from "../src/lib/traffic.ts";
 import { changeTraffic } from "../src/modules/ledger/service.ts";
 import type { AgentLine } from "../src/modules/line/schema.ts";
@@ -32,6 +32,7 @@ import type { AgentStatus } from "../src/node-program/control.ts";
 import type { Report } from "../src/node-program/spool.ts";
 import { startServer } from "../src/server.ts";
 import { type ApiClient, loggedInClient, type TestServer } from "./harness.ts";
+import { createTestDatabase, type TestDatabase } from "./pg.ts";
 import {
   clientConfig,
   decodeSubscription,
@@ -57,6 +58,8 @@ const DELIVER_TIMEOUT_MS = 30_000;
 
 let root = "";
 let panelDir = "";
+/** The panel's PostgreSQL database on the PostgreSQL run (it outlives a stopped panel), else null. */
+let panelDatabase: TestDatabase | null = null;
 let agentDir = "";
 let panelPort = 0;
 let server: TestServer | null = null;
@@ -79,6 +82,7 @@ let slowUrl = "";
 async function startPanel(): Promise<TestServer> {
   const running = await startServer({
     dataDir: panelDir,
+    databaseUrl: panelDatabase?.url,
     host: "127.0.0.1",
     port: panelPort,
     rateLimitScale: 1000,
@@ -106,30 +110,35 @@ async function ok<T>(client: ApiClient, path: string, payload: unknown = {}): Pr
 
 async function giveTraffic(userId: string, bytes: number) {
   const ctx = (server as TestServer).context;
-  await tx(ctx.db, async () =>
-    await changeTraffic(ctx.db, {
-      userId,
-      type: "buy",
-      desc: "测试流量",
-      traffic: bytes,
-      now: Date.now(),
-      timeZone: await ctx.settings.get("timezone"),
-    }),
+  await tx(
+    ctx.db,
+    async () =>
+      await changeTraffic(ctx.db, {
+        userId,
+        type: "buy",
+        desc: "测试流量",
+        traffic: bytes,
+        now: Date.now(),
+        timeZone: await ctx.settings.get("timezone"),
+      }),
   );
 }
 
 const trafficOf = async (userId: string) =>
-  (await db().get("SELECT traffic FROM balances WHERE user_id = ?", userId) as { traffic: number }).traffic;
+  ((await db().get("SELECT traffic FROM balances WHERE user_id = ?", userId)) as { traffic: number }).traffic;
 
 /** What the panel recorded for a user over all days: raw bytes and the charge by source. */
 async function usageOf(userId: string) {
-  return await db().get<{ upload: number; download: number; charged: number; rows: number }>(`SELECT COALESCE(SUM(upload), 0) AS upload, COALESCE(SUM(download), 0) AS download,
+  return (await db().get<{ upload: number; download: number; charged: number; rows: number }>(
+    `SELECT COALESCE(SUM(upload), 0) AS upload, COALESCE(SUM(download), 0) AS download,
          COALESCE(SUM(quota + permanent + overdraft), 0) AS charged, COUNT(*) AS rows
-       FROM usage_days WHERE user_id = ?`, userId) as { upload: number; download: number; charged: number; rows: number };
+       FROM usage_days WHERE user_id = ?`,
+    userId,
+  )) as { upload: number; download: number; charged: number; rows: number };
 }
 
 const heatOf = async (lineId: string) =>
-  (await db().get("SELECT hot FROM agent_lines WHERE id = ?", lineId) as { hot: number }).hot;
+  ((await db().get("SELECT hot FROM agent_lines WHERE id = ?", lineId)) as { hot: number }).hot;
 
 // ---- the agent ----------------------------------------------------------------------------
 
@@ -269,6 +278,7 @@ beforeAll(async () => {
   if (SKIP) return;
   root = mkdtempSync(join(tmpdir(), "ferry-node-agent-"));
   panelDir = join(root, "panel");
+  panelDatabase = await createTestDatabase();
   agentDir = join(root, "node");
   mkdirSync(panelDir);
   v2ray = new V2rayProcesses(root);
@@ -339,7 +349,7 @@ beforeAll(async () => {
     scale: SCALES.wsLine,
   });
   lineIds = { tcp: tcp._id, ws: ws._id };
-  node = await findAgentRow(panel.context, made._id) as AgentRow;
+  node = (await findAgentRow(panel.context, made._id)) as AgentRow;
 
   startAgent();
   await until(
@@ -361,6 +371,7 @@ afterAll(async () => {
   await v2ray?.stopAll();
   files?.stop(true);
   await stopPanel();
+  await panelDatabase?.drop();
   if (root) rmSync(root, { recursive: true, force: true });
 });
 
@@ -371,7 +382,7 @@ describe.skipIf(SKIP)("ferry node run with Debian's v2ray", () => {
   let aliceKey = "";
 
   test("the agent reports in: version, normal status, its users", async () => {
-    const row = await findAgentRow((server as TestServer).context, node.id) as AgentRow;
+    const row = (await findAgentRow((server as TestServer).context, node.id)) as AgentRow;
     expect(row.agent_version).toBe(pkg.version);
     const status = (await agentStatus()) as AgentStatus;
     expect(status).toMatchObject({ version: pkg.version, users: 2, core: "running", pendingReports: 0 });
@@ -380,7 +391,11 @@ describe.skipIf(SKIP)("ferry node run with Debian's v2ray", () => {
   test("5 MB through each line lowers the traffic by the scaled amount within two push intervals", async () => {
     aliceKey = alice.user.userkey;
     aliceClient = await clientFor("alice", alice.user, aliceKey);
-    const before = { traffic: await trafficOf(alice.user.id), tcp: await heatOf(lineIds.tcp), ws: await heatOf(lineIds.ws) };
+    const before = {
+      traffic: await trafficOf(alice.user.id),
+      tcp: await heatOf(lineIds.tcp),
+      ws: await heatOf(lineIds.ws),
+    };
 
     const outcomes = await Promise.all([
       fetchThrough(aliceClient.ports["本机 TCP"] as number, fileUrl, DELIVER_TIMEOUT_MS),
@@ -392,7 +407,7 @@ describe.skipIf(SKIP)("ferry node run with Debian's v2ray", () => {
     const charged = await until(
       "the charge reaches the panel",
       2 * INTERVAL_S * 1000 + SLACK_MS,
-      async () => before.traffic - await trafficOf(alice.user.id),
+      async () => before.traffic - (await trafficOf(alice.user.id)),
       (value) => value >= expected * 0.99,
     );
     expectWithinOnePercent(charged, expected);
@@ -406,14 +421,17 @@ describe.skipIf(SKIP)("ferry node run with Debian's v2ray", () => {
     expect(usage.charged).toBe(charged);
 
     // One spend record per business day (two if the test ran across the day's start).
-    const spend = await db().get<{ records: number; change: number }>("SELECT COUNT(*) AS records, SUM(traffic_change) AS change FROM traffic_records WHERE user_id = ? AND type = 'spend'", alice.user.id);
+    const spend = await db().get<{ records: number; change: number }>(
+      "SELECT COUNT(*) AS records, SUM(traffic_change) AS change FROM traffic_records WHERE user_id = ? AND type = 'spend'",
+      alice.user.id,
+    );
     expect(spend?.records).toBeGreaterThan(0);
     expect(spend?.change).toBe(-charged);
 
     // Heat is raw bytes, each on the line it went through.
-    expect(await heatOf(lineIds.tcp) - before.tcp).toBeGreaterThanOrEqual(FILE.length);
-    expect(await heatOf(lineIds.tcp) - before.tcp).toBeLessThan(FILE.length + 2 * HEADER_ALLOWANCE);
-    expect(await heatOf(lineIds.ws) - before.ws).toBeGreaterThanOrEqual(FILE.length);
+    expect((await heatOf(lineIds.tcp)) - before.tcp).toBeGreaterThanOrEqual(FILE.length);
+    expect((await heatOf(lineIds.tcp)) - before.tcp).toBeLessThan(FILE.length + 2 * HEADER_ALLOWANCE);
+    expect((await heatOf(lineIds.ws)) - before.ws).toBeGreaterThanOrEqual(FILE.length);
   }, 60_000);
 
   test("a customer with no traffic left is dropped at the next sync; others keep going, the core keeps running", async () => {
@@ -471,13 +489,16 @@ describe.skipIf(SKIP)("ferry node run with Debian's v2ray", () => {
    * nothing pending at the agent, and no change over a whole push interval (the last counters read).
    */
   async function settled(minimumDownload: number) {
-    const totals = async () => ({ ...await usageOf(alice.user.id), traffic: await trafficOf(alice.user.id) });
+    const totals = async () => ({
+      ...(await usageOf(alice.user.id)),
+      traffic: await trafficOf(alice.user.id),
+    });
     let last = { at: Date.now(), value: "" };
     return until(
       "the traffic so far is charged",
       4 * INTERVAL_S * 1000 + SLACK_MS,
       async () => {
-        const value = { ...await totals(), pending: (await agentStatus())?.pendingReports };
+        const value = { ...(await totals()), pending: (await agentStatus())?.pendingReports };
         const key = JSON.stringify(value);
         if (key !== last.value) last = { at: Date.now(), value: key };
         return { ...value, quietMs: Date.now() - last.at };
@@ -489,7 +510,7 @@ describe.skipIf(SKIP)("ferry node run with Debian's v2ray", () => {
 
   test("the panel stopped during a download and started again: nothing lost, nothing counted twice", async () => {
     const before = await settled(0);
-    const reportsBefore = await db().get("SELECT COUNT(*) AS n FROM node_reports") as { n: number };
+    const reportsBefore = (await db().get("SELECT COUNT(*) AS n FROM node_reports")) as { n: number };
 
     const download = fetchThrough(aliceClient.ports["本机 TCP"] as number, slowUrl, DELIVER_TIMEOUT_MS);
     await Bun.sleep(500);
@@ -510,7 +531,7 @@ describe.skipIf(SKIP)("ferry node run with Debian's v2ray", () => {
     expectWithinOnePercent(before.traffic - after.traffic, charge(FILE.length, SCALES.tcpLine));
     expect(after.charged - before.charged).toBe(before.traffic - after.traffic);
     // The reports are on the panel, each id once (a resend is answered as a duplicate, not applied).
-    const reportsAfter = await db().get("SELECT COUNT(*) AS n FROM node_reports") as { n: number };
+    const reportsAfter = (await db().get("SELECT COUNT(*) AS n FROM node_reports")) as { n: number };
     expect(reportsAfter.n).toBeGreaterThan(reportsBefore.n);
   }, 90_000);
 
@@ -551,8 +572,12 @@ describe.skipIf(SKIP)("ferry node run with Debian's v2ray", () => {
     await startPanel();
     const after = await settled(before.download + 2 * FILE.length);
     const ids = waiting.map((report) => report.id);
-    const applied = (await db().all<{ report_id: string }>("SELECT report_id FROM node_reports WHERE report_id IN (SELECT value FROM json_each(?))", JSON.stringify(ids)))
-      .map((row) => row.report_id);
+    const applied = (
+      await db().all<{ report_id: string }>(
+        `SELECT report_id FROM node_reports WHERE report_id IN ${jsonValuesSql(db(), "?", "text")}`,
+        JSON.stringify(ids),
+      )
+    ).map((row) => row.report_id);
     expect(applied.sort()).toEqual([...ids].sort());
     expect(spooled()).toEqual([]);
 

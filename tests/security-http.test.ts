@@ -5,6 +5,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
+import { rowOrderSql } from "../src/db/db.ts";
 import { transformPassword } from "../src/modules/user/password.ts";
 import { toBase64Json } from "../src/rpc/envelope.ts";
 import { parseTrustedProxies } from "../src/rpc/forwarded.ts";
@@ -28,7 +29,8 @@ const envelope = (payload: unknown = {}) => JSON.stringify({ data: toBase64Json(
 
 async function userkeyOf(userId: string): Promise<string> {
   return (
-    (await server.context.db.get<{ userkey: string }>("SELECT userkey FROM users WHERE id = ?", userId))?.userkey ?? ""
+    (await server.context.db.get<{ userkey: string }>("SELECT userkey FROM users WHERE id = ?", userId))
+      ?.userkey ?? ""
   );
 }
 
@@ -42,7 +44,7 @@ async function resetUserkeyWith(headers: Record<string, string>, body: BodyInit 
     headers: { cookie: client.cookieHeader(), ...headers },
   });
   const answer = await decodeAnswer(response);
-  return { answer, changed: await userkeyOf(user.id) !== before };
+  return { answer, changed: (await userkeyOf(user.id)) !== before };
 }
 
 describe("cross-site calls (finding 3)", () => {
@@ -268,7 +270,11 @@ describe("forwarded headers come only from trusted proxies (finding 7)", () => {
     );
     expect((await decodeAnswer(response)).code).toBe(0);
     const cookie = response.headers.getSetCookie().find((line) => line.startsWith("token=")) ?? "";
-    const ip = (await server.context.db.get<{ ip: string }>("SELECT ip FROM sessions WHERE user_id = ? ORDER BY rowid DESC LIMIT 1", user.id))?.ip;
+    const db = server.context.db;
+    const newest = `ORDER BY create_time DESC, ${rowOrderSql(db)} DESC`;
+    const ip = (
+      await db.get<{ ip: string }>(`SELECT ip FROM sessions WHERE user_id = ? ${newest} LIMIT 1`, user.id)
+    )?.ip;
     return { secure: /;\s*Secure/i.test(cookie), ip };
   }
 

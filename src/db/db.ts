@@ -268,8 +268,17 @@ function normalizeRows<T>(result: PgResult): T[] {
   return result as unknown as T[];
 }
 
+/**
+ * Parameters as PostgreSQL takes them: booleans as 1/0, and a NUL in a string as U+FFFD, the
+ * replacement character (PostgreSQL text cannot hold NUL and refuses the statement, where SQLite
+ * stores it; a key with a NUL in it then matches nothing on either engine).
+ */
 function pgParams(params: SqlValue[]): unknown[] {
-  return params.map((value) => (typeof value === "boolean" ? (value ? 1 : 0) : value));
+  return params.map((value) => {
+    if (typeof value === "boolean") return value ? 1 : 0;
+    if (typeof value === "string" && value.includes("\0")) return value.replaceAll("\0", "\uFFFD");
+    return value;
+  });
 }
 
 /** The URL with its password replaced by ***. */
@@ -413,16 +422,23 @@ export function parseDatabaseUrl(url: string): URL {
 
 /** Connects to PostgreSQL and proves the connection with one query; throws one clear line when it cannot. */
 export async function openPostgres(url: string, options: { max?: number } = {}): Promise<PostgresDb> {
-  parseDatabaseUrl(url);
+  const parsed = parseDatabaseUrl(url);
   const sql = new SQL({ url, max: options.max ?? 10, idleTimeout: 30, connectionTimeout: 10 });
   const db = new PostgresDb(sql, url);
   try {
     await db.get("SELECT 1 AS one");
   } catch (error) {
     await sql.close({ timeout: 0 }).catch(() => {});
-    throw new DatabaseUrlError(`cannot connect to ${maskUrl(url)}: ${(error as Error).message}`);
+    throw new DatabaseUrlError(`cannot connect to ${maskUrl(url)}: ${connectFailure(error, parsed)}`);
   }
   return db;
+}
+
+/** Why a first connection failed, in words an operator can act on (Bun says only "Failed to connect" when refused). */
+function connectFailure(error: unknown, url: URL): string {
+  if ((error as { code?: unknown } | null)?.code === "ERR_POSTGRES_CONNECTION_REFUSED")
+    return `nothing accepts connections at ${url.hostname}:${url.port || "5432"} (is PostgreSQL running there?)`;
+  return (error as Error).message;
 }
 
 /** Opens the database an operator chose: PostgreSQL when a URL is given, else the SQLite file. */

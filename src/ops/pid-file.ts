@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /**
@@ -11,6 +11,8 @@ export const pidFilePath = (dataDir: string) => join(dataDir, "ferry.pid");
 /** Writes this process's pid; answers the function that removes it again (only if still ours). */
 export function claimPidFile(dataDir: string): () => void {
   const file = pidFilePath(dataDir);
+  // On PostgreSQL no database file has created the data directory (owner only, as for ferry.db).
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   writeFileSync(file, `${process.pid}\n`, { mode: 0o600 });
   return () => {
     if (runningPid(file) === process.pid) rmSync(file, { force: true });
