@@ -18,7 +18,8 @@ beforeAll(async () => ({ server, cli } = await startWithCli()));
 afterAll(() => server?.close());
 
 const trafficOf = async (id: string) =>
-  (await server.context.db.get<{ traffic: number }>("SELECT traffic FROM balances WHERE user_id = ?", id))?.traffic;
+  (await server.context.db.get<{ traffic: number }>("SELECT traffic FROM balances WHERE user_id = ?", id))
+    ?.traffic;
 
 test("every agency command has --help", async () => {
   await expectHelp([
@@ -40,15 +41,17 @@ test("set, attach and allocate: the owner's page shows the customer with the tra
   const owner = await loggedInClient(server);
   const customer = await loggedInClient(server);
   const db = server.context.db;
-  await tx(db, async () =>
-    await changeTraffic(db, {
-      userId: owner.user.id,
-      type: "buy",
-      desc: "测试",
-      traffic: 5 * GB,
-      now: Date.now(),
-      timeZone: "Asia/Shanghai",
-    }),
+  await tx(
+    db,
+    async () =>
+      await changeTraffic(db, {
+        userId: owner.user.id,
+        type: "buy",
+        desc: "测试",
+        traffic: 5 * GB,
+        now: Date.now(),
+        timeZone: "Asia/Shanghai",
+      }),
   );
   const set = await cli.json<Agency>(["agency", "set", owner.email, "--name", "华南"]);
   expect(set).toMatchObject({ email: owner.email, name: "华南", customerCount: 0 });

@@ -40,7 +40,8 @@ beforeAll(async () => {
   ).toBe(0);
   // 4 MB of error-log rows, so that the copy is cut well before its end.
   const db = openSqlite(join(dataDir, "ferry.db"));
-  const insert = "INSERT INTO error_logs (create_time, last_time, name, msg, stack, fingerprint, repeat_count) VALUES (0, 0, 'filler', 'filler', hex(randomblob(2000)), ?, 1)";
+  const insert =
+    "INSERT INTO error_logs (create_time, last_time, name, msg, stack, fingerprint, repeat_count) VALUES (0, 0, 'filler', 'filler', hex(randomblob(2000)), ?, 1)";
   await db.tx(async () => {
     for (let i = 0; i < 1000; i++) await db.run(insert, `filler-${i}`);
   });

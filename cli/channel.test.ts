@@ -106,6 +106,9 @@ test("bad input is one line and changes nothing", async () => {
   cases.forEach(([, mentions], i) => {
     expectOneLineError(runs[i] as (typeof runs)[number], mentions);
   });
-  const channels = await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM channels WHERE user_id = ?", other.user.id);
+  const channels = await server.context.db.get<{ n: number }>(
+    "SELECT COUNT(*) AS n FROM channels WHERE user_id = ?",
+    other.user.id,
+  );
   expect(channels?.n).toBe(0);
 });

@@ -106,7 +106,10 @@ describe("user create, user set-role, migrate status", () => {
       const boss = new ApiClient(server.url);
       expect((await boss.login("boss@example.com", "long-password-1")).code).toBe(0);
       expect((await boss.call("/api/admin/config/get")).code).toBe(0);
-      const verified = await server.context.db.get<{ email_verified: number }>("SELECT email_verified FROM users WHERE email = ?", "boss@example.com");
+      const verified = await server.context.db.get<{ email_verified: number }>(
+        "SELECT email_verified FROM users WHERE email = ?",
+        "boss@example.com",
+      );
       expect(verified?.email_verified).toBe(1);
 
       // set-role while the server runs takes effect on the next call.
@@ -180,7 +183,9 @@ describe("backup", () => {
         "ok",
       );
       expect(db.query("SELECT email FROM users").all()).toEqual([{ email: "fresh@example.com" }]);
-      const versions = db.query<{ version: number }, []>("SELECT version FROM schema_migrations ORDER BY version").all();
+      const versions = db
+        .query<{ version: number }, []>("SELECT version FROM schema_migrations ORDER BY version")
+        .all();
       expect(versions.map((v) => v.version)).toEqual(migrations.map((m) => m.version));
     } finally {
       db.close();
@@ -253,7 +258,10 @@ describe("bad input: non-zero exit and a one-line error", () => {
     const dataDir = freshDir();
     const db = openSqlite(join(dataDir, "ferry.db"));
     await migrate(db, migrations);
-    await db.run("INSERT INTO schema_migrations (version, name, applied_time) VALUES (?, 'future', 1)", (migrations.at(-1)?.version ?? 0) + 1);
+    await db.run(
+      "INSERT INTO schema_migrations (version, name, applied_time) VALUES (?, 'future', 1)",
+      (migrations.at(-1)?.version ?? 0) + 1,
+    );
     await db.close();
     const [serve, create] = await Promise.all([
       ferry(["serve", "--host", "127.0.0.1", "--port", "0", "--data", dataDir]),

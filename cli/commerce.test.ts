@@ -62,7 +62,11 @@ test("every commerce command has --help", async () => {
 describe("combo", () => {
   test("create adds combos the shop shows and list prints them", async () => {
     const permission = newId();
-    await server.context.db.run("INSERT INTO permissions (id, name, \"desc\", create_time) VALUES (?, 'netflix', '奈飞', ?)", permission, Date.now());
+    await server.context.db.run(
+      "INSERT INTO permissions (id, name, \"desc\", create_time) VALUES (?, 'netflix', '奈飞', ?)",
+      permission,
+      Date.now(),
+    );
 
     const traffic = await ferryJson<Combo>([
       "combo",
@@ -223,7 +227,12 @@ describe("order", () => {
     expect(paid).toMatchObject({ _id: bobOrder._id, status: "paied", wallet_spend: 4, pay_money: 5.9 });
     const info = await userInfo(bob.client);
     expect({ traffic: info.traffic, paidUser: info.paidUser }).toEqual({ traffic: 10 * GB, paidUser: true });
-    const trade = await server.context.db.get<{ trade_no: string; provider: string; amount_fen: number; status: string }>("SELECT trade_no, provider, amount_fen, status FROM payments WHERE order_id = ?", bobOrder._id);
+    const trade = await server.context.db.get<{
+      trade_no: string;
+      provider: string;
+      amount_fen: number;
+      status: string;
+    }>("SELECT trade_no, provider, amount_fen, status FROM payments WHERE order_id = ?", bobOrder._id);
     expect(trade).toMatchObject({ provider: "manual", amount_fen: 590, status: "paid" });
     expect(await paymentEvents(server, trade?.trade_no as string)).toEqual([
       {
@@ -259,7 +268,9 @@ describe("order", () => {
     await expectRefused(refused.map(([args, mentions]) => [withData(args), mentions]));
     expect((await userInfo(bob.client)).traffic).toBe(10 * GB);
     expect((await userInfo(alice.client)).traffic).toBe(10 * GB);
-    const manualEvents = await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM payment_events WHERE provider = 'manual'");
+    const manualEvents = await server.context.db.get<{ n: number }>(
+      "SELECT COUNT(*) AS n FROM payment_events WHERE provider = 'manual'",
+    );
     expect(manualEvents?.n).toBe(2);
   });
 });

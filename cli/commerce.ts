@@ -33,7 +33,11 @@ const DEFAULT_ORDER_LIMIT = 100;
 async function permissionIds(ctx: AppContext, values: string[]): Promise<string[]> {
   const ids: string[] = [];
   for (const value of values) {
-    const row = await ctx.db.get<{ id: string }>("SELECT id FROM permissions WHERE id = ? OR name = ?", value, value);
+    const row = await ctx.db.get<{ id: string }>(
+      "SELECT id FROM permissions WHERE id = ? OR name = ?",
+      value,
+      value,
+    );
     if (!row) die(`no permission with id or name ${value}`);
     ids.push(row.id);
   }
@@ -163,21 +167,23 @@ function registerOrderCommands(program: Command) {
     .option("--limit <n>", "at most this many orders", String(DEFAULT_ORDER_LIMIT))
     .addOption(dataOption())
     .option("--json", "print as JSON")
-    .action(async (options: { user?: string; status?: string; limit: string; data?: string; json?: boolean }) => {
-      const status = options.status as OrderStatus | undefined;
-      if (status !== undefined && !ORDER_STATUSES.includes(status))
-        die(`--status must be one of ${ORDER_STATUSES.join(", ")}`);
-      const limit = numberOption("--limit", options.limit) as number;
-      if (!Number.isInteger(limit) || limit < 1)
-        die(`--limit must be a positive whole number: ${options.limit}`);
-      const email = options.user?.trim().toLowerCase();
-      const { trades, at } = await withContext(options.data, async (ctx) => {
-        if (email !== undefined && !await findUserByEmail(ctx, email))
-          die(`no account with e-mail ${options.user}`);
-        return { trades: await listTrades(ctx, limit, "", { email, status }), at: await timePrinter(ctx) };
-      });
-      printListOr(options.json ?? false, trades, (t) => tradeLine(t, at), "no orders");
-    });
+    .action(
+      async (options: { user?: string; status?: string; limit: string; data?: string; json?: boolean }) => {
+        const status = options.status as OrderStatus | undefined;
+        if (status !== undefined && !ORDER_STATUSES.includes(status))
+          die(`--status must be one of ${ORDER_STATUSES.join(", ")}`);
+        const limit = numberOption("--limit", options.limit) as number;
+        if (!Number.isInteger(limit) || limit < 1)
+          die(`--limit must be a positive whole number: ${options.limit}`);
+        const email = options.user?.trim().toLowerCase();
+        const { trades, at } = await withContext(options.data, async (ctx) => {
+          if (email !== undefined && !(await findUserByEmail(ctx, email)))
+            die(`no account with e-mail ${options.user}`);
+          return { trades: await listTrades(ctx, limit, "", { email, status }), at: await timePrinter(ctx) };
+        });
+        printListOr(options.json ?? false, trades, (t) => tradeLine(t, at), "no orders");
+      },
+    );
 
   order
     .command("mark-paid")
@@ -198,7 +204,7 @@ function registerOrderCommands(program: Command) {
         const result = await settleWithoutGateway(ctx, orderId, "manual", `manual: ${reason}`);
         if (result.result !== "credited")
           die(`order ${orderId} was not credited: ${"reason" in result ? result.reason : result.result}`);
-        return toOrder(await findOrder(ctx.db, orderId) as OrderRow);
+        return toOrder((await findOrder(ctx.db, orderId)) as OrderRow);
       });
       printJsonOr(
         options.json ?? false,

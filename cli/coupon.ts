@@ -149,7 +149,12 @@ export function registerCouponCommands(program: Command) {
         const coupons = (await listCoupons(ctx)).filter(
           (c) => (!options.type || c.type === options.type) && (!options.taobao || c.taobao),
         );
-        printListOr(options.json ?? false, coupons, couponLine(await ctx.settings.get("timezone")), "no coupons");
+        printListOr(
+          options.json ?? false,
+          coupons,
+          couponLine(await ctx.settings.get("timezone")),
+          "no coupons",
+        );
       });
     });
 
@@ -197,11 +202,10 @@ export function registerCouponCommands(program: Command) {
     .argument("<id-or-code...>", "coupon ids or codes")
     .addOption(dataOption())
     .action(async (idsOrCodes: string[], options: { data?: string }) => {
-      const deleted = await withContext(options.data, async (ctx) =>
-        await deleteCoupons(
-          ctx,
-          await Promise.all(idsOrCodes.map((value) => couponId(ctx, value))),
-        ),
+      const deleted = await withContext(
+        options.data,
+        async (ctx) =>
+          await deleteCoupons(ctx, await Promise.all(idsOrCodes.map((value) => couponId(ctx, value)))),
       );
       console.log(`deleted ${deleted} coupon${deleted === 1 ? "" : "s"}`);
     });

@@ -298,7 +298,11 @@ describe("line", () => {
       fixName: false,
     });
     const permission = newId();
-    await server.context.db.run("INSERT INTO permissions (id, name, \"desc\", create_time) VALUES (?, 'cli-line', '', ?)", permission, Date.now());
+    await server.context.db.run(
+      "INSERT INTO permissions (id, name, \"desc\", create_time) VALUES (?, 'cli-line', '', ?)",
+      permission,
+      Date.now(),
+    );
     const ss = await ferryJson<AgentLine>([
       "line",
       "add",

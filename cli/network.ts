@@ -335,7 +335,7 @@ function registerNodeCommands(program: Command) {
     .action(async (id: string, options: { data?: string; json?: boolean }) => {
       const details = await withContext(options.data, async (ctx): Promise<NodeDetails> => {
         const row = await agentOrDie(ctx, id);
-        return { ...(await findAgent(ctx, row.id) as Agent), api_token: row.api_token };
+        return { ...((await findAgent(ctx, row.id)) as Agent), api_token: row.api_token };
       });
       printJsonOr(options.json ?? false, details, nodeDetails);
     });
@@ -387,7 +387,10 @@ function registerNodeCommands(program: Command) {
       const result = await withContextAsync(options.data, async (ctx) => {
         const row = await agentOrDie(ctx, id);
         try {
-          return { name: row.name, ...(await upgradeNode(ctx, row.id, await panelOrDie(ctx, options.panel))) };
+          return {
+            name: row.name,
+            ...(await upgradeNode(ctx, row.id, await panelOrDie(ctx, options.panel))),
+          };
         } catch (error) {
           throw new Error(`升级失败: ${(error as Error).message}`);
         }
@@ -409,8 +412,10 @@ function registerNodeCommands(program: Command) {
     .addOption(panelOption())
     .addOption(dataOption())
     .action(async (id: string, options: { panel?: string; data?: string }) => {
-      const command = await withContext(options.data, async (ctx) =>
-        await installCommand(ctx, (await agentOrDie(ctx, id)).id, await panelOrDie(ctx, options.panel)),
+      const command = await withContext(
+        options.data,
+        async (ctx) =>
+          await installCommand(ctx, (await agentOrDie(ctx, id)).id, await panelOrDie(ctx, options.panel)),
       );
       console.log(command);
     });
@@ -577,7 +582,10 @@ async function userOrDie(ctx: AppContext, email: string): Promise<UserRow> {
 
 /** The describe_host setting, else --host, as the SPA does with the site the customer is on. */
 async function linkOrigin(ctx: AppContext, host: string | undefined): Promise<string> {
-  const origin = subscriptionOrigin(await ctx.settings.get("describe_host"), subscriptionOrigin(host ?? "", ""));
+  const origin = subscriptionOrigin(
+    await ctx.settings.get("describe_host"),
+    subscriptionOrigin(host ?? "", ""),
+  );
   if (!origin) die("the describe_host setting is empty: give --host https://your-site");
   try {
     const url = new URL(origin);

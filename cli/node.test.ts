@@ -56,7 +56,7 @@ async function addNode(ctrlPort = 888, serverType = "ubuntu_x86"): Promise<Agent
       serverType,
     ])
   )._id;
-  return await findAgentRow(server.context, id) as AgentRow;
+  return (await findAgentRow(server.context, id)) as AgentRow;
 }
 
 const withAgentEnv = (args: string[]) => ferry(cli.withData(args), { FERRY_AGENT_BINARY: served });

@@ -21,7 +21,10 @@ export const dataOption = () => new Option("--data <dir>", "data directory (env 
 /** `--database-url`, a program option every command accepts (env FERRY_DATABASE_URL). */
 export const DATABASE_URL_ENV = "FERRY_DATABASE_URL";
 export const databaseUrlOption = () =>
-  new Option("--database-url <url>", `postgres://user:pass@host:5432/db to use PostgreSQL (env ${DATABASE_URL_ENV})`);
+  new Option(
+    "--database-url <url>",
+    `postgres://user:pass@host:5432/db to use PostgreSQL (env ${DATABASE_URL_ENV})`,
+  );
 
 /** The PostgreSQL URL an operator chose, or undefined for the SQLite file. */
 export function databaseUrl(): string | undefined {
@@ -67,7 +70,10 @@ export function printListOr<T>(json: boolean, list: T[], line: (item: T) => stri
 }
 
 /** Opens the data directory, runs the command, turns any failure into the one-line error, closes. */
-export async function withContext<T>(dataDir: string | undefined, run: (ctx: AppContext) => T | Promise<T>): Promise<T> {
+export async function withContext<T>(
+  dataDir: string | undefined,
+  run: (ctx: AppContext) => T | Promise<T>,
+): Promise<T> {
   const ctx = await openContext(dataDirOption(dataDir));
   try {
     return await run(ctx);

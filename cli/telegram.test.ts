@@ -67,7 +67,10 @@ async function boundCustomer(chat: FakeChat) {
 }
 
 const outboxRow = async (text: string) =>
-  await server.context.db.get<{ status: string; last_error: string }>("SELECT status, last_error FROM telegram_outbox WHERE text = ?", text);
+  await server.context.db.get<{ status: string; last_error: string }>(
+    "SELECT status, last_error FROM telegram_outbox WHERE text = ?",
+    text,
+  );
 
 test("telegram status has --help", async () => {
   await expectHelp([
@@ -115,15 +118,17 @@ test("bound accounts, the outbox, why messages failed, when one last went out, t
   // Alice's time package ends within 3 days: the alert scan tells her, once.
   const ctx = server.context;
   const scanTime = Date.now();
-  await tx(ctx.db, async () =>
-    await changeTraffic(ctx.db, {
-      userId: alice.user.id,
-      type: "buy",
-      desc: "月付",
-      vipExpireTime: scanTime + 2 * DAY_MS,
-      now: scanTime,
-      timeZone: TIME_ZONE,
-    }),
+  await tx(
+    ctx.db,
+    async () =>
+      await changeTraffic(ctx.db, {
+        userId: alice.user.id,
+        type: "buy",
+        desc: "月付",
+        vipExpireTime: scanTime + 2 * DAY_MS,
+        now: scanTime,
+        timeZone: TIME_ZONE,
+      }),
   );
   expect(await scanAlerts(ctx, scanTime)).toBe(1);
   await until("the alert sent", () =>

@@ -15,7 +15,14 @@ export interface Run {
 /** The test process's environment without the FERRY_* variables that steer a command, plus `env`. */
 function commandEnv(env: Record<string, string>): Record<string, string | undefined> {
   const clean = { ...process.env };
-  for (const name of ["FERRY_DATA", "FERRY_DATABASE_URL", "FERRY_HOST", "FERRY_PORT", "FERRY_TRUST_PROXY", "FERRY_SANDBOX_PAY"])
+  for (const name of [
+    "FERRY_DATA",
+    "FERRY_DATABASE_URL",
+    "FERRY_HOST",
+    "FERRY_PORT",
+    "FERRY_TRUST_PROXY",
+    "FERRY_SANDBOX_PAY",
+  ])
     delete clean[name];
   return { ...clean, ...env };
 }
@@ -25,7 +32,11 @@ export function ferry(args: string[], env: Record<string, string> = {}, input?: 
   // On the PostgreSQL run a test server's data directory stands for its database.
   const dataDir = args[args.indexOf("--data") + 1];
   const url = args.includes("--data") && dataDir ? testDatabaseOf(dataDir) : undefined;
-  return runCommand([process.execPath, "src/main.ts", ...args], url ? { FERRY_DATABASE_URL: url, ...env } : env, input);
+  return runCommand(
+    [process.execPath, "src/main.ts", ...args],
+    url ? { FERRY_DATABASE_URL: url, ...env } : env,
+    input,
+  );
 }
 
 /** Runs `argv` from the repository's root to its end, with the environment and stdin `ferry` gives. */

@@ -52,7 +52,12 @@ test("list and show what customers opened, filtered by status; reply and close l
 
   const alice = await loggedInClient(server);
   const bob = await loggedInClient(server);
-  await server.context.db.run("INSERT INTO telegram_bindings (user_id, chat_id, bind_time) VALUES (?, ?, ?)", alice.user.id, 9001, Date.now());
+  await server.context.db.run(
+    "INSERT INTO telegram_bindings (user_id, chat_id, bind_time) VALUES (?, ?, ?)",
+    alice.user.id,
+    9001,
+    Date.now(),
+  );
   const first = await open(alice, "节点连不上", "香港节点全部超时");
   const second = await open(bob, "发票");
 
@@ -84,7 +89,10 @@ test("list and show what customers opened, filtered by status; reply and close l
     { _id: expect.any(String), desc: "您的工单「节点连不上」有新回复", href: `/#/feedback?id=${first._id}` },
   ]);
   expect((await bob.client.call<Notice[]>("/api/user_notive/list")).data).toEqual([]);
-  const messages = await server.context.db.all<{ text: string }>("SELECT text FROM telegram_outbox WHERE chat_id = ?", 9001);
+  const messages = await server.context.db.all<{ text: string }>(
+    "SELECT text FROM telegram_outbox WHERE chat_id = ?",
+    9001,
+  );
   expect(messages.map((m) => m.text)).toEqual([
     `您的工单「节点连不上」有新回复：\n已修复，请更新订阅\n${server.url}/#/feedback?id=${first._id}`,
   ]);

@@ -143,7 +143,11 @@ export function registerTicketCommands(program: Command) {
         { id: checkId(id), desc: text, imageUrl: "" },
         { id: "<id>", desc: "<text>" },
       );
-      const answered = await ticketCall(options.data, id, async (ctx) => await replyTicket(ctx, OPERATOR, input));
+      const answered = await ticketCall(
+        options.data,
+        id,
+        async (ctx) => await replyTicket(ctx, OPERATOR, input),
+      );
       printJsonOr(
         options.json ?? false,
         answered,

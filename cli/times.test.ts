@@ -34,7 +34,12 @@ beforeAll(async () => {
   });
   expect((await customer.client.call("/api/wallet/make_charge")).code).toBe(0);
   const db = server.context.db;
-  await db.run("UPDATE users SET create_time = ?, last_active_time = ? WHERE id = ?", SIGNED_UP, ACTIVE, customer.user.id);
+  await db.run(
+    "UPDATE users SET create_time = ?, last_active_time = ? WHERE id = ?",
+    SIGNED_UP,
+    ACTIVE,
+    customer.user.id,
+  );
   await db.run("UPDATE orders SET create_time = ? WHERE id = ?", SIGNED_UP, orderId);
   await db.run("UPDATE withdrawals SET request_time = ? WHERE user_id = ?", ACTIVE, customer.user.id);
 });

@@ -41,7 +41,7 @@ beforeAll(async () => {
   ({ client, user, email } = await loggedInClient(server));
   await buy({ name: "10G 流量包", traffic: 10 * GB });
   await buy({ name: "30 天时间套餐", vipDuration: 30, limit: 2 * GB });
-  const uid = (await findUserById(server.context, user.id) as UserRow).node_uid;
+  const uid = ((await findUserById(server.context, user.id)) as UserRow).node_uid;
   const now = Date.now();
   // Two days ago 3 G: 2 G from that day's quota, 1 G permanent. Today 0.5 G from today's quota.
   await chargeNode(server, agentId, { [uid]: [0, 3 * GB] }, noonOfDay(now, -2, zone));

@@ -16,9 +16,12 @@ beforeAll(async () => ({ server, cli } = await startWithCli()));
 afterAll(() => server?.close());
 
 const counts = async (userId: string) =>
-  await server.context.db.get(`SELECT (SELECT COUNT(*) FROM traffic_records WHERE user_id = ?1) AS traffic,
+  await server.context.db.get(
+    `SELECT (SELECT COUNT(*) FROM traffic_records WHERE user_id = ?1) AS traffic,
               (SELECT COUNT(*) FROM wallet_entries WHERE user_id = ?1) AS wallet,
-              (SELECT COUNT(*) FROM admin_adjustments WHERE user_id = ?1) AS audit`, userId);
+              (SELECT COUNT(*) FROM admin_adjustments WHERE user_id = ?1) AS audit`,
+    userId,
+  );
 
 test("every new user command has --help", async () => {
   await expectHelp([
@@ -40,7 +43,11 @@ test("every new user command has --help", async () => {
 test("list filters by e-mail and by sign-up day; show prints one account", async () => {
   const customer = await loggedInClient(server, { email: uniqueEmail("clilist") });
   const old = await loggedInClient(server, { email: uniqueEmail("clilist") });
-  await server.context.db.run("UPDATE users SET create_time = ? WHERE id = ?", Date.parse("2020-01-01T12:00:00Z"), old.user.id);
+  await server.context.db.run(
+    "UPDATE users SET create_time = ? WHERE id = ?",
+    Date.parse("2020-01-01T12:00:00Z"),
+    old.user.id,
+  );
   const listed = await cli.json<AdminUser[]>(["user", "list", "--filter", "CLILIST"]);
   expect(listed.map((u) => u.email)).toEqual([customer.email, old.email]);
   expect(JSON.stringify(listed)).not.toContain(customer.user.proxy_secret);
@@ -72,7 +79,10 @@ test("adjust adds 10 G with a reason: one ledger row and one audit row; refusals
   ]);
   expect(adjusted.traffic).toBe(10 * GB);
   expect(await counts(customer.user.id)).toEqual({ traffic: 1, wallet: 0, audit: 1 });
-  const audit = await server.context.db.get("SELECT admin_id, reason FROM admin_adjustments WHERE user_id = ?", customer.user.id);
+  const audit = await server.context.db.get(
+    "SELECT admin_id, reason FROM admin_adjustments WHERE user_id = ?",
+    customer.user.id,
+  );
   expect(audit).toEqual({ admin_id: "cli", reason: "补偿" });
 
   const refusals: [string[], RegExp][] = [

@@ -88,14 +88,22 @@ function registerAdminUserCommands(user: Command) {
     .addOption(dataOption())
     .option("--json", "print the accounts as JSON")
     .action(
-      async (options: { filter?: string; since?: string; number?: string; data?: string; json?: boolean }) => {
+      async (options: {
+        filter?: string;
+        since?: string;
+        number?: string;
+        data?: string;
+        json?: boolean;
+      }) => {
         await withContext(options.data, async (ctx) => {
           const query = parseOrDie(
             userListInput,
             {
               number: numberOption("--number", options.number),
               filterStr: options.filter ?? "",
-              fromTimestamp: options.since ? startOfDay(options.since, (await ctx.settings.all()).timezone) : null,
+              fromTimestamp: options.since
+                ? startOfDay(options.since, (await ctx.settings.all()).timezone)
+                : null,
             },
             { number: "--number", filterStr: "--filter" },
           );
@@ -137,7 +145,10 @@ function registerAdminUserCommands(user: Command) {
       .addOption(dataOption())
       .action(async (email: string, options: { data?: string }) => {
         await withContext(options.data, async (ctx) => {
-          const updated = await updateUser(ctx, CLI_ADMIN_ID, { _id: (await requireUserByEmail(ctx, email)).id, disable });
+          const updated = await updateUser(ctx, CLI_ADMIN_ID, {
+            _id: (await requireUserByEmail(ctx, email)).id,
+            disable,
+          });
           console.log(`${updated.email} ${disable ? "disabled; signed out everywhere" : "enabled"}`);
         });
       });

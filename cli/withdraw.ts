@@ -107,8 +107,10 @@ export function registerWithdrawCommands(program: Command) {
         { charge_id: checkId(id), txid: options.txid },
         { charge_id: "<id>", txid: "--txid" },
       );
-      const settled = await chargeCall(options.data, id, async (ctx) =>
-        await settleCharge(ctx, input.charge_id, input.txid ?? ""),
+      const settled = await chargeCall(
+        options.data,
+        id,
+        async (ctx) => await settleCharge(ctx, input.charge_id, input.txid ?? ""),
       );
       printJsonOr(
         options.json ?? false,
@@ -131,7 +133,11 @@ export function registerWithdrawCommands(program: Command) {
         { charge_id: checkId(id), reason: options.reason },
         { charge_id: "<id>", reason: "--reason" },
       );
-      const refused = await chargeCall(options.data, id, async (ctx) => await refuseCharge(ctx, input.charge_id, input.reason));
+      const refused = await chargeCall(
+        options.data,
+        id,
+        async (ctx) => await refuseCharge(ctx, input.charge_id, input.reason),
+      );
       printJsonOr(
         options.json ?? false,
         refused,
@@ -152,7 +158,11 @@ export function registerWithdrawCommands(program: Command) {
         { charge_id: checkId(id), msg: text },
         { charge_id: "<id>", msg: "<text>" },
       );
-      const messaged = await chargeCall(options.data, id, async (ctx) => await messageCharge(ctx, input.charge_id, input.msg));
+      const messaged = await chargeCall(
+        options.data,
+        id,
+        async (ctx) => await messageCharge(ctx, input.charge_id, input.msg),
+      );
       printJsonOr(
         options.json ?? false,
         messaged,

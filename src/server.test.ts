@@ -32,7 +32,12 @@ function cookie(response: Response, name: string): { value: string; attrs: strin
 }
 
 async function storedChannel(email: string): Promise<string | undefined> {
-  return (await server.context.db.get<{ channel_code: string }>("SELECT channel_code FROM users WHERE email = ?", email))?.channel_code;
+  return (
+    await server.context.db.get<{ channel_code: string }>(
+      "SELECT channel_code FROM users WHERE email = ?",
+      email,
+    )
+  )?.channel_code;
 }
 
 async function signup(client: ApiClient) {

@@ -35,19 +35,27 @@ export async function makeCoupon(server: TestServer, fields: Record<string, unkn
 /** Adds (or, negative, takes) wallet money with its wallet entry, as a reward or an admin would. */
 export async function giveWallet(server: TestServer, userId: string, fen: number, desc = "test") {
   const db = server.context.db;
-  await tx(db, async () => await changeWallet(db, { userId, type: "adjust", changeFen: fen, desc, now: Date.now() }));
+  await tx(
+    db,
+    async () => await changeWallet(db, { userId, type: "adjust", changeFen: fen, desc, now: Date.now() }),
+  );
 }
 
 export async function walletFen(server: TestServer, userId: string): Promise<number> {
   return (
-    (await server.context.db.get<{ wallet_fen: number }>("SELECT wallet_fen FROM users WHERE id = ?", userId))?.wallet_fen ?? Number.NaN
+    (await server.context.db.get<{ wallet_fen: number }>("SELECT wallet_fen FROM users WHERE id = ?", userId))
+      ?.wallet_fen ?? Number.NaN
   );
 }
 
 /** The user's orders' ids, oldest first. */
 export async function orderIds(server: TestServer, userId: string): Promise<string[]> {
-  return (await server.context.db.all<{ id: string }>("SELECT id FROM orders WHERE user_id = ? ORDER BY create_time, id", userId))
-    .map((row) => row.id);
+  return (
+    await server.context.db.all<{ id: string }>(
+      "SELECT id FROM orders WHERE user_id = ? ORDER BY create_time, id",
+      userId,
+    )
+  ).map((row) => row.id);
 }
 
 /** create_order; throws unless code 0. */
@@ -100,5 +108,8 @@ export interface PaymentEvent {
 }
 
 export async function paymentEvents(server: TestServer, tradeNo: string): Promise<PaymentEvent[]> {
-  return await server.context.db.all<PaymentEvent>("SELECT provider, trade_no, result, reason FROM payment_events WHERE trade_no = ? ORDER BY id", tradeNo);
+  return await server.context.db.all<PaymentEvent>(
+    "SELECT provider, trade_no, result, reason FROM payment_events WHERE trade_no = ? ORDER BY id",
+    tradeNo,
+  );
 }

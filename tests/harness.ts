@@ -189,6 +189,10 @@ const BALANCE_COLUMNS = new Set(["traffic", "spend_traffic", "daily_usage", "dai
 export async function setUserColumns(db: Db, userId: string, fields: Record<string, unknown>) {
   for (const [column, value] of Object.entries(fields)) {
     const [table, key] = BALANCE_COLUMNS.has(column) ? ["balances", "user_id"] : ["users", "id"];
-    await db.run(`UPDATE ${table} SET ${column} = ? WHERE ${key} = ?`, value as string | number | null, userId);
+    await db.run(
+      `UPDATE ${table} SET ${column} = ? WHERE ${key} = ?`,
+      value as string | number | null,
+      userId,
+    );
   }
 }

@@ -230,15 +230,34 @@ test(`balances equal their ledgers after a random sequence of shop actions (FERR
     "wallet_spend",
   );
   swept += await cancelAbandonedOrders(server.context, Date.now() + UNPAID_ORDER_MS + 1);
-  const sweptBack = (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM wallet_entries WHERE order_id = ? AND type = 'order_refund'", held._id))?.n;
+  const sweptBack = (
+    await db.get<{ n: number }>(
+      "SELECT COUNT(*) AS n FROM wallet_entries WHERE order_id = ? AND type = 'order_refund'",
+      held._id,
+    )
+  )?.n;
   expect(sweptBack).toBe(1);
   const codesSummary = [...seen].map(([action, c]) => `${action} ${[...c].sort().join("/")}`).join(", ");
 
   // Per user: balances are what the ledgers add up to, and what the orders say they should be.
   for (const { id } of users) {
-    const row = await db.get<{ traffic: number; vip_expire_time: number; wallet_fen: number; paid_user: number }>("SELECT traffic, vip_expire_time, wallet_fen, paid_user FROM users JOIN balances ON user_id = id WHERE id = ?", id);
-    const ledger = await db.get<{ traffic: number; vip: number }>("SELECT COALESCE(SUM(traffic_change), 0) AS traffic, COALESCE(SUM(vip_change), 0) AS vip FROM traffic_records WHERE user_id = ?", id);
-    const wallet = await db.get<{ fen: number }>("SELECT COALESCE(SUM(change_fen), 0) AS fen FROM wallet_entries WHERE user_id = ?", id);
+    const row = await db.get<{
+      traffic: number;
+      vip_expire_time: number;
+      wallet_fen: number;
+      paid_user: number;
+    }>(
+      "SELECT traffic, vip_expire_time, wallet_fen, paid_user FROM users JOIN balances ON user_id = id WHERE id = ?",
+      id,
+    );
+    const ledger = await db.get<{ traffic: number; vip: number }>(
+      "SELECT COALESCE(SUM(traffic_change), 0) AS traffic, COALESCE(SUM(vip_change), 0) AS vip FROM traffic_records WHERE user_id = ?",
+      id,
+    );
+    const wallet = await db.get<{ fen: number }>(
+      "SELECT COALESCE(SUM(change_fen), 0) AS fen FROM wallet_entries WHERE user_id = ?",
+      id,
+    );
     expect({ user: id, traffic: row?.traffic, vip: row?.vip_expire_time, wallet: row?.wallet_fen }).toEqual({
       user: id,
       traffic: ledger?.traffic,
@@ -246,11 +265,19 @@ test(`balances equal their ledgers after a random sequence of shop actions (FERR
       wallet: wallet?.fen,
     });
 
-    const orders = await db.all<{ status: string; add_traffic: number; wallet_spend_fen: number }>("SELECT status, add_traffic, wallet_spend_fen FROM orders WHERE user_id = ?", id);
+    const orders = await db.all<{ status: string; add_traffic: number; wallet_spend_fen: number }>(
+      "SELECT status, add_traffic, wallet_spend_fen FROM orders WHERE user_id = ?",
+      id,
+    );
     const paid = orders.filter((o) => o.status === "paied");
     expect(row?.traffic).toBe(paid.reduce((sum, o) => sum + o.add_traffic, 0));
     expect(row?.paid_user).toBe(paid.length > 0 ? 1 : 0);
-    const given = (await db.get<{ fen: number }>("SELECT COALESCE(SUM(change_fen), 0) AS fen FROM wallet_entries WHERE user_id = ? AND type = 'adjust'", id))?.fen as number;
+    const given = (
+      await db.get<{ fen: number }>(
+        "SELECT COALESCE(SUM(change_fen), 0) AS fen FROM wallet_entries WHERE user_id = ? AND type = 'adjust'",
+        id,
+      )
+    )?.fen as number;
     const heldByOrders = orders
       .filter((o) => o.status === "paied" || o.status === "wallet_spend")
       .reduce((sum, o) => sum + o.wallet_spend_fen, 0);
@@ -258,7 +285,10 @@ test(`balances equal their ledgers after a random sequence of shop actions (FERR
 
     // Running balances in the ledgers are consistent row by row.
     let running = 0;
-    for (const entry of await db.all<{ change_fen: number; balance_fen: number }>("SELECT change_fen, balance_fen FROM wallet_entries WHERE user_id = ? ORDER BY id", id)) {
+    for (const entry of await db.all<{ change_fen: number; balance_fen: number }>(
+      "SELECT change_fen, balance_fen FROM wallet_entries WHERE user_id = ? ORDER BY id",
+      id,
+    )) {
       running += entry.change_fen;
       expect(entry.balance_fen).toBe(running);
     }
@@ -266,16 +296,24 @@ test(`balances equal their ledgers after a random sequence of shop actions (FERR
 
   // Every paid order: exactly one 'buy' record and exactly one paid attempt, covering what it owed.
   const paidOrders = await db.all<{
-        id: string;
-        status: string;
-        order_money_fen: number;
-        coupon_discount_fen: number;
-        wallet_spend_fen: number;
-      }>("SELECT id, status, order_money_fen, coupon_discount_fen, wallet_spend_fen FROM orders");
+    id: string;
+    status: string;
+    order_money_fen: number;
+    coupon_discount_fen: number;
+    wallet_spend_fen: number;
+  }>("SELECT id, status, order_money_fen, coupon_discount_fen, wallet_spend_fen FROM orders");
   let paidCount = 0;
   for (const order of paidOrders) {
-    const buys = (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM traffic_records WHERE order_id = ? AND type = 'buy'", order.id))?.n;
-    const attempts = await db.all<{ amount_fen: number }>("SELECT amount_fen FROM payments WHERE order_id = ? AND status = 'paid'", order.id);
+    const buys = (
+      await db.get<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM traffic_records WHERE order_id = ? AND type = 'buy'",
+        order.id,
+      )
+    )?.n;
+    const attempts = await db.all<{ amount_fen: number }>(
+      "SELECT amount_fen FROM payments WHERE order_id = ? AND status = 'paid'",
+      order.id,
+    );
     if (order.status === "paied") {
       paidCount += 1;
       expect({ order: order.id, buys, attempts: attempts.length }).toEqual({
@@ -294,35 +332,59 @@ test(`balances equal their ledgers after a random sequence of shop actions (FERR
       });
     }
   }
-  const credited = (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM payment_events WHERE result = 'credited'"))?.n;
+  const credited = (
+    await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM payment_events WHERE result = 'credited'")
+  )?.n;
   expect(credited).toBe(paidCount);
 
   // Permissions were counted once per paid order granting them.
   for (const permission of permissions) {
-    const granted = (await db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM orders WHERE status = 'paied' AND permission_duration > 0
-           AND EXISTS (SELECT 1 FROM ${jsonValuesSql(db, "orders.gain_permissions", "text")} AS gained WHERE value = ?)`, permission))?.n;
-    const useTimes = (await db.get<{ use_times: number }>("SELECT use_times FROM permissions WHERE id = ?", permission))?.use_times;
+    const granted = (
+      await db.get<{ n: number }>(
+        `SELECT COUNT(*) AS n FROM orders WHERE status = 'paied' AND permission_duration > 0
+           AND EXISTS (SELECT 1 FROM ${jsonValuesSql(db, "orders.gain_permissions", "text")} AS gained WHERE value = ?)`,
+        permission,
+      )
+    )?.n;
+    const useTimes = (
+      await db.get<{ use_times: number }>("SELECT use_times FROM permissions WHERE id = ?", permission)
+    )?.use_times;
     expect(useTimes).toBe(granted);
   }
 
   // Coupons: the use count is the number of unrestored uses, and an order holds exactly its own use.
-  for (const coupon of await db.all<{ id: string; auth_times: number }>("SELECT id, auth_times FROM coupons")) {
-    const active = (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM coupon_uses WHERE coupon_id = ? AND is_delete = 0", coupon.id))?.n;
+  for (const coupon of await db.all<{ id: string; auth_times: number }>(
+    "SELECT id, auth_times FROM coupons",
+  )) {
+    const active = (
+      await db.get<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM coupon_uses WHERE coupon_id = ? AND is_delete = 0",
+        coupon.id,
+      )
+    )?.n;
     expect({ coupon: coupon.id, authTimes: coupon.auth_times }).toEqual({
       coupon: coupon.id,
       authTimes: active ?? 0,
     });
   }
-  const mismatched = (await db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM coupon_uses cu WHERE cu.is_delete = 0
-         AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.coupon_use_id = cu.id AND o.id = cu.order_id AND o.status != 'cancled')`))?.n;
+  const mismatched = (
+    await db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM coupon_uses cu WHERE cu.is_delete = 0
+         AND NOT EXISTS (SELECT 1 FROM orders o WHERE o.coupon_use_id = cu.id AND o.id = cu.order_id AND o.status != 'cancled')`)
+  )?.n;
   expect(mismatched).toBe(0);
-  const orphanHolders = (await db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM orders o WHERE o.coupon_use_id IS NOT NULL
-         AND NOT EXISTS (SELECT 1 FROM coupon_uses cu WHERE cu.id = o.coupon_use_id AND cu.is_delete = 0)`))?.n;
+  const orphanHolders = (
+    await db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM orders o WHERE o.coupon_use_id IS NOT NULL
+         AND NOT EXISTS (SELECT 1 FROM coupon_uses cu WHERE cu.id = o.coupon_use_id AND cu.is_delete = 0)`)
+  )?.n;
   expect(orphanHolders).toBe(0);
 
   // The run did what it set out to do: some orders paid, some cancelled, some refused notifications.
-  const statuses = await db.all<{ status: string; n: number }>("SELECT status, COUNT(*) AS n FROM orders GROUP BY status");
-  const events = await db.all<{ result: string; n: number }>("SELECT result, COUNT(*) AS n FROM payment_events GROUP BY result");
+  const statuses = await db.all<{ status: string; n: number }>(
+    "SELECT status, COUNT(*) AS n FROM orders GROUP BY status",
+  );
+  const events = await db.all<{ result: string; n: number }>(
+    "SELECT result, COUNT(*) AS n FROM payment_events GROUP BY result",
+  );
   const run = `codes seen: ${codesSummary}; orders: ${JSON.stringify(statuses)}; swept: ${swept}; payment events: ${JSON.stringify(events)}`;
   expect(
     statuses.map((r) => r.status),
@@ -489,11 +551,17 @@ test(`traffic equals its ledger after a random sequence of engagement actions (F
       expectCode("push/cancel", answer.code, [0, 1040]);
     } else if (roll < 68) {
       // Seven days pass for one waiting transfer.
-      await db.run("UPDATE pushes SET create_time = create_time - ? WHERE id = (SELECT id FROM pushes WHERE state = 'created' LIMIT 1)", 8 * DAY_MS);
+      await db.run(
+        "UPDATE pushes SET create_time = create_time - ? WHERE id = (SELECT id FROM pushes WHERE state = 'created' LIMIT 1)",
+        8 * DAY_MS,
+      );
       await returnExpiredPushes(ctx, now);
     } else if (roll < 74) {
       // A running trial grant reaches its expiry.
-      await db.run("UPDATE trial_grants SET expire_time = ? WHERE id = (SELECT id FROM trial_grants WHERE remaining > 0 ORDER BY id LIMIT 1)", now - 1);
+      await db.run(
+        "UPDATE trial_grants SET expire_time = ? WHERE id = (SELECT id FROM trial_grants WHERE remaining > 0 ORDER BY id LIMIT 1)",
+        now - 1,
+      );
       if (rand.next() < 0.5) await expireDueTrials(ctx, now);
     } else if (roll < 77) {
       await buyWeekPack(user, !seen.has("buy_package") || rand.next() < 0.5, now);
@@ -533,7 +601,10 @@ test(`traffic equals its ledger after a random sequence of engagement actions (F
   const sumOf = async (sql: string, ...params: (string | number)[]) =>
     (await db.get<{ n: number }>(sql, ...params))?.n ?? 0;
   for (const { id } of users) {
-    const row = await db.get<{ traffic: number; vip_expire_time: number }>("SELECT traffic, vip_expire_time FROM users JOIN balances ON user_id = id WHERE id = ?", id);
+    const row = await db.get<{ traffic: number; vip_expire_time: number }>(
+      "SELECT traffic, vip_expire_time FROM users JOIN balances ON user_id = id WHERE id = ?",
+      id,
+    );
     const ledger = {
       traffic: await sumOf(
         "SELECT COALESCE(SUM(traffic_change), 0) AS n FROM traffic_records WHERE user_id = ?",
@@ -543,7 +614,10 @@ test(`traffic equals its ledger after a random sequence of engagement actions (F
     };
     expect({ user: id, traffic: row?.traffic, vip: row?.vip_expire_time }).toEqual({ user: id, ...ledger });
     // Trial traffic is a part of traffic, never more; a swept grant holds nothing.
-    const trial = await sumOf("SELECT COALESCE(SUM(remaining), 0) AS n FROM trial_grants WHERE user_id = ?", id);
+    const trial = await sumOf(
+      "SELECT COALESCE(SUM(remaining), 0) AS n FROM trial_grants WHERE user_id = ?",
+      id,
+    );
     expect(trial).toBeLessThanOrEqual(row?.traffic ?? 0);
     expect(
       await sumOf(
@@ -605,7 +679,9 @@ test(`traffic equals its ledger after a random sequence of engagement actions (F
       await sumOf("SELECT COALESCE(SUM(permanent), 0) AS n FROM usage_days WHERE user_id = ?", id),
     );
   }
-  for (const coupon of await db.all<{ id: string; auth_times: number }>("SELECT id, auth_times FROM coupons")) {
+  for (const coupon of await db.all<{ id: string; auth_times: number }>(
+    "SELECT id, auth_times FROM coupons",
+  )) {
     const active = await sumOf(
       "SELECT COUNT(*) AS n FROM coupon_uses WHERE coupon_id = ? AND is_delete = 0",
       coupon.id,
@@ -625,7 +701,9 @@ test(`traffic equals its ledger after a random sequence of engagement actions (F
     summary,
   ).toBeGreaterThan(0);
   expect(
-    await sumOf("SELECT COUNT(*) AS n FROM trial_grants WHERE order_id IS NOT NULL AND expired_time IS NOT NULL"),
+    await sumOf(
+      "SELECT COUNT(*) AS n FROM trial_grants WHERE order_id IS NOT NULL AND expired_time IS NOT NULL",
+    ),
     summary,
   ).toBeGreaterThan(0);
 }, 120_000);
@@ -669,7 +747,12 @@ test(`wallets equal their entries across rebates, withdrawals, settlements and r
     const { user, client } = await loggedInClient(server);
     // Three invited (one signed up 40 days ago: outside the 30-day window), one not invited.
     const invited = i < 3;
-    await db.run("UPDATE users SET channel_code = ?, create_time = ? WHERE id = ?", invited ? code : "", Date.now() - (i === 2 ? 40 : 1) * DAY_MS, user.id);
+    await db.run(
+      "UPDATE users SET channel_code = ?, create_time = ? WHERE id = ?",
+      invited ? code : "",
+      Date.now() - (i === 2 ? 40 : 1) * DAY_MS,
+      user.id,
+    );
     customers.push({ id: user.id, client, invited });
     await giveWallet(server, user.id, rand.int(3000));
   }
@@ -749,23 +832,32 @@ test(`wallets equal their entries across rebates, withdrawals, settlements and r
     const wallet = await sumOf("SELECT wallet_fen AS n FROM users WHERE id = ?", id);
     expect({ user: id, wallet }).toEqual({
       user: id,
-      wallet: await sumOf("SELECT COALESCE(SUM(change_fen), 0) AS n FROM wallet_entries WHERE user_id = ?", id),
+      wallet: await sumOf(
+        "SELECT COALESCE(SUM(change_fen), 0) AS n FROM wallet_entries WHERE user_id = ?",
+        id,
+      ),
     });
   }
   // Every paid order of a customer invited within the window earned exactly one rebate, to the fen.
-  const paid = (await db.all<{
-        id: string;
-        user_id: string;
-        order_money_fen: number;
-        coupon_discount_fen: number;
-        reward_fen: number;
-      }>("SELECT id, user_id, order_money_fen, coupon_discount_fen, reward_fen FROM orders WHERE status = 'paied'"))
-    .filter((order) => customers.some((c) => c.id === order.user_id));
+  const paid = (
+    await db.all<{
+      id: string;
+      user_id: string;
+      order_money_fen: number;
+      coupon_discount_fen: number;
+      reward_fen: number;
+    }>(
+      "SELECT id, user_id, order_money_fen, coupon_discount_fen, reward_fen FROM orders WHERE status = 'paied'",
+    )
+  ).filter((order) => customers.some((c) => c.id === order.user_id));
   for (const order of paid) {
     const inWindow = customers.findIndex((c) => c.id === order.user_id) < 2;
     const spent = order.order_money_fen - order.coupon_discount_fen;
     const expected = inWindow ? Math.round((spent * Math.round(rate * 10_000)) / 10_000) : 0;
-    const rewards = await db.all<{ reward_fen: number }>("SELECT reward_fen FROM channel_rewards WHERE order_id = ?", order.id);
+    const rewards = await db.all<{ reward_fen: number }>(
+      "SELECT reward_fen FROM channel_rewards WHERE order_id = ?",
+      order.id,
+    );
     expect({ order: order.id, rewards: rewards.map((r) => r.reward_fen), shown: order.reward_fen }).toEqual({
       order: order.id,
       rewards: expected > 0 ? [expected] : [],
@@ -779,7 +871,10 @@ test(`wallets equal their entries across rebates, withdrawals, settlements and r
       ownerId,
     ),
   ).toBe(
-    await sumOf("SELECT COALESCE(SUM(reward_fen), 0) AS n FROM channel_rewards WHERE channel_user_id = ?", ownerId),
+    await sumOf(
+      "SELECT COALESCE(SUM(reward_fen), 0) AS n FROM channel_rewards WHERE channel_user_id = ?",
+      ownerId,
+    ),
   );
   expect(
     await sumOf(
@@ -892,7 +987,10 @@ test(`balances equal their ledgers across admin adjustments and agency allocatio
     (await db.get<{ n: number }>(sql, ...params))?.n ?? 0;
   for (const { user } of everyone) {
     const id = user.id;
-    const row = await db.get<{ traffic: number; vip_expire_time: number; wallet_fen: number }>("SELECT traffic, vip_expire_time, wallet_fen FROM users JOIN balances ON user_id = id WHERE id = ?", id);
+    const row = await db.get<{ traffic: number; vip_expire_time: number; wallet_fen: number }>(
+      "SELECT traffic, vip_expire_time, wallet_fen FROM users JOIN balances ON user_id = id WHERE id = ?",
+      id,
+    );
     expect({ user: id, traffic: row?.traffic, vip: row?.vip_expire_time, wallet: row?.wallet_fen }).toEqual({
       user: id,
       traffic: await sumOf(
@@ -900,7 +998,10 @@ test(`balances equal their ledgers across admin adjustments and agency allocatio
         id,
       ),
       vip: await sumOf("SELECT COALESCE(SUM(vip_change), 0) AS n FROM traffic_records WHERE user_id = ?", id),
-      wallet: await sumOf("SELECT COALESCE(SUM(change_fen), 0) AS n FROM wallet_entries WHERE user_id = ?", id),
+      wallet: await sumOf(
+        "SELECT COALESCE(SUM(change_fen), 0) AS n FROM wallet_entries WHERE user_id = ?",
+        id,
+      ),
     });
     // Each admin adjustment's audit row says exactly what its ledger rows did.
     expect({
@@ -923,7 +1024,10 @@ test(`balances equal their ledgers across admin adjustments and agency allocatio
         "SELECT COALESCE(SUM(traffic_change), 0) AS n FROM admin_adjustments WHERE user_id = ?",
         id,
       ),
-      vip: await sumOf("SELECT COALESCE(SUM(vip_change), 0) AS n FROM admin_adjustments WHERE user_id = ?", id),
+      vip: await sumOf(
+        "SELECT COALESCE(SUM(vip_change), 0) AS n FROM admin_adjustments WHERE user_id = ?",
+        id,
+      ),
       wallet: await sumOf(
         "SELECT COALESCE(SUM(wallet_change_fen), 0) AS n FROM admin_adjustments WHERE user_id = ?",
         id,

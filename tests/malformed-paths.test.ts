@@ -24,7 +24,9 @@ afterAll(async () => {
 });
 
 async function errorRows() {
-  return await server.context.db.all<{ name: string; msg: string; repeat_count: number }>("SELECT name, msg, repeat_count FROM error_logs ORDER BY id");
+  return await server.context.db.all<{ name: string; msg: string; repeat_count: number }>(
+    "SELECT name, msg, repeat_count FROM error_logs ORDER BY id",
+  );
 }
 
 /** Escapes no UTF-8 decoder accepts: invalid bytes, cut and non-hex escapes, overlong forms, a surrogate. */

@@ -50,6 +50,9 @@ export const V2RAY_NODE = {
 };
 
 /** Saves a node through the service the back office uses: a v2ray node (V2RAY_NODE) unless `fields` say otherwise. */
-export async function saveNode(server: TestServer, fields: { name: string; ip: string } & Record<string, unknown>) {
+export async function saveNode(
+  server: TestServer,
+  fields: { name: string; ip: string } & Record<string, unknown>,
+) {
   return await saveAgent(server.context, agentInput.parse({ ...V2RAY_NODE, ...fields }));
 }

@@ -55,8 +55,12 @@ const byName = (url: string) => {
 const setConfig = (patch: Partial<Settings>) => admin.call("/api/admin/config/set_config", patch);
 
 async function errorRows(name: string) {
-  return (await server.context.db.all<{ msg: string }>("SELECT msg FROM error_logs WHERE name = ? ORDER BY id", name))
-    .map((row) => row.msg);
+  return (
+    await server.context.db.all<{ msg: string }>(
+      "SELECT msg FROM error_logs WHERE name = ? ORDER BY id",
+      name,
+    )
+  ).map((row) => row.msg);
 }
 
 async function until<T>(
@@ -202,7 +206,9 @@ describe("connecting, after the name resolves (C11)", () => {
     ).toBe(0);
     await queueChatMessage(server.context, 4242, "你好");
     const lastError = await until("the outbox row's error", async () => {
-      const row = await server.context.db.get<{ last_error: string }>("SELECT last_error FROM telegram_outbox WHERE chat_id = 4242");
+      const row = await server.context.db.get<{ last_error: string }>(
+        "SELECT last_error FROM telegram_outbox WHERE chat_id = 4242",
+      );
       return row?.last_error ? row.last_error : undefined;
     });
     expect(lastError).toContain(`拒绝连接 ${LOCAL_NAME}`);

@@ -214,7 +214,10 @@ describe("finding 1: login limits count failures and never lock the owner's own 
     expect(attrs).toContain("httponly");
     expect(attrs).toContain(`max-age=${365 * 86_400}`);
     const token = client.cookies.get(`device_${user.id}`) ?? "";
-    const stored = await server.context.db.all<{ token_hash: string }>("SELECT token_hash FROM trusted_devices WHERE user_id = ?", user.id);
+    const stored = await server.context.db.all<{ token_hash: string }>(
+      "SELECT token_hash FROM trusted_devices WHERE user_id = ?",
+      user.id,
+    );
     expect(stored.map((row) => row.token_hash)).toEqual([sha256Hex(token)]);
   });
 });
@@ -247,7 +250,10 @@ describe("finding 2: ?token= takes only a one-time login link the server minted"
     const user = await account("link-login-1");
     const token = await mintLoginLink(server.context, user.id);
     expect(token).toMatch(/^[0-9a-f]{64}$/);
-    const stored = await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM login_tokens WHERE token_hash = ?", sha256Hex(token));
+    const stored = await server.context.db.get<{ n: number }>(
+      "SELECT COUNT(*) AS n FROM login_tokens WHERE token_hash = ?",
+      sha256Hex(token),
+    );
     expect(stored?.n).toBe(1);
 
     const first = browser("127.0.6.4");
@@ -349,7 +355,10 @@ describe("finding 10: a reset takes effect only when the mailbox owner types the
 
     expect((await phone.call<UserInfo>("/api/user/userinfo")).data._id).toBe(owner.id);
     expect((await laptop.call("/api/user/userinfo")).code).toBe(1002);
-    const trustedLeft = await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM trusted_devices WHERE user_id = ?", owner.id);
+    const trustedLeft = await server.context.db.get<{ n: number }>(
+      "SELECT COUNT(*) AS n FROM trusted_devices WHERE user_id = ?",
+      owner.id,
+    );
     expect(trustedLeft?.n).toBe(0);
     expect((await browser("127.0.5.7").login(owner.email, "forgotten-pass-1")).code).toBe(1000);
     expect((await browser("127.0.5.7").login(owner.email, "remembered-pass-2")).code).toBe(0);
@@ -377,9 +386,15 @@ describe("finding 10: a reset takes effect only when the mailbox owner types the
       });
       expect(answer.code).toBe(1000);
       expect(answer.msg).toContain("联系管理员");
-      const logged = await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM error_logs WHERE name = ?", NO_ORIGIN_LOG);
+      const logged = await server.context.db.get<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM error_logs WHERE name = ?",
+        NO_ORIGIN_LOG,
+      );
       expect(logged?.n).toBeGreaterThan(0);
-      const links = await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM email_tokens WHERE user_id = ?", owner.id);
+      const links = await server.context.db.get<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM email_tokens WHERE user_id = ?",
+        owner.id,
+      );
       expect(links?.n).toBe(0);
 
       const email = uniqueEmail("origin-less");

@@ -49,7 +49,7 @@ export async function makeChargingNode(server: TestServer, timezone: string): Pr
 /** The node pulls its user list at `now`, as it does every pull interval (it charges only the users on it). */
 export async function pullUserListOf(server: TestServer, agentId: string, now?: number) {
   const ctx = server.context;
-  return await servedUserList(ctx, await findAgentRow(ctx, agentId) as AgentRow, now);
+  return await servedUserList(ctx, (await findAgentRow(ctx, agentId)) as AgentRow, now);
 }
 
 /**
@@ -100,31 +100,48 @@ export async function customerWithPackage(
     email: `${newId()}@example.com`,
     passwordDigest: transformPassword("correct-horse-1"),
   });
-  await tx(ctx.db, async () =>
-    await changeTraffic(ctx.db, { ...purchase, userId: user.id, type: "buy", desc: purchase.desc ?? "测试套餐" }),
+  await tx(
+    ctx.db,
+    async () =>
+      await changeTraffic(ctx.db, {
+        ...purchase,
+        userId: user.id,
+        type: "buy",
+        desc: purchase.desc ?? "测试套餐",
+      }),
   );
   return user;
 }
 
 /** A ledger row of `type` moving `bytes` of the user's permanent traffic, made now (Asia/Shanghai). */
-export async function recordTraffic(server: TestServer, userId: string, type: TrafficRecordType, bytes: number) {
+export async function recordTraffic(
+  server: TestServer,
+  userId: string,
+  type: TrafficRecordType,
+  bytes: number,
+) {
   const db = server.context.db;
-  await tx(db, async () =>
-    await changeTraffic(db, {
-      userId,
-      type,
-      desc: "测试",
-      traffic: bytes,
-      now: Date.now(),
-      timeZone: "Asia/Shanghai",
-    }),
+  await tx(
+    db,
+    async () =>
+      await changeTraffic(db, {
+        userId,
+        type,
+        desc: "测试",
+        traffic: bytes,
+        now: Date.now(),
+        timeZone: "Asia/Shanghai",
+      }),
   );
 }
 
 /** Σ traffic_change of the user's ledger rows: what balances.traffic must equal. */
 export async function trafficLedgerSum(server: TestServer, userId: string): Promise<number> {
   return (
-    await server.context.db.get("SELECT COALESCE(SUM(traffic_change), 0) AS total FROM traffic_records WHERE user_id = ?", userId) as { total: number }
+    (await server.context.db.get(
+      "SELECT COALESCE(SUM(traffic_change), 0) AS total FROM traffic_records WHERE user_id = ?",
+      userId,
+    )) as { total: number }
   ).total;
 }
 

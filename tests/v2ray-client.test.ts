@@ -73,7 +73,8 @@ async function nodeUsers(): Promise<{ id: string; uuid: string }[]> {
   const users: { id: string; uuid: string }[] = [];
   for (const user of await ctx.db.all<UserRow>(`${USER_ROW_SELECT} ORDER BY u.create_time`)) {
     const left = await trafficLeft(ctx, user);
-    if (!user.disabled && (left.quota > 0 || left.permanent > 0)) users.push({ id: user.id, uuid: user.proxy_secret });
+    if (!user.disabled && (left.quota > 0 || left.permanent > 0))
+      users.push({ id: user.id, uuid: user.proxy_secret });
   }
   return users;
 }
@@ -82,7 +83,7 @@ async function nodeUsers(): Promise<{ id: string; uuid: string }[]> {
 async function serverConfig() {
   const ctx = server.context;
   const { config, warnings } = renderCoreConfig({
-    agent: await findAgentRow(ctx, agent.id) as AgentRow,
+    agent: (await findAgentRow(ctx, agent.id)) as AgentRow,
     lines: await listLines(ctx, agent.id),
     users: await nodeUsers(),
     dialect: "v2ray",
@@ -115,15 +116,17 @@ beforeAll(async () => {
   v2ray = new V2rayProcesses(workDir);
   ({ server, admin } = await startWithAdmin());
   customer = await loggedInClient(server);
-  await tx(server.context.db, async () =>
-    await changeTraffic(server.context.db, {
-      userId: customer.user.id,
-      type: "buy",
-      desc: "测试流量",
-      traffic: 10 * GB,
-      now: Date.now(),
-      timeZone: await server.context.settings.get("timezone"),
-    }),
+  await tx(
+    server.context.db,
+    async () =>
+      await changeTraffic(server.context.db, {
+        userId: customer.user.id,
+        type: "buy",
+        desc: "测试流量",
+        traffic: 10 * GB,
+        now: Date.now(),
+        timeZone: await server.context.settings.get("timezone"),
+      }),
   );
 
   nodePort = await freePortRun(3);
@@ -150,7 +153,7 @@ beforeAll(async () => {
       bridge: "none",
     });
   }
-  agent = await findAgentRow(server.context, made._id) as AgentRow;
+  agent = (await findAgentRow(server.context, made._id)) as AgentRow;
 
   fileServer = Bun.serve({
     hostname: "127.0.0.1",

@@ -64,8 +64,10 @@ async function build(ctx: AppContext, now: number, days: string[]) {
   const balances = "UPDATE balances SET traffic = ?, spend_traffic = ? WHERE user_id = ?";
   const records = `INSERT INTO traffic_records (user_id, type, "desc", traffic_change, all_traffic, all_spend, day, update_time)
      VALUES (?, 'spend', '节点流量', ?, ?, ?, ?, ?)`;
-  const usage = "INSERT INTO usage_days (day, user_id, upload, download, quota, permanent) VALUES (?, ?, ?, ?, ?, ?)";
-  const signUses = "INSERT INTO sign_uses (user_id, day, streak, add_traffic, create_time) VALUES (?, ?, 1, ?, ?)";
+  const usage =
+    "INSERT INTO usage_days (day, user_id, upload, download, quota, permanent) VALUES (?, ?, ?, ?, ?, ?)";
+  const signUses =
+    "INSERT INTO sign_uses (user_id, day, streak, add_traffic, create_time) VALUES (?, ?, 1, ?, ?)";
   const orders = `INSERT INTO orders (id, user_id, combo_id, "desc", order_money_fen, coupon_discount_fen, status, add_traffic,
        create_time, pay_time)
      VALUES (?, ?, 'combo', '100G', 1500, ?, 'paied', ?, ?, ?)`;
@@ -74,7 +76,16 @@ async function build(ctx: AppContext, now: number, days: string[]) {
   const dayStart = (day: string) => endOfBusinessDay(addDays(day, -1), timeZone) + 1;
   await db.tx(async () => {
     for (let i = 0; i < options.users; i++) {
-      await db.run(users, hexId(i), `bench-${i}@example.com`, `k${hexId(i)}`, `s${hexId(i)}`, i % 50 === 0 ? `C${String(i).padStart(5, "0")}` : "", i % 10 === 0 ? now + 30 * DAY_MS : 0, now - (options.users - i) * 60_000);
+      await db.run(
+        users,
+        hexId(i),
+        `bench-${i}@example.com`,
+        `k${hexId(i)}`,
+        `s${hexId(i)}`,
+        i % 50 === 0 ? `C${String(i).padStart(5, "0")}` : "",
+        i % 10 === 0 ? now + 30 * DAY_MS : 0,
+        now - (options.users - i) * 60_000,
+      );
       await db.run(balances, 100 * GB, days.length * 100 * MB, hexId(i));
     }
     for (const [d, day] of days.entries()) {
@@ -86,14 +97,31 @@ async function build(ctx: AppContext, now: number, days: string[]) {
         const quota = i % 10 === 0 ? 300 * MB : 0;
         await db.run(usage, day, hexId(i), 10 * MB, 290 * MB, quota, 300 * MB - quota);
       }
-      for (let i = 0; i < SIGN_USES_PER_DAY; i++) await db.run(signUses, hexId(i), day, 200 * MB, start + HOUR_MS);
+      for (let i = 0; i < SIGN_USES_PER_DAY; i++)
+        await db.run(signUses, hexId(i), day, 200 * MB, start + HOUR_MS);
       for (let n = 0; n < ORDERS_PER_DAY; n++) {
         const at = start + Math.floor((n / ORDERS_PER_DAY) * DAY_MS);
-        await db.run(orders, hexId(d * ORDERS_PER_DAY + n, 1), hexId((n * 37) % options.users), n % 4 === 0 ? 500 : 0, 100 * GB, at - 1000, at);
+        await db.run(
+          orders,
+          hexId(d * ORDERS_PER_DAY + n, 1),
+          hexId((n * 37) % options.users),
+          n % 4 === 0 ? 500 : 0,
+          100 * GB,
+          at - 1000,
+          at,
+        );
       }
       for (let n = 0; n < DRAWS_PER_DAY; n++) {
         const at = start + Math.floor((n / DRAWS_PER_DAY) * DAY_MS);
-        await db.run(draws, hexId(d * DRAWS_PER_DAY + n, 2), hexId((n * 41) % options.users), GB, n % 3 === 0 ? 2 * GB : 0, day, at);
+        await db.run(
+          draws,
+          hexId(d * DRAWS_PER_DAY + n, 2),
+          hexId((n * 41) % options.users),
+          GB,
+          n % 3 === 0 ? 2 * GB : 0,
+          day,
+          at,
+        );
       }
     }
   });
@@ -114,7 +142,10 @@ async function time(run: () => unknown): Promise<number> {
 
 /** The rows a userlist answer shows, read by primary key. */
 async function userRowsBaseline(ctx: AppContext, ids: string[]) {
-  return await ctx.db.all(`SELECT * FROM users JOIN balances ON user_id = id WHERE id IN (${ids.map(() => "?").join(", ")})`, ...ids);
+  return await ctx.db.all(
+    `SELECT * FROM users JOIN balances ON user_id = id WHERE id IN (${ids.map(() => "?").join(", ")})`,
+    ...ids,
+  );
 }
 
 /** The rows basic_stastic aggregates, read plainly through the same indexes. */
@@ -126,11 +157,23 @@ async function statsRowsBaseline(ctx: AppContext, days: string[]): Promise<numbe
   const from = endOfBusinessDay(addDays(first, -1), timeZone) + 1;
   const to = endOfBusinessDay(last, timeZone);
   return (
-    (await db.all("SELECT day, quota, permanent, upload, download FROM usage_days WHERE day >= ? AND day <= ?", first, last)).length +
+    (
+      await db.all(
+        "SELECT day, quota, permanent, upload, download FROM usage_days WHERE day >= ? AND day <= ?",
+        first,
+        last,
+      )
+    ).length +
     (await db.all("SELECT day FROM sign_uses WHERE day >= ? AND day <= ?", first, last)).length +
     (await db.all("SELECT day, cost, gain_traffic FROM prize_draws WHERE day >= ? AND day <= ?", first, last))
       .length +
-    (await db.all("SELECT pay_time, order_money_fen, coupon_discount_fen FROM orders WHERE status = 'paied' AND pay_time >= ? AND pay_time <= ?", from, to)).length +
+    (
+      await db.all(
+        "SELECT pay_time, order_money_fen, coupon_discount_fen FROM orders WHERE status = 'paied' AND pay_time >= ? AND pay_time <= ?",
+        from,
+        to,
+      )
+    ).length +
     (await db.all("SELECT traffic FROM balances")).length +
     (await db.all("SELECT vip_expire_time FROM users")).length
   );
@@ -155,7 +198,9 @@ try {
   const days = Array.from({ length: options.days }, (_, i) => addDays(today, i - options.days + 1));
   log(`building ${options.users} users and ${options.users * options.days} traffic records in ${work} …`);
   const buildMs = await time(async () => await build(ctx, now, days));
-  const counts = await ctx.db.get<Record<string, number>>(`SELECT (SELECT COUNT(*) FROM users) AS users, (SELECT COUNT(*) FROM traffic_records) AS traffic_records,
+  const counts = await ctx.db.get<
+    Record<string, number>
+  >(`SELECT (SELECT COUNT(*) FROM users) AS users, (SELECT COUNT(*) FROM traffic_records) AS traffic_records,
          (SELECT COUNT(*) FROM usage_days) AS usage_days, (SELECT COUNT(*) FROM sign_uses) AS sign_uses,
          (SELECT COUNT(*) FROM orders) AS orders, (SELECT COUNT(*) FROM prize_draws) AS prize_draws`);
   const bytes = statSync(join(work, "ferry.db")).size;

@@ -141,7 +141,12 @@ async function buildCustomer(ctx: AppContext) {
     passwordDigest: transformPassword("bench-password-1"),
     type: "normal",
   });
-  await ctx.db.run("UPDATE balances SET traffic = ?, spend_traffic = ? WHERE user_id = ?", 500 * GB, 37 * GB, user.id);
+  await ctx.db.run(
+    "UPDATE balances SET traffic = ?, spend_traffic = ? WHERE user_id = ?",
+    500 * GB,
+    37 * GB,
+    user.id,
+  );
   return user;
 }
 

@@ -35,12 +35,17 @@ function freshDb(): Db {
 }
 
 async function tables(db: Db): Promise<string[]> {
-  return (await db.all<{ name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"))
-    .map((r) => r.name);
+  return (
+    await db.all<{ name: string }>(
+      "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+    )
+  ).map((r) => r.name);
 }
 
 async function recorded(db: Db) {
-  return await db.all<{ version: number; name: string; applied_time: number }>("SELECT version, name, applied_time FROM schema_migrations ORDER BY version");
+  return await db.all<{ version: number; name: string; applied_time: number }>(
+    "SELECT version, name, applied_time FROM schema_migrations ORDER BY version",
+  );
 }
 
 describe("the migrations built into ferry", () => {
@@ -81,7 +86,8 @@ describe("the migrations built into ferry", () => {
     await migrate(db, embedded);
     const after = Date.now();
     const windowOf = async (id: string) =>
-      (await db.get<{ admit_all_until: number }>("SELECT admit_all_until FROM agents WHERE id = ?", id))?.admit_all_until ?? -1;
+      (await db.get<{ admit_all_until: number }>("SELECT admit_all_until FROM agents WHERE id = ?", id))
+        ?.admit_all_until ?? -1;
     // strftime('%s') has whole seconds.
     expect(await windowOf("old")).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000 + 900_000);
     expect(await windowOf("old")).toBeLessThanOrEqual(after + 900_000);
@@ -95,16 +101,29 @@ describe("the migrations built into ferry", () => {
     const db = freshDb();
     await migrate(db, embedded.slice(0, 12));
     const insertUser = async (id: string, traffic: number, spend: number, usage: number, day: string) =>
-      await db.run(`INSERT INTO users (id, email, password_hash, userkey, proxy_secret, create_time, traffic, spend_traffic,
+      await db.run(
+        `INSERT INTO users (id, email, password_hash, userkey, proxy_secret, create_time, traffic, spend_traffic,
              daily_usage, daily_usage_day)
-           VALUES (?1, ?1 || '@example.com', 'x', 'k' || ?1, 's' || ?1, 1, ?2, ?3, ?4, ?5)`, id, traffic, spend, usage, day);
+           VALUES (?1, ?1 || '@example.com', 'x', 'k' || ?1, 's' || ?1, 1, ?2, ?3, ?4, ?5)`,
+        id,
+        traffic,
+        spend,
+        usage,
+        day,
+      );
     await insertUser("a", 5 * 2 ** 30, 7, 3, "2026-11-27");
     await insertUser("b", 0, 0, 0, "");
-    await db.run(`INSERT INTO traffic_records (user_id, type, "desc", traffic_change, all_traffic, all_spend, day, update_time)
-       VALUES ('a', 'buy', 'x', ?, ?, 0, '2026-11-27', 1)`, 5 * 2 ** 30, 5 * 2 ** 30);
+    await db.run(
+      `INSERT INTO traffic_records (user_id, type, "desc", traffic_change, all_traffic, all_spend, day, update_time)
+       VALUES ('a', 'buy', 'x', ?, ?, 0, '2026-11-27', 1)`,
+      5 * 2 ** 30,
+      5 * 2 ** 30,
+    );
     await migrate(db, embedded);
     const balances = async () =>
-      await db.all("SELECT user_id, traffic, spend_traffic, daily_usage, daily_usage_day FROM balances ORDER BY user_id");
+      await db.all(
+        "SELECT user_id, traffic, spend_traffic, daily_usage, daily_usage_day FROM balances ORDER BY user_id",
+      );
     expect(await balances()).toEqual([
       { user_id: "a", traffic: 5 * 2 ** 30, spend_traffic: 7, daily_usage: 3, daily_usage_day: "2026-11-27" },
       { user_id: "b", traffic: 0, spend_traffic: 0, daily_usage: 0, daily_usage_day: "" },
@@ -115,7 +134,9 @@ describe("the migrations built into ferry", () => {
     expect(
       await db.get("SELECT SUM(traffic_change) AS total FROM traffic_records WHERE user_id = 'a'"),
     ).toEqual({ total: 5 * 2 ** 30 });
-    await db.run("INSERT INTO users (id, email, password_hash, userkey, proxy_secret, create_time) VALUES ('c', 'c@example.com', 'x', 'kc', 'sc', 1)");
+    await db.run(
+      "INSERT INTO users (id, email, password_hash, userkey, proxy_secret, create_time) VALUES ('c', 'c@example.com', 'x', 'kc', 'sc', 1)",
+    );
     expect(await db.get("SELECT traffic FROM balances WHERE user_id = 'c'")).toEqual({ traffic: 0 });
     await expect(db.run("UPDATE balances SET traffic = -1 WHERE user_id = 'c'")).rejects.toThrow();
     await db.run("DELETE FROM users WHERE id = 'c'");
@@ -127,7 +148,9 @@ describe("the migrations built into ferry", () => {
     await migrate(db, embedded);
     expect((await db.get<{ journal_mode: string }>("PRAGMA journal_mode"))?.journal_mode).toBe("wal");
     await expect(
-      db.run("INSERT INTO sessions (token_hash, user_id, create_time, expire_time) VALUES ('t', 'nobody', 0, 0)"),
+      db.run(
+        "INSERT INTO sessions (token_hash, user_id, create_time, expire_time) VALUES ('t', 'nobody', 0, 0)",
+      ),
     ).rejects.toThrow();
   });
 });
@@ -179,7 +202,11 @@ describe("migrate", () => {
   test("applies each pending step in order and only the pending ones", async () => {
     const db = freshDb();
     expect(await migrate(db, steps.slice(0, 1))).toEqual([1]);
-    expect((await migrationStatus(db, steps)).map((m) => m.appliedTime === null)).toEqual([false, true, true]);
+    expect((await migrationStatus(db, steps)).map((m) => m.appliedTime === null)).toEqual([
+      false,
+      true,
+      true,
+    ]);
     expect(await migrate(db, steps)).toEqual([2, 3]);
     expect(await db.all<{ title: string; price: number }>("SELECT title, price FROM items")).toEqual([
       { title: "first", price: 100 },
@@ -204,8 +231,7 @@ describe("migrate", () => {
     await expect(migrate(db, [steps[0] as Migration, broken])).rejects.toThrow(/2_half_done/);
     expect(await tables(db)).toEqual(["items", "schema_migrations"]);
     expect((await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM items"))?.n).toBe(0);
-    const columns = (await db.all<{ name: string }>("PRAGMA table_info(items)"))
-      .map((c) => c.name);
+    const columns = (await db.all<{ name: string }>("PRAGMA table_info(items)")).map((c) => c.name);
     expect(columns).toEqual(["id", "title"]);
     expect((await recorded(db)).map((r) => r.version)).toEqual([1]);
     expect(db.inTransaction).toBe(false);
@@ -217,7 +243,9 @@ describe("migrate", () => {
   test("a database newer than the build is refused before anything is touched", async () => {
     const db = freshDb();
     await migrate(db, steps);
-    await db.run("INSERT INTO schema_migrations (version, name, applied_time) VALUES (7, 'from_the_future', 1)");
+    await db.run(
+      "INSERT INTO schema_migrations (version, name, applied_time) VALUES (7, 'from_the_future', 1)",
+    );
     const before = await tables(db);
     let caught: unknown;
     try {
@@ -241,7 +269,10 @@ describe("startServer", () => {
     const db = openSqlite(join(dataDir, "ferry.db"));
     await migrate(db, embedded);
     const newer = (embedded.at(-1)?.version ?? 0) + 1;
-    await db.run("INSERT INTO schema_migrations (version, name, applied_time) VALUES (?, 'future', 1)", newer);
+    await db.run(
+      "INSERT INTO schema_migrations (version, name, applied_time) VALUES (?, 'future', 1)",
+      newer,
+    );
     await db.close();
 
     let caught: unknown;
@@ -264,12 +295,16 @@ describe("startServer", () => {
   test("migrates a new data directory on start and keeps data across restarts", async () => {
     const dataDir = freshDir();
     const first = await startServer({ dataDir, port: 0 });
-    await first.context.db.run("INSERT INTO settings (key, value, update_time) VALUES ('notice_title', '\"kept\"', 1)");
+    await first.context.db.run(
+      "INSERT INTO settings (key, value, update_time) VALUES ('notice_title', '\"kept\"', 1)",
+    );
     await first.stop();
     const second = await startServer({ dataDir, port: 0 });
     try {
       expect(await second.context.settings.get("notice_title")).toBe("kept");
-      expect((await recorded(second.context.db)).map((r) => r.version)).toEqual(embedded.map((m) => m.version));
+      expect((await recorded(second.context.db)).map((r) => r.version)).toEqual(
+        embedded.map((m) => m.version),
+      );
     } finally {
       await second.stop();
     }

@@ -72,7 +72,9 @@ async function ensureTable(db: Db) {
 
 async function appliedVersions(db: Db): Promise<Map<number, number>> {
   await ensureTable(db);
-  const rows = await db.all<{ version: number; applied_time: number }>("SELECT version, applied_time FROM schema_migrations");
+  const rows = await db.all<{ version: number; applied_time: number }>(
+    "SELECT version, applied_time FROM schema_migrations",
+  );
   return new Map(rows.map((row) => [row.version, row.applied_time]));
 }
 
@@ -103,7 +105,9 @@ export async function migrate(db: Db, migrations: Migration[]): Promise<number[]
       try {
         await db.exec(db.engine === "postgres" ? (migration.pgSql ?? migration.sql) : migration.sql);
       } catch (error) {
-        throw new Error(`migration ${migration.version}_${migration.name} failed: ${(error as Error).message}`);
+        throw new Error(
+          `migration ${migration.version}_${migration.name} failed: ${(error as Error).message}`,
+        );
       }
       await db.run(
         "INSERT INTO schema_migrations (version, name, applied_time) VALUES (?, ?, ?)",

@@ -32,7 +32,7 @@ export class Mailer {
 
   async send(mail: Mail): Promise<void> {
     const s = await this.settings.all();
-    if (!await this.configured()) throw new Error("SMTP is not configured");
+    if (!(await this.configured())) throw new Error("SMTP is not configured");
     const host = s.smtp_host.trim();
     const address = await resolveTarget(host, this.allowPrivate);
     const { default: nodemailer } = await import("nodemailer");

@@ -56,7 +56,10 @@ export function extendedTimePackage(
  */
 export async function creditOrder(ctx: AppContext, order: OrderRow, now: number): Promise<void> {
   const db = ctx.db;
-  const user = await db.get<{ vip_expire_time: number; daily_limit: number | null }>("SELECT vip_expire_time, daily_limit FROM users WHERE id = ?", order.user_id);
+  const user = await db.get<{ vip_expire_time: number; daily_limit: number | null }>(
+    "SELECT vip_expire_time, daily_limit FROM users WHERE id = ?",
+    order.user_id,
+  );
   if (!user) throw new Error(`order ${order.id} has no user`);
   const extension =
     order.add_vip_duration > 0
@@ -86,7 +89,9 @@ export async function creditOrder(ctx: AppContext, order: OrderRow, now: number)
     const grant = `INSERT INTO user_permissions (user_id, permission_id, expire_time) VALUES (?1, ?2, ?3 + ?4)
        ON CONFLICT (user_id, permission_id) DO UPDATE SET expire_time = ${greatestSql(db, "user_permissions.expire_time", "?3")} + ?4`;
     for (const permissionId of JSON.parse(order.gain_permissions) as string[]) {
-      const bumped = (await db.run("UPDATE permissions SET use_times = use_times + 1 WHERE id = ?", permissionId)).changes;
+      const bumped = (
+        await db.run("UPDATE permissions SET use_times = use_times + 1 WHERE id = ?", permissionId)
+      ).changes;
       if (bumped) await db.run(grant, order.user_id, permissionId, now, order.permission_duration * DAY_MS);
     }
   }
@@ -112,7 +117,11 @@ async function refuse(
 }
 
 /** Marks a payment attempt paid and credits its order exactly once. Never throws for a bad notice. */
-export async function markPaid(ctx: AppContext, notice: PaidNotice, now = Date.now()): Promise<MarkPaidResult> {
+export async function markPaid(
+  ctx: AppContext,
+  notice: PaidNotice,
+  now = Date.now(),
+): Promise<MarkPaidResult> {
   const db = ctx.db;
   const outcome = await tx(db, async (): Promise<MarkPaidResult> => {
     if (notice.status !== "paid")
@@ -142,10 +151,22 @@ export async function markPaid(ctx: AppContext, notice: PaidNotice, now = Date.n
         await logPaymentEvent(db, { ...notice, result: "duplicate", reason: "already paid" }, now);
         return { result: "duplicate", orderId: order.id };
       }
-      return await refuse(db, notice, "anomaly", "order already paid through another payment: refund by hand", now);
+      return await refuse(
+        db,
+        notice,
+        "anomaly",
+        "order already paid through another payment: refund by hand",
+        now,
+      );
     }
     if (!isOpen(order))
-      return await refuse(db, notice, "anomaly", `order is ${order.status}: money received, nothing credited`, now);
+      return await refuse(
+        db,
+        notice,
+        "anomaly",
+        `order is ${order.status}: money received, nothing credited`,
+        now,
+      );
     // A coupon or wallet change after this attempt was made changed what the order still owes.
     if (payment.amount_fen !== payableFen(order))
       return await refuse(
@@ -163,9 +184,24 @@ export async function markPaid(ctx: AppContext, notice: PaidNotice, now = Date.n
         now,
       );
     }
-    const flipped = (await db.run("UPDATE payments SET status = 'paid', gateway_trade_no = ?, pay_time = ? WHERE trade_no = ? AND status != 'paid'", notice.gatewayTradeNo, now, payment.trade_no)).changes;
-    const orderFlipped = (await db.run(`UPDATE orders SET status = 'paied', pay_time = ?, pay_mode = ?, paid_by = ?
-         WHERE id = ? AND status IN ('topay', 'wallet_spend')`, now, payment.method, notice.source, order.id)).changes;
+    const flipped = (
+      await db.run(
+        "UPDATE payments SET status = 'paid', gateway_trade_no = ?, pay_time = ? WHERE trade_no = ? AND status != 'paid'",
+        notice.gatewayTradeNo,
+        now,
+        payment.trade_no,
+      )
+    ).changes;
+    const orderFlipped = (
+      await db.run(
+        `UPDATE orders SET status = 'paied', pay_time = ?, pay_mode = ?, paid_by = ?
+         WHERE id = ? AND status IN ('topay', 'wallet_spend')`,
+        now,
+        payment.method,
+        notice.source,
+        order.id,
+      )
+    ).changes;
     if (flipped !== 1 || orderFlipped !== 1) throw new Error("payment state changed inside its transaction");
     // Other pending attempts of this order can no longer be paid for it.
     await closePendingPayments(db, order.id);
@@ -197,8 +233,18 @@ export async function settleWithoutGateway(
     const amount = payableFen(order);
     if (provider === "wallet" && amount !== 0) throw new Error("wallet settlement needs a zero remainder");
     const tradeNo = newTradeNo(now);
-    await ctx.db.run(`INSERT INTO payments (trade_no, order_id, user_id, provider, method, amount_fen, third_pay_platform, create_time)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, tradeNo, order.id, order.user_id, provider, provider, amount, provider === "wallet" ? "钱包" : "人工", now);
+    await ctx.db.run(
+      `INSERT INTO payments (trade_no, order_id, user_id, provider, method, amount_fen, third_pay_platform, create_time)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      tradeNo,
+      order.id,
+      order.user_id,
+      provider,
+      provider,
+      amount,
+      provider === "wallet" ? "钱包" : "人工",
+      now,
+    );
     return await markPaid(
       ctx,
       {

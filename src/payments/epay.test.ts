@@ -88,14 +88,16 @@ async function buy(
   let order = await call<Order>(client, "/api/shop/create_order", { combo_id: combo._id });
   if (options.walletFen) {
     const db = server.context.db;
-    await tx(db, async () =>
-      await changeWallet(db, {
-        userId,
-        type: "adjust",
-        changeFen: options.walletFen ?? 0,
-        desc: "test",
-        now: Date.now(),
-      }),
+    await tx(
+      db,
+      async () =>
+        await changeWallet(db, {
+          userId,
+          type: "adjust",
+          changeFen: options.walletFen ?? 0,
+          desc: "test",
+          now: Date.now(),
+        }),
     );
     order = await call<Order>(client, "/api/shop/wallet_check", { order_id: order._id });
   }
@@ -114,10 +116,14 @@ const traffic = async (client: ApiClient) => (await call<UserInfo>(client, "/api
 const status = async (client: ApiClient, orderId: string) =>
   (await call<TradeStatus>(client, "/api/shop/trade_status", { trade_id: orderId })).status;
 const walletFen = async (userId: string) =>
-  (await server.context.db.get<{ wallet_fen: number }>("SELECT wallet_fen FROM users WHERE id = ?", userId))?.wallet_fen;
+  (await server.context.db.get<{ wallet_fen: number }>("SELECT wallet_fen FROM users WHERE id = ?", userId))
+    ?.wallet_fen;
 
 async function events(tradeNo: string) {
-  return await server.context.db.all<{ result: string; reason: string; raw: string; repeat_count: number }>("SELECT result, reason, raw, repeat_count FROM payment_events WHERE trade_no = ? ORDER BY id", tradeNo);
+  return await server.context.db.all<{ result: string; reason: string; raw: string; repeat_count: number }>(
+    "SELECT result, reason, raw, repeat_count FROM payment_events WHERE trade_no = ? ORDER BY id",
+    tradeNo,
+  );
 }
 
 const notifyUrl = () => `${server.url}/api/pay/notify/epay`;
@@ -245,9 +251,15 @@ describe("EPay notifications", () => {
       ["credited", 1],
       ["duplicate", 49],
     ]);
-    const records = await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM traffic_records WHERE order_id = ?", order._id);
+    const records = await server.context.db.get<{ n: number }>(
+      "SELECT COUNT(*) AS n FROM traffic_records WHERE order_id = ?",
+      order._id,
+    );
     expect(records?.n).toBe(1);
-    const payment = await server.context.db.get<{ gateway_trade_no: string; status: string }>("SELECT gateway_trade_no, status FROM payments WHERE trade_no = ?", gatewayOrder.outTradeNo);
+    const payment = await server.context.db.get<{ gateway_trade_no: string; status: string }>(
+      "SELECT gateway_trade_no, status FROM payments WHERE trade_no = ?",
+      gatewayOrder.outTradeNo,
+    );
     expect(payment).toEqual({ gateway_trade_no: gatewayOrder.tradeNo, status: "paid" });
   });
 
@@ -373,7 +385,10 @@ describe("active query", () => {
       setSystemTime();
     }
     // The key travels only to the gateway: never into the audit rows or the error log.
-    const leaked = await server.context.db.get<{ n: number }>("SELECT (SELECT COUNT(*) FROM payment_events WHERE raw LIKE ?1) + (SELECT COUNT(*) FROM error_logs WHERE msg LIKE ?1 OR stack LIKE ?1) AS n", `%${gateway.key}%`);
+    const leaked = await server.context.db.get<{ n: number }>(
+      "SELECT (SELECT COUNT(*) FROM payment_events WHERE raw LIKE ?1) + (SELECT COUNT(*) FROM error_logs WHERE msg LIKE ?1 OR stack LIKE ?1) AS n",
+      `%${gateway.key}%`,
+    );
     expect(leaked?.n).toBe(0);
   });
 
@@ -410,7 +425,10 @@ const FORGED_HOST = {
 };
 
 async function errorRows(name: string) {
-  return await server.context.db.all<{ msg: string; repeat_count: number }>("SELECT msg, repeat_count FROM error_logs WHERE name = ? ORDER BY id", name);
+  return await server.context.db.all<{ msg: string; repeat_count: number }>(
+    "SELECT msg, repeat_count FROM error_logs WHERE name = ? ORDER BY id",
+    name,
+  );
 }
 
 describe("callback URLs (issue 11, finding 7)", () => {
@@ -465,7 +483,10 @@ describe("callback URLs (issue 11, finding 7)", () => {
       expect(answer.msg).toContain("站点地址");
       expect(gateway.mapiRequests.length).toBe(asked);
       expect(await status(client, order._id)).toBe("topay");
-      const attempts = await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM payments WHERE order_id = ?", order._id);
+      const attempts = await server.context.db.get<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM payments WHERE order_id = ?",
+        order._id,
+      );
       expect(attempts?.n).toBe(0);
       const logged = await errorRows("pay epay 支付宝");
       expect(logged.at(-1)?.msg).toContain("site_url");
@@ -503,7 +524,10 @@ describe("links from the gateway (issue 11, finding 12)", () => {
             msg: OrderMsg.unsafePayLink,
             data: null,
           });
-          const attempts = await server.context.db.all<{ status: string }>("SELECT status FROM payments WHERE order_id = ?", order._id);
+          const attempts = await server.context.db.all<{ status: string }>(
+            "SELECT status FROM payments WHERE order_id = ?",
+            order._id,
+          );
           expect(attempts.map((a) => a.status)).toEqual(["closed"]);
           // Given up, so the next create_order makes a new order rather than handing this one back.
           await call(client, "/api/order/cancel_order", { order_id: order._id });
@@ -571,8 +595,11 @@ describe("payment_events against strangers (issue 11, finding 13)", () => {
       await Promise.all(
         Array.from({ length: 200 }, (_, k) => fetch(`${server.url}/api/pay/notify/nope${k}?a=1`)),
       );
-      const rows = await db.all<{ provider: string; n: number; counted: number; widest: number }>(`SELECT provider, COUNT(*) AS n, SUM(repeat_count) AS counted, MAX(LENGTH(raw)) AS widest
-           FROM payment_events WHERE create_time >= ? GROUP BY provider ORDER BY provider`, windowStart);
+      const rows = await db.all<{ provider: string; n: number; counted: number; widest: number }>(
+        `SELECT provider, COUNT(*) AS n, SUM(repeat_count) AS counted, MAX(LENGTH(raw)) AS widest
+           FROM payment_events WHERE create_time >= ? GROUP BY provider ORDER BY provider`,
+        windowStart,
+      );
       expect(rows.map((r) => r.provider)).toEqual(["epay", "unknown"]);
       const [epay, unknown] = rows;
       expect(epay?.counted).toBe(10_000);
@@ -614,8 +641,11 @@ describe("payment_events against strangers (issue 11, finding 13)", () => {
     // A rejected event first seen long ago but repeated recently stays.
     await db.run(insert, "OLD-BUT-SEEN", "rejected", old, recent);
     await logPaymentEvent(db, { provider: "epay", result: "rejected", reason: "expiry trigger" }, now);
-    const left = (await db.all<{ trade_no: string }>("SELECT trade_no FROM payment_events WHERE reason = 'expiry test' ORDER BY trade_no"))
-      .map((r) => r.trade_no);
+    const left = (
+      await db.all<{ trade_no: string }>(
+        "SELECT trade_no FROM payment_events WHERE reason = 'expiry test' ORDER BY trade_no",
+      )
+    ).map((r) => r.trade_no);
     expect(left).toEqual([
       "OLD-BUT-SEEN",
       "OLD-anomaly",
@@ -633,7 +663,10 @@ describe("settings that would break notifications (issue 11, finding 14)", () =>
     const { client, order, gatewayOrder } = await buy();
     gateway.pay(gatewayOrder.outTradeNo);
     // As an older version could have saved it.
-    await server.context.db.run("INSERT INTO settings (key, value, update_time) VALUES ('timezone', ?, 0) ON CONFLICT (key) DO UPDATE SET value = excluded.value", JSON.stringify("Mars/Olympus"));
+    await server.context.db.run(
+      "INSERT INTO settings (key, value, update_time) VALUES ('timezone', ?, 0) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+      JSON.stringify("Mars/Olympus"),
+    );
     await server.context.settings.update({});
     try {
       expect(await server.context.settings.get("timezone")).toBe("Asia/Shanghai");
@@ -651,7 +684,8 @@ describe("settings that would break notifications (issue 11, finding 14)", () =>
 
 describe("notification bodies (issue 11, finding 14)", () => {
   test("a chunked 1 MB body is refused (the limit is 64 KB) and leaves no event", async () => {
-    const before = (await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM payment_events"))?.n;
+    const before = (await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM payment_events"))
+      ?.n;
     let pulled = 0;
     const chunk = new Uint8Array(16 * 1024).fill(0x61);
     const body = new ReadableStream<Uint8Array>({

@@ -150,8 +150,8 @@ export const epayProvider: PaymentProvider = {
   callbacks: true,
   serves: async (ctx, method) =>
     (method === "alipay" || method === "wxpay") &&
-    await ctx.settings.get(method) === "epay" &&
-    await epayConfig(ctx) !== null,
+    (await ctx.settings.get(method)) === "epay" &&
+    (await epayConfig(ctx)) !== null,
   createPayment,
   // Late notifications are still verified when alipay/wxpay have since moved away from EPay.
   async verifyNotify(ctx, request) {

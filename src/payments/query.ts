@@ -38,8 +38,12 @@ export async function queryOpenPayment(
   orderId: string,
   now = Date.now(),
 ): Promise<void> {
-  const payment = await ctx.db.get<Pick<PaymentRow, "trade_no" | "provider" | "create_time">>(`SELECT trade_no, provider, create_time FROM payments
-       WHERE order_id = ? AND user_id = ? AND status = 'pending' ORDER BY create_time DESC LIMIT 1`, orderId, userId);
+  const payment = await ctx.db.get<Pick<PaymentRow, "trade_no" | "provider" | "create_time">>(
+    `SELECT trade_no, provider, create_time FROM payments
+       WHERE order_id = ? AND user_id = ? AND status = 'pending' ORDER BY create_time DESC LIMIT 1`,
+    orderId,
+    userId,
+  );
   if (!payment || now - payment.create_time < QUERY_AFTER_MS) return;
   const provider = providerById(payment.provider);
   if (!provider?.queryPayment || !claimQuerySlot(ctx, payment.trade_no, now)) return;

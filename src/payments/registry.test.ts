@@ -30,7 +30,13 @@ beforeAll(async () => {
 });
 afterEach(async () => {
   delete process.env[SANDBOX_ENV];
-  await server.context.settings.update({ alipay: "", wxpay: "", sandbox_pay: false, epay_url: "", epay_pid: "" });
+  await server.context.settings.update({
+    alipay: "",
+    wxpay: "",
+    sandbox_pay: false,
+    epay_url: "",
+    epay_pid: "",
+  });
 });
 afterAll(async () => {
   await server?.close();

@@ -61,7 +61,11 @@ export async function paymentsInForce(ctx: AppContext): Promise<PaymentsInForce>
     const collector = await collectorOf(ctx, mode);
     modes.push({
       mode,
-      provider: collector && { id: collector.provider.id, label: collector.provider.label, source: collector.source },
+      provider: collector && {
+        id: collector.provider.id,
+        label: collector.provider.label,
+        source: collector.source,
+      },
     });
   }
   const bySetting = await ctx.settings.get("sandbox_pay");

@@ -17,7 +17,7 @@ export const SANDBOX_ENV = "FERRY_SANDBOX_PAY";
 export const sandboxByEnvironment = (): boolean => process.env[SANDBOX_ENV] === "1";
 
 export async function sandboxEnabled(ctx: AppContext): Promise<boolean> {
-  return await ctx.settings.get("sandbox_pay") || sandboxByEnvironment();
+  return (await ctx.settings.get("sandbox_pay")) || sandboxByEnvironment();
 }
 
 export const sandboxProvider: PaymentProvider = {
@@ -25,7 +25,7 @@ export const sandboxProvider: PaymentProvider = {
   label: "沙箱支付",
   callbacks: false,
   async serves(ctx, method) {
-    if (!await sandboxEnabled(ctx)) return false;
+    if (!(await sandboxEnabled(ctx))) return false;
     const settings = await ctx.settings.all();
     if (method === "alipay") return settings.alipay === "sandbox";
     return method === "wxpay" && settings.wxpay === "sandbox";
@@ -35,7 +35,8 @@ export const sandboxProvider: PaymentProvider = {
     return { kind: "qrcode", content: url, payUrl: url };
   },
   async verifyNotify(ctx, request) {
-    if (!await sandboxEnabled(ctx)) return { ok: false, reason: "sandbox is off", ack: textAck("fail", 403) };
+    if (!(await sandboxEnabled(ctx)))
+      return { ok: false, reason: "sandbox is off", ack: textAck("fail", 403) };
     const tradeNo = request.params.trade_no ?? "";
     const fen = parseYuan(request.params.money ?? "");
     if (!tradeNo || fen === null)

@@ -73,17 +73,26 @@ function stateOf(ctx: AppContext): WatcherState {
 
 /** Addresses with a pending USDT payment not yet past expiry + grace, with the oldest one's creation. */
 async function watchedAddresses(ctx: AppContext, now: number): Promise<{ address: string; since: number }[]> {
-  return await ctx.db.all<{ address: string; since: number }>(`SELECT usdt_address AS address, MIN(create_time) AS since FROM payments
+  return await ctx.db.all<{ address: string; since: number }>(
+    `SELECT usdt_address AS address, MIN(create_time) AS since FROM payments
        WHERE provider = 'usdt_trc20' AND status = 'pending' AND usdt_address IS NOT NULL AND expire_time >= ?
-       GROUP BY usdt_address`, now - USDT_GRACE_MS);
+       GROUP BY usdt_address`,
+    now - USDT_GRACE_MS,
+  );
 }
 
 /** The payment whose window [created, expiry + grace] holds the transfer at that exact amount. */
 async function paymentForTransfer(ctx: AppContext, address: string, units: number, blockTime: number) {
-  return await ctx.db.get<PaymentRow>(`SELECT * FROM payments
+  return await ctx.db.get<PaymentRow>(
+    `SELECT * FROM payments
        WHERE provider = 'usdt_trc20' AND usdt_address = ?1 AND usdt_units = ?2
          AND create_time <= ?3 AND expire_time + ?4 >= ?3
-       ORDER BY create_time DESC LIMIT 1`, address, units, blockTime, USDT_GRACE_MS);
+       ORDER BY create_time DESC LIMIT 1`,
+    address,
+    units,
+    blockTime,
+    USDT_GRACE_MS,
+  );
 }
 
 const isUsdtTransferTo = (item: Trc20Transfer, address: string) =>
@@ -110,8 +119,18 @@ async function handleTransfer(
   if (value > INT64_MAX) return { recorded: false, credited: false };
   const txId = item.transaction_id.toLowerCase();
   return await tx(ctx.db, async () => {
-    const inserted = (await ctx.db.run(`INSERT INTO usdt_transfers (tx_id, from_address, to_address, units, block_time, status, note, create_time)
-         VALUES (?, ?, ?, ?, ?, 'unmatched', 'no open order with this amount', ?) ON CONFLICT (tx_id) DO NOTHING`, txId, String(item.from ?? ""), address, value, item.block_timestamp, now)).changes;
+    const inserted = (
+      await ctx.db.run(
+        `INSERT INTO usdt_transfers (tx_id, from_address, to_address, units, block_time, status, note, create_time)
+         VALUES (?, ?, ?, ?, ?, 'unmatched', 'no open order with this amount', ?) ON CONFLICT (tx_id) DO NOTHING`,
+        txId,
+        String(item.from ?? ""),
+        address,
+        value,
+        item.block_timestamp,
+        now,
+      )
+    ).changes;
     if (!inserted) return { recorded: false, credited: false };
     const payment =
       value <= BigInt(Number.MAX_SAFE_INTEGER)
@@ -119,7 +138,13 @@ async function handleTransfer(
         : null;
     if (!payment) return { recorded: true, credited: false };
     const setOutcome = async (status: "matched" | "unmatched" | "rejected", note: string) =>
-      await ctx.db.run("UPDATE usdt_transfers SET status = ?, trade_no = ?, note = ? WHERE tx_id = ?", status, payment.trade_no, note.slice(0, 500), txId);
+      await ctx.db.run(
+        "UPDATE usdt_transfers SET status = ?, trade_no = ?, note = ? WHERE tx_id = ?",
+        status,
+        payment.trade_no,
+        note.slice(0, 500),
+        txId,
+      );
     if (payment.status === "paid") {
       // A second transfer of the same amount: money to review, not a second crediting.
       await setOutcome("unmatched", `payment already paid by ${payment.gateway_trade_no ?? ""}`);
@@ -205,7 +230,7 @@ async function pollAll(ctx: AppContext, state: WatcherState): Promise<PollResult
   const result: PollResult = { requests: 0, recorded: 0, credited: 0, throttled: false };
   const now = Date.now();
   state.lastPoll = now;
-  if (!await usdtAddress(ctx)) return result;
+  if (!(await usdtAddress(ctx))) return result;
   for (const { address, since } of await watchedAddresses(ctx, now)) {
     await pollAddress(ctx, state, address, since - LOOKBACK_MS, result);
     if (result.throttled) break;
@@ -239,8 +264,8 @@ export async function pollUsdtOnce(ctx: AppContext): Promise<PollResult> {
 
 async function pollDue(ctx: AppContext, state: WatcherState, now: number): Promise<boolean> {
   if (state.running || now < state.backoffUntil) return false;
-  if (now - state.lastPoll < await ctx.settings.get("usdtCheckInterval") * 1000) return false;
-  if (!await usdtAddress(ctx)) return false;
+  if (now - state.lastPoll < (await ctx.settings.get("usdtCheckInterval")) * 1000) return false;
+  if (!(await usdtAddress(ctx))) return false;
   return (await watchedAddresses(ctx, now)).length > 0;
 }
 

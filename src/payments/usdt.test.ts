@@ -81,15 +81,33 @@ const status = async (client: ApiClient, orderId: string) =>
   (await call<TradeStatus>(client, "/api/shop/trade_status", { trade_id: orderId })).status;
 
 async function recordedTransfer(txId: string) {
-  return await server.context.db.get<{ status: string; trade_no: string | null; note: string; units: number }>("SELECT status, trade_no, note, units FROM usdt_transfers WHERE tx_id = ?", txId);
+  return await server.context.db.get<{
+    status: string;
+    trade_no: string | null;
+    note: string;
+    units: number;
+  }>("SELECT status, trade_no, note, units FROM usdt_transfers WHERE tx_id = ?", txId);
 }
 
 async function paymentOf(orderId: string) {
-  return await server.context.db.get<{ trade_no: string; create_time: number; expire_time: number; usdt_rate_fen: number }>("SELECT trade_no, create_time, expire_time, usdt_rate_fen FROM payments WHERE order_id = ? ORDER BY create_time DESC LIMIT 1", orderId);
+  return await server.context.db.get<{
+    trade_no: string;
+    create_time: number;
+    expire_time: number;
+    usdt_rate_fen: number;
+  }>(
+    "SELECT trade_no, create_time, expire_time, usdt_rate_fen FROM payments WHERE order_id = ? ORDER BY create_time DESC LIMIT 1",
+    orderId,
+  );
 }
 
 async function creditedEvents(tradeNo: string) {
-  return (await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM payment_events WHERE trade_no = ? AND result = 'credited'", tradeNo))?.n;
+  return (
+    await server.context.db.get<{ n: number }>(
+      "SELECT COUNT(*) AS n FROM payment_events WHERE trade_no = ? AND result = 'credited'",
+      tradeNo,
+    )
+  )?.n;
 }
 
 describe("USDT amounts", () => {
@@ -138,7 +156,7 @@ describe("USDT amounts", () => {
     const cheaperBefore = await traffic(cheaper.client);
     const dearerBefore = await traffic(dearer.client);
 
-    const oldestPending = Math.min(...await pendingSince());
+    const oldestPending = Math.min(...(await pendingSince()));
     const transfer = grid.addTransfer({ to: OUR_ADDRESS, value: String(dearer.units) });
     await pollUsdtOnce(server.context);
 
@@ -195,8 +213,11 @@ describe("USDT amounts", () => {
 
 /** Creation times of the pending USDT payments (the watcher looks back from the oldest one). */
 async function pendingSince(): Promise<number[]> {
-  return (await server.context.db.all<{ create_time: number }>("SELECT create_time FROM payments WHERE provider = 'usdt_trc20' AND status = 'pending'"))
-    .map((row) => row.create_time);
+  return (
+    await server.context.db.all<{ create_time: number }>(
+      "SELECT create_time FROM payments WHERE provider = 'usdt_trc20' AND status = 'pending'",
+    )
+  ).map((row) => row.create_time);
 }
 
 describe("USDT watcher", () => {
@@ -273,14 +294,20 @@ describe("USDT watcher", () => {
     expect(await traffic(client)).toBe(before + COMBO_TRAFFIC);
     const trade = (await paymentOf(order._id))?.trade_no ?? "";
     expect(await creditedEvents(trade)).toBe(1);
-    const rows = await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM usdt_transfers WHERE tx_id = ?", transfer.transaction_id);
+    const rows = await server.context.db.get<{ n: number }>(
+      "SELECT COUNT(*) AS n FROM usdt_transfers WHERE tx_id = ?",
+      transfer.transaction_id,
+    );
     expect(rows?.n).toBe(1);
 
     // A second, different transfer of the same amount is money to review, not a second crediting.
     const again = grid.addTransfer({ to: OUR_ADDRESS, value: String(units) });
     await pollUsdtOnce(server.context);
     expect(await traffic(client)).toBe(before + COMBO_TRAFFIC);
-    expect(await recordedTransfer(again.transaction_id)).toMatchObject({ status: "unmatched", trade_no: trade });
+    expect(await recordedTransfer(again.transaction_id)).toMatchObject({
+      status: "unmatched",
+      trade_no: trade,
+    });
     expect(await status(other.client, other.order._id)).toBe("topay");
   });
 
@@ -295,8 +322,14 @@ describe("USDT watcher", () => {
     expect(await status(client, order._id)).toBe("cancled");
     expect(await traffic(client)).toBe(before);
     const trade = (await paymentOf(order._id))?.trade_no;
-    expect(await recordedTransfer(transfer.transaction_id)).toMatchObject({ status: "rejected", trade_no: trade });
-    const event = await server.context.db.get<{ result: string; reason: string }>("SELECT result, reason FROM payment_events WHERE trade_no = ?", trade ?? "");
+    expect(await recordedTransfer(transfer.transaction_id)).toMatchObject({
+      status: "rejected",
+      trade_no: trade,
+    });
+    const event = await server.context.db.get<{ result: string; reason: string }>(
+      "SELECT result, reason FROM payment_events WHERE trade_no = ?",
+      trade ?? "",
+    );
     expect(event?.result).toBe("anomaly");
     expect(event?.reason).toContain("cancled");
   });

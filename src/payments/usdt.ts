@@ -48,12 +48,26 @@ export interface UsdtReservation {
 export async function reserveUsdtAmount(db: Db, reservation: UsdtReservation): Promise<number> {
   return await tx(db, async () => {
     await db.run("DELETE FROM usdt_slots WHERE hold_until < ?", reservation.now);
-    const take = "INSERT INTO usdt_slots (address, units, trade_no, hold_until) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING";
+    const take =
+      "INSERT INTO usdt_slots (address, units, trade_no, hold_until) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING";
     for (let step = 0; step < USDT_SLOT_STEPS; step += 1) {
       const units = reservation.baseUnits + step * USDT_STEP_UNITS;
-      const held = await db.run(take, reservation.address, units, reservation.tradeNo, reservation.expiresAt + USDT_GRACE_MS);
+      const held = await db.run(
+        take,
+        reservation.address,
+        units,
+        reservation.tradeNo,
+        reservation.expiresAt + USDT_GRACE_MS,
+      );
       if (held.changes !== 1) continue;
-      await db.run("UPDATE payments SET usdt_units = ?, usdt_address = ?, usdt_rate_fen = ?, expire_time = ? WHERE trade_no = ?", units, reservation.address, reservation.rateFen, reservation.expiresAt, reservation.tradeNo);
+      await db.run(
+        "UPDATE payments SET usdt_units = ?, usdt_address = ?, usdt_rate_fen = ?, expire_time = ? WHERE trade_no = ?",
+        units,
+        reservation.address,
+        reservation.rateFen,
+        reservation.expiresAt,
+        reservation.tradeNo,
+      );
       return units;
     }
     throw new RpcError(Code.badInput, USDT_BUSY);
@@ -70,7 +84,7 @@ export const usdtProvider: PaymentProvider = {
   id: "usdt_trc20",
   label: "USDT-TRC20",
   callbacks: false,
-  serves: async (ctx, method) => method === "usdt" && await usdtAddress(ctx) !== null,
+  serves: async (ctx, method) => method === "usdt" && (await usdtAddress(ctx)) !== null,
   async createPayment(ctx, request) {
     const address = await usdtAddress(ctx);
     if (!address) throw new Error("USDT is not configured (usdtpay)");

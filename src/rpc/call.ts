@@ -132,7 +132,11 @@ export function sessionToken(request: Request): string | undefined {
   return cookieValue(request.headers.get("cookie"), "token");
 }
 
-async function buildContext(app: AppContext, request: Request, ip: string): Promise<CallContext & { outCookies: string[] }> {
+async function buildContext(
+  app: AppContext,
+  request: Request,
+  ip: string,
+): Promise<CallContext & { outCookies: string[] }> {
   refreshDataVersion(app.db);
   const user = await resolveSession(app, sessionToken(request));
   const outCookies: string[] = [];

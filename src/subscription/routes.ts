@@ -70,8 +70,12 @@ export function subscriptionRoutes(app: AppContext) {
         headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "private, no-store" },
       });
     })
-    .get("/describe/ss_rule.conf", async ({ request }) => ruleFile(shadowrocketRules(await describeHost(app, request))))
-    .get("/describe/q.filter", async ({ request }) => ruleFile(quantumultFilter(await describeHost(app, request))))
+    .get("/describe/ss_rule.conf", async ({ request }) =>
+      ruleFile(shadowrocketRules(await describeHost(app, request))),
+    )
+    .get("/describe/q.filter", async ({ request }) =>
+      ruleFile(quantumultFilter(await describeHost(app, request))),
+    )
     .get("/country/country.json", () =>
       Response.json(COUNTRIES, { headers: { "cache-control": "public, max-age=86400" } }),
     );

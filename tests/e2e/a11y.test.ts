@@ -138,7 +138,7 @@ async function giveRealisticData() {
   });
   await admin.client.ok("/api/feedback/response", { id: ticket._id, desc: "已处理，请更新订阅后再试。" });
 
-  const uid = (await findUserById(ctx, customer.user.id) as UserRow).node_uid;
+  const uid = ((await findUserById(ctx, customer.user.id)) as UserRow).node_uid;
   await chargeNode(server, agentId, { [uid]: [GB / 2, 3 * GB] }, Date.now());
   const push = await customer.client.ok<Push>("/api/push/create", { pushNumber: 20 });
   CONTENT.customer["/push"] = push.code;

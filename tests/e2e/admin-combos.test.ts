@@ -269,7 +269,11 @@ describe("admin combos", () => {
     });
     expect(order.code).toBe(0);
     // Feedback is for paid orders; an unpaid one gets it straight in the database here.
-    await server.context.db.run("UPDATE orders SET user_feedback = ? WHERE id = ?", "付款后没到账", order.data._id);
+    await server.context.db.run(
+      "UPDATE orders SET user_feedback = ? WHERE id = ?",
+      "付款后没到账",
+      order.data._id,
+    );
 
     const { context, page, errors } = await newPage(browser, 1280);
     await login(page, adminEmail);

@@ -193,7 +193,8 @@ test("a yunying user batch-creates 10 Taobao coupons, downloads a.txt, edits, co
 });
 
 test("at 390 px the table scrolls sideways and its 操作 column stays in view", async () => {
-  for (let i = 0; i < 3; i++) await makeCoupon(server, { name: `窄屏 ${i}`, type: "discount", discount: 0.85 });
+  for (let i = 0; i < 3; i++)
+    await makeCoupon(server, { name: `窄屏 ${i}`, type: "discount", discount: 0.85 });
   const { context, page, errors } = await newPage(browser, 390);
   await loginInBrowser(page, server.url, staff.email, staff.password);
   await page.goto(`${server.url}/#/admin_coupon`);
@@ -211,19 +212,33 @@ test("at 390 px the table scrolls sideways and its 操作 column stays in view",
 
 test("the records page shows the latest uses, 已使用 or 已恢复, as many as asked for", async () => {
   const customer = await loggedInClient(server);
-  const coupon = await findCouponByCode(
+  const coupon = (await findCouponByCode(
     server.context.db,
-    (await makeCoupon(server, { type: "freeTime", code: "DAYS7", vipDay: 7, NumberOfAuthorizations: 0 })).code,
-  ) as CouponRow;
-  const traffic = await findCouponByCode(
+    (
+      await makeCoupon(server, { type: "freeTime", code: "DAYS7", vipDay: 7, NumberOfAuthorizations: 0 })
+    ).code,
+  )) as CouponRow;
+  const traffic = (await findCouponByCode(
     server.context.db,
-    (await makeCoupon(server, { type: "freeUse", code: "GIFT2G", trafficG: 2, NumberOfAuthorizations: 0 })).code,
-  ) as CouponRow;
+    (
+      await makeCoupon(server, { type: "freeUse", code: "GIFT2G", trafficG: 2, NumberOfAuthorizations: 0 })
+    ).code,
+  )) as CouponRow;
   const db = server.context.db;
   const now = Date.now();
   await tx(db, async () => {
-    await recordCouponUse(db, { coupon: traffic, userId: customer.user.id, addTraffic: 2 * GB, now: now - 2000 });
-    const restored = await recordCouponUse(db, { coupon, userId: customer.user.id, addDay: 7, now: now - 1000 });
+    await recordCouponUse(db, {
+      coupon: traffic,
+      userId: customer.user.id,
+      addTraffic: 2 * GB,
+      now: now - 2000,
+    });
+    const restored = await recordCouponUse(db, {
+      coupon,
+      userId: customer.user.id,
+      addDay: 7,
+      now: now - 1000,
+    });
     await restoreCouponUse(db, restored, now);
   });
 

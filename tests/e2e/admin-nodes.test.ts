@@ -67,7 +67,7 @@ async function addNode(name: string, ctrlPort: number): Promise<AgentRow> {
     serverType: "ubuntu_x86",
   });
   expect({ code: answer.code, msg: answer.msg }).toEqual({ code: 0, msg: "ok" });
-  return await findAgentRow(server.context, answer.data._id) as AgentRow;
+  return (await findAgentRow(server.context, answer.data._id)) as AgentRow;
 }
 
 /** A port nothing listens on. */
@@ -163,7 +163,11 @@ describe("/admin_agents node form", () => {
     expect(await statusBadge(page, "e2e 默认节点")).toEqual({ text: "未连接", colour: "badge-muted" });
     await screenshots(page, "admin-node-never-connected");
     // Last heard from long ago (a day after the epoch): it stopped, 异常 in red.
-    await server.context.db.run("UPDATE agents SET last_seen_time = ? WHERE name = ?", 86_400_000, "e2e 默认节点");
+    await server.context.db.run(
+      "UPDATE agents SET last_seen_time = ? WHERE name = ?",
+      86_400_000,
+      "e2e 默认节点",
+    );
     await page.reload();
     await rowOf(page, "e2e 默认节点").waitFor();
     expect(await statusBadge(page, "e2e 默认节点")).toEqual({ text: "异常", colour: "network-status-error" });
@@ -272,7 +276,13 @@ async function buttonEdges(page: Page, name: string) {
 describe("/admin_agents layout", () => {
   test("at 1280 px every row action, 异常上报 included, is in view; the rest of a node is in 详情", async () => {
     const node = await addNode("e2e 香港 BGP 宽度节点 01", 888);
-    await server.context.db.run("UPDATE agents SET \"desc\" = ?, host = ?, ip = ?, country_code = 'HK' WHERE id = ?", "香港 BGP 线路，晚高峰较稳定，适合游戏与视频", "hk.example.com", "2001:db8:85a3::8a2e:370:7334", node.id);
+    await server.context.db.run(
+      "UPDATE agents SET \"desc\" = ?, host = ?, ip = ?, country_code = 'HK' WHERE id = ?",
+      "香港 BGP 线路，晚高峰较稳定，适合游戏与视频",
+      "hk.example.com",
+      "2001:db8:85a3::8a2e:370:7334",
+      node.id,
+    );
     // The node reports a user it was not given: the row gets an 异常上报 count to open.
     const stranger = await loggedInClient(server);
     await server.context.db.run("UPDATE balances SET traffic = ? WHERE user_id = ?", GB, stranger.user.id);

@@ -32,8 +32,7 @@ const db = () => server.context.db;
 const toast = (page: Page, text: string) => page.locator(".toast", { hasText: text }).last();
 const bodyRows = (page: Page) => page.locator(".admin-list tbody tr");
 const trafficOf = async (id: string) =>
-  (await db().get<{ traffic: number }>("SELECT traffic FROM balances WHERE user_id = ?", id))
-    ?.traffic;
+  (await db().get<{ traffic: number }>("SELECT traffic FROM balances WHERE user_id = ?", id))?.traffic;
 
 const record = async (userId: string, type: TrafficRecordType, bytes: number) =>
   await recordTraffic(server, userId, type, bytes);

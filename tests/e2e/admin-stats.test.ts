@@ -44,12 +44,18 @@ async function seedTenDays() {
   const combo = await makeCombo(server, { name: "100G", price: 15, traffic: 100 * GB });
   const { user } = await loggedInClient(server);
   const nodeUid = (
-    await ctx.db.get("SELECT node_uid FROM users WHERE id = ?", user.id) as { node_uid: number }
+    (await ctx.db.get("SELECT node_uid FROM users WHERE id = ?", user.id)) as { node_uid: number }
   ).node_uid;
   const now = Date.now();
   for (let offset = -9; offset <= -1; offset++) {
     const noon = noonOfDay(now, offset, ZONE);
-    await settleWithoutGateway(ctx, (await createOrder(ctx, user, combo._id, noon - 1000))._id, "manual", "test", noon);
+    await settleWithoutGateway(
+      ctx,
+      (await createOrder(ctx, user, combo._id, noon - 1000))._id,
+      "manual",
+      "test",
+      noon,
+    );
     await chargeNode(server, agentId, { [nodeUid]: [0, (10 + offset) * GB] }, noon + 1000);
   }
 }

@@ -253,8 +253,16 @@ describe("SPA shell", () => {
       passwordDigest: transformPassword(password),
     });
     const vipUntil = Date.now() + 10 * 86_400_000;
-    await server.context.db.run("UPDATE users SET is_agency = 1, vip_expire_time = ? WHERE id = ?", vipUntil, agency.id);
-    await server.context.db.run("UPDATE balances SET traffic = ? WHERE user_id = ?", 5 * 1024 ** 3, agency.id);
+    await server.context.db.run(
+      "UPDATE users SET is_agency = 1, vip_expire_time = ? WHERE id = ?",
+      vipUntil,
+      agency.id,
+    );
+    await server.context.db.run(
+      "UPDATE balances SET traffic = ? WHERE user_id = ?",
+      5 * 1024 ** 3,
+      agency.id,
+    );
     const second = await newPage(browser, 1280);
     await login(second.page, agencyEmail, password);
     await expectTabs(second.page, AGENCY_NORMAL_TABS);
@@ -303,7 +311,14 @@ describe("confirm and reset pages", () => {
     const serialId = newId();
     const key = randomHex(32);
     const now = Date.now();
-    await server.context.db.run("INSERT INTO email_tokens (serial_id, user_id, action, key_hash, new_password_hash, create_time, expire_time) VALUES (?, ?, 'signup_confirm', ?, NULL, ?, ?)", serialId, user.id, sha256Hex(key), now, now + 86_400_000);
+    await server.context.db.run(
+      "INSERT INTO email_tokens (serial_id, user_id, action, key_hash, new_password_hash, create_time, expire_time) VALUES (?, ?, 'signup_confirm', ?, NULL, ?, ?)",
+      serialId,
+      user.id,
+      sha256Hex(key),
+      now,
+      now + 86_400_000,
+    );
 
     const { context, page } = await newPage(browser, 390);
     await page.goto(`${server.url}/#/confirm?serial_id=${serialId}&key=${key}&action=signup_confirm`);
@@ -327,7 +342,12 @@ describe("confirm and reset pages", () => {
     try {
       await resetJourney();
     } finally {
-      await server.context.settings.update({ smtp_host: "", smtp_port: 465, smtp_secure: true, smtp_from: "" });
+      await server.context.settings.update({
+        smtp_host: "",
+        smtp_port: 465,
+        smtp_secure: true,
+        smtp_from: "",
+      });
       await sink.close();
     }
   }, 60_000);

@@ -35,7 +35,12 @@ async function customer(paid: boolean) {
 }
 
 const signUseRows = async (userId: string) =>
-  (await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM sign_uses WHERE user_id = ?", userId))?.n;
+  (
+    await server.context.db.get<{ n: number }>(
+      "SELECT COUNT(*) AS n FROM sign_uses WHERE user_id = ?",
+      userId,
+    )
+  )?.n;
 
 const card = (page: Page) => page.getByRole("region", { name: "每日签到" });
 const toasts = (page: Page) => page.locator(".toast-msg").allTextContents();

@@ -38,7 +38,7 @@ async function newCustomer(): Promise<UserRow> {
   const email = uniqueEmail("focus");
   const user = await createUser(server.context, { email, passwordDigest: transformPassword(PASSWORD) });
   await setUserColumns(server.context.db, user.id, { traffic: 50 * GB });
-  return await findUserById(server.context, user.id) as UserRow;
+  return (await findUserById(server.context, user.id)) as UserRow;
 }
 
 /** What has the focus: its accessible label or text, for a readable failure. */

@@ -67,7 +67,7 @@ beforeAll(async () => {
     passwordDigest: transformPassword(PASSWORD),
   });
   await server.context.db.run("UPDATE balances SET traffic = ? WHERE user_id = ?", 50 * GB, created.id);
-  user = await findUserById(server.context, created.id) as UserRow;
+  user = (await findUserById(server.context, created.id)) as UserRow;
 
   // A real picture for the step image: a screenshot of a small page.
   const { context, page } = await newPage(browser, 400);

@@ -197,7 +197,7 @@ async function newCustomer(): Promise<UserRow> {
   const email = uniqueEmail("qr");
   const user = await createUser(server.context, { email, passwordDigest: transformPassword(PASSWORD) });
   await setUserColumns(server.context.db, user.id, { traffic: 50 * GB });
-  return await findUserById(server.context, user.id) as UserRow;
+  return (await findUserById(server.context, user.id)) as UserRow;
 }
 
 const linkOf = (client: string, user: UserRow) =>

@@ -37,15 +37,17 @@ beforeAll(async () => {
   const customer = await createUser(server.context, { email: customerEmail, passwordDigest, type: "normal" });
   const db = server.context.db;
   await db.run("UPDATE users SET paid_user = 1 WHERE id = ?", customer.id);
-  await tx(db, async () =>
-    await changeTraffic(db, {
-      userId: customer.id,
-      type: "buy",
-      desc: "e2e",
-      traffic: 5 * GB,
-      now: Date.now(),
-      timeZone: "UTC",
-    }),
+  await tx(
+    db,
+    async () =>
+      await changeTraffic(db, {
+        userId: customer.id,
+        type: "buy",
+        desc: "e2e",
+        traffic: 5 * GB,
+        now: Date.now(),
+        timeZone: "UTC",
+      }),
   );
 });
 

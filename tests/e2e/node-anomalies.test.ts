@@ -38,7 +38,7 @@ describe("/admin_agents 异常上报", () => {
       public_port: 10000,
       serverType: "ubuntu_x86",
     });
-    const node = await findAgentRow(server.context, answer.data._id) as AgentRow;
+    const node = (await findAgentRow(server.context, answer.data._id)) as AgentRow;
     const victim = await loggedInClient(server);
     await server.context.db.run("UPDATE balances SET traffic = ? WHERE user_id = ?", 10 * GB, victim.user.id);
 
@@ -47,7 +47,7 @@ describe("/admin_agents 异常上报", () => {
       { method: "POST", body: JSON.stringify({ [victim.user.node_uid]: [0, 3 * GB] }) },
     );
     expect(push.status).toBe(200);
-    expect((await findUserById(server.context, victim.user.id) as UserRow).traffic).toBe(10 * GB);
+    expect(((await findUserById(server.context, victim.user.id)) as UserRow).traffic).toBe(10 * GB);
 
     const { page, errors } = await newPage(browser, 1280);
     await loginInBrowser(page, server.url, admin.email, admin.password);

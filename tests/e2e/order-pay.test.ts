@@ -169,7 +169,10 @@ describe("订单记录 on a phone (item 12)", () => {
     await client.ok("/api/coupon/orderUseCoupon", { order_id: open._id, code });
     await giveWallet(server, user.id, 300);
     await client.ok("/api/shop/wallet_check", { order_id: open._id });
-    const cancelled = await createOrder(client, (await makeCombo(server, { name: "取消的套餐", price: 8 }))._id);
+    const cancelled = await createOrder(
+      client,
+      (await makeCombo(server, { name: "取消的套餐", price: 8 }))._id,
+    );
     await client.ok("/api/order/cancel_order", { order_id: cancelled._id });
 
     const { context, page, errors } = await newPage(browser, 390);

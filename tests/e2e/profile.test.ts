@@ -373,7 +373,12 @@ describe("profile", () => {
 
 async function boundChats(userId: string): Promise<number> {
   return (
-    (await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM telegram_bindings WHERE user_id = ?", userId))?.n ?? 0
+    (
+      await server.context.db.get<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM telegram_bindings WHERE user_id = ?",
+        userId,
+      )
+    )?.n ?? 0
   );
 }
 

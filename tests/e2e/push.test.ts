@@ -41,7 +41,13 @@ async function give(userId: string, bytes: number, trial = false) {
       timeZone: "Asia/Shanghai",
     });
     if (trial)
-      await addTrialGrant(db, { userId, couponUseId: "e2e", amount: bytes, expireTime: now + 86_400_000, now });
+      await addTrialGrant(db, {
+        userId,
+        couponUseId: "e2e",
+        amount: bytes,
+        expireTime: now + 86_400_000,
+        now,
+      });
   });
 }
 

@@ -83,7 +83,8 @@ describe("节点管理 › 重置更新次数", () => {
     const node = await saveNode(server, { name: "e2e 刷新节点", ip: "203.0.113.26" });
     await db().run("UPDATE agents SET update_config_times = 3 WHERE id = ?", node._id);
     const counts = async () =>
-      (await db().get<{ n: number }>("SELECT update_config_times AS n FROM agents WHERE id = ?", node._id))?.n;
+      (await db().get<{ n: number }>("SELECT update_config_times AS n FROM agents WHERE id = ?", node._id))
+        ?.n;
     const { context, page, errors } = await newPage(browser, 1280);
     await loginInBrowser(page, server.url, admin.email, admin.password);
     await page.goto(`${server.url}/#/admin_agents`);
@@ -124,7 +125,9 @@ describe("抽奖管理 › a discount of 0", () => {
     await form.getByRole("button", { name: "保存" }).click();
     await poll(async () => (await toasts(page)).includes("添加成功"), true);
     await page.getByRole("cell", { name: "免单 · 3 天" }).waitFor();
-    const stored = await db().get<{ discount_value: number; has_discount_coupon: number }>("SELECT discount_value, has_discount_coupon FROM prizes WHERE name = '免单大奖'");
+    const stored = await db().get<{ discount_value: number; has_discount_coupon: number }>(
+      "SELECT discount_value, has_discount_coupon FROM prizes WHERE name = '免单大奖'",
+    );
     expect(stored).toEqual({ discount_value: 0, has_discount_coupon: 1 });
     await context.close();
 
@@ -132,15 +135,16 @@ describe("抽奖管理 › a discount of 0", () => {
     await db().run("DELETE FROM prizes WHERE name <> '免单大奖'");
     const winner = await loggedInClient(server);
     await db().run("UPDATE users SET paid_user = 1 WHERE id = ?", winner.user.id);
-    await db().tx(async () =>
-      await changeTraffic(db(), {
-        userId: winner.user.id,
-        type: "buy",
-        desc: "test",
-        traffic: GB,
-        now: Date.now(),
-        timeZone: "UTC",
-      }),
+    await db().tx(
+      async () =>
+        await changeTraffic(db(), {
+          userId: winner.user.id,
+          type: "buy",
+          desc: "test",
+          traffic: GB,
+          now: Date.now(),
+          timeZone: "UTC",
+        }),
     );
     const drawn = await winner.client.call<DrawResult>("/api/prize/draw");
     expect(drawn.code).toBe(0);
@@ -160,7 +164,10 @@ describe("抽奖管理 › a discount of 0", () => {
     expect(await dialog.textContent()).toContain("优惠券抵扣−¥66.00");
     await dialog.getByRole("button", { name: "确认支付" }).click();
     await shopper.page.getByRole("status").filter({ hasText: "购买成功" }).waitFor();
-    const balance = await db().get<{ traffic: number }>("SELECT traffic FROM balances WHERE user_id = ?", winner.user.id);
+    const balance = await db().get<{ traffic: number }>(
+      "SELECT traffic FROM balances WHERE user_id = ?",
+      winner.user.id,
+    );
     expect(balance?.traffic).toBe(20 * GB);
     expect([...errors, ...shopper.errors]).toEqual([]);
     await shopper.context.close();
@@ -186,7 +193,9 @@ describe("商品管理 › 流量有效期 (the seed's duration)", () => {
     const row = page.getByRole("row").filter({ hasText: "三十天流量包" });
     await row.waitFor();
     expect(await row.getByRole("cell", { name: "10.00 · 30 天" }).count()).toBe(1);
-    const stored = await db().get<{ duration: number }>("SELECT duration FROM combos WHERE name = '三十天流量包'");
+    const stored = await db().get<{ duration: number }>(
+      "SELECT duration FROM combos WHERE name = '三十天流量包'",
+    );
     expect(stored).toEqual({ duration: 30 });
     await context.close();
 

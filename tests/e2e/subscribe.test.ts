@@ -48,10 +48,10 @@ async function newUser(prefix: string, columns: Record<string, number> = {}): Pr
   const email = uniqueEmail(prefix);
   const user = await createUser(server.context, { email, passwordDigest: transformPassword(PASSWORD) });
   await setUserColumns(server.context.db, user.id, { traffic: 50 * GB, ...columns });
-  return await findUserById(server.context, user.id) as UserRow;
+  return (await findUserById(server.context, user.id)) as UserRow;
 }
 
-const reload = async (user: UserRow) => await findUserById(server.context, user.id) as UserRow;
+const reload = async (user: UserRow) => (await findUserById(server.context, user.id)) as UserRow;
 const linkOf = (client: string, user: UserRow) =>
   `${server.url}/api/subscript/${client}/${user.id}/${user.userkey}`;
 const clipboard = (page: Page) => page.evaluate(() => navigator.clipboard.readText());

@@ -37,7 +37,7 @@ async function buy(client: ApiClient, fields: Record<string, unknown>) {
   await payWithSandbox(server, client, (await createOrder(client, combo._id))._id);
 }
 
-const nodeUid = async (user: UserRow) => (await findUserById(server.context, user.id) as UserRow).node_uid;
+const nodeUid = async (user: UserRow) => ((await findUserById(server.context, user.id)) as UserRow).node_uid;
 
 /** The body rows of the records table, cell texts. */
 const tableRows = (page: Page) =>

@@ -65,15 +65,17 @@ describe("trial voucher modal", () => {
     const customer = await loggedInClient(server);
     const db = server.context.db;
     await db.run("UPDATE users SET paid_user = 1 WHERE id = ?", customer.user.id);
-    await tx(db, async () =>
-      await changeTraffic(db, {
-        userId: customer.user.id,
-        type: "buy",
-        desc: "测试套餐",
-        traffic: 10 * GB,
-        now: Date.now(),
-        timeZone: "Asia/Shanghai",
-      }),
+    await tx(
+      db,
+      async () =>
+        await changeTraffic(db, {
+          userId: customer.user.id,
+          type: "buy",
+          desc: "测试套餐",
+          traffic: 10 * GB,
+          now: Date.now(),
+          timeZone: "Asia/Shanghai",
+        }),
     );
     const voucher = await makeCoupon(server, {
       name: "新人体验",
@@ -125,7 +127,10 @@ describe("trial voucher modal", () => {
     await dialog(page).getByRole("button", { name: "取消" }).click();
     await dialog(page).waitFor({ state: "detached" });
 
-    const uses = await db.all("SELECT code FROM coupon_uses WHERE user_id = ? ORDER BY time", customer.user.id);
+    const uses = await db.all(
+      "SELECT code FROM coupon_uses WHERE user_id = ? ORDER BY time",
+      customer.user.id,
+    );
     expect(uses).toEqual([{ code: voucher.code }, { code: "ELSEWHERE" }]);
     expect(errors).toEqual([]);
   });

@@ -224,7 +224,10 @@ describe("the announcement's group link (issue 26, C10)", () => {
 
   test("a javascript: link in the database is shown as no link at all", async () => {
     await server.context.settings.update({ notice_show: true, notice_title: "维护通知" });
-    await server.context.db.run("INSERT INTO settings (key, value, update_time) VALUES ('group_link', ?, 0) ON CONFLICT (key) DO UPDATE SET value = excluded.value", JSON.stringify(EVIL));
+    await server.context.db.run(
+      "INSERT INTO settings (key, value, update_time) VALUES ('group_link', ?, 0) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+      JSON.stringify(EVIL),
+    );
     await server.context.settings.update({});
     await expectNoGroupLink(await customerPage({ visitor: true }));
   }, 60_000);

@@ -305,12 +305,25 @@ export function startFakeTelegram(token = FAKE_BOT_TOKEN): FakeTelegram {
 }
 
 /** Binds a chat to an account directly, as /bind would: for tests of what the bot is told. */
-export async function bindChat(server: { context: AppContext }, userId: string, chatId: number): Promise<void> {
-  await server.context.db.run("INSERT INTO telegram_bindings (user_id, chat_id, bind_time) VALUES (?, ?, ?)", userId, chatId, Date.now());
+export async function bindChat(
+  server: { context: AppContext },
+  userId: string,
+  chatId: number,
+): Promise<void> {
+  await server.context.db.run(
+    "INSERT INTO telegram_bindings (user_id, chat_id, bind_time) VALUES (?, ?, ?)",
+    userId,
+    chatId,
+    Date.now(),
+  );
 }
 
 /** The texts queued for a chat, oldest first. */
 export async function outboxTexts(server: { context: AppContext }, chatId: number): Promise<string[]> {
-  return (await server.context.db.all<{ text: string }>("SELECT text FROM telegram_outbox WHERE chat_id = ? ORDER BY create_time", chatId))
-    .map((row) => row.text);
+  return (
+    await server.context.db.all<{ text: string }>(
+      "SELECT text FROM telegram_outbox WHERE chat_id = ? ORDER BY create_time",
+      chatId,
+    )
+  ).map((row) => row.text);
 }

@@ -45,15 +45,28 @@ async function giveTraffic(userId: string, bytes: number, trial = false) {
       timeZone: "Asia/Shanghai",
     });
     if (trial)
-      await addTrialGrant(db(), { userId, couponUseId: "t", amount: bytes, expireTime: now + 86_400_000, now });
+      await addTrialGrant(db(), {
+        userId,
+        couponUseId: "t",
+        amount: bytes,
+        expireTime: now + 86_400_000,
+        now,
+      });
   });
 }
 
 const userRow = async (id: string) =>
-  await db().get<{ traffic: number; is_agency: number; agency_id: string | null }>("SELECT traffic, is_agency, agency_id FROM users JOIN balances ON user_id = id WHERE id = ?", id);
+  await db().get<{ traffic: number; is_agency: number; agency_id: string | null }>(
+    "SELECT traffic, is_agency, agency_id FROM users JOIN balances ON user_id = id WHERE id = ?",
+    id,
+  );
 
 const records = async (userId: string, type: TrafficRecordType) =>
-  await db().all<{ traffic_change: number; all_traffic: number }>("SELECT traffic_change, all_traffic FROM traffic_records WHERE user_id = ? AND type = ? ORDER BY id", userId, type);
+  await db().all<{ traffic_change: number; all_traffic: number }>(
+    "SELECT traffic_change, all_traffic FROM traffic_records WHERE user_id = ? AND type = ? ORDER BY id",
+    userId,
+    type,
+  );
 
 /** `client.ok(path, payload)`: the data of a call that must succeed. */
 const ok = <T>(client: ApiClient, path: string, payload: unknown = {}) => client.ok<T>(path, payload);

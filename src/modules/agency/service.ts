@@ -54,8 +54,7 @@ async function requireAgency(ctx: AppContext, email: string): Promise<{ owner: U
 
 async function customerCount(db: Db, ownerId: string): Promise<number> {
   return (
-    (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM users WHERE agency_id = ?", ownerId))
-      ?.n ?? 0
+    (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM users WHERE agency_id = ?", ownerId))?.n ?? 0
   );
 }
 
@@ -73,8 +72,13 @@ async function toAgency(db: Db, owner: UserRow, row: AgencyRow): Promise<Agency>
 export async function setAgency(ctx: AppContext, input: SetAgencyInput, now = Date.now()): Promise<Agency> {
   const owner = await requireUser(ctx, input.email);
   if (owner.is_agency === 1) throw new RpcError(Code.forbidden, AgencyMsg.ownerIsCustomer);
-  const row = await ctx.db.get<AgencyRow>(`INSERT INTO agencies (user_id, name, create_time) VALUES (?, ?, ?)
-       ON CONFLICT (user_id) DO UPDATE SET name = excluded.name RETURNING *`, owner.id, input.name, now) as AgencyRow;
+  const row = (await ctx.db.get<AgencyRow>(
+    `INSERT INTO agencies (user_id, name, create_time) VALUES (?, ?, ?)
+       ON CONFLICT (user_id) DO UPDATE SET name = excluded.name RETURNING *`,
+    owner.id,
+    input.name,
+    now,
+  )) as AgencyRow;
   return await toAgency(ctx.db, owner, row);
 }
 
@@ -82,7 +86,9 @@ export async function setAgency(ctx: AppContext, input: SetAgencyInput, now = Da
 export async function unsetAgency(ctx: AppContext, input: { email: string }): Promise<{ detached: number }> {
   const { owner } = await requireAgency(ctx, input.email);
   return tx(ctx.db, async () => {
-    const detached = (await ctx.db.run("UPDATE users SET agency_id = NULL, is_agency = 0 WHERE agency_id = ?", owner.id)).changes;
+    const detached = (
+      await ctx.db.run("UPDATE users SET agency_id = NULL, is_agency = 0 WHERE agency_id = ?", owner.id)
+    ).changes;
     await ctx.db.run("DELETE FROM agencies WHERE user_id = ?", owner.id);
     return { detached };
   });
@@ -95,8 +101,14 @@ export async function attachCustomer(ctx: AppContext, input: AttachCustomerInput
   if (customer.id === owner.id) throw new RpcError(Code.badInput, AgencyMsg.customerIsSelf);
   if (await agencyOf(ctx.db, customer.id)) throw new RpcError(Code.forbidden, AgencyMsg.customerIsOwner);
   if (customer.type !== "normal") throw new RpcError(Code.forbidden, AgencyMsg.customerNotNormal);
-  const attached = (await ctx.db.run(`UPDATE users SET agency_id = ?1, is_agency = 1
-       WHERE id = ?2 AND (agency_id IS NULL OR agency_id = ?1)`, owner.id, customer.id)).changes;
+  const attached = (
+    await ctx.db.run(
+      `UPDATE users SET agency_id = ?1, is_agency = 1
+       WHERE id = ?2 AND (agency_id IS NULL OR agency_id = ?1)`,
+      owner.id,
+      customer.id,
+    )
+  ).changes;
   if (!attached) throw new RpcError(Code.forbidden, AgencyMsg.customerOfOther);
   return await toAgency(ctx.db, owner, agency);
 }
@@ -105,7 +117,13 @@ export async function attachCustomer(ctx: AppContext, input: AttachCustomerInput
 export async function detachCustomer(ctx: AppContext, input: AttachCustomerInput): Promise<Agency> {
   const { owner, agency } = await requireAgency(ctx, input.agency_email);
   const customer = await requireUser(ctx, input.customer_email);
-  const detached = (await ctx.db.run("UPDATE users SET agency_id = NULL, is_agency = 0 WHERE id = ? AND agency_id = ?", customer.id, owner.id)).changes;
+  const detached = (
+    await ctx.db.run(
+      "UPDATE users SET agency_id = NULL, is_agency = 0 WHERE id = ? AND agency_id = ?",
+      customer.id,
+      owner.id,
+    )
+  ).changes;
   if (!detached) throw new RpcError(Code.notFound, AgencyMsg.notAttached);
   return await toAgency(ctx.db, owner, agency);
 }
@@ -117,13 +135,22 @@ async function requireOwnAgency(ctx: AppContext, ownerId: string): Promise<Agenc
 }
 
 /** A customer of this owner by id or e-mail; anyone else (or nobody) is the same 1004. */
-async function requireOwnCustomer(ctx: AppContext, ownerId: string, who: { customer_id?: string; email?: string }) {
+async function requireOwnCustomer(
+  ctx: AppContext,
+  ownerId: string,
+  who: { customer_id?: string; email?: string },
+) {
   const customer =
     who.customer_id !== undefined
       ? await findUserById(ctx, who.customer_id)
       : await findUserByEmail(ctx, who.email ?? "");
   const agencyId = customer
-    ? (await ctx.db.get<{ agency_id: string | null }>("SELECT agency_id FROM users WHERE id = ?", customer.id))?.agency_id
+    ? (
+        await ctx.db.get<{ agency_id: string | null }>(
+          "SELECT agency_id FROM users WHERE id = ?",
+          customer.id,
+        )
+      )?.agency_id
     : null;
   if (!customer || agencyId !== ownerId) throw new RpcError(Code.notFound, AgencyMsg.notYourCustomer);
   return customer;
@@ -155,12 +182,17 @@ export async function allocateTraffic(
  * The check and both ledger rows of one allocation, in one transaction, so concurrent
  * allocations can never spend the same traffic twice.
  */
-async function moveAllocation(ctx: AppContext, ownerId: string, input: AllocateInput, now: number): Promise<AllocateResult> {
+async function moveAllocation(
+  ctx: AppContext,
+  ownerId: string,
+  input: AllocateInput,
+  now: number,
+): Promise<AllocateResult> {
   const bytes = Math.round(input.trafficG * GB);
   const timeZone = await ctx.settings.get("timezone");
   return tx(ctx.db, async () => {
     const agency = await requireOwnAgency(ctx, ownerId);
-    const owner = await findUserById(ctx, ownerId) as UserRow;
+    const owner = (await findUserById(ctx, ownerId)) as UserRow;
     const customer = await requireOwnCustomer(ctx, ownerId, input);
     const available = await permanentTraffic(ctx.db, ownerId, now);
     if (available < bytes) throw new RpcError(Code.pushNotEnoughTraffic, AgencyMsg.notEnough(g(available)));
@@ -190,14 +222,22 @@ async function moveAllocation(ctx: AppContext, ownerId: string, input: AllocateI
 }
 
 /** The owner's customers with their traffic, and what the owner may still allocate. */
-export async function agencyCustomers(ctx: AppContext, ownerId: string, now = Date.now()): Promise<AgencyCustomers> {
+export async function agencyCustomers(
+  ctx: AppContext,
+  ownerId: string,
+  now = Date.now(),
+): Promise<AgencyCustomers> {
   const agency = await requireOwnAgency(ctx, ownerId);
-  const customers = await ctx.db.all<AgencyCustomers["customers"][number]>(`SELECT u.id AS _id, u.email, b.traffic, b.spend_traffic AS "spendTraffic",
+  const customers = await ctx.db.all<AgencyCustomers["customers"][number]>(
+    `SELECT u.id AS _id, u.email, b.traffic, b.spend_traffic AS "spendTraffic",
          u.vip_expire_time AS "vipExpireTime",
          COALESCE((SELECT SUM(r.traffic_change) FROM traffic_records r
                    WHERE r.user_id = u.id AND r.type = 'agency_allocate'), 0) AS allocated
        FROM users u JOIN balances b ON b.user_id = u.id
-       WHERE u.agency_id = ?1 ORDER BY u.create_time DESC, u.id LIMIT ?2`, ownerId, CUSTOMER_LIMIT);
+       WHERE u.agency_id = ?1 ORDER BY u.create_time DESC, u.id LIMIT ?2`,
+    ownerId,
+    CUSTOMER_LIMIT,
+  );
   return {
     name: agency.name,
     available: await permanentTraffic(ctx.db, ownerId, now),
@@ -208,7 +248,9 @@ export async function agencyCustomers(ctx: AppContext, ownerId: string, now = Da
 
 /** Every agency with its customer count, newest first (the CLI and admins). */
 export async function listAgencies(ctx: AppContext): Promise<Agency[]> {
-  const rows = await ctx.db.all<AgencyRow & { email: string; customerCount: number }>(`SELECT a.*, u.email, (SELECT COUNT(*) FROM users c WHERE c.agency_id = a.user_id) AS "customerCount"
+  const rows = await ctx.db.all<
+    AgencyRow & { email: string; customerCount: number }
+  >(`SELECT a.*, u.email, (SELECT COUNT(*) FROM users c WHERE c.agency_id = a.user_id) AS "customerCount"
        FROM agencies a JOIN users u ON u.id = a.user_id ORDER BY a.create_time DESC`);
   return rows.map((r) => ({
     ownerId: r.user_id,

@@ -76,7 +76,7 @@ async function signUpThrough(code: string): Promise<{ client: ApiClient; user: U
     password: transformPassword("correct-horse-1"),
   });
   if (answer.code !== 0) throw new Error(`signup: ${answer.code} ${answer.msg}`);
-  return { client, user: await findUserByEmail(server.context, email) as UserRow, email };
+  return { client, user: (await findUserByEmail(server.context, email)) as UserRow, email };
 }
 
 /** A customer carrying the code as sign-up stores it, made straight through the service, logged in. */
@@ -102,10 +102,21 @@ async function orderPaidByHand(client: ApiClient, now: number): Promise<string> 
 }
 
 const rewardsOf = async (userId: string) =>
-  await server.context.db.all<{ order_id: string; reward_fen: number; user_spend_fen: number; left_fen: number }>("SELECT order_id, reward_fen, user_spend_fen, left_fen FROM channel_rewards WHERE channel_user_id = ?", userId);
+  await server.context.db.all<{
+    order_id: string;
+    reward_fen: number;
+    user_spend_fen: number;
+    left_fen: number;
+  }>(
+    "SELECT order_id, reward_fen, user_spend_fen, left_fen FROM channel_rewards WHERE channel_user_id = ?",
+    userId,
+  );
 
 const walletEntries = async (userId: string) =>
-  await server.context.db.all<{ type: string; change_fen: number; order_id: string | null }>("SELECT type, change_fen, order_id FROM wallet_entries WHERE user_id = ? ORDER BY id", userId);
+  await server.context.db.all<{ type: string; change_fen: number; order_id: string | null }>(
+    "SELECT type, change_fen, order_id FROM wallet_entries WHERE user_id = ? ORDER BY id",
+    userId,
+  );
 
 describe("rebates", () => {
   test("an invited customer's sandbox payment, notified 50 times at once, credits the channel once", async () => {
@@ -122,7 +133,9 @@ describe("rebates", () => {
     expect(await rewardsOf(owner.user.id)).toEqual([
       { order_id: order._id, reward_fen: 152, user_spend_fen: 1010, left_fen: 152 },
     ]);
-    expect(await walletEntries(owner.user.id)).toEqual([{ type: "reward", change_fen: 152, order_id: order._id }]);
+    expect(await walletEntries(owner.user.id)).toEqual([
+      { type: "reward", change_fen: 152, order_id: order._id },
+    ]);
 
     const rewards = (await owner.client.call<RewardList>("/api/channel/reward_list")).data;
     expect(rewards).toEqual({
@@ -217,7 +230,9 @@ describe("rebates", () => {
 
     expect(await rewardsOf(owner.user.id)).toHaveLength(0);
     const total = "SELECT COUNT(*) AS n FROM channel_rewards WHERE consumer_user_id IN (?1, ?2, ?3)";
-    expect((await server.context.db.get<{ n: number }>(total, plain.user.id, stranger.user.id, self.user.id))?.n).toBe(0);
+    expect(
+      (await server.context.db.get<{ n: number }>(total, plain.user.id, stranger.user.id, self.user.id))?.n,
+    ).toBe(0);
   });
 
   test("none for a cancelled order, even when its payment arrives afterwards", async () => {
@@ -271,10 +286,10 @@ describe("rebates", () => {
     const db = server.context.db;
     await expect(payChannelRebate(server.context, {} as never, Date.now())).rejects.toThrow();
     // Re-running the rebate of a credited order adds nothing.
-    const row = await db.get<{ id: string }>("SELECT order_id AS id FROM channel_rewards LIMIT 1") as {
+    const row = (await db.get<{ id: string }>("SELECT order_id AS id FROM channel_rewards LIMIT 1")) as {
       id: string;
     };
-    const order = await db.get("SELECT * FROM orders WHERE id = ?", row.id) as never;
+    const order = (await db.get("SELECT * FROM orders WHERE id = ?", row.id)) as never;
     const before = (await db.get<{ n: number }>("SELECT SUM(wallet_fen) AS n FROM users"))?.n;
     expect(await tx(db, async () => await payChannelRebate(server.context, order, Date.now()))).toBe(0);
     expect((await db.get<{ n: number }>("SELECT SUM(wallet_fen) AS n FROM users"))?.n).toBe(before);

@@ -89,7 +89,10 @@ async function channelAndCustomer() {
 }
 
 const rebatesOf = async (userId: string) =>
-  await server.context.db.all<{ order_id: string; reward_fen: number }>("SELECT order_id, reward_fen FROM channel_rewards WHERE channel_user_id = ?", userId);
+  await server.context.db.all<{ order_id: string; reward_fen: number }>(
+    "SELECT order_id, reward_fen FROM channel_rewards WHERE channel_user_id = ?",
+    userId,
+  );
 
 async function expectRebatedOnce(
   owner: { user: { id: string }; client: ApiClient },

@@ -69,7 +69,7 @@ export async function getUserChannel(ctx: AppContext, userId: string): Promise<C
 async function unusedChannelCode(db: Db): Promise<string> {
   for (;;) {
     const code = randomCouponCode();
-    if (code !== NO_CHANNEL_CODE.toUpperCase() && !await findChannelByCode(db, code)) return code;
+    if (code !== NO_CHANNEL_CODE.toUpperCase() && !(await findChannelByCode(db, code))) return code;
   }
 }
 
@@ -79,7 +79,11 @@ async function unusedChannelCode(db: Db): Promise<string> {
  * A changed code moves the customers and orders invited under the old code along with it, in the
  * same transaction, so that nobody invited is lost and the old code is free for others.
  */
-export async function updateChannel(ctx: AppContext, raw: UpdateChannelInput, now = Date.now()): Promise<Channel> {
+export async function updateChannel(
+  ctx: AppContext,
+  raw: UpdateChannelInput,
+  now = Date.now(),
+): Promise<Channel> {
   const parsed = updateChannelInput.safeParse(raw);
   if (!parsed.success) throw new RpcError(Code.badInput, parsed.error.issues[0]?.message ?? "渠道错误");
   const input = parsed.data;
@@ -90,21 +94,34 @@ export async function updateChannel(ctx: AppContext, raw: UpdateChannelInput, no
     const user = await findUserByEmail(ctx, input.email);
     if (!user) throw new RpcError(Code.notFound, ChannelMsg.userNotFound);
     const current = await findChannelOf(db, user.id);
-    const code = input.code || current?.code || await unusedChannelCode(db);
+    const code = input.code || current?.code || (await unusedChannelCode(db));
     const holder = await findChannelByCode(db, code);
     if (holder && holder.user_id !== user.id) throw new RpcError(Code.badInput, ChannelMsg.codeTaken);
     const settings = await ctx.settings.all();
     const rate = input.rewardRate ?? current?.reward_rate ?? settings.channelRewardRate;
     const days = input.comsumerDuration ?? current?.consumer_duration ?? settings.channelConsumerDuration;
-    await db.run(`INSERT INTO channels (user_id, name, code, reward_rate, consumer_duration, create_time, update_time)
+    await db.run(
+      `INSERT INTO channels (user_id, name, code, reward_rate, consumer_duration, create_time, update_time)
        VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?6)
-       ON CONFLICT (user_id) DO UPDATE SET name = ?2, code = ?3, reward_rate = ?4, consumer_duration = ?5, update_time = ?6`, user.id, input.name ?? current?.name ?? "", code, rate, Math.trunc(days), now);
+       ON CONFLICT (user_id) DO UPDATE SET name = ?2, code = ?3, reward_rate = ?4, consumer_duration = ?5, update_time = ?6`,
+      user.id,
+      input.name ?? current?.name ?? "",
+      code,
+      rate,
+      Math.trunc(days),
+      now,
+    );
     if (current && current.code !== code) {
-      await db.run("UPDATE users SET channel_code = ? WHERE UPPER(channel_code) = ? AND id != ?", code, current.code, user.id);
+      await db.run(
+        "UPDATE users SET channel_code = ? WHERE UPPER(channel_code) = ? AND id != ?",
+        code,
+        current.code,
+        user.id,
+      );
       await db.run("UPDATE orders SET from_channel = ? WHERE UPPER(from_channel) = ?", code, current.code);
     }
     await db.run("UPDATE users SET type = 'channel' WHERE id = ? AND type = 'normal'", user.id);
-    return toChannel(await findChannelOf(db, user.id) as ChannelRow, user.email);
+    return toChannel((await findChannelOf(db, user.id)) as ChannelRow, user.email);
   });
 }
 
@@ -143,8 +160,14 @@ export async function invitedUsers(ctx: AppContext, userId: string): Promise<Inv
   const where = "WHERE UPPER(channel_code) = ? AND id != ?";
   const count =
     (await ctx.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM users ${where}`, row.code, userId))?.n ?? 0;
-  const list = (await ctx.db.all<{ email: string; create_time: number }>(`SELECT email, create_time FROM users ${where} ORDER BY create_time DESC, id DESC LIMIT ?`, row.code, userId, LIST_LIMIT))
-    .map((user) => ({ createTime: user.create_time, email: maskEmail(user.email) }));
+  const list = (
+    await ctx.db.all<{ email: string; create_time: number }>(
+      `SELECT email, create_time FROM users ${where} ORDER BY create_time DESC, id DESC LIMIT ?`,
+      row.code,
+      userId,
+      LIST_LIMIT,
+    )
+  ).map((user) => ({ createTime: user.create_time, email: maskEmail(user.email) }));
   return { count, list };
 }
 
@@ -158,23 +181,31 @@ interface RewardRow {
 }
 
 async function rewardTotals(db: Db, userId: string): Promise<{ count: number; fen: number }> {
-  const totals = await db.get<{ n: number; fen: number | null }>("SELECT COUNT(*) AS n, SUM(reward_fen) AS fen FROM channel_rewards WHERE channel_user_id = ?", userId);
+  const totals = await db.get<{ n: number; fen: number | null }>(
+    "SELECT COUNT(*) AS n, SUM(reward_fen) AS fen FROM channel_rewards WHERE channel_user_id = ?",
+    userId,
+  );
   return { count: totals?.n ?? 0, fen: totals?.fen ?? 0 };
 }
 
 /** The user's own rebates, newest first. */
 export async function rewardList(ctx: AppContext, userId: string): Promise<RewardList> {
   const totals = await rewardTotals(ctx.db, userId);
-  const list = (await ctx.db.all<RewardRow>(`SELECT consumer_email, "desc", user_spend_fen, reward_fen, left_fen, buy_time FROM channel_rewards
-       WHERE channel_user_id = ? ORDER BY buy_time DESC, id DESC LIMIT ?`, userId, LIST_LIMIT))
-    .map((reward) => ({
-      comsumer_name: maskEmail(reward.consumer_email),
-      desc: reward.desc,
-      userSpend: fenToYuan(reward.user_spend_fen),
-      reward: fenToYuan(reward.reward_fen),
-      buyTime: reward.buy_time,
-      left: fenToYuan(reward.left_fen),
-    }));
+  const list = (
+    await ctx.db.all<RewardRow>(
+      `SELECT consumer_email, "desc", user_spend_fen, reward_fen, left_fen, buy_time FROM channel_rewards
+       WHERE channel_user_id = ? ORDER BY buy_time DESC, id DESC LIMIT ?`,
+      userId,
+      LIST_LIMIT,
+    )
+  ).map((reward) => ({
+    comsumer_name: maskEmail(reward.consumer_email),
+    desc: reward.desc,
+    userSpend: fenToYuan(reward.user_spend_fen),
+    reward: fenToYuan(reward.reward_fen),
+    buyTime: reward.buy_time,
+    left: fenToYuan(reward.left_fen),
+  }));
   return { count: totals.count, totalReward: fenToYuan(totals.fen), list };
 }
 
@@ -189,7 +220,7 @@ export const userSpendFen = (order: OrderRow) => order.order_money_fen - order.c
 export async function payChannelRebate(ctx: AppContext, order: OrderRow, now: number): Promise<number> {
   const db = ctx.db;
   if (!db.inTransaction) throw new Error("a rebate is paid inside the crediting transaction");
-  if (!await ctx.settings.get("openChannel")) return 0;
+  if (!(await ctx.settings.get("openChannel"))) return 0;
   const customer = await findUserById(ctx, order.user_id);
   if (!customer || customer.channel_code === "") return 0;
   const channel = await findChannelByCode(db, customer.channel_code);
@@ -199,8 +230,19 @@ export async function payChannelRebate(ctx: AppContext, order: OrderRow, now: nu
   const spendFen = userSpendFen(order);
   const reward = rewardFen(channel.reward_rate, spendFen);
   if (reward <= 0) return 0;
-  const inserted = await db.run(`INSERT INTO channel_rewards (channel_user_id, consumer_user_id, consumer_email, order_id, "desc", user_spend_fen, reward_rate, reward_fen, left_fen, buy_time)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?) ON CONFLICT (order_id) DO NOTHING`, channel.user_id, customer.id, customer.email, order.id, order.desc, spendFen, channel.reward_rate, reward, now);
+  const inserted = await db.run(
+    `INSERT INTO channel_rewards (channel_user_id, consumer_user_id, consumer_email, order_id, "desc", user_spend_fen, reward_rate, reward_fen, left_fen, buy_time)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?) ON CONFLICT (order_id) DO NOTHING`,
+    channel.user_id,
+    customer.id,
+    customer.email,
+    order.id,
+    order.desc,
+    spendFen,
+    channel.reward_rate,
+    reward,
+    now,
+  );
   if (inserted.changes !== 1) return 0;
   const left = await changeWallet(db, {
     userId: channel.user_id,
@@ -216,7 +258,13 @@ export async function payChannelRebate(ctx: AppContext, order: OrderRow, now: nu
   return reward;
 }
 
-async function tellRebate(ctx: AppContext, ownerId: string, customer: UserRow, order: OrderRow, reward: number) {
+async function tellRebate(
+  ctx: AppContext,
+  ownerId: string,
+  customer: UserRow,
+  order: OrderRow,
+  reward: number,
+) {
   const text = `返利到账：${maskEmail(customer.email)} 购买「${order.desc}」，您获得返利 ${formatYuan(reward)} 元，已存入钱包。`;
   await createNotice(ctx, { userId: ownerId, desc: text, href: "/#/channel" });
   await queueUserMessage(ctx, ownerId, text, `reward:${order.id}`);

@@ -57,7 +57,11 @@ async function buyer(combo: Combo) {
 
 const userInfo = async (client: ApiClient) => (await client.call<UserInfo>("/api/user/userinfo")).data;
 const records = async (userId: string, type: string) =>
-  await db().all<{ traffic_change: number; desc: string; order_id: string | null }>("SELECT traffic_change, \"desc\", order_id FROM traffic_records WHERE user_id = ? AND type = ? ORDER BY id", userId, type);
+  await db().all<{ traffic_change: number; desc: string; order_id: string | null }>(
+    'SELECT traffic_change, "desc", order_id FROM traffic_records WHERE user_id = ? AND type = ? ORDER BY id',
+    userId,
+    type,
+  );
 
 describe("the field", () => {
   test("stored, listed and edited through update_combo; 0 when not given; whole days only", async () => {
@@ -96,7 +100,12 @@ describe("a bought package with a duration", () => {
     const bought = 12 * GB; // 10 G + 20 %
     // The order keeps the duration it was sold with, whatever the combo says later.
     await saveCombo({ ...pack, duration: 0 });
-    const grant = await db().get<{ amount: number; remaining: number; expire_time: number; order_id: string }>("SELECT amount, remaining, expire_time, order_id FROM trial_grants WHERE user_id = ?", user.id);
+    const grant = await db().get<{
+      amount: number;
+      remaining: number;
+      expire_time: number;
+      order_id: string;
+    }>("SELECT amount, remaining, expire_time, order_id FROM trial_grants WHERE user_id = ?", user.id);
     expect(grant).toMatchObject({ amount: bought, remaining: bought, order_id: order._id });
     expect(grant?.expire_time).toBeGreaterThanOrEqual(before + 30 * DAY_MS);
     expect(grant?.expire_time).toBeLessThanOrEqual(after + 30 * DAY_MS);
@@ -156,7 +165,10 @@ describe("a bought package with a duration", () => {
     const info = await userInfo(client);
     expect(info.trialTraffic).toBe(3 * GB);
     expect(info.vipExpireTime).toBeGreaterThan(Date.now() + 6 * DAY_MS);
-    const grant = await db().get<{ expire_time: number }>("SELECT expire_time FROM trial_grants WHERE user_id = ?", user.id) as { expire_time: number };
+    const grant = (await db().get<{ expire_time: number }>(
+      "SELECT expire_time FROM trial_grants WHERE user_id = ?",
+      user.id,
+    )) as { expire_time: number };
     expect(grant.expire_time).toBeGreaterThan(info.vipExpireTime);
   });
 });

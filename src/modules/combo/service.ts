@@ -62,16 +62,18 @@ async function allComboRows(ctx: AppContext): Promise<ComboRow[]> {
 /** `/api/shop/list`: every combo this visitor may buy. */
 export async function listShopCombos(ctx: AppContext, channelCode: string): Promise<Combo[]> {
   const settings = await ctx.settings.all();
-  return (await allComboRows(ctx))
-    .filter((row) => comboVisibleTo(row, channelCode, settings))
-    .map(toCombo);
+  return (await allComboRows(ctx)).filter((row) => comboVisibleTo(row, channelCode, settings)).map(toCombo);
 }
 
 export async function listAllCombos(ctx: AppContext): Promise<Combo[]> {
   return (await allComboRows(ctx)).map(toCombo);
 }
 
-export async function findComboForUser(ctx: AppContext, comboId: string, channelCode: string): Promise<ComboRow> {
+export async function findComboForUser(
+  ctx: AppContext,
+  comboId: string,
+  channelCode: string,
+): Promise<ComboRow> {
   const row = await ctx.db.get<ComboRow>("SELECT * FROM combos WHERE id = ?", comboId);
   if (!row || !comboVisibleTo(row, channelCode, await ctx.settings.all()))
     throw new RpcError(Code.notFound, ComboMsg.notFound);
@@ -107,18 +109,29 @@ export async function saveCombo(ctx: AppContext, input: ComboInput, now = Date.n
     ] as const;
     let id = input._id;
     if (id) {
-      const changed = (await ctx.db.run(`UPDATE combos SET sort_order = ?, name = ?, price_fen = ?, traffic = ?, vip_duration = ?, daily_limit = ?,
+      const changed = (
+        await ctx.db.run(
+          `UPDATE combos SET sort_order = ?, name = ?, price_fen = ?, traffic = ?, vip_duration = ?, daily_limit = ?,
              addition_persend = ?, device_num = ?, speed = ?, permissions_gain = ?, permission_duration = ?, permissions_desc = ?,
              duration = ?
-           WHERE id = ?`, ...values, id)).changes;
+           WHERE id = ?`,
+          ...values,
+          id,
+        )
+      ).changes;
       if (!changed) throw new RpcError(Code.notFound, ComboMsg.notFound);
     } else {
       id = newId(now);
-      await ctx.db.run(`INSERT INTO combos (sort_order, name, price_fen, traffic, vip_duration, daily_limit, addition_persend, device_num,
+      await ctx.db.run(
+        `INSERT INTO combos (sort_order, name, price_fen, traffic, vip_duration, daily_limit, addition_persend, device_num,
              speed, permissions_gain, permission_duration, permissions_desc, duration, id, create_time)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ...values, id, now);
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        ...values,
+        id,
+        now,
+      );
     }
-    return toCombo(await ctx.db.get<ComboRow>("SELECT * FROM combos WHERE id = ?", id) as ComboRow);
+    return toCombo((await ctx.db.get<ComboRow>("SELECT * FROM combos WHERE id = ?", id)) as ComboRow);
   });
 }
 

@@ -110,9 +110,9 @@ describe("saveCoupon", () => {
       (await makeCoupon(server, { type: "cash", code: "FOREVER0", forMoney: 1, expireTime: 0 })).expireTime,
     ).toBe(0);
     const at = Date.UTC(2031, 0, 1);
-    expect((await makeCoupon(server, { type: "cash", code: "MSKEPT", forMoney: 1, expireTime: at })).expireTime).toBe(
-      at,
-    );
+    expect(
+      (await makeCoupon(server, { type: "cash", code: "MSKEPT", forMoney: 1, expireTime: at })).expireTime,
+    ).toBe(at);
   });
 
   test("an empty code gets six random uppercase letters", async () => {
@@ -158,13 +158,13 @@ describe("saveCoupon", () => {
 
     await makeCoupon(server, { type: "cash", code: "TAKEN", forMoney: 1 });
     await expect(makeCoupon(server, { type: "cash", code: "taken", forMoney: 1 })).rejects.toThrow(RpcError);
-    await expect(makeCoupon(server, { _id: coupon._id, type: "cash", code: "TAKEN", forMoney: 1 })).rejects.toThrow(
-      /优惠券码已存在/,
-    );
+    await expect(
+      makeCoupon(server, { _id: coupon._id, type: "cash", code: "TAKEN", forMoney: 1 }),
+    ).rejects.toThrow(/优惠券码已存在/);
     // Saving a coupon under its own code is fine.
-    expect((await makeCoupon(server, { _id: coupon._id, type: "cash", code: "edited", forMoney: 3 })).code).toBe(
-      "edited",
-    );
+    expect(
+      (await makeCoupon(server, { _id: coupon._id, type: "cash", code: "edited", forMoney: 3 })).code,
+    ).toBe("edited");
     await expect(
       makeCoupon(server, { _id: "0123456789abcdef01234567", type: "cash", code: "GHOST", forMoney: 1 }),
     ).rejects.toThrow(/不存在/);
@@ -198,9 +198,9 @@ describe("lists and delete", () => {
     const order = await createOrder(buyer.client, combo._id);
     await buyer.client.call("/api/coupon/orderUseCoupon", { order_id: order._id, code: "NEWER" });
 
-    expect(await deleteCoupons(server.context, [older._id, newer._id, older._id, "0123456789abcdef01234567"])).toBe(
-      2,
-    );
+    expect(
+      await deleteCoupons(server.context, [older._id, newer._id, older._id, "0123456789abcdef01234567"]),
+    ).toBe(2);
     const left = (await listCoupons(server.context)).map((c) => c._id);
     expect(left).not.toContain(older._id);
     expect(left).not.toContain(newer._id);

@@ -40,9 +40,12 @@ const redeem = (client: ApiClient, code: string) => client.call<RedeemResult>(RE
 /** What a redemption may change: balances, ledger rows, usage records and trial grants. */
 async function footprint(userId: string) {
   const db = server.context.db;
-  const count = async (sql: string) => (await db.get(sql, userId) as { n: number }).n;
+  const count = async (sql: string) => ((await db.get(sql, userId)) as { n: number }).n;
   return {
-    user: await db.get("SELECT traffic, vip_expire_time, daily_limit FROM users JOIN balances ON user_id = id WHERE id = ?", userId),
+    user: await db.get(
+      "SELECT traffic, vip_expire_time, daily_limit FROM users JOIN balances ON user_id = id WHERE id = ?",
+      userId,
+    ),
     records: await count("SELECT COUNT(*) AS n FROM traffic_records WHERE user_id = ?"),
     uses: await count("SELECT COUNT(*) AS n FROM coupon_uses WHERE user_id = ?"),
     grants: await count("SELECT COUNT(*) AS n FROM trial_grants WHERE user_id = ?"),
@@ -53,7 +56,7 @@ const ledgerSum = async (userId: string) => await trafficLedgerSum(server, userI
 
 const authTimes = async (code: string) =>
   (
-    await server.context.db.get("SELECT auth_times FROM coupons WHERE code = ?", code) as {
+    (await server.context.db.get("SELECT auth_times FROM coupons WHERE code = ?", code)) as {
       auth_times: number;
     }
   ).auth_times;
@@ -121,7 +124,12 @@ describe("refusals: every code, its message, and nothing applied", () => {
     expect(await footprint(user.id)).toEqual(after);
     expect(await authTimes(once.code)).toBe(1);
 
-    const twice = await coupon({ type: "freeUse", trafficG: 1, useNumPerUser: 2, NumberOfAuthorizations: 10 });
+    const twice = await coupon({
+      type: "freeUse",
+      trafficG: 1,
+      useNumPerUser: 2,
+      NumberOfAuthorizations: 10,
+    });
     expect((await redeem(client, twice.code)).code).toBe(0);
     expect((await redeem(client, twice.code)).code).toBe(0);
     expect((await redeem(client, twice.code)).code).toBe(1017);
@@ -153,10 +161,13 @@ describe("what a redemption credits", () => {
     });
     const db = server.context.db;
     expect(
-      await db.all("SELECT type, \"desc\", traffic_change FROM traffic_records WHERE user_id = ?", user.id),
+      await db.all('SELECT type, "desc", traffic_change FROM traffic_records WHERE user_id = ?', user.id),
     ).toEqual([{ type: "coupon", desc: "兑换体验券 新人体验", traffic_change: 2 * GB }]);
     expect(
-      await db.all("SELECT coupon_id, code, type, add_traffic, add_day FROM coupon_uses WHERE user_id = ?", user.id),
+      await db.all(
+        "SELECT coupon_id, code, type, add_traffic, add_day FROM coupon_uses WHERE user_id = ?",
+        user.id,
+      ),
     ).toEqual([{ coupon_id: made._id, code: "WELCOME2", type: "freeUse", add_traffic: 2 * GB, add_day: 0 }]);
     expect(await footprint(user.id)).toMatchObject({ user: { traffic: 2 * GB }, grants: 0 });
     const info = await client.call<UserInfo>("/api/user/userinfo");
@@ -174,7 +185,12 @@ describe("what a redemption credits", () => {
     const before = Date.now();
     expect((await redeem(client, code)).data).toMatchObject({ traffic: 3 * GB, day: 0 });
     const after = Date.now();
-    const grant = await server.context.db.get<{ amount: number; remaining: number; expire_time: number; coupon_use_id: string }>("SELECT amount, remaining, expire_time, coupon_use_id FROM trial_grants WHERE user_id = ?", user.id);
+    const grant = await server.context.db.get<{
+      amount: number;
+      remaining: number;
+      expire_time: number;
+      coupon_use_id: string;
+    }>("SELECT amount, remaining, expire_time, coupon_use_id FROM trial_grants WHERE user_id = ?", user.id);
     expect(grant).toMatchObject({ amount: 3 * GB, remaining: 3 * GB });
     expect(grant?.expire_time).toBeGreaterThanOrEqual(before + 48 * 3_600_000);
     expect(grant?.expire_time).toBeLessThanOrEqual(after + 48 * 3_600_000);
@@ -200,12 +216,19 @@ describe("what a redemption credits", () => {
       type: "freeTime",
     });
     const after = Date.now();
-    const row = (await footprint(user.id)).user as { traffic: number; vip_expire_time: number; daily_limit: number };
+    const row = (await footprint(user.id)).user as {
+      traffic: number;
+      vip_expire_time: number;
+      daily_limit: number;
+    };
     expect(row.traffic).toBe(0);
     expect(row.daily_limit).toBe(DEFAULT_DAILY_LIMIT);
     expect(row.vip_expire_time).toBeGreaterThanOrEqual(before + 3 * DAY_MS);
     expect(row.vip_expire_time).toBeLessThanOrEqual(after + 3 * DAY_MS);
-    const record = await server.context.db.get("SELECT type, vip_change FROM traffic_records WHERE user_id = ?", user.id) as { type: string; vip_change: number };
+    const record = (await server.context.db.get(
+      "SELECT type, vip_change FROM traffic_records WHERE user_id = ?",
+      user.id,
+    )) as { type: string; vip_change: number };
     expect(record).toEqual({ type: "coupon", vip_change: row.vip_expire_time });
     expect(await server.context.db.get("SELECT add_day FROM coupon_uses WHERE user_id = ?", user.id)).toEqual(
       {
@@ -218,16 +241,18 @@ describe("what a redemption credits", () => {
     const { client, user } = await loggedInClient(server);
     const db = server.context.db;
     const expiry = Date.now() + 10 * DAY_MS;
-    await tx(db, async () =>
-      await changeTraffic(db, {
-        userId: user.id,
-        type: "buy",
-        desc: "测试套餐",
-        vipExpireTime: expiry,
-        dailyLimit: 80 * GB,
-        now: Date.now(),
-        timeZone: "Asia/Shanghai",
-      }),
+    await tx(
+      db,
+      async () =>
+        await changeTraffic(db, {
+          userId: user.id,
+          type: "buy",
+          desc: "测试套餐",
+          vipExpireTime: expiry,
+          dailyLimit: 80 * GB,
+          now: Date.now(),
+          timeZone: "Asia/Shanghai",
+        }),
     );
     const { code } = await coupon({ type: "freeTime", vipDay: 2 });
     expect((await redeem(client, code)).code).toBe(0);

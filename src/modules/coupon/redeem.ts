@@ -50,13 +50,18 @@ export async function redeemCoupon(
 }
 
 /** The seed's checks, in its order: unknown 1016, expired 1029, not a trial coupon 1020, used up 1017 / 1027. */
-async function checkTrialCoupon(ctx: AppContext, coupon: CouponRow | null, userId: string, now: number): Promise<CouponRow> {
+async function checkTrialCoupon(
+  ctx: AppContext,
+  coupon: CouponRow | null,
+  userId: string,
+  now: number,
+): Promise<CouponRow> {
   if (!coupon || !usableBy(coupon, userId)) throw new RpcError(Code.couponNotFound, RedeemMsg.notFound);
   if (isExpired(coupon, now)) throw new RpcError(Code.couponExpired, RedeemMsg.expired);
   if (!TRIAL_COUPON_TYPES.includes(coupon.type))
     throw new RpcError(Code.couponWrongType, RedeemMsg.wrongType);
   const perUser = coupon.use_num_per_user;
-  if (perUser > 0 && await activeUsesByUser(ctx.db, coupon.id, userId) >= perUser)
+  if (perUser > 0 && (await activeUsesByUser(ctx.db, coupon.id, userId)) >= perUser)
     throw new RpcError(Code.couponUsedUp, RedeemMsg.alreadyRedeemed);
   const total = coupon.number_of_authorizations;
   if (total > 0 && coupon.auth_times >= total) throw new RpcError(Code.couponExhausted, RedeemMsg.exhausted);
@@ -64,12 +69,20 @@ async function checkTrialCoupon(ctx: AppContext, coupon: CouponRow | null, userI
 }
 
 /** Records the use and credits it, with its traffic record; inside redeemCoupon's transaction. */
-async function credit(ctx: AppContext, coupon: CouponRow, userId: string, now: number): Promise<RedeemResult> {
+async function credit(
+  ctx: AppContext,
+  coupon: CouponRow,
+  userId: string,
+  now: number,
+): Promise<RedeemResult> {
   const db = ctx.db;
   const timeZone = await ctx.settings.get("timezone");
   const desc = `兑换体验券 ${coupon.name || coupon.code}`;
   if (coupon.type === "freeTime") {
-    const user = await db.get<{ vip_expire_time: number; daily_limit: number | null }>("SELECT vip_expire_time, daily_limit FROM users WHERE id = ?", userId);
+    const user = await db.get<{ vip_expire_time: number; daily_limit: number | null }>(
+      "SELECT vip_expire_time, daily_limit FROM users WHERE id = ?",
+      userId,
+    );
     if (!user) throw new Error(`no user ${userId}`);
     await recordCouponUse(db, { coupon, userId, addDay: coupon.vip_day, now });
     const extension = extendedTimePackage(user, coupon.vip_day, null, now);

@@ -52,7 +52,13 @@ export async function findCouponById(db: Db, id: string): Promise<CouponRow | nu
 /** Uses of a coupon by a user that still count (not restored). */
 export async function activeUsesByUser(db: Db, couponId: string, userId: string): Promise<number> {
   return (
-    (await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM coupon_uses WHERE coupon_id = ? AND user_id = ? AND is_delete = 0", couponId, userId))?.n ?? 0
+    (
+      await db.get<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM coupon_uses WHERE coupon_id = ? AND user_id = ? AND is_delete = 0",
+        couponId,
+        userId,
+      )
+    )?.n ?? 0
   );
 }
 
@@ -83,7 +89,7 @@ export async function checkOrderCoupon(
   if (total > 0 && coupon.auth_times - alreadyHeld >= total)
     throw new RpcError(Code.couponUsedUp, OrderMsg.couponUsedUp);
   const perUser = coupon.use_num_per_user;
-  if (perUser > 0 && await activeUsesByUser(db, coupon.id, userId) - alreadyHeld >= perUser)
+  if (perUser > 0 && (await activeUsesByUser(db, coupon.id, userId)) - alreadyHeld >= perUser)
     throw new RpcError(Code.couponUsedUp, OrderMsg.couponUsedUp);
   return coupon;
 }
@@ -115,17 +121,37 @@ export interface CouponUse {
 /** Records a use and counts it against the coupon's total. Returns the usage record id. */
 export async function recordCouponUse(db: Db, use: CouponUse): Promise<string> {
   const id = newId(use.now);
-  await db.run(`INSERT INTO coupon_uses (id, coupon_id, user_id, order_id, code, type, add_traffic, add_day, add_money_fen, discount, time)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, id, use.coupon.id, use.userId, use.orderId ?? null, use.coupon.code, use.coupon.type, use.addTraffic ?? 0, use.addDay ?? 0, use.addMoneyFen ?? 0, use.coupon.type === "discount" ? use.coupon.discount : 1, use.now);
+  await db.run(
+    `INSERT INTO coupon_uses (id, coupon_id, user_id, order_id, code, type, add_traffic, add_day, add_money_fen, discount, time)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    id,
+    use.coupon.id,
+    use.userId,
+    use.orderId ?? null,
+    use.coupon.code,
+    use.coupon.type,
+    use.addTraffic ?? 0,
+    use.addDay ?? 0,
+    use.addMoneyFen ?? 0,
+    use.coupon.type === "discount" ? use.coupon.discount : 1,
+    use.now,
+  );
   await db.run("UPDATE coupons SET auth_times = auth_times + 1 WHERE id = ?", use.coupon.id);
   return id;
 }
 
 /** Marks a use restored (is_delete) and gives the use back to the coupon. Restoring twice does nothing. */
 export async function restoreCouponUse(db: Db, useId: string, now: number): Promise<void> {
-  const use = await db.get<{ coupon_id: string }>("UPDATE coupon_uses SET is_delete = 1, restore_time = ? WHERE id = ? AND is_delete = 0 RETURNING coupon_id", now, useId);
+  const use = await db.get<{ coupon_id: string }>(
+    "UPDATE coupon_uses SET is_delete = 1, restore_time = ? WHERE id = ? AND is_delete = 0 RETURNING coupon_id",
+    now,
+    useId,
+  );
   if (!use) return;
-  await db.run(`UPDATE coupons SET auth_times = ${greatestSql(db, "auth_times - 1", "0")} WHERE id = ?`, use.coupon_id);
+  await db.run(
+    `UPDATE coupons SET auth_times = ${greatestSql(db, "auth_times - 1", "0")} WHERE id = ?`,
+    use.coupon_id,
+  );
 }
 
 /** A coupon row with its owner's e-mail (null when anyone may use it, or the owner is gone). */
@@ -173,7 +199,10 @@ export function randomCouponCode(length = RANDOM_CODE_LENGTH): string {
 }
 
 async function codeTaken(db: Db, code: string, exceptId: string | undefined): Promise<boolean> {
-  const holder = await db.get<{ id: string }>(`SELECT id FROM coupons WHERE ${nocaseEqualsSql(db, "code")}`, code);
+  const holder = await db.get<{ id: string }>(
+    `SELECT id FROM coupons WHERE ${nocaseEqualsSql(db, "code")}`,
+    code,
+  );
   return holder !== null && holder.id !== exceptId;
 }
 
@@ -181,7 +210,7 @@ async function codeTaken(db: Db, code: string, exceptId: string | undefined): Pr
 export async function unusedRandomCode(db: Db): Promise<string> {
   for (;;) {
     const code = randomCouponCode();
-    if (!await codeTaken(db, code, undefined)) return code;
+    if (!(await codeTaken(db, code, undefined))) return code;
   }
 }
 
@@ -225,8 +254,14 @@ export async function insertCoupon(
   ownerUserId: string | null = null,
 ): Promise<string> {
   const id = newId(now);
-  await ctx.db.run(`INSERT INTO coupons (${COUPON_COLUMNS}, id, create_time, owner_user_id)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ...(await couponValues(ctx, input, code)), id, now, ownerUserId);
+  await ctx.db.run(
+    `INSERT INTO coupons (${COUPON_COLUMNS}, id, create_time, owner_user_id)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ...(await couponValues(ctx, input, code)),
+    id,
+    now,
+    ownerUserId,
+  );
   return id;
 }
 
@@ -237,15 +272,21 @@ export async function insertCoupon(
  */
 export async function saveCoupon(ctx: AppContext, input: CouponInput, now = Date.now()): Promise<Coupon> {
   return await tx(ctx.db, async () => {
-    const code = input.code || await unusedRandomCode(ctx.db);
+    const code = input.code || (await unusedRandomCode(ctx.db));
     if (await codeTaken(ctx.db, code, input._id))
       throw new RpcError(Code.badInput, `${CouponMsg.codeTaken}: ${code}`);
     let id = input._id;
     if (id) {
-      const changed = (await ctx.db.run(`UPDATE coupons SET name = ?, type = ?, code = ?, taobao = ?, traffic = ?, traffic_has_limit_time = ?,
+      const changed = (
+        await ctx.db.run(
+          `UPDATE coupons SET name = ?, type = ?, code = ?, taobao = ?, traffic = ?, traffic_has_limit_time = ?,
              traffic_limit_hours = ?, vip_day = ?, for_money_fen = ?, discount = ?, use_num_per_user = ?,
              number_of_authorizations = ?, expire_time = ?
-           WHERE id = ?`, ...(await couponValues(ctx, input, code)), id)).changes;
+           WHERE id = ?`,
+          ...(await couponValues(ctx, input, code)),
+          id,
+        )
+      ).changes;
       if (!changed) throw new RpcError(Code.notFound, CouponMsg.notFound);
     } else {
       id = await insertCoupon(ctx, input, code, now);
@@ -258,7 +299,11 @@ export async function saveCoupon(ctx: AppContext, input: CouponInput, now = Date
  * The Taobao flow (seed 001 §4): `count` coupons of the same fields in one transaction, each with
  * its own random code that no coupon has (the unique index backs the check). All or none.
  */
-export async function createCouponBatch(ctx: AppContext, input: CouponBatchInput, now = Date.now()): Promise<Coupon[]> {
+export async function createCouponBatch(
+  ctx: AppContext,
+  input: CouponBatchInput,
+  now = Date.now(),
+): Promise<Coupon[]> {
   const { count, ...fields } = input;
   return await tx(ctx.db, async () => {
     const coupons: Coupon[] = [];
@@ -288,8 +333,11 @@ export async function deleteCoupons(ctx: AppContext, ids: readonly string[]): Pr
  * customers' own lucky-draw coupons too, with their owner's e-mail.
  */
 export async function listCoupons(ctx: AppContext): Promise<Coupon[]> {
-  return (await ctx.db.all<ListedCouponRow>(`${LISTED_COUPON_SQL} ORDER BY c.create_time DESC, ${rowOrderSql(ctx.db, "c")} DESC`))
-    .map(toCoupon);
+  return (
+    await ctx.db.all<ListedCouponRow>(
+      `${LISTED_COUPON_SQL} ORDER BY c.create_time DESC, ${rowOrderSql(ctx.db, "c")} DESC`,
+    )
+  ).map(toCoupon);
 }
 
 interface CouponUseRow {
@@ -307,19 +355,23 @@ interface CouponUseRow {
 
 /** The most recent `limit` usage records, newest first (seed 001 §2.13); email "" when the user is gone. */
 export async function listCouponUses(ctx: AppContext, limit: number): Promise<CouponUseRecord[]> {
-  return (await ctx.db.all<CouponUseRow>(`SELECT cu.id, (SELECT email FROM users WHERE id = cu.user_id) AS email, cu.code, cu.type, cu.add_traffic,
+  return (
+    await ctx.db.all<CouponUseRow>(
+      `SELECT cu.id, (SELECT email FROM users WHERE id = cu.user_id) AS email, cu.code, cu.type, cu.add_traffic,
          cu.add_day, cu.add_money_fen, cu.discount, cu.time, cu.is_delete
-       FROM coupon_uses cu ORDER BY cu.time DESC, ${rowOrderSql(ctx.db, "cu")} DESC LIMIT ?`, limit))
-    .map((row) => ({
-      _id: row.id,
-      email: row.email ?? "",
-      code: row.code,
-      type: row.type,
-      add_traffic: row.add_traffic,
-      add_day: row.add_day,
-      add_money: fenToYuan(row.add_money_fen),
-      discount: row.discount,
-      time: row.time,
-      is_delete: row.is_delete === 1,
-    }));
+       FROM coupon_uses cu ORDER BY cu.time DESC, ${rowOrderSql(ctx.db, "cu")} DESC LIMIT ?`,
+      limit,
+    )
+  ).map((row) => ({
+    _id: row.id,
+    email: row.email ?? "",
+    code: row.code,
+    type: row.type,
+    add_traffic: row.add_traffic,
+    add_day: row.add_day,
+    add_money: fenToYuan(row.add_money_fen),
+    discount: row.discount,
+    time: row.time,
+    is_delete: row.is_delete === 1,
+  }));
 }

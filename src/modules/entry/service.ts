@@ -33,23 +33,43 @@ export async function findEntry(ctx: AppContext, id: string): Promise<Entry | nu
 }
 
 export async function listEntries(ctx: AppContext): Promise<Entry[]> {
-  return (await ctx.db.all<EntryRow>("SELECT * FROM entries ORDER BY sort_index, create_time"))
-    .map(toEntry);
+  return (await ctx.db.all<EntryRow>("SELECT * FROM entries ORDER BY sort_index, create_time")).map(toEntry);
 }
 
 export async function saveEntry(ctx: AppContext, input: EntryInput, now = Date.now()): Promise<Entry> {
   const ipList = JSON.stringify([...new Set(input.ipList)]);
   const id = await tx(ctx.db, async () => {
     if (input._id) {
-      const changed = (await ctx.db.run("UPDATE entries SET sort_index = ?, name = ?, ip = ?, ip_list = ?, \"desc\" = ?, visible = ? WHERE id = ?", input.index, input.name, input.ip, ipList, input.desc, input.visible ? 1 : 0, input._id)).changes;
+      const changed = (
+        await ctx.db.run(
+          'UPDATE entries SET sort_index = ?, name = ?, ip = ?, ip_list = ?, "desc" = ?, visible = ? WHERE id = ?',
+          input.index,
+          input.name,
+          input.ip,
+          ipList,
+          input.desc,
+          input.visible ? 1 : 0,
+          input._id,
+        )
+      ).changes;
       if (!changed) throw new RpcError(Code.notFound, "入口不存在");
       return input._id;
     }
     const id = newId(now);
-    await ctx.db.run("INSERT INTO entries (id, sort_index, name, ip, ip_list, \"desc\", visible, create_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", id, input.index, input.name, input.ip, ipList, input.desc, input.visible ? 1 : 0, now);
+    await ctx.db.run(
+      'INSERT INTO entries (id, sort_index, name, ip, ip_list, "desc", visible, create_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      id,
+      input.index,
+      input.name,
+      input.ip,
+      ipList,
+      input.desc,
+      input.visible ? 1 : 0,
+      now,
+    );
     return id;
   });
-  return await findEntry(ctx, id) as Entry;
+  return (await findEntry(ctx, id)) as Entry;
 }
 
 /** Lines relayed through the entry lose it (and are not served until an entry is chosen again). */

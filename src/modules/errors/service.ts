@@ -49,8 +49,11 @@ function isAbort(error: unknown): boolean {
 }
 
 async function expireOldErrors(db: Db, now: number): Promise<void> {
-  await expireOncePerWindow(db, "error_logs", now, async () =>
-    await db.run("DELETE FROM error_logs WHERE last_time < ?", now - ERROR_DAYS * DAY_MS),
+  await expireOncePerWindow(
+    db,
+    "error_logs",
+    now,
+    async () => await db.run("DELETE FROM error_logs WHERE last_time < ?", now - ERROR_DAYS * DAY_MS),
   );
 }
 
@@ -60,16 +63,30 @@ async function insertError(
   fingerprint: string,
   now: number,
 ) {
-  await db.run(`INSERT INTO error_logs (create_time, last_time, name, msg, stack, fingerprint, repeat_count)
+  await db.run(
+    `INSERT INTO error_logs (create_time, last_time, name, msg, stack, fingerprint, repeat_count)
      VALUES (?1, ?1, ?2, ?3, ?4, ?5, 1)
-     ON CONFLICT (fingerprint) DO UPDATE SET repeat_count = error_logs.repeat_count + 1, last_time = excluded.last_time`, now, row.name, row.msg, row.stack, fingerprint);
+     ON CONFLICT (fingerprint) DO UPDATE SET repeat_count = error_logs.repeat_count + 1, last_time = excluded.last_time`,
+    now,
+    row.name,
+    row.msg,
+    row.stack,
+    fingerprint,
+  );
 }
 
 /** Where a new error goes over a cap this window: the overflow row's name, or null when it fits. */
 async function overflowSource(db: Db, name: string, since: number): Promise<string | null> {
-  const total = await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM error_logs WHERE create_time >= ?", since);
+  const total = await db.get<{ n: number }>(
+    "SELECT COUNT(*) AS n FROM error_logs WHERE create_time >= ?",
+    since,
+  );
   if ((total?.n ?? 0) >= TOTAL_PER_WINDOW) return "error_logs";
-  const fromSource = await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM error_logs WHERE name = ? AND create_time >= ?", name, since);
+  const fromSource = await db.get<{ n: number }>(
+    "SELECT COUNT(*) AS n FROM error_logs WHERE name = ? AND create_time >= ?",
+    name,
+    since,
+  );
   return (fromSource?.n ?? 0) >= PER_SOURCE_PER_WINDOW ? name : null;
 }
 
@@ -94,7 +111,12 @@ export async function recordError(db: Db, name: string, error: unknown, now = Da
       const overflow = sha256Hex(`overflow\n${source}\n${windowStart}`);
       if (await countRepeat(db, "error_logs", overflow, now)) return;
       const msg = `本小时错误过多，之后的只计数（次数见 count），最先超出的一条：${row.msg}`;
-      await insertError(db, { name: source, msg: cutUtf8(msg, MSG_MAX_BYTES), stack: row.stack }, overflow, now);
+      await insertError(
+        db,
+        { name: source, msg: cutUtf8(msg, MSG_MAX_BYTES), stack: row.stack },
+        overflow,
+        now,
+      );
     });
   } catch (logError) {
     // Out of space the error log cannot be written either; the write-failure line has told it.
@@ -105,8 +127,11 @@ export async function recordError(db: Db, name: string, error: unknown, now = Da
 
 /** Error records seen in the last `days` days, latest first. */
 export async function listErrors(db: Db, days: number, now = Date.now()): Promise<ErrorRecord[]> {
-  return await db.all<ErrorRecord>(`SELECT id AS _id, create_time AS "createTime", name, msg, stack, repeat_count AS count, last_time AS "lastTime"
-       FROM error_logs WHERE last_time >= ? ORDER BY last_time DESC, id DESC LIMIT 1000`, now - days * DAY_MS);
+  return await db.all<ErrorRecord>(
+    `SELECT id AS _id, create_time AS "createTime", name, msg, stack, repeat_count AS count, last_time AS "lastTime"
+       FROM error_logs WHERE last_time >= ? ORDER BY last_time DESC, id DESC LIMIT 1000`,
+    now - days * DAY_MS,
+  );
 }
 
 export async function clearErrors(db: Db): Promise<number> {

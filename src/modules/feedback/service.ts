@@ -95,9 +95,12 @@ async function withComments(ctx: AppContext, rows: TicketRow[], forStaff: boolea
   if (rows.length === 0) return [];
   const comments = new Map<string, TicketComment[]>(rows.map((row) => [row.id, []]));
   const ids = rows.map((row) => row.id);
-  const commentRows = await ctx.db.all<CommentRow>(`SELECT c.ticket_id, c.author, c.text, c.image, c.create_time, s.email AS staff_email
+  const commentRows = await ctx.db.all<CommentRow>(
+    `SELECT c.ticket_id, c.author, c.text, c.image, c.create_time, s.email AS staff_email
        FROM ticket_comments c LEFT JOIN users s ON s.id = c.author_id
-       WHERE c.ticket_id IN (${ids.map(() => "?").join(", ")}) ORDER BY c.create_time, c.id`, ...ids);
+       WHERE c.ticket_id IN (${ids.map(() => "?").join(", ")}) ORDER BY c.create_time, c.id`,
+    ...ids,
+  );
   for (const comment of commentRows) {
     comments.get(comment.ticket_id)?.push({
       type: comment.author,
@@ -151,8 +154,12 @@ export async function listTickets(ctx: AppContext, filter: TicketFilter = {}): P
     where.push("t.status = ?");
     params.push(filter.status);
   }
-  const rows = await ctx.db.all<TicketRow>(`SELECT ${TICKET_COLUMNS} ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
-       ORDER BY t.update_time DESC, t.id DESC LIMIT ?`, ...params, TICKET_LIST_LIMIT);
+  const rows = await ctx.db.all<TicketRow>(
+    `SELECT ${TICKET_COLUMNS} ${where.length ? `WHERE ${where.join(" AND ")}` : ""}
+       ORDER BY t.update_time DESC, t.id DESC LIMIT ?`,
+    ...params,
+    TICKET_LIST_LIMIT,
+  );
   return await withComments(ctx, rows, filter.userId === undefined);
 }
 
@@ -171,13 +178,28 @@ export async function createTicket(ctx: AppContext, userId: string, input: NewTi
   return await tx(ctx.db, async () => {
     const now = Date.now();
     const recent =
-      (await ctx.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM tickets WHERE user_id = ? AND create_time > ?", userId, now - DAY_MS))?.n ?? 0;
+      (
+        await ctx.db.get<{ n: number }>(
+          "SELECT COUNT(*) AS n FROM tickets WHERE user_id = ? AND create_time > ?",
+          userId,
+          now - DAY_MS,
+        )
+      )?.n ?? 0;
     if (recent >= TICKETS_PER_DAY) throw new RpcError(Code.tooManyRequests, TicketMsg.tooMany);
     await requireOwnUpload(ctx, userId, input.imageUrl);
     const id = newId(now);
-    await ctx.db.run(`INSERT INTO tickets (id, user_id, title, "desc", image, status, create_time, update_time)
-         VALUES (?, ?, ?, ?, ?, 'open', ?, ?)`, id, userId, input.title, input.desc, input.imageUrl, now, now);
-    const ticket = await toTicket(ctx, await ticketRow(ctx, id) as TicketRow, false);
+    await ctx.db.run(
+      `INSERT INTO tickets (id, user_id, title, "desc", image, status, create_time, update_time)
+         VALUES (?, ?, ?, ?, ?, 'open', ?, ?)`,
+      id,
+      userId,
+      input.title,
+      input.desc,
+      input.imageUrl,
+      now,
+      now,
+    );
+    const ticket = await toTicket(ctx, (await ticketRow(ctx, id)) as TicketRow, false);
     await queueAdminMessage(
       ctx,
       `新工单「${ticket.title}」（${ticket.email}）\n${quote(ticket.desc)}${await ticketLink(ctx, id)}`,
@@ -202,9 +224,23 @@ export async function replyTicket(ctx: AppContext, actor: TicketActor, input: Ti
     // Strictly after the last activity, so comments keep their order whatever the clock does.
     const now = Math.max(Date.now(), ticket.update_time + 1);
     const commentId = newId(now);
-    await ctx.db.run(`INSERT INTO ticket_comments (id, ticket_id, author, author_id, text, image, create_time)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`, commentId, ticket.id, author, actor.userId, input.desc, input.imageUrl, now);
-    await ctx.db.run("UPDATE tickets SET status = ?, update_time = ? WHERE id = ?", author === "ADMIN" ? "responsed" : "open", now, ticket.id);
+    await ctx.db.run(
+      `INSERT INTO ticket_comments (id, ticket_id, author, author_id, text, image, create_time)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      commentId,
+      ticket.id,
+      author,
+      actor.userId,
+      input.desc,
+      input.imageUrl,
+      now,
+    );
+    await ctx.db.run(
+      "UPDATE tickets SET status = ?, update_time = ? WHERE id = ?",
+      author === "ADMIN" ? "responsed" : "open",
+      now,
+      ticket.id,
+    );
     const link = await ticketLink(ctx, ticket.id);
     if (author === "ADMIN") {
       await createNotice(ctx, {
@@ -225,7 +261,7 @@ export async function replyTicket(ctx: AppContext, actor: TicketActor, input: Ti
         `ticket-reply:${commentId}`,
       );
     }
-    return await toTicket(ctx, await ticketRow(ctx, ticket.id) as TicketRow, actor.admin);
+    return await toTicket(ctx, (await ticketRow(ctx, ticket.id)) as TicketRow, actor.admin);
   });
 }
 
@@ -236,8 +272,13 @@ export async function closeTicket(ctx: AppContext, actor: TicketActor, id: strin
     const ticket = await visibleTicketRow(ctx, actor, id);
     if (ticket.status !== "close") {
       const now = Math.max(Date.now(), ticket.update_time + 1);
-      await ctx.db.run("UPDATE tickets SET status = 'close', close_time = ?, update_time = ? WHERE id = ?", now, now, id);
+      await ctx.db.run(
+        "UPDATE tickets SET status = 'close', close_time = ?, update_time = ? WHERE id = ?",
+        now,
+        now,
+        id,
+      );
     }
-    return await toTicket(ctx, await ticketRow(ctx, id) as TicketRow, true);
+    return await toTicket(ctx, (await ticketRow(ctx, id)) as TicketRow, true);
   });
 }

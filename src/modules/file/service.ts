@@ -27,7 +27,10 @@ export const dailyUploadQuota = (role: Role): number =>
  */
 export async function requireOwnUpload(ctx: AppContext, userId: string, filename: string): Promise<void> {
   if (filename === "") return;
-  const row = await ctx.db.get<{ user_id: string }>("SELECT user_id FROM uploads WHERE filename = ?", filename);
+  const row = await ctx.db.get<{ user_id: string }>(
+    "SELECT user_id FROM uploads WHERE filename = ?",
+    filename,
+  );
   if (row?.user_id !== userId) throw new RpcError(Code.badInput, FileMsg.notYours);
 }
 
@@ -35,19 +38,36 @@ async function uploadsToday(ctx: AppContext, userId: string, now: number): Promi
   const timeZone = await ctx.settings.get("timezone");
   const dayStart = endOfBusinessDay(addDays(businessDay(now, timeZone), -1), timeZone) + 1;
   return (
-    (await ctx.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM uploads WHERE user_id = ? AND create_time >= ?", userId, dayStart))?.n ?? 0
+    (
+      await ctx.db.get<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM uploads WHERE user_id = ? AND create_time >= ?",
+        userId,
+        dayStart,
+      )
+    )?.n ?? 0
   );
 }
 
 /** Refuses (1005) once the account has used today's quota; checked again when the file is saved. */
-export async function requireUploadQuota(ctx: AppContext, userId: string, quota: number, now = Date.now()): Promise<void> {
-  if (await uploadsToday(ctx, userId, now) >= quota) throw new RpcError(Code.tooManyRequests, FileMsg.quota);
+export async function requireUploadQuota(
+  ctx: AppContext,
+  userId: string,
+  quota: number,
+  now = Date.now(),
+): Promise<void> {
+  if ((await uploadsToday(ctx, userId, now)) >= quota)
+    throw new RpcError(Code.tooManyRequests, FileMsg.quota);
 }
 
 /** The content type of a stored upload, or null when there is no such upload. */
 export async function uploadType(ctx: AppContext, filename: string): Promise<string | null> {
   return (
-    (await ctx.db.get<{ content_type: string }>("SELECT content_type FROM uploads WHERE filename = ?", filename))?.content_type ?? null
+    (
+      await ctx.db.get<{ content_type: string }>(
+        "SELECT content_type FROM uploads WHERE filename = ?",
+        filename,
+      )
+    )?.content_type ?? null
   );
 }
 
@@ -84,7 +104,13 @@ export async function saveUpload(
     await writeFile(temporary, bytes, { mode: 0o600, flag: "wx" });
     await tx(ctx.db, async () => {
       await requireUploadQuota(ctx, userId, quota, now);
-      await ctx.db.run("INSERT INTO uploads (filename, user_id, content_type, create_time) VALUES (?, ?, ?, ?)", filename, userId, image.type, now);
+      await ctx.db.run(
+        "INSERT INTO uploads (filename, user_id, content_type, create_time) VALUES (?, ?, ?, ?)",
+        filename,
+        userId,
+        image.type,
+        now,
+      );
       renameSync(temporary, final);
       onRollback(ctx.db, () => renameSync(final, temporary));
     });

@@ -35,11 +35,17 @@ export interface TrafficChange {
 }
 
 /** Applies a traffic / time-package change and writes its traffic record. Returns the new balances. */
-export async function changeTraffic(db: Db, change: TrafficChange): Promise<{ traffic: number; vipExpireTime: number }> {
+export async function changeTraffic(
+  db: Db,
+  change: TrafficChange,
+): Promise<{ traffic: number; vipExpireTime: number }> {
   requireTransaction(db);
-  const user = await db.get<{ traffic: number; spend_traffic: number; vip_expire_time: number }>(`SELECT (SELECT traffic FROM balances WHERE user_id = ?1) AS traffic,
+  const user = await db.get<{ traffic: number; spend_traffic: number; vip_expire_time: number }>(
+    `SELECT (SELECT traffic FROM balances WHERE user_id = ?1) AS traffic,
          (SELECT spend_traffic FROM balances WHERE user_id = ?1) AS spend_traffic, vip_expire_time
-       FROM users WHERE id = ?1`, change.userId);
+       FROM users WHERE id = ?1`,
+    change.userId,
+  );
   if (!user) throw new Error(`no user ${change.userId}`);
   const trafficChange = change.traffic ?? 0;
   const traffic = user.traffic + trafficChange;
@@ -48,11 +54,29 @@ export async function changeTraffic(db: Db, change: TrafficChange): Promise<{ tr
     await db.run("UPDATE balances SET traffic = ? WHERE user_id = ?", traffic, change.userId);
   }
   if (vipExpireTime !== user.vip_expire_time || change.dailyLimit !== undefined) {
-    await db.run(`UPDATE users SET vip_expire_time = ?1, daily_limit = CASE WHEN ?2 = 1 THEN ?3 ELSE daily_limit END
-       WHERE id = ?4`, vipExpireTime, change.dailyLimit !== undefined ? 1 : 0, change.dailyLimit ?? null, change.userId);
+    await db.run(
+      `UPDATE users SET vip_expire_time = ?1, daily_limit = CASE WHEN ?2 = 1 THEN ?3 ELSE daily_limit END
+       WHERE id = ?4`,
+      vipExpireTime,
+      change.dailyLimit !== undefined ? 1 : 0,
+      change.dailyLimit ?? null,
+      change.userId,
+    );
   }
-  await db.run(`INSERT INTO traffic_records (user_id, type, "desc", traffic_change, vip_change, all_traffic, all_spend, order_id, day, update_time)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, change.userId, change.type, change.desc, trafficChange, vipExpireTime - user.vip_expire_time, traffic, user.spend_traffic, change.orderId ?? null, businessDay(change.now, change.timeZone), change.now);
+  await db.run(
+    `INSERT INTO traffic_records (user_id, type, "desc", traffic_change, vip_change, all_traffic, all_spend, order_id, day, update_time)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    change.userId,
+    change.type,
+    change.desc,
+    trafficChange,
+    vipExpireTime - user.vip_expire_time,
+    traffic,
+    user.spend_traffic,
+    change.orderId ?? null,
+    businessDay(change.now, change.timeZone),
+    change.now,
+  );
   return { traffic, vipExpireTime };
 }
 
@@ -70,8 +94,21 @@ export interface WalletChange {
 export async function changeWallet(db: Db, change: WalletChange): Promise<number> {
   requireTransaction(db);
   if (change.changeFen === 0) throw new Error("a wallet entry must change the balance");
-  const row = await db.get<{ wallet_fen: number }>("UPDATE users SET wallet_fen = wallet_fen + ? WHERE id = ? RETURNING wallet_fen", change.changeFen, change.userId);
+  const row = await db.get<{ wallet_fen: number }>(
+    "UPDATE users SET wallet_fen = wallet_fen + ? WHERE id = ? RETURNING wallet_fen",
+    change.changeFen,
+    change.userId,
+  );
   if (!row) throw new Error(`no user ${change.userId}`);
-  await db.run("INSERT INTO wallet_entries (user_id, type, change_fen, balance_fen, \"desc\", order_id, create_time) VALUES (?, ?, ?, ?, ?, ?, ?)", change.userId, change.type, change.changeFen, row.wallet_fen, change.desc, change.orderId ?? null, change.now);
+  await db.run(
+    'INSERT INTO wallet_entries (user_id, type, change_fen, balance_fen, "desc", order_id, create_time) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    change.userId,
+    change.type,
+    change.changeFen,
+    row.wallet_fen,
+    change.desc,
+    change.orderId ?? null,
+    change.now,
+  );
   return row.wallet_fen;
 }

@@ -52,11 +52,13 @@ const saveLine = (fields: Record<string, unknown>) =>
 
 /** Whether the customer's subscription lists the line (its proxies are named after it). */
 const customerSees = async (name: string) =>
-  (await subscriptionProxies(
-    server.context,
-    await findUserById(server.context, customer.id) as UserRow,
-    "v2ray",
-  )).proxies.some((proxy) => proxy.name.startsWith(name));
+  (
+    await subscriptionProxies(
+      server.context,
+      (await findUserById(server.context, customer.id)) as UserRow,
+      "v2ray",
+    )
+  ).proxies.some((proxy) => proxy.name.startsWith(name));
 
 test('"none" and "" both save a line without a permission, answered as "none" and seen by every customer', async () => {
   const spelledNone = await saveLine({ name: "无权限线路", permissionRequire: "none" });
@@ -70,11 +72,11 @@ test('"none" and "" both save a line without a permission, answered as "none" an
   expect(NO_PERMISSION).toBe("none");
   const listed = await ok<AgentLine[]>("/api/admin/agent_line/list", { agentID: agent._id });
   expect(listed.find((line) => line._id === spelledNone._id)?.permissionRequire).toBe("none");
-  expect([await customerSees("无权限线路"), await customerSees("空权限线路"), await customerSees("未填权限线路")]).toEqual([
-    true,
-    true,
-    true,
-  ]);
+  expect([
+    await customerSees("无权限线路"),
+    await customerSees("空权限线路"),
+    await customerSees("未填权限线路"),
+  ]).toEqual([true, true, true]);
 });
 
 test('a permission id round-trips and hides the line; saving "none" again takes the requirement off', async () => {

@@ -106,15 +106,26 @@ export async function saveLine(ctx: AppContext, input: LineInput, now = Date.now
   const id = await tx(ctx.db, async () => {
     await checkReferences(ctx, input);
     if (input._id) {
-      const changed = (await ctx.db.run(`UPDATE agent_lines SET ${columns.map((c) => `${c} = ?`).join(", ")} WHERE id = ?`, ...values, input._id)).changes;
+      const changed = (
+        await ctx.db.run(
+          `UPDATE agent_lines SET ${columns.map((c) => `${c} = ?`).join(", ")} WHERE id = ?`,
+          ...values,
+          input._id,
+        )
+      ).changes;
       if (!changed) throw new RpcError(Code.notFound, "线路不存在");
       return input._id;
     }
     const id = newId(now);
-    await ctx.db.run(`INSERT INTO agent_lines (id, ${columns.join(", ")}, create_time) VALUES (?, ${columns.map(() => "?").join(", ")}, ?)`, id, ...values, now);
+    await ctx.db.run(
+      `INSERT INTO agent_lines (id, ${columns.join(", ")}, create_time) VALUES (?, ${columns.map(() => "?").join(", ")}, ?)`,
+      id,
+      ...values,
+      now,
+    );
     return id;
   });
-  return await findLine(ctx, id) as AgentLine;
+  return (await findLine(ctx, id)) as AgentLine;
 }
 
 export async function deleteLine(ctx: AppContext, id: string): Promise<void> {

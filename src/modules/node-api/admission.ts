@@ -24,7 +24,8 @@ import type { AgentRow } from "../node-record/service.ts";
 const ADMISSION_GRACE_INTERVALS = 2;
 
 export async function admissionGraceMs(ctx: AppContext): Promise<number> {
-  const seconds = await ctx.settings.get("trafficStasticDuration") + await ctx.settings.get("updateV2rayDuration");
+  const seconds =
+    (await ctx.settings.get("trafficStasticDuration")) + (await ctx.settings.get("updateV2rayDuration"));
   return ADMISSION_GRACE_INTERVALS * seconds * 1000;
 }
 
@@ -40,13 +41,26 @@ export async function recordServedList(
   const db = ctx.db;
   const list = JSON.stringify(userNos);
   await tx(db, async () => {
-    await db.run(`UPDATE node_admissions SET delisted_time = ?3
-       WHERE agent_id = ?1 AND delisted_time IS NULL AND user_no NOT IN ${jsonValuesSql(ctx.db, "?2", "bigint")}`, row.id, list, now);
-    await db.run(`INSERT INTO node_admissions (agent_id, user_no, delisted_time)
+    await db.run(
+      `UPDATE node_admissions SET delisted_time = ?3
+       WHERE agent_id = ?1 AND delisted_time IS NULL AND user_no NOT IN ${jsonValuesSql(ctx.db, "?2", "bigint")}`,
+      row.id,
+      list,
+      now,
+    );
+    await db.run(
+      `INSERT INTO node_admissions (agent_id, user_no, delisted_time)
        SELECT ?1, value, NULL FROM ${jsonValuesSql(ctx.db, "?2", "bigint")} AS listed
        WHERE value NOT IN (SELECT user_no FROM node_admissions WHERE agent_id = ?1 AND delisted_time IS NULL)
-       ON CONFLICT (agent_id, user_no) DO UPDATE SET delisted_time = NULL`, row.id, list);
-    await db.run("DELETE FROM node_admissions WHERE agent_id = ? AND delisted_time < ?", row.id, await admittedSince(ctx, now));
+       ON CONFLICT (agent_id, user_no) DO UPDATE SET delisted_time = NULL`,
+      row.id,
+      list,
+    );
+    await db.run(
+      "DELETE FROM node_admissions WHERE agent_id = ? AND delisted_time < ?",
+      row.id,
+      await admittedSince(ctx, now),
+    );
     await db.run("UPDATE agents SET served_users_etag = ? WHERE id = ?", etag, row.id);
   });
   row.served_users_etag = etag;
@@ -54,7 +68,7 @@ export async function recordServedList(
 
 /** Delisted users still count as admitted if they were delisted at or after this instant. */
 export async function admittedSince(ctx: AppContext, now: number): Promise<number> {
-  return now - await admissionGraceMs(ctx);
+  return now - (await admissionGraceMs(ctx));
 }
 
 /**
@@ -75,6 +89,12 @@ export async function admittedUserNos(
   now: number,
 ): Promise<Set<number>> {
   if (userNos.length === 0) return new Set();
-  const rows = await ctx.db.all<{ user_no: number }>(`SELECT value AS user_no FROM ${jsonValuesSql(ctx.db, "?2", "bigint")} AS reported WHERE ${admittedSql("value", "?1", "?3", "?4")}`, agentId, JSON.stringify(userNos), await admittedSince(ctx, now), now);
+  const rows = await ctx.db.all<{ user_no: number }>(
+    `SELECT value AS user_no FROM ${jsonValuesSql(ctx.db, "?2", "bigint")} AS reported WHERE ${admittedSql("value", "?1", "?3", "?4")}`,
+    agentId,
+    JSON.stringify(userNos),
+    await admittedSince(ctx, now),
+    now,
+  );
   return new Set(rows.map((row) => row.user_no));
 }

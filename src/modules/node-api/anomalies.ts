@@ -36,12 +36,21 @@ export async function recordAnomalies(
   const day = businessDay(now, timeZone);
   await db.run("DELETE FROM node_anomalies WHERE agent_id = ? AND day < ?", agentId, keptFrom(now, timeZone));
   const known = new Set(
-    (await db.all<{ node_uid: number }>(`SELECT node_uid FROM users WHERE node_uid IN ${jsonValuesSql(db, "?", "bigint")}`, JSON.stringify(strays.map((stray) => stray.userNo))))
-      .map((row) => row.node_uid),
+    (
+      await db.all<{ node_uid: number }>(
+        `SELECT node_uid FROM users WHERE node_uid IN ${jsonValuesSql(db, "?", "bigint")}`,
+        JSON.stringify(strays.map((stray) => stray.userNo)),
+      )
+    ).map((row) => row.node_uid),
   );
   const kept = new Set(
-    (await db.all<{ user_no: number }>("SELECT user_no FROM node_anomalies WHERE agent_id = ? AND day = ?", agentId, day))
-      .map((row) => row.user_no),
+    (
+      await db.all<{ user_no: number }>(
+        "SELECT user_no FROM node_anomalies WHERE agent_id = ? AND day = ?",
+        agentId,
+        day,
+      )
+    ).map((row) => row.user_no),
   );
   // Sums stay below 2^53: each report adds at most REPORT_MAX_BYTES (node/report.ts).
   const upsert = `INSERT INTO node_anomalies (agent_id, day, user_no, reason, upload, download, reports, first_time, last_time)
@@ -62,13 +71,26 @@ export async function recordAnomalies(
     await db.run(upsert, agentId, day, userNo, reason, upload, download, now, Number.MAX_SAFE_INTEGER);
   }
   if (others.upload + others.download > 0) {
-    await db.run(upsert, agentId, day, OTHERS, "others", others.upload, others.download, now, Number.MAX_SAFE_INTEGER);
+    await db.run(
+      upsert,
+      agentId,
+      day,
+      OTHERS,
+      "others",
+      others.upload,
+      others.download,
+      now,
+      Number.MAX_SAFE_INTEGER,
+    );
   }
 }
 
 /** Anomaly rows (node, user, day) kept per node, for the node list. */
 export async function anomalyCounts(ctx: AppContext, now = Date.now()): Promise<Map<string, number>> {
-  const rows = await ctx.db.all<{ agent_id: string; count: number }>("SELECT agent_id, COUNT(*) AS count FROM node_anomalies WHERE day >= ? GROUP BY agent_id", keptFrom(now, await ctx.settings.get("timezone")));
+  const rows = await ctx.db.all<{ agent_id: string; count: number }>(
+    "SELECT agent_id, COUNT(*) AS count FROM node_anomalies WHERE day >= ? GROUP BY agent_id",
+    keptFrom(now, await ctx.settings.get("timezone")),
+  );
   return new Map(rows.map((row) => [row.agent_id, row.count]));
 }
 
@@ -85,21 +107,31 @@ interface AnomalyRow {
 }
 
 /** A node's anomalies, newest day first, then the most traffic first. */
-export async function listAnomalies(ctx: AppContext, agentId: string, now = Date.now()): Promise<NodeAnomaly[]> {
-  return (await ctx.db.all<AnomalyRow>(`SELECT a.day, a.user_no, u.email, a.reason, a.upload, a.download, a.reports, a.first_time, a.last_time
+export async function listAnomalies(
+  ctx: AppContext,
+  agentId: string,
+  now = Date.now(),
+): Promise<NodeAnomaly[]> {
+  return (
+    await ctx.db.all<AnomalyRow>(
+      `SELECT a.day, a.user_no, u.email, a.reason, a.upload, a.download, a.reports, a.first_time, a.last_time
        FROM node_anomalies a LEFT JOIN users u ON u.node_uid = a.user_no AND a.user_no <> 0
        WHERE a.agent_id = ? AND a.day >= ?
        ORDER BY a.day DESC, a.upload + a.download DESC, a.user_no
-       LIMIT ?`, agentId, keptFrom(now, await ctx.settings.get("timezone")), LISTED_MAX))
-    .map((row) => ({
-      day: row.day,
-      userNo: row.user_no,
-      email: row.email ?? "",
-      reason: row.reason,
-      upload: row.upload,
-      download: row.download,
-      reports: row.reports,
-      firstTime: row.first_time,
-      lastTime: row.last_time,
-    }));
+       LIMIT ?`,
+      agentId,
+      keptFrom(now, await ctx.settings.get("timezone")),
+      LISTED_MAX,
+    )
+  ).map((row) => ({
+    day: row.day,
+    userNo: row.user_no,
+    email: row.email ?? "",
+    reason: row.reason,
+    upload: row.upload,
+    download: row.download,
+    reports: row.reports,
+    firstTime: row.first_time,
+    lastTime: row.last_time,
+  }));
 }

@@ -51,7 +51,7 @@ async function makeNode(serverType: ServerType): Promise<AgentRow> {
       serverType,
     }),
   );
-  return await findAgentRow(server.context, agent._id) as AgentRow;
+  return (await findAgentRow(server.context, agent._id)) as AgentRow;
 }
 
 const query = (row: AgentRow, token = row.api_token) => `node_id=${row.node_no}&token=${token}`;

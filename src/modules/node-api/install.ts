@@ -94,8 +94,12 @@ function normalisePanelUrl(value: string): string | null {
  * The address nodes reach the panel at: `explicit` (a CLI flag), else the setting panel_url, else
  * `fallback` (the back-office request's origin). Throws when the one chosen is not a plain URL.
  */
-export async function panelUrl(ctx: AppContext, options: { explicit?: string; fallback?: string }): Promise<string | null> {
-  const chosen = options.explicit?.trim() || (await ctx.settings.get("panel_url")).trim() || options.fallback?.trim();
+export async function panelUrl(
+  ctx: AppContext,
+  options: { explicit?: string; fallback?: string },
+): Promise<string | null> {
+  const chosen =
+    options.explicit?.trim() || (await ctx.settings.get("panel_url")).trim() || options.fallback?.trim();
   if (!chosen) return null;
   const url = normalisePanelUrl(chosen);
   if (!url) {
@@ -116,9 +120,14 @@ export function agentDownloadUrl(panel: string, row: Pick<AgentRow, "node_no" | 
 }
 
 /** The install script's address: the setting install_<server type>, else the panel's own script. */
-export async function installScriptUrl(ctx: AppContext, panel: string, serverType: ServerType): Promise<string> {
+export async function installScriptUrl(
+  ctx: AppContext,
+  panel: string,
+  serverType: ServerType,
+): Promise<string> {
   return (
-    (await ctx.settings.get(`install_${serverType}`)).trim() || `${panel}/node/install.sh?server_type=${serverType}`
+    (await ctx.settings.get(`install_${serverType}`)).trim() ||
+    `${panel}/node/install.sh?server_type=${serverType}`
   );
 }
 

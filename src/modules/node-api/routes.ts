@@ -183,7 +183,7 @@ export function nodeInstallRoutes(app: AppContext) {
     const nodeId = query.get("node_id") ?? "";
     const token = query.get("token") ?? "";
     if (!nodeId || !token) return { refusal: text(422, "node_id and token are required\n") };
-    if (!await authenticateNode(app, nodeId, token)) return { refusal: text(403, "token is error\n") };
+    if (!(await authenticateNode(app, nodeId, token))) return { refusal: text(403, "token is error\n") };
     const binary = await agentBinary();
     if (!binary) return { refusal: text(503, `${NO_AGENT_BINARY}\n`) };
     return { binary };

@@ -35,7 +35,11 @@ export function isNodeType(value: string): value is NodeType {
 }
 
 /** The node a call is from: `node_id` is its integer id (or its _id) and `token` its own API token. */
-export async function authenticateNode(ctx: AppContext, nodeId: string, token: string): Promise<AgentRow | null> {
+export async function authenticateNode(
+  ctx: AppContext,
+  nodeId: string,
+  token: string,
+): Promise<AgentRow | null> {
   const row = /^\d{1,15}$/.test(nodeId)
     ? await ctx.db.get<AgentRow>("SELECT * FROM agents WHERE node_no = ?", Number(nodeId))
     : await ctx.db.get<AgentRow>("SELECT * FROM agents WHERE id = ?", nodeId.toLowerCase());
@@ -52,7 +56,12 @@ export function agentVersionFrom(userAgent: string): string {
 /** A call from the node: it is alive, and this is the version it runs. */
 export async function touchNode(ctx: AppContext, row: AgentRow, version: string, now = Date.now()) {
   if (now - row.last_seen_time < 5000 && row.agent_version === version) return;
-  await ctx.db.run("UPDATE agents SET last_seen_time = ?, agent_version = ? WHERE id = ?", now, version, row.id);
+  await ctx.db.run(
+    "UPDATE agents SET last_seen_time = ?, agent_version = ? WHERE id = ?",
+    now,
+    version,
+    row.id,
+  );
 }
 
 /** The node received a changed config or user list (seed 001 §2.3 update count). */
@@ -69,7 +78,10 @@ interface NodeLine {
 }
 
 async function nodeLines(ctx: AppContext, agentId: string): Promise<NodeLine[]> {
-  return await ctx.db.all<NodeLine>("SELECT DISTINCT protocol FROM agent_lines WHERE agent_id = ? ORDER BY protocol", agentId);
+  return await ctx.db.all<NodeLine>(
+    "SELECT DISTINCT protocol FROM agent_lines WHERE agent_id = ? ORDER BY protocol",
+    agentId,
+  );
 }
 
 const CORE_COLUMNS = [
@@ -217,7 +229,8 @@ export async function nodeUsers(ctx: AppContext, agentId: string, now = Date.now
   const vipSpeed = settings.vip_traffic_thred_rate_limit > 0 ? settings.vip_traffic_thred_rate_limit : null;
   const onQuota = `u.vip_expire_time > ?2
     AND ${dailyQuotaSql("u", "?3")} > CASE WHEN b.daily_usage_day = ?4 THEN b.daily_usage ELSE 0 END`;
-  return await ctx.db.all<NodeUser>(`SELECT u.node_uid AS id, u.proxy_secret AS uuid,
+  return await ctx.db.all<NodeUser>(
+    `SELECT u.node_uid AS id, u.proxy_secret AS uuid,
          CASE WHEN ${onQuota} THEN ?5 END AS speed_limit, NULL AS device_limit
        FROM users u JOIN balances b ON b.user_id = u.id
        WHERE u.disabled = 0
@@ -225,7 +238,13 @@ export async function nodeUsers(ctx: AppContext, agentId: string, now = Date.now
          AND EXISTS (
            SELECT 1 FROM agent_lines l
            WHERE l.agent_id = ?1 AND ${lineVisibleSql("u.id", "u.is_agency", "u.normal_permission", "?2")})
-       ORDER BY u.node_uid`, agentId, now, DEFAULT_DAILY_LIMIT, today, vipSpeed);
+       ORDER BY u.node_uid`,
+    agentId,
+    now,
+    DEFAULT_DAILY_LIMIT,
+    today,
+    vipSpeed,
+  );
 }
 
 /** sha1 of the exact body: the ETag of the `config` and `user` answers (Xboard's rule). */

@@ -55,7 +55,7 @@ async function nodeWithAgent(options: { token?: string } = {}): Promise<Node> {
   const upgradedTo: string[] = [];
   // The node is saved first (it makes the token); the control server then takes a free port.
   const draft = await ok<Agent>("/api/admin/agents/update", nodeForm(`升级 ${count}`, 1));
-  const row = await findAgentRow(server.context, draft._id) as AgentRow;
+  const row = (await findAgentRow(server.context, draft._id)) as AgentRow;
   const control = startControlServer({
     host: "127.0.0.1",
     port: 0,
@@ -72,7 +72,13 @@ async function nodeWithAgent(options: { token?: string } = {}): Promise<Node> {
     ...nodeForm(draft.name, control.port),
     _id: draft._id,
   });
-  return { agent, row: await findAgentRow(server.context, draft._id) as AgentRow, exe, control, upgradedTo };
+  return {
+    agent,
+    row: (await findAgentRow(server.context, draft._id)) as AgentRow,
+    exe,
+    control,
+    upgradedTo,
+  };
 }
 
 function nodeForm(name: string, ctrlPort: number) {
@@ -240,7 +246,7 @@ describe.skipIf(skipWithoutV2ray("upgrade.test.ts"))("with the whole agent (ferr
     const exe = join(dir, `ferry-run-${++count}`);
     writeFileSync(exe, OLD_EXE, { mode: 0o755 });
     const agent = await ok<Agent>("/api/admin/agents/update", nodeForm(`整机 ${count}`, await freePort()));
-    const row = await findAgentRow(server.context, agent._id) as AgentRow;
+    const row = (await findAgentRow(server.context, agent._id)) as AgentRow;
     return { agent, row, exe, process: await runAgent(row, exe) };
   }
 

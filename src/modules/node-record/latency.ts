@@ -11,14 +11,25 @@ import { PORT_OFFSET } from "../line/schema.ts";
 
 export const PROBE_INTERVAL_MS = 5 * 60_000;
 /** Which port to time: the first line's port (Hysteria2 is UDP, so its node's control port). */
-async function probeTarget(ctx: AppContext, agentId: string, ip: string, publicPort: number, ctrlPort: number) {
-  const line = await ctx.db.get<{ protocol: keyof typeof PORT_OFFSET }>("SELECT protocol FROM agent_lines WHERE agent_id = ? AND protocol <> 'h2' ORDER BY sort_index, create_time LIMIT 1", agentId);
+async function probeTarget(
+  ctx: AppContext,
+  agentId: string,
+  ip: string,
+  publicPort: number,
+  ctrlPort: number,
+) {
+  const line = await ctx.db.get<{ protocol: keyof typeof PORT_OFFSET }>(
+    "SELECT protocol FROM agent_lines WHERE agent_id = ? AND protocol <> 'h2' ORDER BY sort_index, create_time LIMIT 1",
+    agentId,
+  );
   return { host: ip, port: line ? publicPort + PORT_OFFSET[line.protocol] : ctrlPort };
 }
 
 /** Times every node once and stores the results; answers how many nodes answered. */
 export async function probeAllNodes(ctx: AppContext): Promise<number> {
-  const nodes = await ctx.db.all<{ id: string; ip: string; public_port: number; ctrl_port: number }>("SELECT id, ip, public_port, ctrl_port FROM agents");
+  const nodes = await ctx.db.all<{ id: string; ip: string; public_port: number; ctrl_port: number }>(
+    "SELECT id, ip, public_port, ctrl_port FROM agents",
+  );
   const results = await Promise.all(
     nodes.map(async (node) => {
       const target = await probeTarget(ctx, node.id, node.ip, node.public_port, node.ctrl_port);

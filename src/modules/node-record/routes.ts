@@ -11,7 +11,7 @@ import { deleteAgent, findAgentRow, listAgents, listPublicAgents, saveAgent } fr
 
 /** The panel's address for nodes: the setting panel_url, else the origin the admin is using. */
 const panelFor = async (ctx: CallContext) =>
-  await panelUrl(ctx.app, { fallback: requestOrigin(ctx.request) }) ?? requestOrigin(ctx.request);
+  (await panelUrl(ctx.app, { fallback: requestOrigin(ctx.request) })) ?? requestOrigin(ctx.request);
 
 export const agentCalls = [
   defineCall({
@@ -58,7 +58,7 @@ export const agentCalls = [
     access: "admin",
     input: agentRefInput,
     handle: async (ctx, input) => {
-      if (!await findAgentRow(ctx.app, input.id)) throw new RpcError(Code.notFound, "节点不存在");
+      if (!(await findAgentRow(ctx.app, input.id))) throw new RpcError(Code.notFound, "节点不存在");
       return await listAnomalies(ctx.app, input.id);
     },
   }),

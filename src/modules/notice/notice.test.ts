@@ -18,7 +18,12 @@ const ids = (notices: Notice[]) => notices.map((n) => n._id);
 
 async function clickRows(userId: string): Promise<number> {
   return (
-    (await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM notice_clicks WHERE user_id = ?", userId))?.n ?? -1
+    (
+      await server.context.db.get<{ n: number }>(
+        "SELECT COUNT(*) AS n FROM notice_clicks WHERE user_id = ?",
+        userId,
+      )
+    )?.n ?? -1
   );
 }
 
@@ -31,7 +36,11 @@ test("visitors get 1002 for both calls", async () => {
 test("a user sees their own and everyone's notices, not another user's; a clicked notice disappears", async () => {
   const alice = await loggedInClient(server);
   const bob = await loggedInClient(server);
-  const forAll = await createNotice(server.context, { userId: null, desc: "全站维护通知", href: "/#/feedback" });
+  const forAll = await createNotice(server.context, {
+    userId: null,
+    desc: "全站维护通知",
+    href: "/#/feedback",
+  });
   await Bun.sleep(2);
   const forAlice = await createNotice(server.context, {
     userId: alice.user.id,
@@ -68,7 +77,10 @@ test("a user sees their own and everyone's notices, not another user's; a clicke
   expect(foreign.code).not.toBe(999);
   expect(ids((await bob.client.call<Notice[]>("/api/user_notive/list")).data)).toContain(forBob);
   expect(await clickRows(alice.user.id)).toBe(2);
-  const bobsClick = await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM notice_clicks WHERE notice_id = ?", forBob);
+  const bobsClick = await server.context.db.get<{ n: number }>(
+    "SELECT COUNT(*) AS n FROM notice_clicks WHERE notice_id = ?",
+    forBob,
+  );
   expect(bobsClick?.n).toBe(0);
 });
 
@@ -127,7 +139,14 @@ describe("notice links (issue 11, finding 8)", () => {
 
   test("a notice saved before links were checked is listed without its link", async () => {
     const { client, user } = await loggedInClient(server);
-    await server.context.db.run("INSERT INTO notices (id, user_id, href, \"desc\", create_time) VALUES (?, ?, ?, ?, ?)", "f".repeat(24), user.id, "javascript:alert(1)", "旧通知", Date.now());
+    await server.context.db.run(
+      'INSERT INTO notices (id, user_id, href, "desc", create_time) VALUES (?, ?, ?, ?, ?)',
+      "f".repeat(24),
+      user.id,
+      "javascript:alert(1)",
+      "旧通知",
+      Date.now(),
+    );
     const listed = (await client.call<Notice[]>("/api/user_notive/list")).data;
     expect(listed.filter((n) => n.desc === "旧通知")).toEqual([
       { _id: "f".repeat(24), href: "", desc: "旧通知" },

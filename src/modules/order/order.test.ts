@@ -44,12 +44,21 @@ const db = () => server.context.db;
 const fen = (yuan: number) => Math.round(yuan * 100);
 
 async function walletEntries(userId: string) {
-  return await db().all<{ type: string; change_fen: number; balance_fen: number; order_id: string | null }>("SELECT type, change_fen, balance_fen, order_id FROM wallet_entries WHERE user_id = ? ORDER BY id", userId);
+  return await db().all<{ type: string; change_fen: number; balance_fen: number; order_id: string | null }>(
+    "SELECT type, change_fen, balance_fen, order_id FROM wallet_entries WHERE user_id = ? ORDER BY id",
+    userId,
+  );
 }
 
 async function couponState(couponId: string) {
-  const coupon = await db().get<{ auth_times: number }>("SELECT auth_times FROM coupons WHERE id = ?", couponId);
-  const uses = await db().all<{ order_id: string; is_delete: number }>("SELECT order_id, is_delete FROM coupon_uses WHERE coupon_id = ? ORDER BY time, id", couponId);
+  const coupon = await db().get<{ auth_times: number }>(
+    "SELECT auth_times FROM coupons WHERE id = ?",
+    couponId,
+  );
+  const uses = await db().all<{ order_id: string; is_delete: number }>(
+    "SELECT order_id, is_delete FROM coupon_uses WHERE coupon_id = ? ORDER BY time, id",
+    couponId,
+  );
   return { authTimes: coupon?.auth_times, uses };
 }
 
@@ -183,7 +192,10 @@ describe("cancel_order", () => {
       code: "cancel5",
     });
     expect(withCoupon.data).toMatchObject({ coupon_discount: 5, coupon_code: "CANCEL5", pay_money: 10 });
-    expect(await couponState(coupon._id)).toEqual({ authTimes: 1, uses: [{ order_id: order._id, is_delete: 0 }] });
+    expect(await couponState(coupon._id)).toEqual({
+      authTimes: 1,
+      uses: [{ order_id: order._id, is_delete: 0 }],
+    });
     const checked = await buyer.client.call<Order>("/api/shop/wallet_check", { order_id: order._id });
     expect(checked.data).toMatchObject({ status: "wallet_spend", wallet_spend: 8, pay_money: 2 });
     expect(await walletFen(server, buyer.user.id)).toBe(0);
@@ -198,7 +210,10 @@ describe("cancel_order", () => {
       { type: "order_spend", change_fen: -800, balance_fen: 0, order_id: order._id },
       { type: "order_refund", change_fen: 800, balance_fen: 800, order_id: order._id },
     ]);
-    expect(await couponState(coupon._id)).toEqual({ authTimes: 0, uses: [{ order_id: order._id, is_delete: 1 }] });
+    expect(await couponState(coupon._id)).toEqual({
+      authTimes: 0,
+      uses: [{ order_id: order._id, is_delete: 1 }],
+    });
 
     const twice = await buyer.client.call("/api/order/cancel_order", { order_id: order._id });
     expect(twice.code).toBe(1026);
@@ -439,7 +454,10 @@ describe("coupons on orders (seed 000 §8)", () => {
     const off = await buyer.client.call<Order>("/api/coupon/orderCancleCoupon", { order_id: order._id });
     expect(off.code).toBe(0);
     expect(off.data).toMatchObject({ coupon_code: "", coupon_name: "", coupon_discount: 0, pay_money: 15 });
-    expect(await couponState(coupon._id)).toEqual({ authTimes: 0, uses: [{ order_id: order._id, is_delete: 1 }] });
+    expect(await couponState(coupon._id)).toEqual({
+      authTimes: 0,
+      uses: [{ order_id: order._id, is_delete: 1 }],
+    });
     expect((await applyCoupon(buyer.client, order._id, "TAKEOFF")).data.pay_money).toBe(13);
     expect((await couponState(coupon._id)).authTimes).toBe(1);
   });
@@ -517,7 +535,9 @@ describe("coupons on orders (seed 000 §8)", () => {
     expect(second.data.request_pay_amound).toBe(10);
     expect((await buyer.client.call("/api/coupon/orderCancleCoupon", { order_id: order._id })).code).toBe(0);
     await notifySandbox(server, sandboxTradeNo(second.data), 1000);
-    expect((await paymentEvents(server, sandboxTradeNo(second.data))).map((e) => e.result)).toEqual(["anomaly"]);
+    expect((await paymentEvents(server, sandboxTradeNo(second.data))).map((e) => e.result)).toEqual([
+      "anomaly",
+    ]);
     expect((await userInfo(buyer.client)).traffic).toBe(0);
 
     // The old attempt for 15 now matches what the order owes: the customer did pay 15, so it credits.
@@ -566,7 +586,11 @@ describe("create_order and crediting (DESIGN §7)", () => {
     expect((await buyer.client.call("/api/shop/create_order", { combo_id: newId() })).code).toBe(1004);
     expect((await buyer.client.call("/api/shop/create_order", { combo_id: "nope" })).code).toBe(1000);
     expect(
-      await db().get("SELECT COUNT(*) AS n FROM orders WHERE user_id IN (?, ?)", agent.user.id, buyer.user.id),
+      await db().get(
+        "SELECT COUNT(*) AS n FROM orders WHERE user_id IN (?, ?)",
+        agent.user.id,
+        buyer.user.id,
+      ),
     ).toEqual({
       n: 0,
     });
@@ -593,7 +617,10 @@ describe("create_order and crediting (DESIGN §7)", () => {
     await payWithSandbox(server, buyer.client, (await createOrder(buyer.client, created.data._id))._id);
     info = await userInfo(buyer.client);
     expect(info.traffic).toBe(240 * GB);
-    const records = await db().all<{ type: string; traffic_change: number; order_id: string }>("SELECT type, traffic_change, order_id FROM traffic_records WHERE user_id = ? ORDER BY id", buyer.user.id);
+    const records = await db().all<{ type: string; traffic_change: number; order_id: string }>(
+      "SELECT type, traffic_change, order_id FROM traffic_records WHERE user_id = ? ORDER BY id",
+      buyer.user.id,
+    );
     expect(records.map((r) => [r.type, r.traffic_change])).toEqual([
       ["buy", 120 * GB],
       ["buy", 120 * GB],
@@ -612,15 +639,17 @@ describe("create_order and crediting (DESIGN §7)", () => {
 
     // Once the package has lapsed, a new one sets its own quota.
     const lapsed = Date.now() - DAY_MS;
-    await tx(db(), async () =>
-      await changeTraffic(db(), {
-        userId: buyer.user.id,
-        type: "tiyan_expire",
-        desc: "test",
-        vipExpireTime: lapsed,
-        now: Date.now(),
-        timeZone: "Asia/Shanghai",
-      }),
+    await tx(
+      db(),
+      async () =>
+        await changeTraffic(db(), {
+          userId: buyer.user.id,
+          type: "tiyan_expire",
+          desc: "test",
+          vipExpireTime: lapsed,
+          now: Date.now(),
+          timeZone: "Asia/Shanghai",
+        }),
     );
     await payWithSandbox(server, buyer.client, (await createOrder(buyer.client, small._id))._id);
     expect((await userInfo(buyer.client)).limit).toBe(20 * GB);
@@ -628,7 +657,11 @@ describe("create_order and crediting (DESIGN §7)", () => {
 
   test("time packs extend vipExpireTime from max(now, expiry) and set the daily limit; permissions extend", async () => {
     const permission = newId();
-    await db().run("INSERT INTO permissions (id, name, \"desc\", create_time) VALUES (?, 'netflix', '奈飞', ?)", permission, Date.now());
+    await db().run(
+      "INSERT INTO permissions (id, name, \"desc\", create_time) VALUES (?, 'netflix', '奈飞', ?)",
+      permission,
+      Date.now(),
+    );
     const month = await makeCombo(server, {
       name: "月卡",
       price: 25,
@@ -640,15 +673,17 @@ describe("create_order and crediting (DESIGN §7)", () => {
     const buyer = await loggedInClient(server);
     // An expiry in the past does not count: days start from now.
     const longAgo = Date.now() - 100 * DAY_MS;
-    await tx(db(), async () =>
-      await changeTraffic(db(), {
-        userId: buyer.user.id,
-        type: "tiyan_expire",
-        desc: "test",
-        vipExpireTime: longAgo,
-        now: Date.now(),
-        timeZone: "Asia/Shanghai",
-      }),
+    await tx(
+      db(),
+      async () =>
+        await changeTraffic(db(), {
+          userId: buyer.user.id,
+          type: "tiyan_expire",
+          desc: "test",
+          vipExpireTime: longAgo,
+          now: Date.now(),
+          timeZone: "Asia/Shanghai",
+        }),
     );
 
     const order = await createOrder(buyer.client, month._id);
@@ -677,10 +712,14 @@ describe("create_order and crediting (DESIGN §7)", () => {
     expect(info.vipExpireTime).toBe(firstExpiry + 30 * DAY_MS);
     expect(grant(info.permissions)?.expireTime).toBe(firstGrant + 30 * DAY_MS);
     expect(
-      (await db().get<{ use_times: number }>("SELECT use_times FROM permissions WHERE id = ?", permission))?.use_times,
+      (await db().get<{ use_times: number }>("SELECT use_times FROM permissions WHERE id = ?", permission))
+        ?.use_times,
     ).toBe(2);
     // The ledger adds up to the expiry.
-    const sum = await db().get<{ s: number }>("SELECT SUM(vip_change) AS s FROM traffic_records WHERE user_id = ?", buyer.user.id);
+    const sum = await db().get<{ s: number }>(
+      "SELECT SUM(vip_change) AS s FROM traffic_records WHERE user_id = ?",
+      buyer.user.id,
+    );
     expect(sum?.s).toBe(info.vipExpireTime);
   });
 
@@ -690,7 +729,9 @@ describe("create_order and crediting (DESIGN §7)", () => {
     const settled = await settleWithoutGateway(server.context, order._id, "manual", "manual: paid in cash");
     expect(settled).toEqual({ result: "credited", orderId: order._id });
     expect((await userInfo(buyer.client)).traffic).toBe(100 * GB);
-    await expect(settleWithoutGateway(server.context, order._id, "manual", "manual: again")).rejects.toThrow(/paied/);
+    await expect(settleWithoutGateway(server.context, order._id, "manual", "manual: again")).rejects.toThrow(
+      /paied/,
+    );
     expect((await userInfo(buyer.client)).traffic).toBe(100 * GB);
     const pay = await dobuy(buyer.client, order._id);
     expect((pay.data as PayResult).status).toBe("paied");

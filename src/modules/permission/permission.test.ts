@@ -16,12 +16,23 @@ afterAll(async () => {
 
 async function permission(name: string, desc: string): Promise<string> {
   const id = newId();
-  await server.context.db.run("INSERT INTO permissions (id, name, \"desc\", create_time) VALUES (?, ?, ?, ?)", id, name, desc, Date.now());
+  await server.context.db.run(
+    'INSERT INTO permissions (id, name, "desc", create_time) VALUES (?, ?, ?, ?)',
+    id,
+    name,
+    desc,
+    Date.now(),
+  );
   return id;
 }
 
 async function grant(userId: string, permissionId: string, expireTime: number) {
-  await server.context.db.run("INSERT INTO user_permissions (user_id, permission_id, expire_time) VALUES (?, ?, ?)", userId, permissionId, expireTime);
+  await server.context.db.run(
+    "INSERT INTO user_permissions (user_id, permission_id, expire_time) VALUES (?, ?, ?)",
+    userId,
+    permissionId,
+    expireTime,
+  );
 }
 
 test("a visitor gets 1002", async () => {
@@ -55,7 +66,12 @@ test("lists only the user's own unexpired grants, soonest expiry first, also in 
   expect(theirs.data.map((p) => p.name)).toEqual(["game"]);
 
   // A grant that runs out disappears without anything else happening.
-  await server.context.db.run("UPDATE user_permissions SET expire_time = ? WHERE user_id = ? AND permission_id = ?", Date.now() - 1, me.user.id, netflix);
+  await server.context.db.run(
+    "UPDATE user_permissions SET expire_time = ? WHERE user_id = ? AND permission_id = ?",
+    Date.now() - 1,
+    me.user.id,
+    netflix,
+  );
   const later = await me.client.call<PermissionGrant[]>("/api/permission/mypermissions");
   expect(later.data.map((p) => p.name)).toEqual(["chatgpt"]);
 });

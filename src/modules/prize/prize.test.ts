@@ -81,23 +81,32 @@ async function customerWith(g: number) {
 }
 
 async function giveTraffic(userId: string, bytes: number) {
-  await tx(db(), async () =>
-    await changeTraffic(db(), {
-      userId,
-      type: "buy",
-      desc: "test",
-      traffic: bytes,
-      now: Date.now(),
-      timeZone: "UTC",
-    }),
+  await tx(
+    db(),
+    async () =>
+      await changeTraffic(db(), {
+        userId,
+        type: "buy",
+        desc: "test",
+        traffic: bytes,
+        now: Date.now(),
+        timeZone: "UTC",
+      }),
   );
 }
 
 const userRow = async (userId: string) =>
-  await db().get<{ traffic: number; vip_expire_time: number }>("SELECT traffic, vip_expire_time FROM users JOIN balances ON user_id = id WHERE id = ?", userId) as { traffic: number; vip_expire_time: number };
+  (await db().get<{ traffic: number; vip_expire_time: number }>(
+    "SELECT traffic, vip_expire_time FROM users JOIN balances ON user_id = id WHERE id = ?",
+    userId,
+  )) as { traffic: number; vip_expire_time: number };
 
 const recordsOf = async (userId: string, type: string) =>
-  await db().all<{ traffic_change: number; vip_change: number; desc: string }>("SELECT traffic_change, vip_change, \"desc\" FROM traffic_records WHERE user_id = ? AND type = ? ORDER BY id", userId, type);
+  await db().all<{ traffic_change: number; vip_change: number; desc: string }>(
+    'SELECT traffic_change, vip_change, "desc" FROM traffic_records WHERE user_id = ? AND type = ? ORDER BY id',
+    userId,
+    type,
+  );
 
 async function draw(client: ApiClient) {
   return client.call<DrawResult>("/api/prize/draw");
@@ -368,9 +377,17 @@ describe("drawing", () => {
   test("a won prize is also a bot message for a customer who bound the bot", async () => {
     await savePrize({ name: "机器人奖", gainTraffic: 1 });
     const { client, userId } = await customerWith(1);
-    await db().run("INSERT INTO telegram_bindings (user_id, chat_id, bind_time) VALUES (?, ?, ?)", userId, 424242, Date.now());
+    await db().run(
+      "INSERT INTO telegram_bindings (user_id, chat_id, bind_time) VALUES (?, ?, ?)",
+      userId,
+      424242,
+      Date.now(),
+    );
     const result = (await draw(client)).data;
-    const queued = await db().all<{ text: string; dedupe_key: string }>("SELECT text, dedupe_key FROM telegram_outbox WHERE chat_id = ?", 424242);
+    const queued = await db().all<{ text: string; dedupe_key: string }>(
+      "SELECT text, dedupe_key FROM telegram_outbox WHERE chat_id = ?",
+      424242,
+    );
     expect(queued).toEqual([
       { text: "恭喜您在幸运抽奖中抽中「机器人奖」：1G 流量", dedupe_key: `user:prize-won:${result.drawId}` },
     ]);
@@ -405,7 +422,10 @@ describe("drawing", () => {
     const before = Date.now();
     const result = (await draw(winner.client)).data;
     expect(result.couponCode).toMatch(/^[A-Z]{6}$/);
-    const coupon = await db().get<Record<string, unknown>>("SELECT type, discount, use_num_per_user, number_of_authorizations, owner_user_id, expire_time FROM coupons WHERE code = ?", result.couponCode) as Record<string, number | string>;
+    const coupon = (await db().get<Record<string, unknown>>(
+      "SELECT type, discount, use_num_per_user, number_of_authorizations, owner_user_id, expire_time FROM coupons WHERE code = ?",
+      result.couponCode,
+    )) as Record<string, number | string>;
     expect(coupon).toMatchObject({
       type: "discount",
       discount: 0.8,
@@ -517,8 +537,15 @@ describe("drawing", () => {
     const { client, userId } = await customerWith(0);
     // 0.5 G permanent + 5 G of running trial traffic (a voucher's grant, part of balances.traffic).
     await giveTraffic(userId, 5.5 * GB);
-    await db().run(`INSERT INTO trial_grants (user_id, coupon_use_id, amount, remaining, expire_time, create_time)
-         VALUES (?, 'test', ?, ?, ?, ?)`, userId, 5 * GB, 5 * GB, Date.now() + DAY_MS, Date.now());
+    await db().run(
+      `INSERT INTO trial_grants (user_id, coupon_use_id, amount, remaining, expire_time, create_time)
+         VALUES (?, 'test', ?, ?, ?, ?)`,
+      userId,
+      5 * GB,
+      5 * GB,
+      Date.now() + DAY_MS,
+      Date.now(),
+    );
     const board = (await client.call<DrawBoard>("/api/prize/board")).data;
     expect(board.permanentTraffic).toBe(0.5 * GB);
     const refused = await draw(client);
@@ -535,7 +562,10 @@ describe("drawing", () => {
     expect(codes.filter((code) => code === 1038)).toHaveLength(17);
     expect((await userRow(userId)).traffic).toBe(0);
     expect(await recordsOf(userId, "prize_spend")).toHaveLength(3);
-    const draws = await db().get<{ n: number }>("SELECT COUNT(*) AS n FROM prize_draws WHERE user_id = ?", userId);
+    const draws = await db().get<{ n: number }>(
+      "SELECT COUNT(*) AS n FROM prize_draws WHERE user_id = ?",
+      userId,
+    );
     expect(draws?.n).toBe(3);
   });
 });

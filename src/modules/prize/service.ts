@@ -89,7 +89,12 @@ export async function listPrizes(ctx: AppContext): Promise<PrizeList> {
  * Creates (no `_id`) or replaces a prize. A new image must be an upload of the editor; the image
  * a prize already has is kept whoever uploaded it (another operator may have).
  */
-export async function savePrize(ctx: AppContext, editorId: string, input: PrizeInput, now = Date.now()): Promise<Prize> {
+export async function savePrize(
+  ctx: AppContext,
+  editorId: string,
+  input: PrizeInput,
+  now = Date.now(),
+): Promise<Prize> {
   return await tx(ctx.db, async () => {
     const existing = input._id ? await findPrize(ctx, input._id) : null;
     if (input._id && !existing) throw new RpcError(Code.notFound, PrizeMsg.notFound);
@@ -107,16 +112,25 @@ export async function savePrize(ctx: AppContext, editorId: string, input: PrizeI
     ] as const;
     let id = input._id;
     if (id) {
-      await ctx.db.run(`UPDATE prizes SET name = ?, gain_traffic = ?, gain_vip_days = ?, weight = ?, "desc" = ?,
+      await ctx.db.run(
+        `UPDATE prizes SET name = ?, gain_traffic = ?, gain_vip_days = ?, weight = ?, "desc" = ?,
              has_discount_coupon = ?, discount_value = ?, discount_duration = ?, photo = ?
-           WHERE id = ?`, ...values, id);
+           WHERE id = ?`,
+        ...values,
+        id,
+      );
     } else {
       id = newId(now);
-      await ctx.db.run(`INSERT INTO prizes (name, gain_traffic, gain_vip_days, weight, "desc", has_discount_coupon, discount_value,
+      await ctx.db.run(
+        `INSERT INTO prizes (name, gain_traffic, gain_vip_days, weight, "desc", has_discount_coupon, discount_value,
              discount_duration, photo, id, create_time)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, ...values, id, now);
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        ...values,
+        id,
+        now,
+      );
     }
-    return toPrize(await findPrize(ctx, id) as PrizeRow);
+    return toPrize((await findPrize(ctx, id)) as PrizeRow);
   });
 }
 
@@ -132,7 +146,7 @@ async function drawablePrizes(ctx: AppContext): Promise<PrizeRow[]> {
 }
 
 /** Bytes of permanent traffic one draw costs (setting prizeBaseCost, in G). */
-const drawCost = async (ctx: AppContext) => Math.round(await ctx.settings.get("prizeBaseCost") * GB);
+const drawCost = async (ctx: AppContext) => Math.round((await ctx.settings.get("prizeBaseCost")) * GB);
 
 /** `/api/prize/board`: seats in order (prizes repeated to fill gameSeat), the cost, the balance. */
 export async function drawBoard(ctx: AppContext, userId: string, now = Date.now()): Promise<DrawBoard> {
@@ -172,7 +186,10 @@ async function payPrize(
   now: number,
 ): Promise<{ couponId: string | null; code: string }> {
   if (prize.gain_traffic > 0 || prize.gain_vip_days > 0) {
-    const user = await ctx.db.get<{ vip_expire_time: number; daily_limit: number | null }>("SELECT vip_expire_time, daily_limit FROM users WHERE id = ?", userId);
+    const user = await ctx.db.get<{ vip_expire_time: number; daily_limit: number | null }>(
+      "SELECT vip_expire_time, daily_limit FROM users WHERE id = ?",
+      userId,
+    );
     if (!user) throw new Error(`no user ${userId}`);
     await changeTraffic(ctx.db, {
       userId,
@@ -221,17 +238,37 @@ export async function drawPrize(ctx: AppContext, userId: string, now = Date.now(
     // A free draw would hand out traffic without end: a cost of 0 closes the draw instead.
     if (cost <= 0) throw new RpcError(Code.badInput, PrizeMsg.closed);
     // The same refusal as a transfer short of permanent traffic (1038): trial traffic never pays.
-    if (await permanentTraffic(ctx.db, userId, now) < cost)
+    if ((await permanentTraffic(ctx.db, userId, now)) < cost)
       throw new RpcError(Code.pushNotEnoughTraffic, PrizeMsg.notEnoughTraffic);
     const timeZone = await ctx.settings.get("timezone");
-    await changeTraffic(ctx.db, { userId, type: "prize_spend", desc: "幸运抽奖", traffic: -cost, now, timeZone });
+    await changeTraffic(ctx.db, {
+      userId,
+      type: "prize_spend",
+      desc: "幸运抽奖",
+      traffic: -cost,
+      now,
+      timeZone,
+    });
     const row = prizes[picked] as PrizeRow;
     const seat = seatFor(boardLayout(prizes.length, await ctx.settings.get("gameSeat")), picked);
     const paid = await payPrize(ctx, userId, row, now);
     const drawId = newId(now);
-    await ctx.db.run(`INSERT INTO prize_draws (id, user_id, prize_id, prize_name, cost, gain_traffic, gain_vip_days, coupon_id, seat,
+    await ctx.db.run(
+      `INSERT INTO prize_draws (id, user_id, prize_id, prize_name, cost, gain_traffic, gain_vip_days, coupon_id, seat,
            day, create_time)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, drawId, userId, row.id, row.name, cost, row.gain_traffic, row.gain_vip_days, paid.couponId, seat, businessDay(now, timeZone), now);
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      drawId,
+      userId,
+      row.id,
+      row.name,
+      cost,
+      row.gain_traffic,
+      row.gain_vip_days,
+      paid.couponId,
+      seat,
+      businessDay(now, timeZone),
+      now,
+    );
     const prize = toBoardPrize(row);
     await tellPrizeWon(ctx, userId, drawId, toPrize(row), paid.code);
     return {
@@ -257,17 +294,22 @@ interface MyDrawRow {
 
 /** The customer's most recent draws, newest first, with the coupon each gave. */
 export async function myDraws(ctx: AppContext, userId: string, limit = MY_DRAWS_LIMIT): Promise<MyDraw[]> {
-  return (await ctx.db.all<MyDrawRow>(`SELECT d.id, d.prize_name, d.cost, d.gain_traffic, d.gain_vip_days, c.code, c.expire_time, d.create_time
+  return (
+    await ctx.db.all<MyDrawRow>(
+      `SELECT d.id, d.prize_name, d.cost, d.gain_traffic, d.gain_vip_days, c.code, c.expire_time, d.create_time
        FROM prize_draws d LEFT JOIN coupons c ON c.id = d.coupon_id
-       WHERE d.user_id = ? ORDER BY d.create_time DESC, ${rowOrderSql(ctx.db, "d")} DESC LIMIT ?`, userId, limit))
-    .map((row) => ({
-      _id: row.id,
-      prizeName: row.prize_name,
-      cost: row.cost,
-      gainTraffic: row.gain_traffic,
-      gainVipTime: row.gain_vip_days,
-      couponCode: row.code ?? "",
-      couponExpireTime: row.expire_time ?? 0,
-      createTime: row.create_time,
-    }));
+       WHERE d.user_id = ? ORDER BY d.create_time DESC, ${rowOrderSql(ctx.db, "d")} DESC LIMIT ?`,
+      userId,
+      limit,
+    )
+  ).map((row) => ({
+    _id: row.id,
+    prizeName: row.prize_name,
+    cost: row.cost,
+    gainTraffic: row.gain_traffic,
+    gainVipTime: row.gain_vip_days,
+    couponCode: row.code ?? "",
+    couponExpireTime: row.expire_time ?? 0,
+    createTime: row.create_time,
+  }));
 }

@@ -89,7 +89,7 @@ async function unusedCode(ctx: AppContext): Promise<string> {
   const taken = "SELECT id FROM pushes WHERE code = ?";
   for (;;) {
     const code = randomPushCode();
-    if (!await ctx.db.get<{ id: string }>(taken, code)) return code;
+    if (!(await ctx.db.get<{ id: string }>(taken, code))) return code;
   }
 }
 
@@ -101,14 +101,25 @@ async function credit(
   desc: string,
   now: number,
 ) {
-  await changeTraffic(ctx.db, { userId, type, desc, traffic: bytes, now, timeZone: await ctx.settings.get("timezone") });
+  await changeTraffic(ctx.db, {
+    userId,
+    type,
+    desc,
+    traffic: bytes,
+    now,
+    timeZone: await ctx.settings.get("timezone"),
+  });
 }
 
 /** The caller's transfers, sent and received, newest first; its overdue ones are returned first. */
 export async function listPushes(ctx: AppContext, userId: string, now = Date.now()): Promise<PushList> {
   await returnExpiredPushes(ctx, now, userId);
-  const rows = await ctx.db.all<PushRow>(`SELECT * FROM pushes WHERE from_user_id = ?1 OR to_user_id = ?1
-       ORDER BY create_time DESC, ${rowOrderSql(ctx.db)} DESC LIMIT ?2`, userId, LIST_LIMIT);
+  const rows = await ctx.db.all<PushRow>(
+    `SELECT * FROM pushes WHERE from_user_id = ?1 OR to_user_id = ?1
+       ORDER BY create_time DESC, ${rowOrderSql(ctx.db)} DESC LIMIT ?2`,
+    userId,
+    LIST_LIMIT,
+  );
   return {
     minPushNum: await transferMinimumG(ctx),
     costRate: await ctx.settings.get("pushCostRate"),
@@ -142,15 +153,26 @@ export async function createPush(
   if (pushNumberG < min) throw new RpcError(Code.pushAmountTooLow, PushMsg.amountTooLow(min));
   if (!Number.isSafeInteger(pushNumberG)) throw new RpcError(Code.pushAmountTooLow, PushMsg.amountNotWhole);
   const bytes = pushNumberG * GB;
-  return withCreateSlot(ctx, sender.id, async () =>
-    await tx(ctx.db, async () => {
-      const available = await permanentTraffic(ctx.db, sender.id, now);
-      if (available < bytes) throw new RpcError(Code.pushNotEnoughTraffic, PushMsg.notEnough(g(available)));
-      await credit(ctx, sender.id, "push_spend", -bytes, PushMsg.spendDesc(g(bytes)), now);
-      const row = await ctx.db.get<PushRow>(`INSERT INTO pushes (id, code, from_user_id, push_number, receive_number, create_time)
-           VALUES (?, ?, ?, ?, ?, ?) RETURNING *`, newId(now), await unusedCode(ctx), sender.id, bytes, receiveBytes(bytes, await ctx.settings.get("pushCostRate")), now) as PushRow;
-      return toPush(row, sender.id);
-    }),
+  return withCreateSlot(
+    ctx,
+    sender.id,
+    async () =>
+      await tx(ctx.db, async () => {
+        const available = await permanentTraffic(ctx.db, sender.id, now);
+        if (available < bytes) throw new RpcError(Code.pushNotEnoughTraffic, PushMsg.notEnough(g(available)));
+        await credit(ctx, sender.id, "push_spend", -bytes, PushMsg.spendDesc(g(bytes)), now);
+        const row = (await ctx.db.get<PushRow>(
+          `INSERT INTO pushes (id, code, from_user_id, push_number, receive_number, create_time)
+           VALUES (?, ?, ?, ?, ?, ?) RETURNING *`,
+          newId(now),
+          await unusedCode(ctx),
+          sender.id,
+          bytes,
+          receiveBytes(bytes, await ctx.settings.get("pushCostRate")),
+          now,
+        )) as PushRow;
+        return toPush(row, sender.id);
+      }),
   );
 }
 
@@ -170,17 +192,35 @@ async function refusal(ctx: AppContext, userId: string, code: string, asSender: 
  * Credits a waiting transfer to `userId`. The conditional UPDATE lets exactly one of any number of
  * concurrent receivers (or a racing 撤回) win. Refused tries count against the account (1039).
  */
-export async function receivePush(ctx: AppContext, userId: string, code: string, now = Date.now()): Promise<Push> {
+export async function receivePush(
+  ctx: AppContext,
+  userId: string,
+  code: string,
+  now = Date.now(),
+): Promise<Push> {
   const slot = ctx.limiter.reserve([{ rule: RECEIVE_FAILURES, key: userId }]);
   if (!slot) throw new RpcError(Code.pushTooFrequent, PushMsg.receiveTooFrequent);
   const push = await tx(ctx.db, async () => {
-    const row = await ctx.db.get<PushRow>(`UPDATE pushes SET state = 'received', to_user_id = ?1, finish_time = ?2
+    const row = await ctx.db.get<PushRow>(
+      `UPDATE pushes SET state = 'received', to_user_id = ?1, finish_time = ?2
          WHERE code = ?3 AND state = 'created' AND from_user_id <> ?1 AND create_time > ?4
-         RETURNING *`, userId, now, code, now - PUSH_RETURN_MS);
+         RETURNING *`,
+      userId,
+      now,
+      code,
+      now - PUSH_RETURN_MS,
+    );
     if (!row) throw await refusal(ctx, userId, code, false);
     const rate = ((1 - row.receive_number / row.push_number) * 100).toFixed(0);
     const [sent, received] = [g(row.push_number), g(row.receive_number)];
-    await credit(ctx, userId, "push_receive", row.receive_number, PushMsg.receiveDesc(received, sent, rate), now);
+    await credit(
+      ctx,
+      userId,
+      "push_receive",
+      row.receive_number,
+      PushMsg.receiveDesc(received, sent, rate),
+      now,
+    );
     const text = PushMsg.receivedNotice(sent, received);
     await createNotice(ctx, { userId: row.from_user_id, desc: text, href: HREF });
     await queueUserMessage(ctx, row.from_user_id, text, `push-received:${row.id}`);
@@ -191,10 +231,20 @@ export async function receivePush(ctx: AppContext, userId: string, code: string,
 }
 
 /** The sender takes a waiting transfer back (撤回): the full amount returns, the code stops working. */
-export async function cancelPush(ctx: AppContext, userId: string, code: string, now = Date.now()): Promise<Push> {
+export async function cancelPush(
+  ctx: AppContext,
+  userId: string,
+  code: string,
+  now = Date.now(),
+): Promise<Push> {
   return await tx(ctx.db, async () => {
-    const row = await ctx.db.get<PushRow>(`UPDATE pushes SET state = 'returned', finish_time = ?1
-         WHERE code = ?2 AND from_user_id = ?3 AND state = 'created' RETURNING *`, now, code, userId);
+    const row = await ctx.db.get<PushRow>(
+      `UPDATE pushes SET state = 'returned', finish_time = ?1
+         WHERE code = ?2 AND from_user_id = ?3 AND state = 'created' RETURNING *`,
+      now,
+      code,
+      userId,
+    );
     if (!row) throw await refusal(ctx, userId, code, true);
     await credit(ctx, userId, "push_spend", row.push_number, PushMsg.cancelDesc(g(row.push_number)), now);
     return toPush(row, userId);
@@ -205,11 +255,20 @@ export async function cancelPush(ctx: AppContext, userId: string, code: string, 
  * Returns every transfer waiting PUSH_RETURN_DAYS or longer at `now` (only `fromUserId`'s when
  * given) to its sender, with a notice and a bot message. Answers how many went back.
  */
-export async function returnExpiredPushes(ctx: AppContext, now = Date.now(), fromUserId?: string): Promise<number> {
+export async function returnExpiredPushes(
+  ctx: AppContext,
+  now = Date.now(),
+  fromUserId?: string,
+): Promise<number> {
   return await tx(ctx.db, async () => {
-    const rows = await ctx.db.all<PushRow>(`UPDATE pushes SET state = 'returned', finish_time = ?1
+    const rows = await ctx.db.all<PushRow>(
+      `UPDATE pushes SET state = 'returned', finish_time = ?1
          WHERE state = 'created' AND create_time <= ?2 AND (CAST(?3 AS TEXT) IS NULL OR from_user_id = ?3)
-         RETURNING *`, now, now - PUSH_RETURN_MS, fromUserId ?? null);
+         RETURNING *`,
+      now,
+      now - PUSH_RETURN_MS,
+      fromUserId ?? null,
+    );
     for (const row of rows) {
       const sent = g(row.push_number);
       await credit(ctx, row.from_user_id, "push_spend", row.push_number, PushMsg.expireDesc(sent), now);

@@ -287,7 +287,10 @@ describe("/api/admin/config/get and set_config", () => {
       expect(await storedValue("group_link")).toBe(group_link);
     }
     // One already in the database (an older version, a hand edit) is never handed out.
-    await server.context.db.run("UPDATE settings SET value = ? WHERE key = 'group_link'", JSON.stringify("javascript:alert(1)"));
+    await server.context.db.run(
+      "UPDATE settings SET value = ? WHERE key = 'group_link'",
+      JSON.stringify("javascript:alert(1)"),
+    );
     await server.context.settings.update({});
     const host = await new ApiClient(server.url).call<HostInfo>("/api/host/get");
     expect(host.data.group_link).toBe("");

@@ -19,8 +19,13 @@ interface SignUseRow {
 
 /** The account's check-in of today or else of yesterday (one primary-key range read), or null. */
 async function latestRecent(db: Db, userId: string, today: string): Promise<SignUseRow | null> {
-  return await db.get<SignUseRow>(`SELECT day, streak, extra_reward FROM sign_uses
-       WHERE user_id = ? AND day >= ? AND day <= ? ORDER BY day DESC LIMIT 1`, userId, addDays(today, -1), today);
+  return await db.get<SignUseRow>(
+    `SELECT day, streak, extra_reward FROM sign_uses
+       WHERE user_id = ? AND day >= ? AND day <= ? ORDER BY day DESC LIMIT 1`,
+    userId,
+    addDays(today, -1),
+    today,
+  );
 }
 
 /** A run is alive while its latest check-in is today's or yesterday's and did not pay the bonus. */
@@ -37,7 +42,10 @@ export async function signUseFlags(
 ): Promise<{ signUseToday: boolean; haveContinueSignUseData: boolean }> {
   const today = businessDay(now, await ctx.settings.get("timezone"));
   // userinfo asks on every call: cached until the database changes (ReadCache).
-  const latest = await ctx.cache.signUses.get(`${userId}\u0000${today}`, async () => await latestRecent(ctx.db, userId, today));
+  const latest = await ctx.cache.signUses.get(
+    `${userId}\u0000${today}`,
+    async () => await latestRecent(ctx.db, userId, today),
+  );
   return { signUseToday: latest?.day === today, haveContinueSignUseData: continues(latest) };
 }
 
@@ -77,14 +85,26 @@ export async function signUse(ctx: AppContext, userId: string, now: number): Pro
   return tx(ctx.db, async () => {
     const db = ctx.db;
     await requirePaid(db, userId);
-    const yesterday = await db.get<SignUseRow>("SELECT day, streak, extra_reward FROM sign_uses WHERE user_id = ? AND day = ?", userId, addDays(day, -1));
+    const yesterday = await db.get<SignUseRow>(
+      "SELECT day, streak, extra_reward FROM sign_uses WHERE user_id = ? AND day = ?",
+      userId,
+      addDays(day, -1),
+    );
     const streak = continues(yesterday) ? (yesterday as SignUseRow).streak + 1 : 1;
     // >= rather than ===: a run already past a lowered setting ends with the bonus too.
     const extraReward = streak >= settings.continueSignUseDay;
     const dailyTraffic = settings.signUseRewardTraffic * MB;
     const extraTraffic = extraReward ? settings.continueSignReward * MB : 0;
-    const inserted = await db.run(`INSERT INTO sign_uses (user_id, day, streak, add_traffic, extra_reward, create_time)
-         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (user_id, day) DO NOTHING`, userId, day, streak, dailyTraffic + extraTraffic, extraReward ? 1 : 0, now);
+    const inserted = await db.run(
+      `INSERT INTO sign_uses (user_id, day, streak, add_traffic, extra_reward, create_time)
+         VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (user_id, day) DO NOTHING`,
+      userId,
+      day,
+      streak,
+      dailyTraffic + extraTraffic,
+      extraReward ? 1 : 0,
+      now,
+    );
     if (inserted.changes === 0) throw new RpcError(Code.tooManyRequests, SignUseMsg.already);
     const credit = async (traffic: number, desc: string) => {
       if (traffic > 0) await changeTraffic(db, { userId, type: "sign_use", desc, traffic, now, timeZone });

@@ -61,22 +61,34 @@ async function customer(options: { paid?: boolean } = {}) {
 
 const trafficOf = async (userId: string) =>
   (
-    await db().get<{ traffic: number }>("SELECT traffic FROM balances WHERE user_id = ?", userId) as {
+    (await db().get<{ traffic: number }>("SELECT traffic FROM balances WHERE user_id = ?", userId)) as {
       traffic: number;
     }
   ).traffic;
 
 const signUseRecords = async (userId: string) =>
-  await db().all<{ traffic_change: number; desc: string }>("SELECT traffic_change, \"desc\" FROM traffic_records WHERE user_id = ? AND type = 'sign_use' ORDER BY id", userId);
+  await db().all<{ traffic_change: number; desc: string }>(
+    "SELECT traffic_change, \"desc\" FROM traffic_records WHERE user_id = ? AND type = 'sign_use' ORDER BY id",
+    userId,
+  );
 
 /** balances.traffic equals the sum of the account's traffic records (the ledger invariant). */
 async function expectLedgerBalanced(userId: string) {
-  const sum = await db().get<{ total: number }>("SELECT COALESCE(SUM(traffic_change), 0) AS total FROM traffic_records WHERE user_id = ?", userId) as { total: number };
+  const sum = (await db().get<{ total: number }>(
+    "SELECT COALESCE(SUM(traffic_change), 0) AS total FROM traffic_records WHERE user_id = ?",
+    userId,
+  )) as { total: number };
   expect(await trafficOf(userId)).toBe(sum.total);
 }
 
 async function insertSignUse(userId: string, day: string, streak: number, extraReward = false) {
-  await db().run("INSERT INTO sign_uses (user_id, day, streak, add_traffic, extra_reward, create_time) VALUES (?, ?, ?, 0, ?, 0)", userId, day, streak, extraReward ? 1 : 0);
+  await db().run(
+    "INSERT INTO sign_uses (user_id, day, streak, add_traffic, extra_reward, create_time) VALUES (?, ?, ?, 0, ?, 0)",
+    userId,
+    day,
+    streak,
+    extraReward ? 1 : 0,
+  );
 }
 
 async function flagsOf(client: ApiClient) {
@@ -149,7 +161,10 @@ describe(SIGN_USE_CALL, () => {
     expect(SignUseMsg.already).toBe("今天已经签到过了");
     expect(await trafficOf(user.id)).toBe(200 * MB);
     expect(await signUseRecords(user.id)).toHaveLength(1);
-    const rows = await db().get<{ n: number }>("SELECT COUNT(*) AS n FROM sign_uses WHERE user_id = ?", user.id);
+    const rows = await db().get<{ n: number }>(
+      "SELECT COUNT(*) AS n FROM sign_uses WHERE user_id = ?",
+      user.id,
+    );
     expect(rows?.n).toBe(1);
   });
 
@@ -199,7 +214,11 @@ describe(SIGN_USE_CALL, () => {
     ]);
     expect(await trafficOf(user.id)).toBe(1224 * MB);
     await expectLedgerBalanced(user.id);
-    const row = await db().get<{ streak: number; extra_reward: number; add_traffic: number }>("SELECT streak, extra_reward, add_traffic FROM sign_uses WHERE user_id = ? AND day = ?", user.id, await today());
+    const row = await db().get<{ streak: number; extra_reward: number; add_traffic: number }>(
+      "SELECT streak, extra_reward, add_traffic FROM sign_uses WHERE user_id = ? AND day = ?",
+      user.id,
+      await today(),
+    );
     expect(row).toEqual({ streak: 30, extra_reward: 1, add_traffic: 1224 * MB });
     expect(await flagsOf(client)).toEqual({ signUseToday: true, haveContinueSignUseData: false });
   });
@@ -260,7 +279,11 @@ describe("a run over simulated days (the service's clock)", () => {
       expect(await on(1)).toMatchObject({ continueDays: 2, extraReward: false });
       expect(await on(2)).toMatchObject({ continueDays: 3, extraReward: true, extraTraffic: 1024 * MB });
       expect(await on(3)).toMatchObject({ continueDays: 1, extraReward: false });
-      expect(await on(5)).toMatchObject({ continueDays: 1, extraReward: false, haveContinueSignUseData: true });
+      expect(await on(5)).toMatchObject({
+        continueDays: 1,
+        extraReward: false,
+        haveContinueSignUseData: true,
+      });
       await expect(on(5)).rejects.toThrow(SignUseMsg.already);
       expect(await trafficOf(user.id)).toBe((5 * 200 + 1024) * MB);
       await expectLedgerBalanced(user.id);

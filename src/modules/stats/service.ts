@@ -51,12 +51,15 @@ async function payDays(ctx: AppContext, days: string[], timeZone: string): Promi
     endOfBusinessDay(day, timeZone),
   ]);
   const values = bounds.map(() => "(?, ?, ?)").join(", ");
-  return await ctx.db.all<PayDay>(`WITH bounds (day, first_ms, last_ms) AS (VALUES ${values})
+  return await ctx.db.all<PayDay>(
+    `WITH bounds (day, first_ms, last_ms) AS (VALUES ${values})
        SELECT bounds.day AS day, COUNT(*) AS pay_num,
               SUM(orders.order_money_fen - orders.coupon_discount_fen) AS income_fen
        FROM bounds JOIN orders
          ON orders.status = 'paied' AND orders.pay_time >= bounds.first_ms AND orders.pay_time <= bounds.last_ms
-       GROUP BY bounds.day`, ...bounds.flat());
+       GROUP BY bounds.day`,
+    ...bounds.flat(),
+  );
 }
 
 /** `basic_stastic`: the `num` business days up to the one `now` falls on, newest first, and totals. */
@@ -67,23 +70,38 @@ export async function basicStastic(ctx: AppContext, num: number, now: number): P
   const first = days[days.length - 1] as string;
   const db = ctx.db;
   const signUses = byDay(
-    await db.all<SignUseDay>(`SELECT day, COUNT(*) AS sign_use_num FROM sign_uses WHERE day >= ? AND day <= ? GROUP BY day`, first, today),
+    await db.all<SignUseDay>(
+      `SELECT day, COUNT(*) AS sign_use_num FROM sign_uses WHERE day >= ? AND day <= ? GROUP BY day`,
+      first,
+      today,
+    ),
   );
   const usage = byDay(
-    await db.all<UsageDay>(`SELECT day,
+    await db.all<UsageDay>(
+      `SELECT day,
                 SUM(CASE WHEN permanent > 0 THEN 1 ELSE 0 END) AS normal_users, SUM(permanent) AS normal_bytes,
                 SUM(CASE WHEN quota > 0 THEN 1 ELSE 0 END) AS day_users, SUM(quota) AS day_bytes,
                 SUM(CASE WHEN upload + download > 0 THEN 1 ELSE 0 END) AS active_users
-         FROM usage_days WHERE day >= ? AND day <= ? GROUP BY day`, first, today),
+         FROM usage_days WHERE day >= ? AND day <= ? GROUP BY day`,
+      first,
+      today,
+    ),
   );
   const draws = byDay(
-    await db.all<DrawDay>(`SELECT day, COUNT(*) AS spend_num, SUM(cost) AS spend_bytes,
+    await db.all<DrawDay>(
+      `SELECT day, COUNT(*) AS spend_num, SUM(cost) AS spend_bytes,
                 SUM(CASE WHEN gain_traffic > 0 THEN 1 ELSE 0 END) AS reward_num, SUM(gain_traffic) AS reward_bytes
-         FROM prize_draws WHERE day >= ? AND day <= ? GROUP BY day`, first, today),
+         FROM prize_draws WHERE day >= ? AND day <= ? GROUP BY day`,
+      first,
+      today,
+    ),
   );
   const pays = byDay(await payDays(ctx, days, timeZone));
-  const totals = await db.get<{ traffic: number | null; vips: number | null }>(`SELECT (SELECT SUM(traffic) FROM balances) AS traffic,
-         (SELECT COUNT(*) FROM users WHERE vip_expire_time > ?) AS vips`, now);
+  const totals = await db.get<{ traffic: number | null; vips: number | null }>(
+    `SELECT (SELECT SUM(traffic) FROM balances) AS traffic,
+         (SELECT COUNT(*) FROM users WHERE vip_expire_time > ?) AS vips`,
+    now,
+  );
   return {
     stastic_list: days.map((day) =>
       dayRow(day, signUses.get(day), pays.get(day), usage.get(day), draws.get(day)),

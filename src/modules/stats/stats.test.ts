@@ -70,7 +70,11 @@ describe("basic_stastic", () => {
 
     const traffic100 = await makeCombo(server, { name: "100G", price: 15, traffic: 100 * GB });
     const month = await makeCombo(server, { name: "月卡", price: 30, vipDuration: 30 });
-    await makeCoupon(server, { type: "cash", code: "CASH5", forMoney: 5, NumberOfAuthorizations: 5 }, prevNoon);
+    await makeCoupon(
+      server,
+      { type: "cash", code: "CASH5", forMoney: 5, NumberOfAuthorizations: 5 },
+      prevNoon,
+    );
     const [a, b, c] = (await Promise.all([1, 2, 3].map(async () => (await loggedInClient(server)).user))) as [
       UserRow,
       UserRow,
@@ -83,7 +87,7 @@ describe("basic_stastic", () => {
     };
     const uid = async (user: UserRow) =>
       (
-        await ctx.db.get<{ node_uid: number }>("SELECT node_uid FROM users WHERE id = ?", user.id) as {
+        (await ctx.db.get<{ node_uid: number }>("SELECT node_uid FROM users WHERE id = ?", user.id)) as {
           node_uid: number;
         }
       ).node_uid;
@@ -110,7 +114,12 @@ describe("basic_stastic", () => {
     await buy(a, traffic100._id, after);
     await signUse(ctx, a.id, after);
     await signUse(ctx, c.id, after);
-    await chargeNode(server, agentId, { [await uid(a)]: [0, 2 * GB], [await uid(c)]: [GB, 3 * GB], [await uid(b)]: [0, GB] }, after);
+    await chargeNode(
+      server,
+      agentId,
+      { [await uid(a)]: [0, 2 * GB], [await uid(c)]: [GB, 3 * GB], [await uid(b)]: [0, GB] },
+      after,
+    );
     await drawPrize(ctx, c.id, after);
     await signUse(ctx, b.id, noon);
     await chargeNode(server, agentId, { [await uid(c)]: [0, 2 * GB], [await uid(b)]: [0, GB / 2] }, noon);

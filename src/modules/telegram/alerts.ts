@@ -38,8 +38,8 @@ export async function tellOrderPaid(ctx: AppContext, order: OrderRow, method: st
     `order-paid:${order.id}`,
   );
   const email =
-    (await ctx.db.get<{ email: string }>("SELECT email FROM users WHERE id = ?", order.user_id))
-      ?.email ?? order.user_id;
+    (await ctx.db.get<{ email: string }>("SELECT email FROM users WHERE id = ?", order.user_id))?.email ??
+    order.user_id;
   await queueAdminMessage(
     ctx,
     `新订单已支付：${email} 购买 ${order.desc}，${paid} 元（${how}）`,
@@ -48,17 +48,37 @@ export async function tellOrderPaid(ctx: AppContext, order: OrderRow, method: st
 }
 
 /** Records that `ref` is told for (kind, subject); false when it already was. */
-async function markTold(ctx: AppContext, kind: string, subjectId: string, ref: string, now: number): Promise<boolean> {
-  const told = await ctx.db.get<{ ref: string }>("SELECT ref FROM telegram_alerts WHERE kind = ? AND subject_id = ?", kind, subjectId);
+async function markTold(
+  ctx: AppContext,
+  kind: string,
+  subjectId: string,
+  ref: string,
+  now: number,
+): Promise<boolean> {
+  const told = await ctx.db.get<{ ref: string }>(
+    "SELECT ref FROM telegram_alerts WHERE kind = ? AND subject_id = ?",
+    kind,
+    subjectId,
+  );
   if (told?.ref === ref) return false;
-  await ctx.db.run(`INSERT INTO telegram_alerts (kind, subject_id, ref, told_time) VALUES (?1, ?2, ?3, ?4)
-       ON CONFLICT (kind, subject_id) DO UPDATE SET ref = ?3, told_time = ?4`, kind, subjectId, ref, now);
+  await ctx.db.run(
+    `INSERT INTO telegram_alerts (kind, subject_id, ref, told_time) VALUES (?1, ?2, ?3, ?4)
+       ON CONFLICT (kind, subject_id) DO UPDATE SET ref = ?3, told_time = ?4`,
+    kind,
+    subjectId,
+    ref,
+    now,
+  );
   return true;
 }
 
 /** Runs every scan in one transaction; returns how many alerts were queued. */
 export async function scanAlerts(ctx: AppContext, now = Date.now()): Promise<number> {
-  return await tx(ctx.db, async () => await scanTraffic(ctx, now) + await scanEndingPackages(ctx, now) + await scanNodes(ctx, now));
+  return await tx(
+    ctx.db,
+    async () =>
+      (await scanTraffic(ctx, now)) + (await scanEndingPackages(ctx, now)) + (await scanNodes(ctx, now)),
+  );
 }
 
 /**
@@ -67,23 +87,26 @@ export async function scanAlerts(ctx: AppContext, now = Date.now()): Promise<num
  * per top-up, "used up" also when it comes without a "low" first.
  */
 async function scanTraffic(ctx: AppContext, now: number): Promise<number> {
-  const rows = await ctx.db.all<{ id: string; traffic: number; topup_id: number; topped_up_to: number }>(`SELECT u.id, v.traffic, r.id AS topup_id, r.all_traffic AS topped_up_to
+  const rows = await ctx.db.all<{ id: string; traffic: number; topup_id: number; topped_up_to: number }>(
+    `SELECT u.id, v.traffic, r.id AS topup_id, r.all_traffic AS topped_up_to
        FROM telegram_bindings b
        JOIN users u ON u.id = b.user_id
        JOIN balances v ON v.user_id = u.id
        JOIN traffic_records r ON r.id = (
          SELECT t.id FROM traffic_records t WHERE t.user_id = u.id AND t.traffic_change > 0
          ORDER BY t.update_time DESC, t.id DESC LIMIT 1)
-       WHERE u.disabled = 0 AND v.traffic < r.all_traffic * ?`, LOW_TRAFFIC_SHARE);
+       WHERE u.disabled = 0 AND v.traffic < r.all_traffic * ?`,
+    LOW_TRAFFIC_SHARE,
+  );
   let queued = 0;
   for (const row of rows) {
     const ref = String(row.topup_id);
     if (row.traffic <= 0) {
       await markTold(ctx, "traffic-low", row.id, ref, now);
-      if (!await markTold(ctx, "traffic-out", row.id, ref, now)) continue;
+      if (!(await markTold(ctx, "traffic-out", row.id, ref, now))) continue;
       await queueUserMessage(ctx, row.id, "你的永久流量已用完。请到网站商店购买流量后继续使用。");
     } else {
-      if (!await markTold(ctx, "traffic-low", row.id, ref, now)) continue;
+      if (!(await markTold(ctx, "traffic-low", row.id, ref, now))) continue;
       await queueUserMessage(
         ctx,
         row.id,
@@ -98,11 +121,15 @@ async function scanTraffic(ctx: AppContext, now: number): Promise<number> {
 /** Bound accounts whose time package ends within 3 days: told once per expiry. */
 async function scanEndingPackages(ctx: AppContext, now: number): Promise<number> {
   const timeZone = await ctx.settings.get("timezone");
-  const rows = await ctx.db.all<{ id: string; vip_expire_time: number }>(`SELECT u.id, u.vip_expire_time FROM telegram_bindings b JOIN users u ON u.id = b.user_id
-       WHERE u.disabled = 0 AND u.vip_expire_time > ? AND u.vip_expire_time <= ?`, now, now + ENDING_SOON_MS);
+  const rows = await ctx.db.all<{ id: string; vip_expire_time: number }>(
+    `SELECT u.id, u.vip_expire_time FROM telegram_bindings b JOIN users u ON u.id = b.user_id
+       WHERE u.disabled = 0 AND u.vip_expire_time > ? AND u.vip_expire_time <= ?`,
+    now,
+    now + ENDING_SOON_MS,
+  );
   let queued = 0;
   for (const row of rows) {
-    if (!await markTold(ctx, "package-ending", row.id, String(row.vip_expire_time), now)) continue;
+    if (!(await markTold(ctx, "package-ending", row.id, String(row.vip_expire_time), now))) continue;
     await queueUserMessage(
       ctx,
       row.id,
@@ -119,13 +146,14 @@ async function scanEndingPackages(ctx: AppContext, now: number): Promise<number>
  */
 async function scanNodes(ctx: AppContext, now: number): Promise<number> {
   const updateSeconds = await ctx.settings.get("updateV2rayDuration");
-  const rows = (await ctx.db.all<AgentRow>("SELECT * FROM agents WHERE last_seen_time > 0"))
-    .filter((row) => !agentStatus(row, updateSeconds, now));
+  const rows = (await ctx.db.all<AgentRow>("SELECT * FROM agents WHERE last_seen_time > 0")).filter(
+    (row) => !agentStatus(row, updateSeconds, now),
+  );
   const timeZone = await ctx.settings.get("timezone");
   let queued = 0;
   for (const row of rows) {
     const outage = String(row.last_seen_time);
-    if (!await markTold(ctx, "node-error", row.id, outage, now)) continue;
+    if (!(await markTold(ctx, "node-error", row.id, outage, now))) continue;
     await queueAdminMessage(
       ctx,
       `节点异常：${row.name}（${row.ip}）自 ${businessDateTime(row.last_seen_time, timeZone)} 起没有上报。`,

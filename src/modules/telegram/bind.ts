@@ -37,7 +37,7 @@ export const BotBindMsg = {
 const codeHash = (userId: string, code: string) => sha256Hex(`ferry-telegram-bind:${userId}:${code}`);
 
 export async function isBotEnabled(ctx: AppContext): Promise<boolean> {
-  return await ctx.settings.get("telegram_bot_token") !== "";
+  return (await ctx.settings.get("telegram_bot_token")) !== "";
 }
 
 /**
@@ -48,7 +48,7 @@ export async function bindInfo(ctx: AppContext, user: UserRow, now = Date.now())
   if (user.is_agency === 1) throw new RpcError(Code.forbidden, BindMsg.agencyRefused);
   const botUsername = await knownBotUsername(ctx);
   const none = { bound: false, command: "", link: "", expireTime: 0, botUsername, chatName: "", bindTime: 0 };
-  if (!await isBotEnabled(ctx)) return { enabled: false, ...none };
+  if (!(await isBotEnabled(ctx))) return { enabled: false, ...none };
   const binding = await bindingOf(ctx, user.id);
   if (binding) {
     const chatName = binding.username ? `@${binding.username}` : binding.name;
@@ -56,9 +56,15 @@ export async function bindInfo(ctx: AppContext, user: UserRow, now = Date.now())
   }
   const code = String(randomInt(0, 10 ** BIND_CODE_DIGITS)).padStart(BIND_CODE_DIGITS, "0");
   const expireTime = now + BIND_CODE_TTL_MS;
-  await ctx.db.run(`INSERT INTO telegram_bind_codes (user_id, code_hash, failed_attempts, create_time, expire_time)
+  await ctx.db.run(
+    `INSERT INTO telegram_bind_codes (user_id, code_hash, failed_attempts, create_time, expire_time)
        VALUES (?1, ?2, 0, ?3, ?4)
-       ON CONFLICT (user_id) DO UPDATE SET code_hash = ?2, failed_attempts = 0, create_time = ?3, expire_time = ?4`, user.id, codeHash(user.id, code), now, expireTime);
+       ON CONFLICT (user_id) DO UPDATE SET code_hash = ?2, failed_attempts = 0, create_time = ?3, expire_time = ?4`,
+    user.id,
+    codeHash(user.id, code),
+    now,
+    expireTime,
+  );
   return {
     enabled: true,
     bound: false,
@@ -79,7 +85,10 @@ interface BindingRow {
 
 /** The account's binding: the chat's @username and name as they were when it bound, and when. */
 async function bindingOf(ctx: AppContext, userId: string): Promise<BindingRow | null> {
-  return await ctx.db.get<BindingRow>("SELECT username, name, bind_time FROM telegram_bindings WHERE user_id = ?", userId);
+  return await ctx.db.get<BindingRow>(
+    "SELECT username, name, bind_time FROM telegram_bindings WHERE user_id = ?",
+    userId,
+  );
 }
 
 /** `/api/user/unbind`: removes the account's binding and tells the chat; nothing bound is fine too. */
@@ -133,13 +142,22 @@ async function checkCodeAndBind(
 ): Promise<BindOutcome> {
   const refused = { ok: false, reason: "refused" } as const;
   if (!ID_PATTERN.test(userId) || !new RegExp(`^\\d{${BIND_CODE_DIGITS}}$`).test(code)) return refused;
-  const live = await ctx.db.get<{ code_hash: string; failed_attempts: number; expire_time: number }>("SELECT code_hash, failed_attempts, expire_time FROM telegram_bind_codes WHERE user_id = ?", userId);
+  const live = await ctx.db.get<{ code_hash: string; failed_attempts: number; expire_time: number }>(
+    "SELECT code_hash, failed_attempts, expire_time FROM telegram_bind_codes WHERE user_id = ?",
+    userId,
+  );
   if (!live || live.expire_time <= now || live.failed_attempts >= BIND_CODE_MAX_FAILURES) return refused;
   if (!sameSecret(codeHash(userId, code), live.code_hash)) {
-    await ctx.db.run("UPDATE telegram_bind_codes SET failed_attempts = failed_attempts + 1 WHERE user_id = ?", userId);
+    await ctx.db.run(
+      "UPDATE telegram_bind_codes SET failed_attempts = failed_attempts + 1 WHERE user_id = ?",
+      userId,
+    );
     return refused;
   }
-  const user = await ctx.db.get<{ email: string; disabled: number; is_agency: number }>("SELECT email, disabled, is_agency FROM users WHERE id = ?", userId);
+  const user = await ctx.db.get<{ email: string; disabled: number; is_agency: number }>(
+    "SELECT email, disabled, is_agency FROM users WHERE id = ?",
+    userId,
+  );
   if (!user || user.disabled === 1 || user.is_agency === 1) return refused;
   await ctx.db.run("DELETE FROM telegram_bind_codes WHERE user_id = ?", userId);
   const previousChat = await boundChatOf(ctx, userId);
@@ -150,7 +168,14 @@ async function checkCodeAndBind(
     (await ctx.db.run("DELETE FROM telegram_bindings WHERE chat_id = ? AND user_id != ?", chatId, userId))
       .changes > 0;
   await ctx.db.run("DELETE FROM telegram_bindings WHERE user_id = ?", userId);
-  await ctx.db.run("INSERT INTO telegram_bindings (user_id, chat_id, username, name, bind_time) VALUES (?, ?, ?, ?, ?)", userId, chatId, (from?.username ?? "").slice(0, 64), displayName(from), now);
+  await ctx.db.run(
+    "INSERT INTO telegram_bindings (user_id, chat_id, username, name, bind_time) VALUES (?, ?, ?, ?, ?)",
+    userId,
+    chatId,
+    (from?.username ?? "").slice(0, 64),
+    displayName(from),
+    now,
+  );
   return { ok: true, email: user.email, replacedAccount };
 }
 
@@ -161,5 +186,8 @@ function displayName(from: TgUser | undefined): string {
 
 /** The account bound to a chat, or null. */
 export async function accountOfChat(ctx: AppContext, chatId: number): Promise<UserRow | null> {
-  return await ctx.db.get<UserRow>(`${USER_ROW_SELECT} WHERE u.id = (SELECT user_id FROM telegram_bindings WHERE chat_id = ?)`, chatId);
+  return await ctx.db.get<UserRow>(
+    `${USER_ROW_SELECT} WHERE u.id = (SELECT user_id FROM telegram_bindings WHERE chat_id = ?)`,
+    chatId,
+  );
 }

@@ -23,7 +23,9 @@ export function rememberBotIdentity(ctx: AppContext, identity: BotIdentity | nul
 /** The bot's @username when getMe answered for the token now configured, else "". */
 export async function knownBotUsername(ctx: AppContext): Promise<string> {
   const identity = identities.get(ctx);
-  return identity && identity.token === await ctx.settings.get("telegram_bot_token") ? identity.username : "";
+  return identity && identity.token === (await ctx.settings.get("telegram_bot_token"))
+    ? identity.username
+    : "";
 }
 
 /** The bot's id as the token states it ("123456789" of "123456789:AA…"). */

@@ -140,10 +140,13 @@ export function startTelegramBot(ctx: AppContext, options: Partial<BotTimings> =
 
   /** Sends due rows in order; true when it stopped with more due rows and no failure. */
   async function sendDue(endpoint: BotEndpoint): Promise<boolean> {
-    const rows = await ctx.db.all<{ id: string; chat_id: number; text: string; attempts: number }>(`SELECT id, chat_id, text, attempts FROM telegram_outbox
-         WHERE status = 'pending' AND next_try_time <= ? ORDER BY next_try_time, create_time, id LIMIT ${SEND_BATCH}`, Date.now());
+    const rows = await ctx.db.all<{ id: string; chat_id: number; text: string; attempts: number }>(
+      `SELECT id, chat_id, text, attempts FROM telegram_outbox
+         WHERE status = 'pending' AND next_try_time <= ? ORDER BY next_try_time, create_time, id LIMIT ${SEND_BATCH}`,
+      Date.now(),
+    );
     for (const row of rows) {
-      if (stopped() || await ctx.settings.get("telegram_bot_token") !== endpoint.token) return false;
+      if (stopped() || (await ctx.settings.get("telegram_bot_token")) !== endpoint.token) return false;
       const answer = await callBot(
         endpoint,
         "sendMessage",
@@ -151,15 +154,19 @@ export function startTelegramBot(ctx: AppContext, options: Partial<BotTimings> =
         { timeoutMs: timings.requestTimeoutMs, signal: abort.signal },
       );
       if (stopped()) return false;
-      if (!await recordSendOutcome(row, answer)) return false;
+      if (!(await recordSendOutcome(row, answer))) return false;
     }
     return rows.length === SEND_BATCH;
   }
 
   /** Stores what happened to one send; false when the sender should pause. */
-  async function recordSendOutcome(row: { id: string; attempts: number }, answer: BotAnswer<unknown>): Promise<boolean> {
+  async function recordSendOutcome(
+    row: { id: string; attempts: number },
+    answer: BotAnswer<unknown>,
+  ): Promise<boolean> {
     const now = Date.now();
-    const update = "UPDATE telegram_outbox SET status = ?, attempts = ?, next_try_time = ?, sent_time = ?, last_error = ? WHERE id = ?";
+    const update =
+      "UPDATE telegram_outbox SET status = ?, attempts = ?, next_try_time = ?, sent_time = ?, last_error = ? WHERE id = ?";
     const attempts = row.attempts + 1;
     if (answer.ok) {
       sendFailures = 0;
@@ -262,7 +269,7 @@ export function startTelegramBot(ctx: AppContext, options: Partial<BotTimings> =
       return;
     }
     receiveFailures = 0;
-    if (await ctx.settings.get("telegram_bot_token") !== endpoint.token) return;
+    if ((await ctx.settings.get("telegram_bot_token")) !== endpoint.token) return;
     if (await applyUpdates(ctx, botId, offset, answer.result)) senderNap.wake();
   }
 
@@ -292,7 +299,9 @@ export async function webhookUrlOf(ctx: AppContext, token: string): Promise<stri
 
 /** The getUpdates offset of this bot (0 for a bot other than the one the stored offset belongs to). */
 async function nextOffset(ctx: AppContext, botId: string): Promise<number> {
-  const state = await ctx.db.get<{ bot_id: string; next_offset: number }>("SELECT bot_id, next_offset FROM telegram_poll_state WHERE id = 1");
+  const state = await ctx.db.get<{ bot_id: string; next_offset: number }>(
+    "SELECT bot_id, next_offset FROM telegram_poll_state WHERE id = 1",
+  );
   return state && state.bot_id === botId ? state.next_offset : 0;
 }
 
@@ -301,7 +310,12 @@ async function nextOffset(ctx: AppContext, botId: string): Promise<number> {
  * is handled once even across restarts. One that throws is recorded and skipped, never retried
  * forever. True when an answer was queued.
  */
-export async function applyUpdates(ctx: AppContext, botId: string, offset: number, updates: unknown[]): Promise<boolean> {
+export async function applyUpdates(
+  ctx: AppContext,
+  botId: string,
+  offset: number,
+  updates: unknown[],
+): Promise<boolean> {
   const saveOffset = "UPDATE telegram_poll_state SET bot_id = ?, next_offset = ? WHERE id = 1";
   let answered = false;
   let seen = offset;
@@ -311,10 +325,10 @@ export async function applyUpdates(ctx: AppContext, botId: string, offset: numbe
     seen = id + 1;
     try {
       answered =
-        await tx(ctx.db, async () => {
+        (await tx(ctx.db, async () => {
           await ctx.db.run(saveOffset, botId, seen);
           return await handleUpdate(ctx, update as TgUpdate);
-        }) || answered;
+        })) || answered;
     } catch (error) {
       await recordError(ctx.db, "telegram update", error);
       await ctx.db.run(saveOffset, botId, seen);
@@ -332,7 +346,13 @@ export async function applyWebhookUpdate(ctx: AppContext, update: unknown): Prom
 /** Deletes old sent and failed rows and gives up rows pending for too long. */
 export async function pruneOutbox(ctx: AppContext, now = Date.now()): Promise<void> {
   await tx(ctx.db, async () => {
-    await ctx.db.run("DELETE FROM telegram_outbox WHERE status IN ('sent', 'failed') AND create_time < ?", now - KEEP_DONE_MS);
-    await ctx.db.run("UPDATE telegram_outbox SET status = 'failed', last_error = '超过 7 天未能发出，已放弃' WHERE status = 'pending' AND create_time < ?", now - GIVE_UP_PENDING_MS);
+    await ctx.db.run(
+      "DELETE FROM telegram_outbox WHERE status IN ('sent', 'failed') AND create_time < ?",
+      now - KEEP_DONE_MS,
+    );
+    await ctx.db.run(
+      "UPDATE telegram_outbox SET status = 'failed', last_error = '超过 7 天未能发出，已放弃' WHERE status = 'pending' AND create_time < ?",
+      now - GIVE_UP_PENDING_MS,
+    );
   });
 }

@@ -36,7 +36,11 @@ interface BoundCommand {
  * `/checkin` entry here, calling the check-in service, once that service exists.
  */
 export const BOUND_COMMANDS: readonly BoundCommand[] = [
-  { name: "traffic", help: "剩余流量与时间套餐", run: async (ctx, user, now) => await trafficText(ctx, user, now) },
+  {
+    name: "traffic",
+    help: "剩余流量与时间套餐",
+    run: async (ctx, user, now) => await trafficText(ctx, user, now),
+  },
   { name: "sub", help: "订阅链接", run: async (ctx, user) => await subscriptionText(ctx, user) },
   { name: "notices", help: "最新通知", run: async (ctx, user) => await noticesText(ctx, user) },
   { name: "checkin", help: "每日签到", run: async (ctx, user, now) => await signUseReply(ctx, user.id, now) },
@@ -126,11 +130,20 @@ function isPrivateText(message: TgMessage | undefined): message is TgMessage & {
   );
 }
 
-async function answerFor(ctx: AppContext, message: TgMessage & { text: string }, now: number): Promise<string> {
+async function answerFor(
+  ctx: AppContext,
+  message: TgMessage & { text: string },
+  now: number,
+): Promise<string> {
   const chatId = message.chat.id;
   const command = parseCommand(message.text);
   if (command?.name === "bind" || (command?.name === "start" && command.args.length > 0)) {
-    return await bindAnswer(ctx, message, command.name === "bind" ? command.args : startArgs(command.args[0]), now);
+    return await bindAnswer(
+      ctx,
+      message,
+      command.name === "bind" ? command.args : startArgs(command.args[0]),
+      now,
+    );
   }
   const user = await accountOfChat(ctx, chatId);
   if (!user) return unboundText();

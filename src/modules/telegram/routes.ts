@@ -50,7 +50,7 @@ export function telegramRoutes(app: AppContext) {
     `${WEBHOOK_PREFIX}:secret`,
     async ({ request, params }) => {
       const token = await app.settings.get("telegram_bot_token");
-      if (!token || !await webhookUrlOf(app, token)) return notFound();
+      if (!token || !(await webhookUrlOf(app, token))) return notFound();
       const secrets = webhookSecrets(token);
       const header = request.headers.get("x-telegram-bot-api-secret-token") ?? "";
       if (!sameSecret(params.secret, secrets.path) || !sameSecret(header, secrets.header)) return notFound();

@@ -61,9 +61,8 @@ export async function telegramStatus(ctx: AppContext): Promise<TelegramStatus> {
   return {
     tokenSet,
     botId: botIdOf(token),
-    receiving: !tokenSet ? "off" : await webhookUrlOf(ctx, token) ? "webhook" : "polling",
-    boundAccounts:
-      (await ctx.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM telegram_bindings"))?.n ?? 0,
+    receiving: !tokenSet ? "off" : (await webhookUrlOf(ctx, token)) ? "webhook" : "polling",
+    boundAccounts: (await ctx.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM telegram_bindings"))?.n ?? 0,
     outbox: await outboxCounts(ctx),
     lastSentTime:
       (await ctx.db.get<{ last: number | null }>("SELECT MAX(sent_time) AS last FROM telegram_outbox"))
@@ -75,38 +74,45 @@ export async function telegramStatus(ctx: AppContext): Promise<TelegramStatus> {
 
 async function outboxCounts(ctx: AppContext): Promise<Record<OutboxStatus, number>> {
   const counts: Record<OutboxStatus, number> = { pending: 0, sent: 0, failed: 0 };
-  const rows = await ctx.db.all<{ status: OutboxStatus; n: number }>("SELECT status, COUNT(*) AS n FROM telegram_outbox GROUP BY status");
+  const rows = await ctx.db.all<{ status: OutboxStatus; n: number }>(
+    "SELECT status, COUNT(*) AS n FROM telegram_outbox GROUP BY status",
+  );
   for (const row of rows) counts[row.status] = row.n;
   return counts;
 }
 
 async function latestFailures(ctx: AppContext): Promise<MessageFailure[]> {
-  return (await ctx.db.all<{
-        id: string;
-        chat_id: number;
-        account: string;
-        status: MessageFailure["status"];
-        attempts: number;
-        last_error: string;
-        text_start: string;
-        create_time: number;
-      }>(`SELECT o.id, o.chat_id, COALESCE(u.email, '') AS account, o.status, o.attempts, o.last_error,
+  return (
+    await ctx.db.all<{
+      id: string;
+      chat_id: number;
+      account: string;
+      status: MessageFailure["status"];
+      attempts: number;
+      last_error: string;
+      text_start: string;
+      create_time: number;
+    }>(
+      `SELECT o.id, o.chat_id, COALESCE(u.email, '') AS account, o.status, o.attempts, o.last_error,
          SUBSTR(o.text, 1, ?1) AS text_start, o.create_time
        FROM telegram_outbox o
        LEFT JOIN telegram_bindings b ON b.chat_id = o.chat_id
        LEFT JOIN users u ON u.id = b.user_id
        WHERE o.status <> 'sent' AND o.last_error <> ''
-       ORDER BY o.create_time DESC, o.id DESC LIMIT ?2`, TEXT_START_CHARS + 1, STATUS_LIST_ROWS))
-    .map((row) => ({
-      id: row.id,
-      chatId: row.chat_id,
-      account: row.account,
-      status: row.status,
-      attempts: row.attempts,
-      lastError: row.last_error,
-      textStart: oneLineStart(row.text_start),
-      createTime: row.create_time,
-    }));
+       ORDER BY o.create_time DESC, o.id DESC LIMIT ?2`,
+      TEXT_START_CHARS + 1,
+      STATUS_LIST_ROWS,
+    )
+  ).map((row) => ({
+    id: row.id,
+    chatId: row.chat_id,
+    account: row.account,
+    status: row.status,
+    attempts: row.attempts,
+    lastError: row.last_error,
+    textStart: oneLineStart(row.text_start),
+    createTime: row.create_time,
+  }));
 }
 
 /** The first 40 characters with line breaks as spaces; … when the text goes on. */
@@ -116,15 +122,19 @@ function oneLineStart(text: string): string {
 }
 
 async function latestAlerts(ctx: AppContext): Promise<ToldAlert[]> {
-  return (await ctx.db.all<{ kind: string; subject_id: string; subject: string; told_time: number }>(`SELECT a.kind, a.subject_id, COALESCE(u.email, g.name, a.subject_id) AS subject, a.told_time
+  return (
+    await ctx.db.all<{ kind: string; subject_id: string; subject: string; told_time: number }>(
+      `SELECT a.kind, a.subject_id, COALESCE(u.email, g.name, a.subject_id) AS subject, a.told_time
        FROM telegram_alerts a
        LEFT JOIN users u ON u.id = a.subject_id
        LEFT JOIN agents g ON g.id = a.subject_id
-       ORDER BY a.told_time DESC, a.kind, a.subject_id LIMIT ?`, STATUS_LIST_ROWS))
-    .map((row) => ({
-      kind: row.kind,
-      subjectId: row.subject_id,
-      subject: row.subject,
-      toldTime: row.told_time,
-    }));
+       ORDER BY a.told_time DESC, a.kind, a.subject_id LIMIT ?`,
+      STATUS_LIST_ROWS,
+    )
+  ).map((row) => ({
+    kind: row.kind,
+    subjectId: row.subject_id,
+    subject: row.subject,
+    toldTime: row.told_time,
+  }));
 }

@@ -80,7 +80,10 @@ async function boundCustomer(role: "normal" | "admin" = "normal") {
 }
 
 const bindingOf = async (userId: string) =>
-  await server.context.db.get<{ chat_id: number; username: string }>("SELECT chat_id, username FROM telegram_bindings WHERE user_id = ?", userId);
+  await server.context.db.get<{ chat_id: number; username: string }>(
+    "SELECT chat_id, username FROM telegram_bindings WHERE user_id = ?",
+    userId,
+  );
 
 beforeAll(async () => {
   fake = startFakeTelegram();
@@ -121,7 +124,10 @@ describe("binding", () => {
     );
     expect(info.expireTime).toBeGreaterThan(Date.now());
     // Only the hash is stored.
-    const stored = await server.context.db.get<{ code_hash: string }>("SELECT code_hash FROM telegram_bind_codes WHERE user_id = ?", user.id);
+    const stored = await server.context.db.get<{ code_hash: string }>(
+      "SELECT code_hash FROM telegram_bind_codes WHERE user_id = ?",
+      user.id,
+    );
     expect(stored?.code_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(stored?.code_hash).not.toContain(info.command.split(" ")[2] as string);
   });
@@ -281,17 +287,19 @@ describe("commands", () => {
     const { user, chat } = await boundCustomer();
     const now = Date.now();
     const db = server.context.db;
-    await tx(db, async () =>
-      await changeTraffic(db, {
-        userId: user.id,
-        type: "buy",
-        desc: "test",
-        traffic: 12 * GB,
-        vipExpireTime: now + 10 * DAY_MS,
-        dailyLimit: 50 * GB,
-        now,
-        timeZone: "Asia/Shanghai",
-      }),
+    await tx(
+      db,
+      async () =>
+        await changeTraffic(db, {
+          userId: user.id,
+          type: "buy",
+          desc: "test",
+          traffic: 12 * GB,
+          vipExpireTime: now + 10 * DAY_MS,
+          dailyLimit: 50 * GB,
+          now,
+          timeZone: "Asia/Shanghai",
+        }),
     );
     const answer = await ask(chat, "/traffic");
     expect(answer).toContain("永久流量：剩余 12.00 G");
@@ -299,8 +307,15 @@ describe("commands", () => {
     expect(answer).not.toContain("限时流量");
 
     // 2 G of the 12 G become running trial traffic: told apart, never counted as permanent.
-    await db.run(`INSERT INTO trial_grants (user_id, coupon_use_id, amount, remaining, expire_time, create_time)
-       VALUES (?, 'test', ?, ?, ?, ?)`, user.id, 2 * GB, 2 * GB, now + DAY_MS, now);
+    await db.run(
+      `INSERT INTO trial_grants (user_id, coupon_use_id, amount, remaining, expire_time, create_time)
+       VALUES (?, 'test', ?, ?, ?, ?)`,
+      user.id,
+      2 * GB,
+      2 * GB,
+      now + DAY_MS,
+      now,
+    );
     const withTrial = await ask(chat, "/traffic");
     expect(withTrial).toContain("永久流量：剩余 10.00 G");
     expect(withTrial).toContain("限时流量：剩余 2.00 G，最早于");
@@ -308,7 +323,10 @@ describe("commands", () => {
 
   test("/sub gives the subscription link on the configured site, and says so when no site is configured", async () => {
     const { user, chat } = await boundCustomer();
-    const row = await server.context.db.get<UserRow>("SELECT * FROM users WHERE id = ?", user.id) as UserRow;
+    const row = (await server.context.db.get<UserRow>(
+      "SELECT * FROM users WHERE id = ?",
+      user.id,
+    )) as UserRow;
     expect(await ask(chat, "/sub")).toContain(`${server.url}/api/subscript/auto/${user.id}/${row.userkey}`);
     // A Host header an attacker sends never makes the link: without a configured origin there is none.
     await server.context.settings.update({ site_url: "" });
@@ -384,7 +402,10 @@ describe("messages", () => {
     expect(await nextMessages(chat, before)).toEqual(["工单已回复 #1"]);
     await ask(chat, "/help");
     expect(fake.messagesTo(chat.id).filter((m) => m.text === "工单已回复 #1")).toHaveLength(1);
-    const queuedForNobody = await ctx.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM telegram_outbox WHERE text = ?", "nobody hears this");
+    const queuedForNobody = await ctx.db.get<{ n: number }>(
+      "SELECT COUNT(*) AS n FROM telegram_outbox WHERE text = ?",
+      "nobody hears this",
+    );
     expect(queuedForNobody?.n).toBe(0);
   });
 
@@ -397,22 +418,27 @@ describe("messages", () => {
     const db = ctx.db;
     const now = Date.now();
     const change = async (traffic: number, type: "buy" | "prize_spend", vipExpireTime?: number) =>
-      await tx(db, async () =>
-        await changeTraffic(db, {
-          userId: user.id,
-          type,
-          desc: "test",
-          traffic,
-          vipExpireTime,
-          now,
-          timeZone: "Asia/Shanghai",
-        }),
+      await tx(
+        db,
+        async () =>
+          await changeTraffic(db, {
+            userId: user.id,
+            type,
+            desc: "test",
+            traffic,
+            vipExpireTime,
+            now,
+            timeZone: "Asia/Shanghai",
+          }),
       );
     await change(10 * GB, "buy", now + 2 * DAY_MS);
     await change(-9.5 * GB, "prize_spend");
-    await db.run(`INSERT INTO agents (id, name, type, ip, ctrl_port, zz_port, port, public_port, server_type, ws_path, api_token,
+    await db.run(
+      `INSERT INTO agents (id, name, type, ip, ctrl_port, zz_port, port, public_port, server_type, ws_path, api_token,
          reality_private_key, reality_public_key, reality_short_id, hy2_obfs_password, ss_server_key, create_time, last_seen_time)
-       VALUES ('aaaaaaaaaaaaaaaaaaaaaaaa', '东京 1', 'v2ray', '203.0.113.9', 1, 2, 3, 4, 'ubuntu_x86', '/', 'tok-tg', '', '', '', '', '', 1, ?)`, now - DAY_MS);
+       VALUES ('aaaaaaaaaaaaaaaaaaaaaaaa', '东京 1', 'v2ray', '203.0.113.9', 1, 2, 3, 4, 'ubuntu_x86', '/', 'tok-tg', '', '', '', '', '', 1, ?)`,
+      now - DAY_MS,
+    );
     expect(await scanAlerts(ctx, now)).toBeGreaterThanOrEqual(3);
     const texts = await nextMessages(chat, before, 2);
     expect(texts.some((text) => text.includes("不到上次充值后 10.00 G 的 10%"))).toBe(true);
@@ -443,7 +469,10 @@ describe("messages", () => {
     const row = await until(
       "the failed row",
       async () =>
-        await server.context.db.get<{ status: string; attempts: number; last_error: string }>("SELECT status, attempts, last_error FROM telegram_outbox WHERE text = ? AND status = 'failed'", "你被拉黑了吗") ?? undefined,
+        (await server.context.db.get<{ status: string; attempts: number; last_error: string }>(
+          "SELECT status, attempts, last_error FROM telegram_outbox WHERE text = ? AND status = 'failed'",
+          "你被拉黑了吗",
+        )) ?? undefined,
     );
     expect(row).toEqual({
       status: "failed",
@@ -458,7 +487,10 @@ describe("messages", () => {
     fake.floodNext(1);
     await queueUserMessage(server.context, user.id, "慢一点");
     expect(await nextMessages(chat, before)).toEqual(["慢一点"]);
-    const row = await server.context.db.get<{ attempts: number; status: string }>("SELECT attempts, status FROM telegram_outbox WHERE text = ?", "慢一点");
+    const row = await server.context.db.get<{ attempts: number; status: string }>(
+      "SELECT attempts, status FROM telegram_outbox WHERE text = ?",
+      "慢一点",
+    );
     expect(row).toEqual({ attempts: 2, status: "sent" });
   });
 });
@@ -477,7 +509,9 @@ describe("a failing or hanging Bot API", () => {
       const failed = await until(
         "a failed send attempt",
         async () =>
-          await server.context.db.get<{ last_error: string; status: string }>("SELECT last_error, status FROM telegram_outbox WHERE text LIKE '订单已支付：故障时购买%' AND last_error <> ''") ?? undefined,
+          (await server.context.db.get<{ last_error: string; status: string }>(
+            "SELECT last_error, status FROM telegram_outbox WHERE text LIKE '订单已支付：故障时购买%' AND last_error <> ''",
+          )) ?? undefined,
       );
       expect(failed).toMatchObject({ status: "pending", last_error: "500: Internal Server Error" });
       expect(fake.messagesTo(customer.chat.id)).toHaveLength(before);
@@ -508,7 +542,10 @@ describe("a failing or hanging Bot API", () => {
       await until("a second try after the timeout", () =>
         fake.calls.filter((call) => call.method === "sendMessage").length > sendsSoFar ? true : undefined,
       );
-      const waiting = await server.context.db.get<{ status: string; last_error: string }>("SELECT status, last_error FROM telegram_outbox WHERE text = ?", "卡住时排队的消息");
+      const waiting = await server.context.db.get<{ status: string; last_error: string }>(
+        "SELECT status, last_error FROM telegram_outbox WHERE text = ?",
+        "卡住时排队的消息",
+      );
       expect(waiting).toEqual({ status: "pending", last_error: "网络: 请求超时" });
     } finally {
       fake.mode = "normal";

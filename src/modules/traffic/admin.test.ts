@@ -21,8 +21,10 @@ afterAll(() => server?.close());
 
 async function record(userId: string, type: TrafficRecordType, bytes: number, now: number) {
   const db = server.context.db;
-  await tx(db, async () =>
-    await changeTraffic(db, { userId, type, desc: type, traffic: bytes, now, timeZone: "Asia/Shanghai" }),
+  await tx(
+    db,
+    async () =>
+      await changeTraffic(db, { userId, type, desc: type, traffic: bytes, now, timeZone: "Asia/Shanghai" }),
   );
 }
 

@@ -15,12 +15,17 @@ export async function listAllTrafficRecords(
   now = Date.now(),
 ): Promise<AllTrafficRecords> {
   const firstDay = addDays(businessDay(now, await ctx.settings.get("timezone")), -(day_num - 1));
-  const rows = await ctx.db.all<AdminTrafficRecord>(`SELECT r.id AS _id, r.user_id AS uid, COALESCE(u.email, '') AS email, r.day, r.type, r.desc,
+  const rows = await ctx.db.all<AdminTrafficRecord>(
+    `SELECT r.id AS _id, r.user_id AS uid, COALESCE(u.email, '') AS email, r.day, r.type, r.desc,
          r.traffic_change AS "trafficChange", r.exemption_traffic AS "exemptionTraffic",
          r.all_traffic AS "allTraffic", r.all_spend AS "allSpend", r.update_time AS "updateTime"
        FROM traffic_records r LEFT JOIN users u ON u.id = r.user_id
        WHERE r.day >= ?1 AND (?2 = 'all' OR r.type = ?2)
-       ORDER BY r.day DESC, r.update_time DESC, r.id DESC LIMIT ?3`, firstDay, type, ALL_TRAFFIC_RECORD_LIMIT + 1);
+       ORDER BY r.day DESC, r.update_time DESC, r.id DESC LIMIT ?3`,
+    firstDay,
+    type,
+    ALL_TRAFFIC_RECORD_LIMIT + 1,
+  );
   const truncated = rows.length > ALL_TRAFFIC_RECORD_LIMIT;
   return { records: truncated ? rows.slice(0, ALL_TRAFFIC_RECORD_LIMIT) : rows, truncated };
 }

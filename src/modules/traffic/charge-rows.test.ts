@@ -55,13 +55,15 @@ async function customer(traffic: number): Promise<UserRow> {
     now: NOON - 60_000,
     timeZone: ZONE,
   });
-  return await findUserById(server.context, user.id) as UserRow;
+  return (await findUserById(server.context, user.id)) as UserRow;
 }
 
 async function changeBalance(user: UserRow, type: "buy" | "push_spend", traffic: number, now: number) {
   const ctx = server.context;
-  await tx(ctx.db, async () =>
-    await changeTraffic(ctx.db, { userId: user.id, type, desc: "测试", traffic, now, timeZone: ZONE }),
+  await tx(
+    ctx.db,
+    async () =>
+      await changeTraffic(ctx.db, { userId: user.id, type, desc: "测试", traffic, now, timeZone: ZONE }),
   );
 }
 
@@ -72,18 +74,27 @@ async function report(usage: Record<string, [number, number]>, now: number, pull
 }
 
 const spendRecords = async (user: UserRow) =>
-  await server.context.db.all("SELECT day, traffic_change, all_traffic, all_spend FROM traffic_records WHERE user_id = ? AND type = 'spend' ORDER BY day", user.id);
+  await server.context.db.all(
+    "SELECT day, traffic_change, all_traffic, all_spend FROM traffic_records WHERE user_id = ? AND type = 'spend' ORDER BY day",
+    user.id,
+  );
 const usageDays = async (user: UserRow) =>
-  await server.context.db.all("SELECT day, download, permanent, overdraft FROM usage_days WHERE user_id = ? ORDER BY day", user.id);
+  await server.context.db.all(
+    "SELECT day, download, permanent, overdraft FROM usage_days WHERE user_id = ? ORDER BY day",
+    user.id,
+  );
 const ledgerSum = async (user: UserRow) => await trafficLedgerSum(server, user.id);
-const reload = async (user: UserRow) => await findUserById(server.context, user.id) as UserRow;
+const reload = async (user: UserRow) => (await findUserById(server.context, user.id)) as UserRow;
 
 test("one report charges users with and without rows of the day; the next day gets rows of its own", async () => {
   const regular = await customer(GB);
   await report({ [regular.node_uid]: [0, MB] }, NOON);
   const newcomer = await customer(GB);
 
-  const result = await report({ [regular.node_uid]: [0, 2 * MB], [newcomer.node_uid]: [0, 4 * MB] }, NOON + 1000);
+  const result = await report(
+    { [regular.node_uid]: [0, 2 * MB], [newcomer.node_uid]: [0, 4 * MB] },
+    NOON + 1000,
+  );
   expect(result).toMatchObject({ users: 2, charged: 6 * MB });
   expect(await spendRecords(regular)).toEqual([
     { day: TODAY, traffic_change: -3 * MB, all_traffic: GB - 3 * MB, all_spend: 3 * MB },
@@ -117,6 +128,8 @@ test("a day that began in overdraft gets its spend record at the first report th
   expect(await spendRecords(giver)).toEqual([
     { day: TODAY, traffic_change: -3 * MB, all_traffic: GB - 3 * MB, all_spend: 3 * MB },
   ]);
-  expect(await usageDays(giver)).toEqual([{ day: TODAY, download: 5 * MB, permanent: 3 * MB, overdraft: 2 * MB }]);
+  expect(await usageDays(giver)).toEqual([
+    { day: TODAY, download: 5 * MB, permanent: 3 * MB, overdraft: 2 * MB },
+  ]);
   expect(await ledgerSum(giver)).toBe((await reload(giver)).traffic);
 });

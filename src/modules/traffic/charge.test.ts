@@ -227,22 +227,29 @@ describe("applyNodeReport", () => {
       timeZone: ZONE,
     });
     await setUserColumns(ctx.db, user.id, fields);
-    return await findUserById(ctx, user.id) as UserRow;
+    return (await findUserById(ctx, user.id)) as UserRow;
   }
 
-  const reload = async (user: UserRow) => await findUserById(server.context, user.id) as UserRow;
+  const reload = async (user: UserRow) => (await findUserById(server.context, user.id)) as UserRow;
   const heat = async (lineId: string) =>
-    (await server.context.db.get("SELECT hot FROM agent_lines WHERE id = ?", lineId) as { hot: number }).hot;
+    ((await server.context.db.get("SELECT hot FROM agent_lines WHERE id = ?", lineId)) as { hot: number })
+      .hot;
   const spendRecords = async (user: UserRow) =>
     await server.context.db.all<{
-          traffic_change: number;
-          exemption_traffic: number;
-          all_traffic: number;
-          all_spend: number;
-          day: string;
-        }>("SELECT traffic_change, exemption_traffic, all_traffic, all_spend, day FROM traffic_records WHERE user_id = ? AND type = 'spend'", user.id);
+      traffic_change: number;
+      exemption_traffic: number;
+      all_traffic: number;
+      all_spend: number;
+      day: string;
+    }>(
+      "SELECT traffic_change, exemption_traffic, all_traffic, all_spend, day FROM traffic_records WHERE user_id = ? AND type = 'spend'",
+      user.id,
+    );
   const usageDay = async (user: UserRow) =>
-    await server.context.db.get("SELECT upload, download, quota, permanent, overdraft FROM usage_days WHERE user_id = ?", user.id);
+    await server.context.db.get(
+      "SELECT upload, download, quota, permanent, overdraft FROM usage_days WHERE user_id = ?",
+      user.id,
+    );
   const ledgerSum = async (user: UserRow) => await trafficLedgerSum(server, user.id);
 
   /** The node pulls its user list, as it does every pull interval (it holds the list from then on). */
@@ -469,7 +476,11 @@ describe("applyNodeReport", () => {
     const late = { pull: false, now: pulledAt + grace };
     expect(await report({ [user.node_uid]: [0, MB] }, late)).toMatchObject({ users: 1, charged: 2 * MB });
     const after = { pull: false, now: pulledAt + grace + 1 };
-    expect(await report({ [user.node_uid]: [0, MB] }, after)).toMatchObject({ users: 0, charged: 0, anomalies: 1 });
+    expect(await report({ [user.node_uid]: [0, MB] }, after)).toMatchObject({
+      users: 0,
+      charged: 0,
+      anomalies: 1,
+    });
     expect((await reload(user)).traffic).toBe(GB - 2 * MB);
   });
 
@@ -511,7 +522,7 @@ describe("applyNodeReport", () => {
     expect(await push(windowEnd)).toMatchObject({ users: 0, charged: 0, anomalies: 1 });
     // Its first pull (no line serves the user) ends the window at once.
     await ctx.db.run("UPDATE agents SET admit_all_until = ? WHERE id = ?", windowEnd, upgraded._id);
-    await servedUserList(ctx, await findAgentRow(ctx, upgraded._id) as AgentRow, NOON);
+    await servedUserList(ctx, (await findAgentRow(ctx, upgraded._id)) as AgentRow, NOON);
     expect(await push(NOON + 1)).toMatchObject({ users: 0, charged: 0, anomalies: 1 });
     expect((await reload(user)).traffic).toBe(GB - MB);
   });
@@ -523,7 +534,17 @@ describe("applyNodeReport", () => {
     );
     const day = NOON + 3 * 86_400_000;
     await report(strays, { now: day, pull: false });
-    const rows = await ctx.db.all<{ user_no: number; reason: string; upload: number; download: number; reports: number }>("SELECT user_no, reason, upload, download, reports FROM node_anomalies WHERE agent_id = ? AND day = ?", agentId, businessDay(day, ZONE));
+    const rows = await ctx.db.all<{
+      user_no: number;
+      reason: string;
+      upload: number;
+      download: number;
+      reports: number;
+    }>(
+      "SELECT user_no, reason, upload, download, reports FROM node_anomalies WHERE agent_id = ? AND day = ?",
+      agentId,
+      businessDay(day, ZONE),
+    );
     expect(rows).toHaveLength(1001);
     expect(rows.find((row) => row.user_no === 0)).toEqual({
       user_no: 0,
@@ -543,16 +564,29 @@ describe("applyNodeReport", () => {
     const ctx = server.context;
     const user = await customer({ traffic: GB });
     await report({ [user.node_uid]: [0, 1] });
-    await ctx.db.run("UPDATE agent_lines SET hot = ? WHERE id = ?", Number.MAX_SAFE_INTEGER - 5, lines.tcp as string);
-    await ctx.db.run("UPDATE usage_days SET download = ?, overdraft = ? WHERE user_id = ?", Number.MAX_SAFE_INTEGER - 5, Number.MAX_SAFE_INTEGER - 5, user.id);
+    await ctx.db.run(
+      "UPDATE agent_lines SET hot = ? WHERE id = ?",
+      Number.MAX_SAFE_INTEGER - 5,
+      lines.tcp as string,
+    );
+    await ctx.db.run(
+      "UPDATE usage_days SET download = ?, overdraft = ? WHERE user_id = ?",
+      Number.MAX_SAFE_INTEGER - 5,
+      Number.MAX_SAFE_INTEGER - 5,
+      user.id,
+    );
     await report({ [user.node_uid]: [0, REPORT_MAX_BYTES] });
     await report({ [user.node_uid]: [0, REPORT_MAX_BYTES] });
     // The storage type of each value: SQLite's typeof; PostgreSQL's columns are BIGINT, so pg_typeof.
     const [typeOf, integer] = ctx.db.engine === "postgres" ? ["pg_typeof", "bigint"] : ["typeof", "integer"];
     const typed = (value: string) => `CAST(${typeOf}(${value}) AS TEXT)`;
-    const types = await ctx.db.get(`SELECT ${typed("l.hot")} AS hot, l.hot AS heat, ${typed("d.download")} AS download, ${typed("d.overdraft")} AS overdraft,
+    const types = await ctx.db.get(
+      `SELECT ${typed("l.hot")} AS hot, l.hot AS heat, ${typed("d.download")} AS download, ${typed("d.overdraft")} AS overdraft,
            d.overdraft AS "overdraftValue"
-         FROM agent_lines l, usage_days d WHERE l.id = ? AND d.user_id = ?`, lines.tcp as string, user.id);
+         FROM agent_lines l, usage_days d WHERE l.id = ? AND d.user_id = ?`,
+      lines.tcp as string,
+      user.id,
+    );
     expect(types).toEqual({
       hot: integer,
       heat: Number.MAX_SAFE_INTEGER,
@@ -573,7 +607,10 @@ describe("applyNodeReport", () => {
   test("the node's last push and online user count are recorded", async () => {
     const user = await customer({ traffic: GB });
     await report({ [user.node_uid]: [0, 1] }, { now: NOON + 5 });
-    const row = await server.context.db.get("SELECT last_push_time, last_seen_time, online_users FROM agents WHERE id = ?", agentId);
+    const row = await server.context.db.get(
+      "SELECT last_push_time, last_seen_time, online_users FROM agents WHERE id = ?",
+      agentId,
+    );
     expect(row).toEqual({ last_push_time: NOON + 5, last_seen_time: NOON + 5, online_users: 1 });
   });
 });

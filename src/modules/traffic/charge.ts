@@ -125,7 +125,10 @@ const REPORT_ID_DAYS = 30;
 
 /** The node's lines served by the inbound (all the node's lines when it is null or unknown). */
 async function inboundLines(ctx: AppContext, agentId: string, inbound: string | null) {
-  const lines = await ctx.db.all<{ id: string; protocol: LineProtocol; scale: number }>("SELECT id, protocol, scale FROM agent_lines WHERE agent_id = ?", agentId);
+  const lines = await ctx.db.all<{ id: string; protocol: LineProtocol; scale: number }>(
+    "SELECT id, protocol, scale FROM agent_lines WHERE agent_id = ?",
+    agentId,
+  );
   const served = lines.filter((line) => INBOUND_TAG[line.protocol] === inbound);
   return served.length > 0 ? served : lines;
 }
@@ -163,7 +166,8 @@ type UserBalance = ChargedUser &
  */
 function todaysRowsSql(db: Db) {
   // ?5 is bound on both engines, so PostgreSQL is given its type here.
-  if (db.engine === "postgres") return { columns: "NULL AS spend_id, NULL AS usage_rid, CAST(?5 AS TEXT) AS day", joins: "" };
+  if (db.engine === "postgres")
+    return { columns: "NULL AS spend_id, NULL AS usage_rid, CAST(?5 AS TEXT) AS day", joins: "" };
   return {
     columns: `s.id AS spend_id, ${rowAddressSql(db, "d")} AS usage_rid`,
     joins: `LEFT JOIN traffic_records s ON s.user_id = u.id AND s.day = ?5 AND s.type = 'spend'
@@ -185,27 +189,52 @@ export async function applyNodeReport(ctx: AppContext, report: NodeReport): Prom
   const db = ctx.db;
   const outcome = await tx(db, async (): Promise<ReportResult> => {
     if (report.reportId !== null) {
-      const fresh = (await db.run("INSERT INTO node_reports (agent_id, report_id, users, create_time) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING", agentId, report.reportId, moved.length, now)).changes;
+      const fresh = (
+        await db.run(
+          "INSERT INTO node_reports (agent_id, report_id, users, create_time) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+          agentId,
+          report.reportId,
+          moved.length,
+          now,
+        )
+      ).changes;
       if (!fresh) return { duplicate: true, users: 0, charged: 0, anomalies: 0 };
-      await db.run("DELETE FROM node_reports WHERE agent_id = ? AND create_time < ?", agentId, now - REPORT_ID_DAYS * DAY_MS);
+      await db.run(
+        "DELETE FROM node_reports WHERE agent_id = ? AND create_time < ?",
+        agentId,
+        now - REPORT_ID_DAYS * DAY_MS,
+      );
     }
     // Trial traffic due by now must not pay for this report: it goes first, with its own record.
     await expireDueTrials(ctx, now);
     // Only users the node was given are charged; the rest are kept as anomalies.
-    const users = await db.all<UserBalance>(`SELECT ${rowAddressSql(db, "b")} AS rid, u.id, u.node_uid, u.scale, b.traffic, b.spend_traffic, u.vip_expire_time,
+    const users = await db.all<UserBalance>(
+      `SELECT ${rowAddressSql(db, "b")} AS rid, u.id, u.node_uid, u.scale, b.traffic, b.spend_traffic, u.vip_expire_time,
            u.daily_limit, u.special_daily_unlimit_traffic, u.daily_unlimit_traffic, b.daily_usage, b.daily_usage_day,
            (SELECT COALESCE(SUM(remaining), 0) FROM trial_grants g WHERE g.user_id = u.id AND g.remaining > 0) AS trial,
            ${todaysRowsSql(db).columns}
          FROM users u
          JOIN balances b ON b.user_id = u.id
          ${todaysRowsSql(db).joins}
-         WHERE u.node_uid IN ${jsonValuesSql(db, "?1", "bigint")} AND ${admittedSql("u.node_uid", "?2", "?3", "?4")}`, JSON.stringify(moved.map(([userNo]) => userNo)), agentId, await admittedSince(ctx, now), now, day);
+         WHERE u.node_uid IN ${jsonValuesSql(db, "?1", "bigint")} AND ${admittedSql("u.node_uid", "?2", "?3", "?4")}`,
+      JSON.stringify(moved.map(([userNo]) => userNo)),
+      agentId,
+      await admittedSince(ctx, now),
+      now,
+      day,
+    );
     const charged = new Set(users.map((user) => user.node_uid));
     const strays = moved
       .filter(([userNo]) => !charged.has(userNo))
       .map(([userNo, [upload, download]]) => ({ userNo, upload, download }));
     await recordAnomalies(db, agentId, strays, now, timeZone);
-    await db.run("UPDATE agents SET last_push_time = ?, last_seen_time = ?, online_users = ? WHERE id = ?", now, now, users.length, agentId);
+    await db.run(
+      "UPDATE agents SET last_push_time = ?, last_seen_time = ?, online_users = ? WHERE id = ?",
+      now,
+      now,
+      users.length,
+      agentId,
+    );
     const result = { duplicate: false, users: users.length, charged: 0, anomalies: strays.length };
     let carried = 0;
     const charges = users.map((user): UserCharge => {
@@ -217,7 +246,12 @@ export async function applyNodeReport(ctx: AppContext, report: NodeReport): Prom
     });
     await writeCharges(ctx, charges, day, now);
     if (users.length > 0 && lines.length > 0) {
-      await db.run(`UPDATE agent_lines SET hot = ${leastSql(db, "hot + ?", "?")} WHERE id IN ${jsonValuesSql(db, "?", "text")}`, carried, SATURATED, JSON.stringify(lines.map((line) => line.id)));
+      await db.run(
+        `UPDATE agent_lines SET hot = ${leastSql(db, "hot + ?", "?")} WHERE id IN ${jsonValuesSql(db, "?", "text")}`,
+        carried,
+        SATURATED,
+        JSON.stringify(lines.map((line) => line.id)),
+      );
     }
     return result;
   });
@@ -265,7 +299,13 @@ async function writeCharges(ctx: AppContext, charges: UserCharge[], day: string,
   }
   const usage = usageWriter(db, day);
   for (const { user, upload, download, split } of charges) {
-    await usage(user, [upload, download, split.fromQuota, split.fromTrial + split.fromPermanent, split.overdraft]);
+    await usage(user, [
+      upload,
+      download,
+      split.fromQuota,
+      split.fromTrial + split.fromPermanent,
+      split.overdraft,
+    ]);
   }
 }
 
@@ -340,7 +380,8 @@ function usageWriter(db: Db, day: string) {
 /** Takes `amount` from a user's running grants, soonest expiry first. Only users who spend trial get here. */
 function trialSpender(ctx: AppContext) {
   const db = ctx.db;
-  const running = "SELECT id, remaining FROM trial_grants WHERE user_id = ? AND remaining > 0 ORDER BY expire_time, id";
+  const running =
+    "SELECT id, remaining FROM trial_grants WHERE user_id = ? AND remaining > 0 ORDER BY expire_time, id";
   const take = "UPDATE trial_grants SET remaining = remaining - ? WHERE id = ?";
   return async (userId: string, amount: number) => {
     let left = amount;

@@ -46,7 +46,7 @@ async function buy(client: ApiClient, fields: Record<string, unknown>) {
   await payWithSandbox(server, client, order._id);
 }
 
-const reload = async (user: UserRow) => await findUserById(server.context, user.id) as UserRow;
+const reload = async (user: UserRow) => (await findUserById(server.context, user.id)) as UserRow;
 
 describe("my_traffic_records", () => {
   let customer: { client: ApiClient; user: UserRow };
@@ -138,15 +138,17 @@ describe("the 10-business-day window", () => {
   beforeAll(async () => {
     user = (await loggedInClient(server)).user;
     const db = server.context.db;
-    await tx(db, async () =>
-      await changeTraffic(db, {
-        userId: user.id,
-        type: "coupon",
-        desc: "兑换券",
-        traffic: 100 * GB,
-        now: startOf(addDays(TODAY, -30)),
-        timeZone: ZONE,
-      }),
+    await tx(
+      db,
+      async () =>
+        await changeTraffic(db, {
+          userId: user.id,
+          type: "coupon",
+          desc: "兑换券",
+          traffic: 100 * GB,
+          now: startOf(addDays(TODAY, -30)),
+          timeZone: ZONE,
+        }),
     );
     const uid = (await reload(user)).node_uid;
     // The last millisecond of the 11th day back, and the first of the 10th (today counts).
@@ -177,6 +179,8 @@ describe("the 10-business-day window", () => {
       ["2026-11-12", -2 * GB],
       ["2026-11-11", -GB],
     ]);
-    expect((await listTrafficRecords(server.context, user.id, { now, days: 1 })).map((r) => r.day)).toEqual([TODAY]);
+    expect((await listTrafficRecords(server.context, user.id, { now, days: 1 })).map((r) => r.day)).toEqual([
+      TODAY,
+    ]);
   });
 });

@@ -28,11 +28,16 @@ export async function listTrafficRecords(
   userId: string,
   { type = "all", days = TRAFFIC_RECORD_DAYS, now = Date.now() }: TrafficRecordQuery = {},
 ): Promise<TrafficRecord[]> {
-  return await ctx.db.all<TrafficRecord>(`SELECT type, "desc", traffic_change AS "trafficChange", exemption_traffic AS "exemptionTraffic",
+  return await ctx.db.all<TrafficRecord>(
+    `SELECT type, "desc", traffic_change AS "trafficChange", exemption_traffic AS "exemptionTraffic",
          all_traffic AS "allTraffic", all_spend AS "allSpend", update_time AS "updateTime", day
        FROM traffic_records
        WHERE user_id = ?1 AND day >= ?2 AND (?3 = 'all' OR type = ?3)
-       ORDER BY day DESC, update_time DESC, id DESC`, userId, await firstDayOfWindow(ctx, days, now), type);
+       ORDER BY day DESC, update_time DESC, id DESC`,
+    userId,
+    await firstDayOfWindow(ctx, days, now),
+    type,
+  );
 }
 
 /** A user's balances as the dashboard shows them (seed 000 §3 user info fields). Bytes and ms. */
@@ -42,6 +47,9 @@ export type TrafficBalance = Pick<
 >;
 
 export async function trafficBalance(ctx: AppContext, user: UserRow): Promise<TrafficBalance> {
-  const { email, traffic, spendTraffic, vipExpireTime, dailyTimePackageUsage, limit } = await userInfo(ctx, user);
+  const { email, traffic, spendTraffic, vipExpireTime, dailyTimePackageUsage, limit } = await userInfo(
+    ctx,
+    user,
+  );
   return { email, traffic, spendTraffic, vipExpireTime, dailyTimePackageUsage, limit };
 }

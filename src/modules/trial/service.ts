@@ -30,7 +30,10 @@ type HeldGrant = { remaining: number; expire_time: number };
 
 /** The user's grants still holding traffic, due ones included. */
 async function heldGrants(db: Db, userId: string): Promise<HeldGrant[]> {
-  return await db.all<HeldGrant>("SELECT remaining, expire_time FROM trial_grants WHERE user_id = ? AND remaining > 0", userId);
+  return await db.all<HeldGrant>(
+    "SELECT remaining, expire_time FROM trial_grants WHERE user_id = ? AND remaining > 0",
+    userId,
+  );
 }
 
 /** A grant past its expiry no longer counts, swept or not. */
@@ -51,8 +54,15 @@ export async function trialBalance(db: Db, userId: string, now: number): Promise
 }
 
 /** trialBalance for userinfo, which asks on every call: the grants are cached until the database changes. */
-export async function cachedTrialBalance(ctx: AppContext, userId: string, now: number): Promise<TrialBalance> {
-  return runningBalance((await ctx.cache.trialGrants.get(userId, async () => await heldGrants(ctx.db, userId))) ?? [], now);
+export async function cachedTrialBalance(
+  ctx: AppContext,
+  userId: string,
+  now: number,
+): Promise<TrialBalance> {
+  return runningBalance(
+    (await ctx.cache.trialGrants.get(userId, async () => await heldGrants(ctx.db, userId))) ?? [],
+    now,
+  );
 }
 
 /** Σ remaining of every grant not yet swept, due ones included: all of it is in balances.traffic. */
@@ -67,7 +77,7 @@ async function unsweptTrial(db: Db, userId: string): Promise<number> {
  */
 export async function permanentTraffic(db: Db, userId: string, _now: number): Promise<number> {
   const row = await db.get<{ traffic: number }>("SELECT traffic FROM balances WHERE user_id = ?", userId);
-  return Math.max(0, (row?.traffic ?? 0) - await unsweptTrial(db, userId));
+  return Math.max(0, (row?.traffic ?? 0) - (await unsweptTrial(db, userId)));
 }
 
 export interface NewTrialGrant {
@@ -83,8 +93,17 @@ export interface NewTrialGrant {
 
 /** Marks `amount` of the traffic just credited as expiring at `expireTime`. Inside the crediting tx. */
 export async function addTrialGrant(db: Db, grant: NewTrialGrant): Promise<void> {
-  await db.run(`INSERT INTO trial_grants (user_id, coupon_use_id, order_id, amount, remaining, expire_time, create_time)
-     VALUES (?, ?, ?, ?, ?, ?, ?)`, grant.userId, grant.couponUseId ?? "", grant.orderId ?? null, grant.amount, grant.amount, grant.expireTime, grant.now);
+  await db.run(
+    `INSERT INTO trial_grants (user_id, coupon_use_id, order_id, amount, remaining, expire_time, create_time)
+     VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    grant.userId,
+    grant.couponUseId ?? "",
+    grant.orderId ?? null,
+    grant.amount,
+    grant.amount,
+    grant.expireTime,
+    grant.now,
+  );
 }
 
 interface DueGrant {
@@ -105,13 +124,19 @@ interface DueGrant {
 export async function expireDueTrials(ctx: AppContext, now: number): Promise<number> {
   const db = ctx.db;
   return await tx(db, async () => {
-    const due = await db.all<DueGrant>("SELECT id, user_id, remaining, order_id FROM trial_grants WHERE remaining > 0 AND expire_time <= ? ORDER BY expire_time, id", now);
+    const due = await db.all<DueGrant>(
+      "SELECT id, user_id, remaining, order_id FROM trial_grants WHERE remaining > 0 AND expire_time <= ? ORDER BY expire_time, id",
+      now,
+    );
     if (due.length === 0) return 0;
     const timeZone = await ctx.settings.get("timezone");
     const balance = "SELECT traffic FROM balances WHERE user_id = ?";
     const close = "UPDATE trial_grants SET remaining = 0, expired_time = ? WHERE id = ?";
     for (const grant of due) {
-      const removed = Math.min(grant.remaining, Math.max(0, (await db.get<{ traffic: number }>(balance, grant.user_id))?.traffic ?? 0));
+      const removed = Math.min(
+        grant.remaining,
+        Math.max(0, (await db.get<{ traffic: number }>(balance, grant.user_id))?.traffic ?? 0),
+      );
       if (removed > 0) {
         await changeTraffic(db, {
           userId: grant.user_id,
@@ -153,9 +178,13 @@ export function trialExpiringText(
 export async function warnExpiringTrials(ctx: AppContext, now: number): Promise<number> {
   const db = ctx.db;
   return await tx(db, async () => {
-    const expiring = await db.all<ExpiringGrant>(`SELECT id, user_id, remaining, expire_time, order_id FROM trial_grants
+    const expiring = await db.all<ExpiringGrant>(
+      `SELECT id, user_id, remaining, expire_time, order_id FROM trial_grants
          WHERE remaining > 0 AND expire_time > ?1 AND expire_time <= ?2 AND warned_time IS NULL
-         ORDER BY expire_time, id`, now, now + TRIAL_WARN_MS);
+         ORDER BY expire_time, id`,
+      now,
+      now + TRIAL_WARN_MS,
+    );
     const timeZone = await ctx.settings.get("timezone");
     const mark = "UPDATE trial_grants SET warned_time = ? WHERE id = ? AND warned_time IS NULL";
     for (const grant of expiring) {

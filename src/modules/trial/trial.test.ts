@@ -85,13 +85,23 @@ const report = async (user: UserRow, download: number, now: number) => {
 };
 
 const balance = async (user: UserRow) =>
-  await db().get<{ traffic: number; spend_traffic: number; daily_usage: number }>("SELECT traffic, spend_traffic, daily_usage FROM balances WHERE user_id = ?", user.id);
+  await db().get<{ traffic: number; spend_traffic: number; daily_usage: number }>(
+    "SELECT traffic, spend_traffic, daily_usage FROM balances WHERE user_id = ?",
+    user.id,
+  );
 
 const grants = async (user: UserRow) =>
-  await db().all<{ amount: number; remaining: number; expired_time: number | null }>("SELECT amount, remaining, expired_time FROM trial_grants WHERE user_id = ? ORDER BY id", user.id);
+  await db().all<{ amount: number; remaining: number; expired_time: number | null }>(
+    "SELECT amount, remaining, expired_time FROM trial_grants WHERE user_id = ? ORDER BY id",
+    user.id,
+  );
 
 const records = async (user: UserRow, type: string) =>
-  await db().all<{ traffic_change: number; exemption_traffic: number; desc: string; day: string }>("SELECT traffic_change, exemption_traffic, \"desc\", day FROM traffic_records WHERE user_id = ? AND type = ? ORDER BY id", user.id, type);
+  await db().all<{ traffic_change: number; exemption_traffic: number; desc: string; day: string }>(
+    'SELECT traffic_change, exemption_traffic, "desc", day FROM traffic_records WHERE user_id = ? AND type = ? ORDER BY id',
+    user.id,
+    type,
+  );
 
 /** balances.traffic = Σ traffic_change, and the trial part never exceeds it. */
 async function expectLedgerHolds(user: UserRow) {
@@ -237,15 +247,17 @@ describe("expiry", () => {
   test("clamped to what balances.traffic holds: traffic taken outside the trial accounting is not taken twice", async () => {
     const user = await customer(0);
     const expiry = await giveTrial(user, GB, 1);
-    await tx(db(), async () =>
-      await changeTraffic(db(), {
-        userId: user.id,
-        type: "agency_allocate",
-        desc: "运营调整",
-        traffic: -600 * MB,
-        now: T0,
-        timeZone: ZONE,
-      }),
+    await tx(
+      db(),
+      async () =>
+        await changeTraffic(db(), {
+          userId: user.id,
+          type: "agency_allocate",
+          desc: "运营调整",
+          traffic: -600 * MB,
+          now: T0,
+          timeZone: ZONE,
+        }),
     );
     await expireDueTrials(server.context, expiry);
     expect((await records(user, "tiyan_expire")).map((r) => r.traffic_change)).toEqual([-424 * MB]);
@@ -277,7 +289,10 @@ describe("expiry", () => {
       trialTraffic: GB + 500 * MB,
       trialExpireTime: soon,
     });
-    expect(await trialBalance(db(), user.id, soon)).toEqual({ trialTraffic: 500 * MB, trialExpireTime: later });
+    expect(await trialBalance(db(), user.id, soon)).toEqual({
+      trialTraffic: 500 * MB,
+      trialExpireTime: later,
+    });
     expect(await permanentTraffic(db(), user.id, soon - 1)).toBe(2 * GB);
     expect(await permanentTraffic(db(), user.id, soon)).toBe(2 * GB); // still unswept: not spendable either
     expect((await balance(user))?.traffic).toBe(3 * GB + 500 * MB);
@@ -304,14 +319,22 @@ describe("expiry", () => {
 
 describe("about to expire", () => {
   const notices = async (user: UserRow) =>
-    await db().all<{ desc: string; href: string }>("SELECT \"desc\", href FROM notices WHERE user_id = ?", user.id);
+    await db().all<{ desc: string; href: string }>(
+      'SELECT "desc", href FROM notices WHERE user_id = ?',
+      user.id,
+    );
   const messages = async (chatId: number) =>
     await db().all<{ text: string }>("SELECT text FROM telegram_outbox WHERE chat_id = ?", chatId);
 
   test("within 24 hours of expiry: one bell notice and one bot message with how much and when, once", async () => {
     const user = await customer(GB);
     const chatId = 7_000_000 + Math.floor(Math.random() * 1_000_000);
-    await db().run("INSERT INTO telegram_bindings (user_id, chat_id, bind_time) VALUES (?, ?, ?)", user.id, chatId, T0);
+    await db().run(
+      "INSERT INTO telegram_bindings (user_id, chat_id, bind_time) VALUES (?, ?, ?)",
+      user.id,
+      chatId,
+      T0,
+    );
     const expiry = await giveTrial(user, 1.5 * GB, 30);
     await warnExpiringTrials(server.context, expiry - 24 * HOUR - 1);
     expect(await notices(user)).toEqual([]);

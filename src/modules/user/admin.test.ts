@@ -42,13 +42,13 @@ const call = <T = AdminUser>(path: string, payload: unknown = {}) =>
 
 const ledgerCounts = async (userId: string) => ({
   traffic: (
-    await db().get("SELECT COUNT(*) AS n FROM traffic_records WHERE user_id = ?", userId) as { n: number }
+    (await db().get("SELECT COUNT(*) AS n FROM traffic_records WHERE user_id = ?", userId)) as { n: number }
   ).n,
   wallet: (
-    await db().get("SELECT COUNT(*) AS n FROM wallet_entries WHERE user_id = ?", userId) as { n: number }
+    (await db().get("SELECT COUNT(*) AS n FROM wallet_entries WHERE user_id = ?", userId)) as { n: number }
   ).n,
   audit: (
-    await db().get("SELECT COUNT(*) AS n FROM admin_adjustments WHERE user_id = ?", userId) as { n: number }
+    (await db().get("SELECT COUNT(*) AS n FROM admin_adjustments WHERE user_id = ?", userId)) as { n: number }
   ).n,
 });
 
@@ -56,7 +56,11 @@ describe("userlist", () => {
   test("every §2.5 column, newest first, never the password hash or proxy secret", async () => {
     const owner = await loggedInClient(server);
     const customer = await loggedInClient(server);
-    await db().run("UPDATE users SET agency_id = ?, channel_code = 'ABC123', wallet_fen = 1234 WHERE id = ?", owner.user.id, customer.user.id);
+    await db().run(
+      "UPDATE users SET agency_id = ?, channel_code = 'ABC123', wallet_fen = 1234 WHERE id = ?",
+      owner.user.id,
+      customer.user.id,
+    );
     const answer = await call<AdminUser[]>("userlist", {});
     expect(answer.code).toBe(0);
     const [first, second] = answer.data;
@@ -154,7 +158,10 @@ describe("user and update_user", () => {
       forceReward: true,
       disable: false,
     });
-    const row = await db().get("SELECT daily_unlimit_traffic FROM users WHERE id = ?", customer.user.id) as {
+    const row = (await db().get(
+      "SELECT daily_unlimit_traffic FROM users WHERE id = ?",
+      customer.user.id,
+    )) as {
       daily_unlimit_traffic: number;
     };
     expect(row.daily_unlimit_traffic).toBe(20 * GB);
@@ -190,8 +197,15 @@ describe("adjustments", () => {
     });
     expect(answer.code).toBe(0);
     expect(answer.data.traffic).toBe(10 * GB);
-    expect(await ledgerCounts(customer.user.id)).toEqual({ ...before, traffic: before.traffic + 1, audit: 1 });
-    const audit = await db().get("SELECT admin_id, traffic_change, vip_change, wallet_change_fen, reason FROM admin_adjustments WHERE user_id = ?", customer.user.id);
+    expect(await ledgerCounts(customer.user.id)).toEqual({
+      ...before,
+      traffic: before.traffic + 1,
+      audit: 1,
+    });
+    const audit = await db().get(
+      "SELECT admin_id, traffic_change, vip_change, wallet_change_fen, reason FROM admin_adjustments WHERE user_id = ?",
+      customer.user.id,
+    );
     expect(audit).toEqual({
       admin_id: admin.user.id,
       traffic_change: 10 * GB,
@@ -215,7 +229,10 @@ describe("adjustments", () => {
     expect(answer.data.wallet_money).toBe(5.5);
     expect(answer.data.vipExpireTime).toBeGreaterThan(Date.now() + 2 * 86_400_000);
     expect(await ledgerCounts(customer.user.id)).toEqual({ traffic: 1, wallet: 1, audit: 1 });
-    const entry = await db().get("SELECT type, change_fen FROM wallet_entries WHERE user_id = ?", customer.user.id);
+    const entry = await db().get(
+      "SELECT type, change_fen FROM wallet_entries WHERE user_id = ?",
+      customer.user.id,
+    );
     expect(entry).toEqual({ type: "adjust", change_fen: 550 });
     // Taking the 3 days back again is allowed; a fourth day is not.
     expect(

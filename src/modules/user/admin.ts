@@ -103,11 +103,18 @@ const likePattern = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}
  */
 export async function listAdminUsers(ctx: AppContext, query: UserListInput = {}): Promise<AdminUser[]> {
   const { number, filterStr, fromTimestamp, toTimestamp } = userListInput.parse(query);
-  const rows = await ctx.db.all<AdminUserRow>(`${ADMIN_USER_SELECT}
+  const rows = await ctx.db.all<AdminUserRow>(
+    `${ADMIN_USER_SELECT}
        WHERE (?1 = '' OR u.email ${likeSql(ctx.db)} ?2 ESCAPE '\\' OR u.channel_code ${likeSql(ctx.db)} ?2 ESCAPE '\\' OR u.id ${likeSql(ctx.db)} ?2 ESCAPE '\\')
          AND (CAST(?3 AS BIGINT) IS NULL OR u.create_time >= ?3) AND (CAST(?4 AS BIGINT) IS NULL OR u.create_time <= ?4)
        ORDER BY u.create_time DESC, u.id DESC
-       LIMIT ?5`, filterStr, likePattern(filterStr), fromTimestamp || null, toTimestamp || null, number);
+       LIMIT ?5`,
+    filterStr,
+    likePattern(filterStr),
+    fromTimestamp || null,
+    toTimestamp || null,
+    number,
+  );
   const settings = await ctx.settings.all();
   return rows.map((row) => toAdminUser(row, settings));
 }
@@ -156,7 +163,7 @@ export async function adjustUser(ctx: AppContext, adjustment: Adjustment): Promi
     const user = await findUserById(ctx, adjustment.userId);
     if (!user) throw new RpcError(Code.notFound, AdminUserMsg.notFound);
     // Trial traffic (with its own expiry) is not the admin's to take: only permanent traffic is.
-    if (trafficBytes < 0 && await permanentTraffic(ctx.db, user.id, now) + trafficBytes < 0)
+    if (trafficBytes < 0 && (await permanentTraffic(ctx.db, user.id, now)) + trafficBytes < 0)
       throw new RpcError(Code.badInput, AdminUserMsg.trafficBelowZero);
     const timePackage =
       days > 0
@@ -192,8 +199,17 @@ export async function adjustUser(ctx: AppContext, adjustment: Adjustment): Promi
             now,
           })
         : user.wallet_fen;
-    await ctx.db.run(`INSERT INTO admin_adjustments (admin_id, user_id, traffic_change, vip_change, wallet_change_fen, reason, create_time)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`, adjustment.adminId, user.id, trafficBytes, balances.vipExpireTime - user.vip_expire_time, walletFen, reason, now);
+    await ctx.db.run(
+      `INSERT INTO admin_adjustments (admin_id, user_id, traffic_change, vip_change, wallet_change_fen, reason, create_time)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      adjustment.adminId,
+      user.id,
+      trafficBytes,
+      balances.vipExpireTime - user.vip_expire_time,
+      walletFen,
+      reason,
+      now,
+    );
     return { ...balances, walletFen: wallet };
   });
 }
@@ -236,7 +252,9 @@ export async function updateUser(
     throw new RpcError(Code.badInput, "不能禁用自己的账号");
   const adjustment = fields.adjust ? adjustmentFrom(fields.adjust, adminId, fields._id, now) : null;
   await tx(ctx.db, async () => {
-    const changed = (await ctx.db.run(`UPDATE users SET
+    const changed = (
+      await ctx.db.run(
+        `UPDATE users SET
            disabled = COALESCE(?2, disabled),
            scale = COALESCE(?3, scale),
            can_change_describe_key = COALESCE(?4, can_change_describe_key),
@@ -245,7 +263,18 @@ export async function updateUser(
            special_daily_unlimit_traffic = COALESCE(?7, special_daily_unlimit_traffic),
            daily_unlimit_traffic = COALESCE(?8, daily_unlimit_traffic),
            force_reward = COALESCE(?9, force_reward)
-         WHERE id = ?1`, fields._id, flag(fields.disable), fields.scale ?? null, flag(fields.canChangeDescribeKey), flag(fields.canChangePassword), flag(fields.normalPermission), flag(fields.specialDailyUnlimitTraffic), fields.dailyUnlimitTraffic === undefined ? null : Math.round(fields.dailyUnlimitTraffic * GB), flag(fields.forceReward))).changes;
+         WHERE id = ?1`,
+        fields._id,
+        flag(fields.disable),
+        fields.scale ?? null,
+        flag(fields.canChangeDescribeKey),
+        flag(fields.canChangePassword),
+        flag(fields.normalPermission),
+        flag(fields.specialDailyUnlimitTraffic),
+        fields.dailyUnlimitTraffic === undefined ? null : Math.round(fields.dailyUnlimitTraffic * GB),
+        flag(fields.forceReward),
+      )
+    ).changes;
     if (!changed) throw new RpcError(Code.notFound, AdminUserMsg.notFound);
     if (fields.disable === true) await revokeAccountAccess(ctx, fields._id);
     if (adjustment) await adjustUser(ctx, adjustment);

@@ -122,7 +122,10 @@ describe("sign-up confirmation mail", () => {
     expect(link.serialId).toMatch(/^[0-9a-f]{24}$/);
     expect(link.key).toMatch(/^[0-9a-f]{64}$/);
     // Only the key's hash is stored.
-    const stored = await server.context.db.get<{ key_hash: string }>("SELECT key_hash FROM email_tokens WHERE serial_id = ?", link.serialId);
+    const stored = await server.context.db.get<{ key_hash: string }>(
+      "SELECT key_hash FROM email_tokens WHERE serial_id = ?",
+      link.serialId,
+    );
     expect(stored?.key_hash).toBeDefined();
     expect(stored?.key_hash).not.toBe(link.key);
 
@@ -150,7 +153,11 @@ describe("sign-up confirmation mail", () => {
     const late = uniqueEmail("expired");
     await signup(late, "correct-horse-1");
     const lateLink = confirmLinkOf(await sink.waitFor(late));
-    await server.context.db.run("UPDATE email_tokens SET expire_time = ? WHERE serial_id = ?", Date.now() - 1000, lateLink.serialId);
+    await server.context.db.run(
+      "UPDATE email_tokens SET expire_time = ? WHERE serial_id = ?",
+      Date.now() - 1000,
+      lateLink.serialId,
+    );
     const expired = await openLink("signup_confirm", lateLink.serialId, lateLink.key);
     expect(expired.Code).not.toBe(0);
     expect((await user(late)).email_verified).toBe(0);
@@ -216,7 +223,11 @@ describe("password reset by mail", () => {
     });
     expect(answer.code).toBe(0);
     const confirm = confirmLinkOf(await sink.waitFor(email));
-    await server.context.db.run("UPDATE email_tokens SET expire_time = ? WHERE serial_id = ?", Date.now() - 1, confirm.serialId);
+    await server.context.db.run(
+      "UPDATE email_tokens SET expire_time = ? WHERE serial_id = ?",
+      Date.now() - 1,
+      confirm.serialId,
+    );
     expect(await typeAgain(confirm.serialId, confirm.key, "new-password-2")).toEqual({
       Code: 1000,
       msg: "链接已过期",
@@ -279,7 +290,9 @@ test("when the mail server is down, sign-up still succeeds, the account works an
     const client = await signup(email, "correct-horse-1");
     expect((await client.call("/api/user/userinfo")).code).toBe(0);
     expect((await new ApiClient(server.url).login(email, "correct-horse-1")).code).toBe(0);
-    const logged = await server.context.db.get<{ msg: string }>("SELECT msg FROM error_logs WHERE name = 'signup_confirm mail'");
+    const logged = await server.context.db.get<{ msg: string }>(
+      "SELECT msg FROM error_logs WHERE name = 'signup_confirm mail'",
+    );
     expect(logged?.msg).toContain("ECONNREFUSED");
     expect(stderr).not.toHaveBeenCalled();
   } finally {
@@ -300,7 +313,9 @@ test("when the mail server is down, a reset answers a clear failure, logs it and
     });
     expect(answer.code).toBe(999);
     expect(answer.msg).toBe("确认邮件发送失败，请稍后重试");
-    const logged = await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM error_logs WHERE name = 'reset_password mail'");
+    const logged = await server.context.db.get<{ n: number }>(
+      "SELECT COUNT(*) AS n FROM error_logs WHERE name = 'reset_password mail'",
+    );
     expect(logged?.n).toBeGreaterThan(0);
     expect((await new ApiClient(server.url).login(email, password)).code).toBe(0);
   } finally {

@@ -70,7 +70,7 @@ async function linkOrigin(ctx: AppContext, action: ConfirmAction): Promise<strin
 
 /** Whether confirmation links can be mailed at all: mail is set up and the site's origin is known. */
 export async function canMailLinks(ctx: AppContext): Promise<boolean> {
-  return await ctx.mailer.configured() && siteOrigin(await ctx.settings.all()) !== null;
+  return (await ctx.mailer.configured()) && siteOrigin(await ctx.settings.all()) !== null;
 }
 
 /** Stores a one-time link (only the key's hash, and the new password's hash) and mails it. */
@@ -85,14 +85,23 @@ async function mailLink(
   const key = randomHex(32);
   const now = Date.now();
   const newPasswordHash = newPasswordDigest ? await hashPassword(newPasswordDigest) : null;
-  await ctx.db.run("INSERT INTO email_tokens (serial_id, user_id, action, key_hash, new_password_hash, create_time, expire_time) VALUES (?, ?, ?, ?, ?, ?, ?)", serialId, user.id, action, sha256Hex(key), newPasswordHash, now, now + LINK_LIFETIME_MS);
+  await ctx.db.run(
+    "INSERT INTO email_tokens (serial_id, user_id, action, key_hash, new_password_hash, create_time, expire_time) VALUES (?, ?, ?, ?, ?, ?, ?)",
+    serialId,
+    user.id,
+    action,
+    sha256Hex(key),
+    newPasswordHash,
+    now,
+    now + LINK_LIFETIME_MS,
+  );
   const link = `${origin}/#/confirm?serial_id=${serialId}&key=${key}&action=${action}`;
   await ctx.mailer.send({ to: user.email, ...confirmationMail(action, link) });
 }
 
 /** After sign-up: mails the confirmation link when mail and the site origin are set up. Never throws. */
 export async function sendSignupConfirmation(ctx: AppContext, user: UserRow): Promise<void> {
-  if (!await ctx.mailer.configured()) return;
+  if (!(await ctx.mailer.configured())) return;
   const origin = await linkOrigin(ctx, "signup_confirm");
   if (!origin) return;
   // The account exists and works; a mail failure must not undo the sign-up, only be logged for the admin.
@@ -118,7 +127,7 @@ export async function requestPasswordReset(
   const user = await userFromSubscriptionUrl(ctx, request.describUrl);
   if (user.email.toLowerCase() !== request.email) throw new RpcError(Code.badInput, ConfirmMsg.emailMismatch);
   if (!user.can_change_password) throw new RpcError(Code.accountRefused, ConfirmMsg.refused);
-  if (!await ctx.mailer.configured()) throw new RpcError(Code.badInput, ConfirmMsg.noMail);
+  if (!(await ctx.mailer.configured())) throw new RpcError(Code.badInput, ConfirmMsg.noMail);
   const origin = await linkOrigin(ctx, "change_password");
   if (!origin) throw new RpcError(Code.badInput, ConfirmMsg.noOrigin);
   if (!ctx.limiter.hit(RESET_MAILS, user.id))
@@ -161,7 +170,12 @@ async function openLink(
 }
 
 /** Opens a sign-up link once: the e-mail is confirmed. */
-export async function confirmSignup(ctx: AppContext, serialId: string, key: string, now = Date.now()): Promise<void> {
+export async function confirmSignup(
+  ctx: AppContext,
+  serialId: string,
+  key: string,
+  now = Date.now(),
+): Promise<void> {
   await tx(ctx.db, async () => {
     const row = await openLink(ctx, "signup_confirm", serialId, key, now);
     await ctx.db.run("UPDATE email_tokens SET used_time = ? WHERE serial_id = ?", now, row.serial_id);
@@ -199,11 +213,25 @@ export async function confirmPasswordChange(
     throw new RpcError(Code.badInput, left > 0 ? ConfirmMsg.passwordMismatch(left) : ConfirmMsg.triesUsedUp);
   }
   await tx(ctx.db, async () => {
-    const spent = (await ctx.db.run("UPDATE email_tokens SET used_time = ? WHERE serial_id = ? AND used_time IS NULL", now, serialId)).changes;
+    const spent = (
+      await ctx.db.run(
+        "UPDATE email_tokens SET used_time = ? WHERE serial_id = ? AND used_time IS NULL",
+        now,
+        serialId,
+      )
+    ).changes;
     if (!spent) throw new RpcError(Code.badInput, ConfirmMsg.used);
-    await ctx.db.run("UPDATE users SET password_hash = ?, email_verified = 1 WHERE id = ?", row.new_password_hash, row.user_id);
+    await ctx.db.run(
+      "UPDATE users SET password_hash = ?, email_verified = 1 WHERE id = ?",
+      row.new_password_hash,
+      row.user_id,
+    );
     // Other pending resets of the account (someone else's request among them) die with this one.
-    await ctx.db.run("UPDATE email_tokens SET used_time = ? WHERE user_id = ? AND action = 'change_password' AND used_time IS NULL", now, row.user_id);
+    await ctx.db.run(
+      "UPDATE email_tokens SET used_time = ? WHERE user_id = ? AND action = 'change_password' AND used_time IS NULL",
+      now,
+      row.user_id,
+    );
     await revokeAccountAccess(ctx, row.user_id);
   });
   return row.user_id;

@@ -71,18 +71,19 @@ async function customer(fields: Fields = {}) {
   return made;
 }
 
-const row = async (userId: string) => await findUserById(server.context, userId) as UserRow;
+const row = async (userId: string) => (await findUserById(server.context, userId)) as UserRow;
 
 /** What a node is served: `{users:[{id, uuid, speed_limit, device_limit}]}`. */
 async function nodeList(agentId = nodeId) {
-  const agent = await findAgentRow(server.context, agentId) as AgentRow;
+  const agent = (await findAgentRow(server.context, agentId)) as AgentRow;
   const body = JSON.parse((await servedUserList(server.context, agent)).body) as {
     users: { id: number; speed_limit: number | null }[];
   };
   return body.users;
 }
 
-const listed = async (user: UserRow, agentId = nodeId) => (await nodeList(agentId)).some((u) => u.id === user.node_uid);
+const listed = async (user: UserRow, agentId = nodeId) =>
+  (await nodeList(agentId)).some((u) => u.id === user.node_uid);
 
 async function subscription(user: UserRow) {
   const response = await fetch(`${server.url}/api/subscript/v2ray/${user.id}/${user.userkey}`);
@@ -213,7 +214,8 @@ describe("vip_traffic_thred_rate_limit", () => {
     const now = Date.now();
     const vip = (await customer({ vip_expire_time: now + DAY_MS, traffic: 10 * GB, daily_limit: GB })).user;
     const permanent = (await customer({ traffic: 10 * GB })).user;
-    const speedOf = async (user: UserRow) => (await nodeList()).find((u) => u.id === user.node_uid)?.speed_limit;
+    const speedOf = async (user: UserRow) =>
+      (await nodeList()).find((u) => u.id === user.node_uid)?.speed_limit;
     expect(await speedOf(vip)).toBeNull();
     await server.context.settings.update({ vip_traffic_thred_rate_limit: 30 });
     try {
@@ -245,7 +247,9 @@ describe("forceReward", () => {
       await server.context.db.run("UPDATE users SET channel_code = 'FORCE1' WHERE id = ?", user.id);
       const order = await createOrder(client, combo._id);
       const late = user.create_time + 2 * DAY_MS;
-      expect((await settleWithoutGateway(server.context, order._id, "manual", "test", late)).result).toBe("credited");
+      expect((await settleWithoutGateway(server.context, order._id, "manual", "test", late)).result).toBe(
+        "credited",
+      );
       return (await row(owner.user.id)).wallet_fen;
     };
     expect(await paidLate(0)).toBe(0);

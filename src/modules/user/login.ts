@@ -36,22 +36,47 @@ const MAX_TRUSTED_DEVICES = 20;
  */
 export const deviceCookieName = (userId: string) => `device_${userId}`;
 
-async function isTrusted(ctx: AppContext, userId: string, token: string | undefined, now: number): Promise<boolean> {
+async function isTrusted(
+  ctx: AppContext,
+  userId: string,
+  token: string | undefined,
+  now: number,
+): Promise<boolean> {
   if (!token || !TOKEN_PATTERN.test(token)) return false;
-  const row = await ctx.db.get<{ expire_time: number }>("SELECT expire_time FROM trusted_devices WHERE token_hash = ? AND user_id = ?", sha256Hex(token), userId);
+  const row = await ctx.db.get<{ expire_time: number }>(
+    "SELECT expire_time FROM trusted_devices WHERE token_hash = ? AND user_id = ?",
+    sha256Hex(token),
+    userId,
+  );
   return row !== null && row.expire_time > now;
 }
 
 /** Trusts the browser for the account after a correct password: keeps its trusted token or mints one. */
-async function trustDevice(ctx: AppContext, userId: string, trustedToken: string | undefined, now: number): Promise<string> {
+async function trustDevice(
+  ctx: AppContext,
+  userId: string,
+  trustedToken: string | undefined,
+  now: number,
+): Promise<string> {
   const kept = trustedToken ?? randomHex(32);
   const expire = now + TRUSTED_DEVICE_DAYS * DAY_MS;
   await tx(ctx.db, async () => {
-    await ctx.db.run(`INSERT INTO trusted_devices (token_hash, user_id, create_time, expire_time) VALUES (?, ?, ?, ?)
-         ON CONFLICT (token_hash, user_id) DO UPDATE SET expire_time = excluded.expire_time`, sha256Hex(kept), userId, now, expire);
-    await ctx.db.run(`DELETE FROM trusted_devices WHERE user_id = ? AND token_hash NOT IN (
+    await ctx.db.run(
+      `INSERT INTO trusted_devices (token_hash, user_id, create_time, expire_time) VALUES (?, ?, ?, ?)
+         ON CONFLICT (token_hash, user_id) DO UPDATE SET expire_time = excluded.expire_time`,
+      sha256Hex(kept),
+      userId,
+      now,
+      expire,
+    );
+    await ctx.db.run(
+      `DELETE FROM trusted_devices WHERE user_id = ? AND token_hash NOT IN (
            SELECT token_hash FROM trusted_devices WHERE user_id = ? AND expire_time > ?
-           ORDER BY expire_time DESC LIMIT ${MAX_TRUSTED_DEVICES})`, userId, userId, now);
+           ORDER BY expire_time DESC LIMIT ${MAX_TRUSTED_DEVICES})`,
+      userId,
+      userId,
+      now,
+    );
   });
   return kept;
 }
@@ -77,7 +102,8 @@ export async function logIn(
 ): Promise<{ user: UserRow; deviceToken: string }> {
   const known = await findUserByEmail(ctx, attempt.email);
   const device = known ? attempt.deviceTokenFor(known.id) : undefined;
-  const trustedKey = known && device && await isTrusted(ctx, known.id, device, now) ? sha256Hex(device) : null;
+  const trustedKey =
+    known && device && (await isTrusted(ctx, known.id, device, now)) ? sha256Hex(device) : null;
   const reservation =
     (trustedKey && ctx.limiter.reserve([{ rule: LOGIN_DEVICE_FAILURES, key: trustedKey }], now)) ||
     ctx.limiter.reserve(

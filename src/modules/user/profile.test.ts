@@ -32,7 +32,7 @@ beforeAll(async () => {
 });
 afterAll(() => server.close());
 
-const row = async (id: string) => await findUserById(server.context, id) as UserRow;
+const row = async (id: string) => (await findUserById(server.context, id)) as UserRow;
 /** The row without last_active_time, which every logged-in call may move. */
 async function stored(id: string) {
   const { last_active_time: _, ...rest } = await row(id);

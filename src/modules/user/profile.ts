@@ -31,7 +31,11 @@ function requireSameEmail(user: UserRow, email: string | undefined) {
 }
 
 /** Saves the caller's profile in one transaction; a refused field leaves everything as it was. */
-export async function changeUseInfo(ctx: AppContext, userId: string, change: ProfileChange): Promise<UserInfo> {
+export async function changeUseInfo(
+  ctx: AppContext,
+  userId: string,
+  change: ProfileChange,
+): Promise<UserInfo> {
   return await tx(ctx.db, async () => {
     const user = await findUserById(ctx, userId);
     if (!user) throw new RpcError(Code.notFound, "用户不存在");
@@ -41,7 +45,14 @@ export async function changeUseInfo(ctx: AppContext, userId: string, change: Pro
       await requireOwnUpload(ctx, userId, change.icon);
       icon = change.icon === "" ? DEFAULT_ICON : downloadPath(change.icon);
     }
-    await ctx.db.run("UPDATE users SET icon = ?, in_xinjiang = ?, in_foreign = ?, use_english_node = ? WHERE id = ?", icon, flag(change.inXinjiang, user.in_xinjiang), flag(change.in_foreign, user.in_foreign), flag(change.use_english_node, user.use_english_node), userId);
-    return await userInfo(ctx, await findUserById(ctx, userId) as UserRow);
+    await ctx.db.run(
+      "UPDATE users SET icon = ?, in_xinjiang = ?, in_foreign = ?, use_english_node = ? WHERE id = ?",
+      icon,
+      flag(change.inXinjiang, user.in_xinjiang),
+      flag(change.in_foreign, user.in_foreign),
+      flag(change.use_english_node, user.use_english_node),
+      userId,
+    );
+    return await userInfo(ctx, (await findUserById(ctx, userId)) as UserRow);
   });
 }

@@ -11,20 +11,40 @@ export const SESSION_DAYS = 365;
 export const LOGIN_LINK_MS = 10 * 60_000;
 
 /** A new random 256-bit session; only its SHA-256 is stored (DESIGN §5). Returns the raw token. */
-export async function createSession(ctx: AppContext, userId: string, ip = "", userAgent = ""): Promise<string> {
+export async function createSession(
+  ctx: AppContext,
+  userId: string,
+  ip = "",
+  userAgent = "",
+): Promise<string> {
   const token = randomHex(32);
   const now = Date.now();
-  await ctx.db.run("INSERT INTO sessions (token_hash, user_id, create_time, expire_time, ip, user_agent) VALUES (?, ?, ?, ?, ?, ?)", sha256Hex(token), userId, now, now + SESSION_DAYS * DAY_MS, ip, userAgent.slice(0, 300));
+  await ctx.db.run(
+    "INSERT INTO sessions (token_hash, user_id, create_time, expire_time, ip, user_agent) VALUES (?, ?, ?, ?, ?, ?)",
+    sha256Hex(token),
+    userId,
+    now,
+    now + SESSION_DAYS * DAY_MS,
+    ip,
+    userAgent.slice(0, 300),
+  );
   return token;
 }
 
 /** The logged-in user for a raw token, or null when unknown, expired or the account is disabled. */
-export async function resolveSession(ctx: AppContext, token: string | undefined, now = Date.now()): Promise<UserRow | null> {
+export async function resolveSession(
+  ctx: AppContext,
+  token: string | undefined,
+  now = Date.now(),
+): Promise<UserRow | null> {
   if (!token || !TOKEN_PATTERN.test(token)) return null;
   const hash = sha256Hex(token);
   const session = await ctx.cache.sessions.get(hash, async () => {
-    const row = await ctx.db.get<{ user_id: string; expire_time: number }>("SELECT user_id, expire_time FROM sessions WHERE token_hash = ?", hash);
-    const user = row && await ctx.db.get<UserRow>(`${USER_ROW_SELECT} WHERE u.id = ?`, row.user_id);
+    const row = await ctx.db.get<{ user_id: string; expire_time: number }>(
+      "SELECT user_id, expire_time FROM sessions WHERE token_hash = ?",
+      hash,
+    );
+    const user = row && (await ctx.db.get<UserRow>(`${USER_ROW_SELECT} WHERE u.id = ?`, row.user_id));
     return row && user ? { user, expireTime: row.expire_time } : null;
   });
   if (!session || session.expireTime <= now || session.user.disabled) return null;
@@ -54,7 +74,13 @@ export async function mintLoginLink(ctx: AppContext, userId: string, now = Date.
   const token = randomHex(32);
   await tx(ctx.db, async () => {
     await ctx.db.run("DELETE FROM login_tokens WHERE expire_time <= ?", now);
-    await ctx.db.run("INSERT INTO login_tokens (token_hash, user_id, create_time, expire_time) VALUES (?, ?, ?, ?)", sha256Hex(token), userId, now, now + LOGIN_LINK_MS);
+    await ctx.db.run(
+      "INSERT INTO login_tokens (token_hash, user_id, create_time, expire_time) VALUES (?, ?, ?, ?)",
+      sha256Hex(token),
+      userId,
+      now,
+      now + LOGIN_LINK_MS,
+    );
   });
   return token;
 }
@@ -73,9 +99,15 @@ export async function exchangeLoginToken(
 ): Promise<string | null> {
   if (!TOKEN_PATTERN.test(token)) return null;
   const userId = await tx(ctx.db, async () => {
-    const row = await ctx.db.get<{ user_id: string; expire_time: number }>("DELETE FROM login_tokens WHERE token_hash = ? RETURNING user_id, expire_time", sha256Hex(token));
+    const row = await ctx.db.get<{ user_id: string; expire_time: number }>(
+      "DELETE FROM login_tokens WHERE token_hash = ? RETURNING user_id, expire_time",
+      sha256Hex(token),
+    );
     if (!row || row.expire_time <= now) return null;
-    const user = await ctx.db.get<{ disabled: number }>("SELECT disabled FROM users WHERE id = ?", row.user_id);
+    const user = await ctx.db.get<{ disabled: number }>(
+      "SELECT disabled FROM users WHERE id = ?",
+      row.user_id,
+    );
     return user && !user.disabled ? row.user_id : null;
   });
   return userId ? await createSession(ctx, userId, ip, userAgent) : null;

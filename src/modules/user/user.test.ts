@@ -57,7 +57,8 @@ afterAll(async () => {
 
 async function countUsers(email: string): Promise<number> {
   return (
-    (await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM users WHERE email = ?", email))?.n ?? -1
+    (await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM users WHERE email = ?", email))
+      ?.n ?? -1
   );
 }
 
@@ -114,7 +115,10 @@ describe("/api/user/signup", () => {
     expect(info.data.icon).toBe(DEFAULT_ICON);
 
     // The session is stored hashed: the raw token is nowhere in the database.
-    const sessions = await server.context.db.all<{ token_hash: string }>("SELECT token_hash FROM sessions WHERE user_id = ?", answer.data._id);
+    const sessions = await server.context.db.all<{ token_hash: string }>(
+      "SELECT token_hash FROM sessions WHERE user_id = ?",
+      answer.data._id,
+    );
     expect(sessions.map((s) => s.token_hash)).toEqual([sha256Hex(token)]);
 
     // The stored password is usable from another browser.
@@ -183,7 +187,11 @@ test("an icon stored from elsewhere (older sign-ups kept icon_url) is shown as t
   const client = new RecordingClient(server.url);
   const email = uniqueEmail("icon");
   const answer = await decodeAnswer<UserInfo>(await signupRaw(client, email, transformPassword(PASSWORD)));
-  await server.context.db.run("UPDATE users SET icon = ? WHERE id = ?", "https://tracker.example/pixel.gif", answer.data._id);
+  await server.context.db.run(
+    "UPDATE users SET icon = ? WHERE id = ?",
+    "https://tracker.example/pixel.gif",
+    answer.data._id,
+  );
   const info = await client.call<UserInfo>("/api/user/userinfo");
   expect(info.data.icon).toBe(DEFAULT_ICON);
 });
@@ -255,7 +263,10 @@ describe("/api/user/logout", () => {
     const copy = new RecordingClient(server.url);
     copy.cookies.set("token", token);
     expect((await copy.call("/api/user/userinfo")).code).toBe(1002);
-    const rows = await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM sessions WHERE token_hash = ?", sha256Hex(token));
+    const rows = await server.context.db.get<{ n: number }>(
+      "SELECT COUNT(*) AS n FROM sessions WHERE token_hash = ?",
+      sha256Hex(token),
+    );
     expect(rows?.n).toBe(0);
 
     expect((await second.call("/api/user/userinfo")).code).toBe(0);
@@ -415,7 +426,10 @@ describe("/api/user/reset_password without mail", () => {
     // Nothing changed: the old password still works, the new one does not, no link was stored.
     expect((await new RecordingClient(server.url).login(email, PASSWORD)).code).toBe(0);
     expect((await new RecordingClient(server.url).login(email, "brand-new-password")).code).toBe(1000);
-    const links = await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM email_tokens WHERE user_id = ?", user.id);
+    const links = await server.context.db.get<{ n: number }>(
+      "SELECT COUNT(*) AS n FROM email_tokens WHERE user_id = ?",
+      user.id,
+    );
     expect(links?.n).toBe(0);
   });
 
@@ -472,7 +486,9 @@ test("every other call a user or an admin can make answers without secrets (chec
 });
 
 test("no answer in this file ever carried a password hash or a proxy secret", async () => {
-  const users = await server.context.db.all<{ password_hash: string; proxy_secret: string }>("SELECT password_hash, proxy_secret FROM users");
+  const users = await server.context.db.all<{ password_hash: string; proxy_secret: string }>(
+    "SELECT password_hash, proxy_secret FROM users",
+  );
   expect(users.length).toBeGreaterThan(10);
   expect(seenAnswers.length).toBeGreaterThan(50);
   for (const text of seenAnswers) {

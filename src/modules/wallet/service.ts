@@ -71,7 +71,10 @@ async function walletFen(ctx: AppContext, userId: string): Promise<number> {
 }
 
 async function addressOf(ctx: AppContext, userId: string): Promise<AddressRow | null> {
-  return await ctx.db.get<AddressRow>("SELECT address_type, address FROM wallet_addresses WHERE user_id = ?", userId);
+  return await ctx.db.get<AddressRow>(
+    "SELECT address_type, address FROM wallet_addresses WHERE user_id = ?",
+    userId,
+  );
 }
 
 /** `/api/wallet/mywallet`: the balance, the payee address and the minimum withdrawal (yuan). */
@@ -94,8 +97,14 @@ export async function changeAddress(
 ): Promise<Wallet> {
   const problem = addressProblem(input.addressType, input.address);
   if (problem) throw new RpcError(Code.badInput, problem);
-  await ctx.db.run(`INSERT INTO wallet_addresses (user_id, address_type, address, update_time) VALUES (?1, ?2, ?3, ?4)
-       ON CONFLICT (user_id) DO UPDATE SET address_type = ?2, address = ?3, update_time = ?4`, userId, input.addressType, input.address, now);
+  await ctx.db.run(
+    `INSERT INTO wallet_addresses (user_id, address_type, address, update_time) VALUES (?1, ?2, ?3, ?4)
+       ON CONFLICT (user_id) DO UPDATE SET address_type = ?2, address = ?3, update_time = ?4`,
+    userId,
+    input.addressType,
+    input.address,
+    now,
+  );
   return await getWallet(ctx, userId);
 }
 
@@ -104,11 +113,18 @@ export async function changeAddress(
  * address, while another request is open, or below min_charge_money. The balance is read and
  * taken inside one immediate transaction, so concurrent requests and wallet payments queue.
  */
-export async function requestWithdrawal(ctx: AppContext, userId: string, now = Date.now()): Promise<Withdrawal> {
+export async function requestWithdrawal(
+  ctx: AppContext,
+  userId: string,
+  now = Date.now(),
+): Promise<Withdrawal> {
   const row = await tx(ctx.db, async () => {
     const address = await addressOf(ctx, userId);
     if (!address) throw new RpcError(Code.withdrawRefused, WalletMsg.noAddress);
-    const open = await ctx.db.get<{ id: string }>("SELECT id FROM withdrawals WHERE user_id = ? AND status = 'request'", userId);
+    const open = await ctx.db.get<{ id: string }>(
+      "SELECT id FROM withdrawals WHERE user_id = ? AND status = 'request'",
+      userId,
+    );
     if (open) throw new RpcError(Code.withdrawRefused, WalletMsg.alreadyOpen);
     const balance = await walletFen(ctx, userId);
     const minYuan = await ctx.settings.get("min_charge_money");
@@ -122,8 +138,17 @@ export async function requestWithdrawal(ctx: AppContext, userId: string, now = D
       desc: WalletMsg.withdrawDesc(address.address),
       now,
     });
-    const inserted = await ctx.db.get<WithdrawalRow>(`INSERT INTO withdrawals (id, user_id, money_fen, address_type, address, left_fen, request_time)
-         VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *`, newId(now), userId, balance, address.address_type, address.address, left, now) as WithdrawalRow;
+    const inserted = (await ctx.db.get<WithdrawalRow>(
+      `INSERT INTO withdrawals (id, user_id, money_fen, address_type, address, left_fen, request_time)
+         VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+      newId(now),
+      userId,
+      balance,
+      address.address_type,
+      address.address,
+      left,
+      now,
+    )) as WithdrawalRow;
     const email = await ctx.db.get<{ email: string }>("SELECT email FROM users WHERE id = ?", userId);
     await queueAdminMessage(
       ctx,
@@ -137,29 +162,39 @@ export async function requestWithdrawal(ctx: AppContext, userId: string, now = D
 
 /** `/api/wallet/charge_list`: the caller's withdrawals, newest first. */
 export async function listWithdrawals(ctx: AppContext, userId: string): Promise<Withdrawal[]> {
-  return (await ctx.db.all<WithdrawalRow>(`SELECT * FROM withdrawals WHERE user_id = ? ORDER BY request_time DESC, ${rowOrderSql(ctx.db)} DESC LIMIT ?`, userId, LIST_LIMIT))
-    .map(toWithdrawal);
+  return (
+    await ctx.db.all<WithdrawalRow>(
+      `SELECT * FROM withdrawals WHERE user_id = ? ORDER BY request_time DESC, ${rowOrderSql(ctx.db)} DESC LIMIT ?`,
+      userId,
+      LIST_LIMIT,
+    )
+  ).map(toWithdrawal);
 }
 
 /** `/api/wallet/spend_list`: the caller's wallet ledger, newest first. */
 export async function listSpendEntries(ctx: AppContext, userId: string): Promise<SpendEntry[]> {
-  return (await ctx.db.all<{
-        id: number;
-        type: string;
-        change_fen: number;
-        balance_fen: number;
-        desc: string;
-        create_time: number;
-      }>(`SELECT id, type, change_fen, balance_fen, "desc", create_time FROM wallet_entries
-       WHERE user_id = ? ORDER BY create_time DESC, id DESC LIMIT ?`, userId, LIST_LIMIT))
-    .map((row) => ({
-      _id: row.id,
-      spendMoney: fenToYuan(row.change_fen),
-      desc: row.desc,
-      time: row.create_time,
-      left: fenToYuan(row.balance_fen),
-      type: row.type,
-    }));
+  return (
+    await ctx.db.all<{
+      id: number;
+      type: string;
+      change_fen: number;
+      balance_fen: number;
+      desc: string;
+      create_time: number;
+    }>(
+      `SELECT id, type, change_fen, balance_fen, "desc", create_time FROM wallet_entries
+       WHERE user_id = ? ORDER BY create_time DESC, id DESC LIMIT ?`,
+      userId,
+      LIST_LIMIT,
+    )
+  ).map((row) => ({
+    _id: row.id,
+    spendMoney: fenToYuan(row.change_fen),
+    desc: row.desc,
+    time: row.create_time,
+    left: fenToYuan(row.balance_fen),
+    type: row.type,
+  }));
 }
 
 type ChargeRow = WithdrawalRow & { email: string };
@@ -171,10 +206,18 @@ function toCharge(row: ChargeRow): Charge {
 const CHARGE_SELECT = "SELECT w.*, u.email FROM withdrawals w JOIN users u ON u.id = w.user_id";
 
 /** `/api/admin/charge/charge_list`: every withdrawal (or those of one status), newest first. */
-export async function listCharges(ctx: AppContext, filter: { status?: WithdrawalStatus } = {}): Promise<Charge[]> {
+export async function listCharges(
+  ctx: AppContext,
+  filter: { status?: WithdrawalStatus } = {},
+): Promise<Charge[]> {
   const where = filter.status ? "WHERE w.status = ?1" : "WHERE CAST(?1 AS TEXT) IS NULL";
-  return (await ctx.db.all<ChargeRow>(`${CHARGE_SELECT} ${where} ORDER BY w.request_time DESC, ${rowOrderSql(ctx.db, "w")} DESC LIMIT ?2`, filter.status ?? null, LIST_LIMIT))
-    .map(toCharge);
+  return (
+    await ctx.db.all<ChargeRow>(
+      `${CHARGE_SELECT} ${where} ORDER BY w.request_time DESC, ${rowOrderSql(ctx.db, "w")} DESC LIMIT ?2`,
+      filter.status ?? null,
+      LIST_LIMIT,
+    )
+  ).map(toCharge);
 }
 
 export async function findCharge(ctx: AppContext, id: string): Promise<Charge> {
@@ -191,11 +234,18 @@ async function closeRequest(
   fields: { msg?: string; txid?: string },
   now: number,
 ): Promise<WithdrawalRow> {
-  const row = await ctx.db.get<WithdrawalRow>(`UPDATE withdrawals SET status = ?1,
+  const row = await ctx.db.get<WithdrawalRow>(
+    `UPDATE withdrawals SET status = ?1,
          paid_time = CASE WHEN ?1 = 'paid' THEN ?2 ELSE paid_time END,
          refuse_time = CASE WHEN ?1 = 'refused' THEN ?2 ELSE refuse_time END,
          msg = COALESCE(?3, msg), txid = COALESCE(?4, txid)
-       WHERE id = ?5 AND status = 'request' RETURNING *`, status, now, fields.msg ?? null, fields.txid ?? null, id);
+       WHERE id = ?5 AND status = 'request' RETURNING *`,
+    status,
+    now,
+    fields.msg ?? null,
+    fields.txid ?? null,
+    id,
+  );
   if (row) return row;
   const existing = await findCharge(ctx, id);
   throw new RpcError(Code.withdrawRefused, WalletMsg.notOpen(WITHDRAWAL_STATUS_TEXT[existing.status]));
@@ -207,7 +257,12 @@ async function tellCustomer(ctx: AppContext, row: WithdrawalRow, text: string) {
 }
 
 /** `/api/admin/charge/checkout_charge`: the USDT was sent; records the settle time and the txid. */
-export async function settleCharge(ctx: AppContext, id: string, txid = "", now = Date.now()): Promise<Charge> {
+export async function settleCharge(
+  ctx: AppContext,
+  id: string,
+  txid = "",
+  now = Date.now(),
+): Promise<Charge> {
   await tx(ctx.db, async () => {
     const row = await closeRequest(ctx, id, "paid", { txid }, now);
     await tellCustomer(ctx, row, WalletMsg.settledNotice(formatYuan(row.money_fen)));
@@ -216,7 +271,12 @@ export async function settleCharge(ctx: AppContext, id: string, txid = "", now =
 }
 
 /** Refuses an open request: the money goes back to the wallet; the reason becomes its message. */
-export async function refuseCharge(ctx: AppContext, id: string, reason: string, now = Date.now()): Promise<Charge> {
+export async function refuseCharge(
+  ctx: AppContext,
+  id: string,
+  reason: string,
+  now = Date.now(),
+): Promise<Charge> {
   await tx(ctx.db, async () => {
     const row = await closeRequest(ctx, id, "refused", { msg: reason }, now);
     await changeWallet(ctx.db, {

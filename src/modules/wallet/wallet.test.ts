@@ -52,7 +52,12 @@ async function withAddress(fen: number): Promise<Customer> {
 
 async function entriesSum(userId: string): Promise<number> {
   return (
-    (await server.context.db.get<{ total: number | null }>("SELECT SUM(change_fen) AS total FROM wallet_entries WHERE user_id = ?", userId))?.total ?? 0
+    (
+      await server.context.db.get<{ total: number | null }>(
+        "SELECT SUM(change_fen) AS total FROM wallet_entries WHERE user_id = ?",
+        userId,
+      )
+    )?.total ?? 0
   );
 }
 
@@ -63,7 +68,12 @@ async function expectLedgerHolds(userId: string) {
 }
 
 const withdrawalCount = async (userId: string) =>
-  (await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM withdrawals WHERE user_id = ?", userId))?.n ?? 0;
+  (
+    await server.context.db.get<{ n: number }>(
+      "SELECT COUNT(*) AS n FROM withdrawals WHERE user_id = ?",
+      userId,
+    )
+  )?.n ?? 0;
 
 async function request(who: Customer): Promise<Withdrawal> {
   const answer = await who.client.call<Withdrawal>("/api/wallet/make_charge");
@@ -232,7 +242,7 @@ describe("the customer's wallet", () => {
       const withdrawn = charge.code === Code.ok ? charge.data.money * YUAN : 0;
       const walletSpend = check.data.wallet_spend * YUAN;
       // Either order wins; together they never take more than the 700 yuan there were.
-      expect(Math.round(withdrawn + walletSpend + await walletFen(server, who.user.id))).toBe(700 * YUAN);
+      expect(Math.round(withdrawn + walletSpend + (await walletFen(server, who.user.id)))).toBe(700 * YUAN);
       expect(withdrawn === 700 * YUAN || walletSpend === 150 * YUAN).toBe(true);
       await expectLedgerHolds(who.user.id);
     }
