@@ -125,6 +125,23 @@ export class Bench {
     process.on("SIGINT", () => void this.cleanup().then(() => process.exit(130)));
   }
 
+  /**
+   * `--database-url <cluster URL>`: the run's ferry processes use a scratch database made on that
+   * PostgreSQL cluster (dropped by cleanup) instead of SQLite; answers its URL, or null without it.
+   */
+  async useDatabaseFrom(argv: string[], name: string): Promise<string | null> {
+    const index = argv.indexOf("--database-url");
+    const clusterUrl = index >= 0 ? argv[index + 1] : undefined;
+    if (!clusterUrl) return null;
+    const scratch = await createDatabase(clusterUrl, `${name}_${process.pid}`);
+    this.dropDatabase = scratch.drop;
+    this.minimalEnv.FERRY_DATABASE_URL = scratch.url;
+    process.env.FERRY_DATABASE_URL = scratch.url;
+    return scratch.url;
+  }
+
+  private dropDatabase: (() => Promise<void>) | null = null;
+
   /** Builds dist/ferry (unless `build` is false and it exists) and runs a private copy of it. */
   prepareExecutable(build: boolean): string {
     const dist = join(root, "dist/ferry");
@@ -255,6 +272,7 @@ export class Bench {
 
   async cleanup() {
     await Promise.all([...this.children].map((child) => this.stop(child)));
+    await this.dropDatabase?.();
     rmSync(this.work, { recursive: true, force: true });
   }
 

@@ -14,7 +14,7 @@
  * (the goal ferry/bare ≥ 0.5 is reported, not enforced).
  *
  * Usage: bun scripts/bench/subscription.ts [--no-build] [--connections 64] [--duration 5]
- *        [--warmup 1] [--rounds 3] [--json]
+ *        [--warmup 1] [--rounds 3] [--database-url <PostgreSQL cluster URL>] [--json]
  */
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
@@ -169,6 +169,7 @@ type FormatResult = {
 
 try {
   bench.prepareExecutable(options.build);
+  const databaseUrl = await bench.useDatabaseFrom(argv, "ferry_bench_subscription");
   const dataDir = join(bench.work, "data");
   const ctx = await openContext(dataDir);
   const lineCount = await buildNetwork(ctx);
@@ -229,6 +230,7 @@ try {
   }));
 
   const summary = {
+    engine: databaseUrl ? "postgres" : "sqlite",
     lines: lineCount,
     nodes: NODES.length,
     connections: options.connections,
@@ -239,7 +241,11 @@ try {
   if (options.json) {
     console.log(JSON.stringify(summary, null, 2));
   } else {
-    const lines = ["", "Subscription benchmark summary", "──────────────────────────────"];
+    const lines = [
+      "",
+      `Subscription benchmark summary (${databaseUrl ? "PostgreSQL" : "SQLite"})`,
+      "──────────────────────────────",
+    ];
     for (const r of results) {
       lines.push(
         `${r.client} (${r.proxies} proxies, ${(r.bodyBytes / 1024).toFixed(1)} KiB)`,

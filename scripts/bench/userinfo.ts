@@ -14,7 +14,7 @@
  * asserts on time (the goal ferry/bare ≥ 0.35 is reported, not enforced).
  *
  * Usage: bun scripts/bench/userinfo.ts [--no-build] [--connections 64] [--duration 5] [--warmup 1]
- *        [--rounds 3] [--startups 7] [--json]
+ *        [--rounds 3] [--startups 7] [--database-url <PostgreSQL cluster URL>] [--json]
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -55,6 +55,7 @@ const bench = new Bench(log);
 
 try {
   const dist = bench.prepareExecutable(options.build);
+  const databaseUrl = await bench.useDatabaseFrom(argv, "ferry_bench_userinfo");
 
   // 1 + 2: start-up time and idle RSS.
   log(`start-up: ${options.startups} runs, fresh data dir each …`);
@@ -66,7 +67,7 @@ try {
     const started = performance.now();
     const child = bench.spawnFerry(dataDir, port);
     startupMs.push(await bench.untilHealthy(port, child, started));
-    if (!existsSync(join(dataDir, "ferry.db"))) throw new Error("ferry.db was not created");
+    if (!databaseUrl && !existsSync(join(dataDir, "ferry.db"))) throw new Error("ferry.db was not created");
     await Bun.sleep(1000);
     idleRss.push(rssMegabytes(child.pid));
     await bench.stop(child);
@@ -147,6 +148,7 @@ try {
 
   const compared = compareRuns(ferryRuns, bareRuns);
   const summary = {
+    engine: databaseUrl ? "postgres" : "sqlite",
     executable: {
       path: "dist/ferry",
       megabytes: Number((readFileSync(dist).length / 1024 / 1024).toFixed(1)),
@@ -169,7 +171,7 @@ try {
     const u = summary.userinfo;
     const lines = [
       "",
-      "Ferry benchmark summary",
+      `Ferry benchmark summary (${databaseUrl ? "PostgreSQL" : "SQLite"})`,
       "───────────────────────",
       `executable            dist/ferry, ${summary.executable.megabytes} MB`,
       `start-up to /healthz  ${summary.startupMs.median.toFixed(1)} ms median (${summary.startupMs.runs.join(", ")})`,
