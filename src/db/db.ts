@@ -25,6 +25,11 @@ export interface Db {
   get<T = Record<string, unknown>>(sql: string, ...params: SqlValue[]): Promise<T | null>;
   all<T = Record<string, unknown>>(sql: string, ...params: SqlValue[]): Promise<T[]>;
   run(sql: string, ...params: SqlValue[]): Promise<RunResult>;
+  /**
+   * One statement run once per parameter row, in order (changes summed): on SQLite a prepared loop
+   * with no await between rows, for the per-row writes of a big report.
+   */
+  runMany(sql: string, rows: readonly SqlValue[][]): Promise<RunResult>;
   exec(sql: string): Promise<void>;
   /**
    * Runs fn in one transaction; any throw rolls it back. Calls inside fn (through this Db or any
@@ -131,7 +136,8 @@ export class SqliteDb implements Db {
   }
 
   get inTransaction(): boolean {
-    return activeScope(this) !== null;
+    // Hot paths ask on every read: with no transaction open, skip the async-context lookup.
+    return this.busy !== null && activeScope(this) !== null;
   }
 
   private async waitTurn(): Promise<void> {
@@ -154,13 +160,22 @@ export class SqliteDb implements Db {
     return { changes: this.raw.query(sql).run(...(params as never[])).changes };
   }
 
+  async runMany(sql: string, rows: readonly SqlValue[][]): Promise<RunResult> {
+    if (this.busy && !activeScope(this)) await this.waitTurn();
+    this.writeCount += 1;
+    const statement = this.raw.query(sql);
+    let changes = 0;
+    for (const row of rows) changes += statement.run(...(row as never[])).changes;
+    return { changes };
+  }
+
   async exec(sql: string): Promise<void> {
     if (this.busy && !activeScope(this)) await this.waitTurn();
     this.raw.exec(sql);
   }
 
   async tx<T>(fn: () => Promise<T>): Promise<T> {
-    if (activeScope(this)) return fn();
+    if (this.busy && activeScope(this)) return fn();
     // The check and the claim must sit in one synchronous step, or two waiters both get in.
     while (this.busy) await this.busy;
     let release = () => {};
@@ -301,6 +316,8 @@ export class PostgresDb implements Db {
   readonly engine = "postgres" as const;
   readonly describe: string;
   writeCount = 0;
+  /** Transactions in progress on this pool (inTransaction skips the context lookup at 0). */
+  private openTransactions = 0;
 
   constructor(
     readonly sql: SQL,
@@ -310,15 +327,15 @@ export class PostgresDb implements Db {
   }
 
   get inTransaction(): boolean {
-    return activeScope(this) !== null;
+    return this.openTransactions > 0 && activeScope(this) !== null;
   }
 
   private client(): SQL {
-    return activeScope(this)?.sql ?? this.sql;
+    return (this.openTransactions > 0 ? activeScope(this)?.sql : undefined) ?? this.sql;
   }
 
   async query(text: string, params: SqlValue[]): Promise<PgResult> {
-    const inTx = activeScope(this);
+    const inTx = this.openTransactions > 0 ? activeScope(this) : null;
     let result: PgResult;
     try {
       result = (await (inTx?.sql ?? this.sql).unsafe(pgText(text), pgParams(params))) as PgResult;
@@ -346,6 +363,12 @@ export class PostgresDb implements Db {
     return { changes: Number(result.affectedRows ?? result.count ?? 0) };
   }
 
+  async runMany(sql: string, rows: readonly SqlValue[][]): Promise<RunResult> {
+    let changes = 0;
+    for (const row of rows) changes += (await this.run(sql, ...row)).changes;
+    return { changes };
+  }
+
   async exec(sql: string): Promise<void> {
     if (!this.inTransaction) this.writeCount += 1;
     try {
@@ -357,6 +380,15 @@ export class PostgresDb implements Db {
 
   async tx<T>(fn: () => Promise<T>): Promise<T> {
     if (activeScope(this)) return fn();
+    this.openTransactions += 1;
+    try {
+      return await this.attempts(fn);
+    } finally {
+      this.openTransactions -= 1;
+    }
+  }
+
+  private async attempts<T>(fn: () => Promise<T>): Promise<T> {
     for (let attempt = 1; ; attempt += 1) {
       const current: TxScope = { owner: this, done: false, undo: [] };
       try {

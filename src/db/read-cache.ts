@@ -12,7 +12,7 @@ import { type Db, SqliteDb } from "./db.ts";
  */
 export class ReadCache<V extends object> {
   private readonly entries = new Map<string, { value: V | null; at: number }>();
-  private version = "";
+  private version = -1;
 
   constructor(
     private readonly db: Db,
@@ -52,11 +52,10 @@ const versionBuffer = new Uint32Array(2);
  * SQLite: the file's data version (moves on every commit, this process's or another's).
  * PostgreSQL: this process's count of writes; other processes' writes show after maxAgeMs.
  */
-export function dataVersion(db: Db): string {
-  if (!(db instanceof SqliteDb)) return String(db.writeCount);
-  // The file's version moves on other connections' commits; this one's writes are counted.
+export function dataVersion(db: Db): number {
+  if (!(db instanceof SqliteDb)) return db.writeCount;
   db.raw.fileControl(constants.SQLITE_FCNTL_DATA_VERSION, versionBuffer);
-  return `${versionBuffer[0] ?? 0}:${db.writeCount}`;
+  return versionBuffer[0] ?? 0;
 }
 
 /** Another process's commit is visible to requests at most this long after it lands. */

@@ -11,7 +11,15 @@
  * so every integer column stays an integer however many reports arrive.
  */
 import type { AppContext } from "../../context.ts";
-import { type Db, jsonValuesSql, leastSql, rowAddressIsSql, rowAddressSql, tx } from "../../db/db.ts";
+import {
+  type Db,
+  jsonValuesSql,
+  leastSql,
+  rowAddressIsSql,
+  rowAddressSql,
+  type SqlValue,
+  tx,
+} from "../../db/db.ts";
 import { businessDay, DAY_MS } from "../../lib/time.ts";
 import { MB } from "../../lib/traffic.ts";
 import { INBOUND_TAG } from "../../node-program/core-config.ts";
@@ -286,27 +294,17 @@ async function writeCharges(ctx: AppContext, charges: UserCharge[], day: string,
   if (db.engine === "postgres") return await writeChargeSets(db, charges.map(chargeRow), day, now, SATURATED);
   const balances = `UPDATE balances SET traffic = ?, spend_traffic = ?, daily_usage = ?, daily_usage_day = ? WHERE ${rowAddressIsSql(db)}`;
   const paid = charges.filter(({ split }) => isPaid(split));
-  for (const { user, split } of paid) {
-    const { traffic, spend } = after(user, split);
-    await db.run(balances, traffic, spend, split.dailyUsage, day, user.rid);
-  }
+  await db.runMany(
+    balances,
+    paid.map(({ user, split }) => {
+      const { traffic, spend } = after(user, split);
+      return [traffic, spend, split.dailyUsage, day, user.rid];
+    }),
+  );
   const spendTrial = trialSpender(ctx);
   for (const { user, split } of paid) if (split.fromTrial > 0) await spendTrial(user.id, split.fromTrial);
-  const ledger = spendRecordWriter(db, day, now);
-  for (const { user, split } of paid) {
-    const { fromTraffic, traffic, spend } = after(user, split);
-    await ledger(user, -fromTraffic, split.fromQuota, traffic, spend);
-  }
-  const usage = usageWriter(db, day);
-  for (const { user, upload, download, split } of charges) {
-    await usage(user, [
-      upload,
-      download,
-      split.fromQuota,
-      split.fromTrial + split.fromPermanent,
-      split.overdraft,
-    ]);
-  }
+  await writeSpendRecords(db, paid, day, now);
+  await writeUsage(db, charges, day);
 }
 
 const isPaid = (split: ChargeSplit) => split.fromQuota + split.fromTrial + split.fromPermanent > 0;
@@ -342,7 +340,7 @@ function chargeRow({ user, upload, download, split }: UserCharge): ChargeRow {
 }
 
 /** The day's spend record: updated by id when the SELECT found it, else inserted (or joined on conflict). */
-function spendRecordWriter(db: Db, day: string, now: number) {
+async function writeSpendRecords(db: Db, paid: UserCharge[], day: string, now: number) {
   const insert = `INSERT INTO traffic_records (user_id, type, "desc", traffic_change, exemption_traffic, all_traffic, all_spend, day, update_time)
      VALUES (?1, 'spend', '节点流量', ?2, ?3, ?4, ?5, ?6, ?7)
      ON CONFLICT (user_id, day) WHERE type = 'spend' DO UPDATE SET
@@ -351,14 +349,20 @@ function spendRecordWriter(db: Db, day: string, now: number) {
        all_traffic = ?4, all_spend = ?5, update_time = ?7`;
   const update = `UPDATE traffic_records SET traffic_change = traffic_change + ?2, exemption_traffic = exemption_traffic + ?3,
        all_traffic = ?4, all_spend = ?5, update_time = ?6 WHERE id = ?1`;
-  return async (user: UserBalance, change: number, exemption: number, traffic: number, spend: number) => {
-    if (user.spend_id === null) await db.run(insert, user.id, change, exemption, traffic, spend, day, now);
-    else await db.run(update, user.spend_id, change, exemption, traffic, spend, now);
-  };
+  const inserts: SqlValue[][] = [];
+  const updates: SqlValue[][] = [];
+  for (const { user, split } of paid) {
+    const { fromTraffic, traffic, spend } = after(user, split);
+    if (user.spend_id === null)
+      inserts.push([user.id, -fromTraffic, split.fromQuota, traffic, spend, day, now]);
+    else updates.push([user.spend_id, -fromTraffic, split.fromQuota, traffic, spend, now]);
+  }
+  await db.runMany(update, updates);
+  await db.runMany(insert, inserts);
 }
 
 /** usage_days of the day, [upload, download, quota, permanent, overdraft] added, each saturating. */
-function usageWriter(db: Db, day: string) {
+async function writeUsage(db: Db, charges: UserCharge[], day: string) {
   const insert = `INSERT INTO usage_days (day, user_id, upload, download, quota, permanent, overdraft)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
      ON CONFLICT (day, user_id) DO UPDATE SET
@@ -370,11 +374,15 @@ function usageWriter(db: Db, day: string) {
        quota = ${leastSql(db, "quota + ?4", "?7")}, permanent = ${leastSql(db, "permanent + ?5", "?7")},
        overdraft = ${leastSql(db, "overdraft + ?6", "?7")}
      WHERE ${rowAddressIsSql(db, "?1")}`;
-  type Sums = [upload: number, download: number, quota: number, permanent: number, overdraft: number];
-  return async (user: UserBalance, sums: Sums) => {
-    if (user.usage_rid === null) await db.run(insert, day, user.id, ...sums, SATURATED);
-    else await db.run(update, user.usage_rid, ...sums, SATURATED);
-  };
+  const inserts: SqlValue[][] = [];
+  const updates: SqlValue[][] = [];
+  for (const { user, upload, download, split } of charges) {
+    const sums = [upload, download, split.fromQuota, split.fromTrial + split.fromPermanent, split.overdraft];
+    if (user.usage_rid === null) inserts.push([day, user.id, ...sums, SATURATED]);
+    else updates.push([user.usage_rid, ...sums, SATURATED]);
+  }
+  await db.runMany(update, updates);
+  await db.runMany(insert, inserts);
 }
 
 /** Takes `amount` from a user's running grants, soonest expiry first. Only users who spend trial get here. */
