@@ -129,7 +129,7 @@ export class Bench {
    * `--database-url <cluster URL>`: the run's ferry processes use a scratch database made on that
    * PostgreSQL cluster (dropped by cleanup) instead of SQLite; answers its URL, or null without it.
    */
-  async useDatabaseFrom(argv: string[], name: string): Promise<string | null> {
+  async databaseFromArgs(argv: string[], name: string): Promise<string | null> {
     const index = argv.indexOf("--database-url");
     const clusterUrl = index >= 0 ? argv[index + 1] : undefined;
     if (!clusterUrl) return null;

@@ -169,7 +169,7 @@ type FormatResult = {
 
 try {
   bench.prepareExecutable(options.build);
-  const databaseUrl = await bench.useDatabaseFrom(argv, "ferry_bench_subscription");
+  const databaseUrl = await bench.databaseFromArgs(argv, "ferry_bench_subscription");
   const dataDir = join(bench.work, "data");
   const ctx = await openContext(dataDir);
   const lineCount = await buildNetwork(ctx);

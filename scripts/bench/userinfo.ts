@@ -55,7 +55,7 @@ const bench = new Bench(log);
 
 try {
   const dist = bench.prepareExecutable(options.build);
-  const databaseUrl = await bench.useDatabaseFrom(argv, "ferry_bench_userinfo");
+  const databaseUrl = await bench.databaseFromArgs(argv, "ferry_bench_userinfo");
 
   // 1 + 2: start-up time and idle RSS.
   log(`start-up: ${options.startups} runs, fresh data dir each …`);
