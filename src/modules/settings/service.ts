@@ -44,8 +44,12 @@ export class SettingsStore {
 
   constructor(private readonly db: Db) {}
 
-  async all(): Promise<Settings> {
-    if (this.cache) return this.cache;
+  /** The cached settings are answered as they are, not as a promise: hot paths await them without a tick more. */
+  all(): Settings | Promise<Settings> {
+    return this.cache ?? this.load();
+  }
+
+  private async load(): Promise<Settings> {
     const generation = this.generation;
     const rows = await this.db.all<{ key: string; value: string }>("SELECT key, value FROM settings");
     const raw: Record<string, unknown> = {};
@@ -67,8 +71,9 @@ export class SettingsStore {
     return settings as Settings;
   }
 
-  async get<K extends SettingKey>(key: K): Promise<Settings[K]> {
-    return (await this.all())[key];
+  get<K extends SettingKey>(key: K): Settings[K] | Promise<Settings[K]> {
+    const settings = this.all();
+    return settings instanceof Promise ? settings.then((loaded) => loaded[key]) : settings[key];
   }
 
   /** Writes the given keys (already validated) in one transaction. Masked secrets keep their value. */
