@@ -6,6 +6,7 @@ import {
   type CopyResult,
   copyDatabase,
   formatComparison,
+  legacyUploadsDir,
   openEndpoint,
   type ProgressReport,
   parseEndpoint,
@@ -31,7 +32,11 @@ async function runCopy(fromValue: string, toValue: string): Promise<void> {
       announced = true;
       printer(table, copied, total);
     };
-    result = await copyDatabase(source, target, { migrations, onProgress });
+    result = await copyDatabase(source, target, {
+      migrations,
+      onProgress,
+      legacyUploadsDir: legacyUploadsDir(from),
+    });
   } catch (error) {
     if (error instanceof CopyRefused || error instanceof DatabaseUrlError) die(error.message);
     die(`copy failed: ${(error as Error).message}`);

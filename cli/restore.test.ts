@@ -10,8 +10,10 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, w
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { migrations } from "../src/embedded.ts";
+import { everyBytePng } from "../src/modules/file/test-images.ts";
 import { finishRestore, prepareRestore } from "../src/ops/restore.ts";
 import { ApiClient } from "../tests/harness.ts";
+import { downloadImage, uploadImage } from "../tests/uploads.ts";
 import { expectHelp, expectOneLineError, ferry, ferryIn, startServe } from "./test-helpers.ts";
 
 const root = mkdtempSync(join(tmpdir(), "ferry-restore-"));
@@ -184,4 +186,37 @@ test("restoring into an empty data directory creates ferry.db and keeps nothing"
   expect({ code: restored.code, stderr: restored.stderr }).toEqual({ code: 0, stderr: "" });
   expect(restored.stdout).not.toContain("kept as");
   expect(readdirSync(fresh)).toEqual(["ferry.db"]);
+});
+
+test("a backup carries the uploaded images: restored into an empty data directory, they are served byte for byte", async () => {
+  const shop = join(root, "shop");
+  const email = "images@example.com";
+  const made = await ferry(["user", "create", "--email", email, "--data", shop], {}, "long-password-1\n");
+  expect(made.code).toBe(0);
+  const image = everyBytePng(1024 * 1024 + 3);
+  const server = await startServe(["--port", "0", "--data", shop]);
+  let filename: string;
+  try {
+    const client = new ApiClient(server.url);
+    expect((await client.login(email, "long-password-1")).code).toBe(0);
+    const uploaded = await uploadImage(client, image);
+    expect(uploaded.status).toBe(200);
+    filename = uploaded.filename;
+    await ferryIn(shop).ok(["backup", join(root, "with-images.db")]);
+  } finally {
+    expect((await server.stop()).code).toBe(0);
+  }
+  // Nothing under <data>/uploads: the image is in the database, and so in its backup.
+  expect(existsSync(join(shop, "uploads"))).toBe(false);
+
+  const elsewhere = join(root, "elsewhere");
+  expect((await ferry(["restore", join(root, "with-images.db"), "--data", elsewhere])).code).toBe(0);
+  const restored = await startServe(["--port", "0", "--data", elsewhere]);
+  try {
+    const answer = await downloadImage(restored.url, filename);
+    expect({ status: answer.status, type: answer.type }).toEqual({ status: 200, type: "image/png" });
+    expect(answer.bytes.equals(image)).toBe(true);
+  } finally {
+    expect((await restored.stop()).code).toBe(0);
+  }
 });

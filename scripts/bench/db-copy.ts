@@ -21,6 +21,7 @@ import { GB, MB } from "../../src/lib/traffic.ts";
 import {
   copyDatabase,
   formatComparison,
+  legacyUploadsDir,
   openEndpoint,
   parseEndpoint,
   progressPrinter,
@@ -92,10 +93,15 @@ async function generate(file: string): Promise<void> {
 /** One `ferry db copy`: opens both sides as the CLI does, copies, prints the comparison; answers seconds and equality. */
 async function copy(from: string, to: string): Promise<{ seconds: number; equal: boolean }> {
   const started = performance.now();
-  const source = await openEndpoint(parseEndpoint(from), "source");
+  const endpoint = parseEndpoint(from);
+  const source = await openEndpoint(endpoint, "source");
   const target = await openEndpoint(parseEndpoint(to), "target");
   try {
-    const result = await copyDatabase(source, target, { migrations, onProgress: progressPrinter() });
+    const result = await copyDatabase(source, target, {
+      migrations,
+      onProgress: progressPrinter(),
+      legacyUploadsDir: legacyUploadsDir(endpoint),
+    });
     const seconds = (performance.now() - started) / 1000;
     const accounts = result.tables.find((table) => table.name === "users")?.rows ?? 0;
     console.log(`\n== ${source.describe} → ${target.describe}: ${seconds.toFixed(1)} s\n`);

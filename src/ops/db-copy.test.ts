@@ -1,22 +1,36 @@
 /**
  * `ferry db copy` (issue 27 item 5) on a real PostgreSQL: a SQLite install with customers, paid
- * orders, wallet money and traffic moves to PostgreSQL and back to a new SQLite file with the same
- * rows and ledger sums. Runs only when FERRY_TEST_DATABASE_URL names a cluster (`bun run test`).
+ * orders, wallet money, traffic and uploaded images moves to PostgreSQL and back to a new SQLite
+ * file with the same rows and ledger sums, and a server on each copy serves every image byte for
+ * byte (issue 28: the bytes are in upload_blobs; an upload older than them, a file in
+ * <data>/uploads, joins them on the way). Runs only when FERRY_TEST_DATABASE_URL names a cluster
+ * (`bun run test`).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { expectOneLineError, ferry } from "../../cli/test-helpers.ts";
 import { GB } from "../../src/lib/traffic.ts";
 import { createOrder, giveWallet, makeCombo, payWithSandbox } from "../../tests/commerce.ts";
 import { loggedInClient, type TestServer } from "../../tests/harness.ts";
 import { createTestDatabase, type TestDatabase, testClusterUrl } from "../../tests/pg.ts";
 import { recordTraffic } from "../../tests/traffic.ts";
+import { downloadImage, uploadImage } from "../../tests/uploads.ts";
 import { openSqlite } from "../db/db.ts";
 import { migrations } from "../embedded.ts";
+import { everyBytePng, JPEG, quadrantPng } from "../modules/file/test-images.ts";
+import { randomHex } from "../rpc/ids.ts";
 import { startServer } from "../server.ts";
-import { CopyRefused, copyDatabase, ledgerSums, openEndpoint, parseEndpoint } from "./db-copy.ts";
+import {
+  CopyRefused,
+  copyDatabase,
+  formatComparison,
+  ledgerSums,
+  legacyUploadsDir,
+  openEndpoint,
+  parseEndpoint,
+} from "./db-copy.ts";
 
 /** A shop on SQLite (never PostgreSQL, whatever the suite runs on): the install to move. */
 async function startSqliteShop(dataDir: string): Promise<TestServer> {
@@ -34,6 +48,50 @@ async function startSqliteShop(dataDir: string): Promise<TestServer> {
     wxpay: "sandbox",
   });
   return { ...server, dataDir, close: () => server.stop() };
+}
+
+/** Images each copy must serve: name → bytes. */
+const images = new Map<string, Buffer>();
+
+/**
+ * Images uploaded through the route (bytes in upload_blobs), and one made before migration 016:
+ * its row and its file in <data>/uploads, no blob.
+ */
+async function uploadImages(server: TestServer): Promise<void> {
+  const { client, user } = await loggedInClient(server);
+  for (const bytes of [quadrantPng(), everyBytePng(3 * 1024 * 1024 + 17), everyBytePng(5_000)]) {
+    const { status, filename } = await uploadImage(client, bytes);
+    expect(status).toBe(200);
+    images.set(filename, bytes);
+  }
+  const legacy = `${randomHex(16)}.jpg`;
+  await server.context.db.run(
+    "INSERT INTO uploads (filename, user_id, content_type, create_time) VALUES (?, ?, 'image/jpeg', ?)",
+    legacy,
+    user.id,
+    Date.now() - 30 * 86_400_000,
+  );
+  mkdirSync(server.context.uploadsDir, { recursive: true });
+  writeFileSync(join(server.context.uploadsDir, legacy), JPEG);
+  images.set(legacy, JPEG);
+}
+
+/** A server on a copy (nothing in its own <data>/uploads) serves every image byte for byte. */
+async function expectImagesServed(database: { dataDir: string; databaseUrl?: string }): Promise<void> {
+  const server = await startServer({ ...database, host: "127.0.0.1", port: 0, allowPrivateUrls: true });
+  try {
+    for (const [filename, bytes] of images) {
+      const answer = await downloadImage(server.url, filename);
+      expect({ filename, status: answer.status, length: answer.bytes.length }).toEqual({
+        filename,
+        status: 200,
+        length: bytes.length,
+      });
+      expect(answer.bytes.equals(bytes)).toBe(true);
+    }
+  } finally {
+    await server.stop();
+  }
 }
 
 /** Customers who paid for packages through the sandbox, hold wallet money and used traffic. */
@@ -61,6 +119,7 @@ describe.skipIf(!testClusterUrl())("ferry db copy on PostgreSQL", () => {
     const server = await startSqliteShop(dataDir);
     try {
       await fillShop(server);
+      await uploadImages(server);
     } finally {
       await server.close();
     }
@@ -92,13 +151,30 @@ describe.skipIf(!testClusterUrl())("ferry db copy on PostgreSQL", () => {
     expect(before.totals.walletLedger).toBe(10_000);
     expect(before.totals.vipLedger).toBeGreaterThan(0);
 
-    const source = await openEndpoint(parseEndpoint(dataDir), "source");
+    const from = parseEndpoint(dataDir);
+    const source = await openEndpoint(from, "source");
     const pg = await openEndpoint(parseEndpoint(target.url), "target");
-    const there = await copyDatabase(source, pg, { migrations, batchRows: 5 });
+    const there = await copyDatabase(source, pg, {
+      migrations,
+      batchRows: 5,
+      legacyUploadsDir: legacyUploadsDir(from),
+    });
     await source.close();
     expect(there.comparison.accountDifferences).toEqual([]);
     expect(there.comparison.counts.filter((row) => row.source !== row.target)).toEqual([]);
     expect(there.comparison.equal).toBe(true);
+    // The three uploads' blobs and the older upload's file, as the CLI says it.
+    expect(there.comparison.counts.find((row) => row.table === "upload_blobs")).toEqual({
+      table: "upload_blobs",
+      source: 4,
+      target: 4,
+    });
+    const imageBytes = [...images.values()].reduce((sum, bytes) => sum + bytes.length, 0);
+    expect(there.comparison.imageBytes).toEqual({ source: imageBytes, target: imageBytes });
+    expect(formatComparison(there.comparison, 5)).toContain(
+      `upload_blobs: 1 images made before the blobs were read from ${join(dataDir, "uploads")}`,
+    );
+    await expectImagesServed({ dataDir: join(dir, "pg-server"), databaseUrl: target.url });
     // Identity columns continue after the copied ids.
     const next = await pg.get<{ id: number }>(
       "INSERT INTO wallet_entries (user_id, type, change_fen, balance_fen, \"desc\", create_time) SELECT user_id, type, 0, balance_fen, 'after the copy', 1 FROM wallet_entries WHERE id = 4 RETURNING id",
@@ -125,6 +201,28 @@ describe.skipIf(!testClusterUrl())("ferry db copy on PostgreSQL", () => {
     const byId = (sums: typeof before) => [...sums.accounts].sort(([a], [b]) => a.localeCompare(b));
     expect(byId(after)).toEqual(byId(before));
     await back.close();
+    await expectImagesServed({ dataDir: dirname(backFile) });
+  }, 60_000);
+
+  test("the CLI copies the images too, the older upload's file among them, and says so", async () => {
+    const fresh = (await createTestDatabase()) as TestDatabase;
+    try {
+      const run = await ferry(["db", "copy", "--from", dataDir, "--to", fresh.url]);
+      expect({ code: run.code, stderr: run.stderr.includes("copy failed") }).toEqual({
+        code: 0,
+        stderr: false,
+      });
+      const imageBytes = [...images.values()].reduce((sum, bytes) => sum + bytes.length, 0);
+      expect(run.stdout).toMatch(/^upload_blobs +4 +4$/m);
+      expect(run.stdout).toMatch(new RegExp(`^Σ uploaded image bytes +${imageBytes} +${imageBytes}$`, "m"));
+      expect(run.stdout).toContain(
+        `upload_blobs: 1 images made before the blobs were read from ${join(dataDir, "uploads")}`,
+      );
+      expect(run.stdout.trimEnd().endsWith("\nequal")).toBe(true);
+      await expectImagesServed({ dataDir: join(dir, "cli-pg-server"), databaseUrl: fresh.url });
+    } finally {
+      await fresh.drop();
+    }
   }, 60_000);
 
   test("refuses a target that holds rows, and a SQLite file a running server holds", async () => {

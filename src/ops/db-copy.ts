@@ -8,12 +8,17 @@
  *
  * The schema (tables, primary keys, foreign keys) is read from the SQLite side, whichever it is:
  * after migrating, both sides have the same tables and columns.
+ *
+ * Uploaded images travel in `upload_blobs` (migration 016). From SQLite, an upload made before
+ * 016 has its bytes only in `<data>/uploads/<filename>`; the copy reads that file into the
+ * target's `upload_blobs`, so the images move with the database.
  */
 import { existsSync } from "node:fs";
-import { dirname } from "node:path";
+import { dirname, join } from "node:path";
 import type { Db, SqliteDb, SqlValue } from "../db/db.ts";
 import { openPostgres, openSqlite } from "../db/db.ts";
 import { type Migration, migrate } from "../db/migrate.ts";
+import { UPLOAD_NAME_PATTERN } from "../modules/file/schema.ts";
 import { refuseWhileServing } from "./restore.ts";
 
 /** Why a copy was refused; the CLI prints the message as its one line. */
@@ -36,12 +41,18 @@ export function parseEndpoint(value: string): Endpoint {
   return { engine: "sqlite", file: `${value.replace(/\/+$/, "") || "."}/ferry.db`, dataDir: value };
 }
 
+/** Where a SQLite source keeps the images uploaded before migration 016 (`<data>/uploads`); none on PostgreSQL. */
+export const legacyUploadsDir = (endpoint: Endpoint): string | undefined =>
+  endpoint.engine === "sqlite" ? join(endpoint.dataDir, "uploads") : undefined;
+
 export interface TableShape {
   name: string;
   columns: string[];
   primaryKey: string[];
   /** Tables this one's foreign keys point at (itself excluded). */
   parents: string[];
+  /** Whether a column is a BLOB (uploaded images, up to 4 MB a row): copied a few rows at a time. */
+  holdsBlobs: boolean;
 }
 
 const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
@@ -56,8 +67,8 @@ export async function readShapes(sqlite: SqliteDb): Promise<TableShape[]> {
   const shapes: TableShape[] = [];
   for (const { name } of names) {
     if (SKIPPED.has(name)) continue;
-    const columns = await sqlite.all<{ name: string; pk: number }>(
-      "SELECT name, pk FROM pragma_table_info(?) ORDER BY cid",
+    const columns = await sqlite.all<{ name: string; pk: number; type: string }>(
+      "SELECT name, pk, type FROM pragma_table_info(?) ORDER BY cid",
       name,
     );
     const parents = await sqlite.all<{ table: string }>(
@@ -73,6 +84,7 @@ export async function readShapes(sqlite: SqliteDb): Promise<TableShape[]> {
       columns: columns.map((column) => column.name),
       primaryKey: primaryKey.length ? primaryKey : columns.map((column) => column.name),
       parents: parents.map((row) => row.table).filter((parent) => parent !== name),
+      holdsBlobs: columns.some((column) => column.type.toUpperCase() === "BLOB"),
     });
   }
   return dependencyOrder(shapes);
@@ -139,12 +151,19 @@ export type ProgressReport = (table: string, copied: number, total: number) => v
 
 export interface CopyOptions {
   migrations: Migration[];
+  /**
+   * The source's `<data>/uploads` when the source is SQLite: uploads made before migration 016 have
+   * their bytes there, not in `upload_blobs`, and the copy reads them into the target's.
+   */
+  legacyUploadsDir?: string;
   onProgress?: ProgressReport;
   /** Rows per INSERT (fewer for wide tables: PostgreSQL takes at most 65,535 parameters). */
   batchRows?: number;
 }
 
 const MAX_PARAMETERS = 30_000;
+/** Rows per batch of a table with BLOBs: at most 4 MB each, so a batch stays within ~32 MB. */
+const BLOB_BATCH_ROWS = 8;
 
 /** A value as the target stores it: PostgreSQL's JSON arrives as text already; objects are stringified. */
 function storable(value: unknown): SqlValue {
@@ -194,7 +213,11 @@ async function copyTable(from: Db, to: Db, shape: TableShape, options: CopyOptio
   const total = await countRows(from, shape.name);
   const size = Math.max(
     1,
-    Math.min(options.batchRows ?? 1_000, Math.floor(MAX_PARAMETERS / shape.columns.length)),
+    Math.min(
+      options.batchRows ?? 1_000,
+      Math.floor(MAX_PARAMETERS / shape.columns.length),
+      shape.holdsBlobs ? BLOB_BATCH_ROWS : Number.POSITIVE_INFINITY,
+    ),
   );
   let copied = 0;
   options.onProgress?.(shape.name, 0, total);
@@ -222,6 +245,31 @@ async function mayReplicate(db: Db): Promise<boolean> {
 }
 
 /**
+ * Uploads of the source with no blob row whose file is in `dir` (made before migration 016 on
+ * SQLite): their bytes go into the target's `upload_blobs`. Answers how many were read. An upload
+ * whose file is gone stays without bytes, as it was (its download is 404 on both sides).
+ */
+async function copyLegacyUploads(from: Db, to: Db, dir: string): Promise<LegacyUploads> {
+  const legacy = await from.all<{ filename: string }>(
+    `SELECT u.filename FROM uploads u
+      WHERE NOT EXISTS (SELECT 1 FROM upload_blobs b WHERE b.filename = u.filename)
+      ORDER BY u.filename`,
+  );
+  const read: LegacyUploads = { dir, images: 0, bytes: 0 };
+  for (const { filename } of legacy) {
+    // Only names the server made ever become paths (the download route checks the same pattern).
+    if (!UPLOAD_NAME_PATTERN.test(filename)) continue;
+    const file = Bun.file(join(dir, filename));
+    if (!(await file.exists())) continue;
+    const bytes = await file.bytes();
+    await to.run("INSERT INTO upload_blobs (filename, bytes) VALUES (?, ?)", filename, bytes);
+    read.images += 1;
+    read.bytes += bytes.length;
+  }
+  return read;
+}
+
+/**
  * PostgreSQL: the columns a sequence numbers continue after the highest value copied: identity
  * columns, and the sequences a column owns (users.node_uid and agents.node_no, migration 004).
  */
@@ -244,8 +292,17 @@ async function resetIdentities(db: Db): Promise<void> {
   }
 }
 
+/** Uploads made before migration 016 that a copy read from the source's folder. */
+export interface LegacyUploads {
+  dir: string;
+  images: number;
+  bytes: number;
+}
+
 export interface CopyResult {
   tables: { name: string; rows: number }[];
+  /** Images read from the source's `<data>/uploads` into the target's `upload_blobs` (SQLite source). */
+  legacyUploads: LegacyUploads | null;
   comparison: Comparison;
 }
 
@@ -273,9 +330,15 @@ export async function copyDatabase(from: Db, to: Db, options: CopyOptions): Prom
   // SQLite: foreign keys are checked once at the end (PRAGMA foreign_key_check), not row by row.
   if (to.engine === "sqlite") await to.exec("PRAGMA foreign_keys = OFF");
   const tables: { name: string; rows: number }[] = [];
+  let legacyUploads: LegacyUploads | null = null;
   try {
     for (const shape of shapes) {
       tables.push({ name: shape.name, rows: await copyTable(from, to, shape, { ...options, pgReplica }) });
+    }
+    if (options.legacyUploadsDir && from.engine === "sqlite") {
+      legacyUploads = await copyLegacyUploads(from, to, options.legacyUploadsDir);
+      const blobs = tables.find((table) => table.name === "upload_blobs");
+      if (blobs) blobs.rows += legacyUploads.images;
     }
   } finally {
     if (to.engine === "sqlite") await to.exec("PRAGMA foreign_keys = ON");
@@ -288,10 +351,12 @@ export async function copyDatabase(from: Db, to: Db, options: CopyOptions): Prom
   }
   return {
     tables,
+    legacyUploads,
     comparison: await compareDatabases(
       from,
       to,
       shapes.map((shape) => shape.name),
+      legacyUploads,
     ),
   };
 }
@@ -366,7 +431,12 @@ export async function ledgerSums(db: Db): Promise<LedgerSums> {
 }
 
 export interface Comparison {
+  /** Rows per table; the source's upload_blobs count includes the images read from its folder. */
   counts: { table: string; source: number; target: number }[];
+  /** The bytes of every uploaded image (Σ length of upload_blobs.bytes, plus the folder's on the source). */
+  imageBytes: { source: number; target: number };
+  /** Images the copy read from the source's `<data>/uploads` (uploads made before the blobs). */
+  legacyUploads: LegacyUploads | null;
   totals: { sum: keyof AccountLedger; source: number; target: number }[];
   /** Accounts whose balances or ledger sums differ between the two sides. */
   accountDifferences: { id: string; source: AccountLedger | null; target: AccountLedger | null }[];
@@ -379,12 +449,34 @@ const sameLedger = (a: AccountLedger, b: AccountLedger) => LEDGER_KEYS.every((ke
 const balanced = (a: AccountLedger) =>
   a.traffic === a.trafficLedger && a.wallet === a.walletLedger && a.vip === a.vipLedger;
 
-/** Row counts per table and the ledger sums per table and per account on both sides. */
-export async function compareDatabases(source: Db, target: Db, tables: string[]): Promise<Comparison> {
+async function imageBytes(db: Db): Promise<number> {
+  return (await db.get<{ n: number | null }>("SELECT SUM(length(bytes)) AS n FROM upload_blobs"))?.n ?? 0;
+}
+
+/**
+ * Row counts per table, the bytes of the uploaded images, and the ledger sums per table and per
+ * account on both sides. `legacy`: the images a copy read from the source's folder, which the
+ * source holds as files, not rows.
+ */
+export async function compareDatabases(
+  source: Db,
+  target: Db,
+  tables: string[],
+  legacy: LegacyUploads | null = null,
+): Promise<Comparison> {
   const counts = [];
   for (const table of tables) {
-    counts.push({ table, source: await countRows(source, table), target: await countRows(target, table) });
+    const fromFolder = table === "upload_blobs" ? (legacy?.images ?? 0) : 0;
+    counts.push({
+      table,
+      source: (await countRows(source, table)) + fromFolder,
+      target: await countRows(target, table),
+    });
   }
+  const bytes = {
+    source: (await imageBytes(source)) + (legacy?.bytes ?? 0),
+    target: await imageBytes(target),
+  };
   const [a, b] = [await ledgerSums(source), await ledgerSums(target)];
   const totals = LEDGER_KEYS.map((sum) => ({ sum, source: a.totals[sum], target: b.totals[sum] }));
   const accountDifferences = [];
@@ -395,10 +487,19 @@ export async function compareDatabases(source: Db, target: Db, tables: string[])
   }
   const equal =
     counts.every((row) => row.source === row.target) &&
+    bytes.source === bytes.target &&
     totals.every((row) => row.source === row.target) &&
     accountDifferences.length === 0;
   const unbalancedSource = [...a.accounts.values()].filter((entry) => !balanced(entry)).length;
-  return { counts, totals, accountDifferences, unbalancedSource, equal };
+  return {
+    counts,
+    imageBytes: bytes,
+    legacyUploads: legacy,
+    totals,
+    accountDifferences,
+    unbalancedSource,
+    equal,
+  };
 }
 
 const TOTAL_NAMES: Record<keyof AccountLedger, string> = {
@@ -422,6 +523,13 @@ export function formatComparison(comparison: Comparison, accounts: number): stri
     ]);
   }
   rows.push(["", "", "", ""]);
+  const images = comparison.imageBytes;
+  rows.push([
+    "Σ uploaded image bytes",
+    String(images.source),
+    String(images.target),
+    images.source === images.target ? "" : "DIFFERENT",
+  ]);
   for (const row of comparison.totals) {
     rows.push([
       TOTAL_NAMES[row.sum],
@@ -444,6 +552,12 @@ export function formatComparison(comparison: Comparison, accounts: number): stri
   }
   if (comparison.accountDifferences.length > 20)
     lines.push(`  … and ${comparison.accountDifferences.length - 20} more`);
+  if (comparison.legacyUploads) {
+    const { images, dir } = comparison.legacyUploads;
+    lines.push(
+      `upload_blobs: ${images} images made before the blobs were read from ${dir} (counted on the source)`,
+    );
+  }
   if (comparison.unbalancedSource) {
     lines.push(
       `note: on the source, ${comparison.unbalancedSource} accounts' balances differ from their ledger sums (copied as they are)`,

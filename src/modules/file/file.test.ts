@@ -1,6 +1,6 @@
 /** Image uploads and downloads over real HTTP (issue 13 §1, seed 000 §5 and §7). */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import {
   type ApiClient,
@@ -10,11 +10,12 @@ import {
   type TestServer,
 } from "../../../tests/harness.ts";
 import { noonZone } from "../../../tests/traffic.ts";
+import { downloadImage } from "../../../tests/uploads.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { randomHex } from "../../rpc/ids.ts";
 import { DOWNLOAD_PREFIX, FileMsg, MAX_IMAGE_BYTES, UPLOAD_NAME_PATTERN } from "./schema.ts";
 import { DAILY_UPLOADS, requireOwnUpload } from "./service.ts";
-import { JPEG, png, pngOfSize, WEBP } from "./test-images.ts";
+import { everyBytePng, JPEG, png, pngOfSize, WEBP } from "./test-images.ts";
 
 let server: TestServer;
 let customer: { client: ApiClient; user: { id: string } };
@@ -48,13 +49,31 @@ async function upload(
   return { status: response.status, body: (await response.json()) as UploadResult["body"] };
 }
 
-/** Every file under the data directory (relative paths), to prove what a request wrote. */
+/** Every file under the data directory (relative paths), to prove a request wrote none. */
 function dataFiles(): string[] {
   return readdirSync(server.dataDir, { recursive: true, encoding: "utf8" })
     .map((path) => relative(server.dataDir, join(server.dataDir, path)))
     .filter((path) => !path.startsWith("ferry.db"))
     .sort();
 }
+
+/** What uploads have stored: the image rows and their bytes in the database, and files on disk. */
+async function stored(): Promise<{ uploads: number; blobs: number; files: string[] }> {
+  const count = async (table: string) =>
+    (await server.context.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM ${table}`))?.n ?? 0;
+  return { uploads: await count("uploads"), blobs: await count("upload_blobs"), files: dataFiles() };
+}
+
+/** The bytes the database holds for an upload (null when it holds none). */
+async function blobOf(filename: string): Promise<Buffer | null> {
+  const row = await server.context.db.get<{ bytes: Uint8Array }>(
+    "SELECT bytes FROM upload_blobs WHERE filename = ?",
+    filename,
+  );
+  return row ? Buffer.from(row.bytes) : null;
+}
+
+const served = (filename: string) => downloadImage(server.url, filename);
 
 const expectStoredName = (result: UploadResult, ext: string) => {
   expect(result.status).toBe(200);
@@ -78,10 +97,9 @@ describe("POST /api/file/upload", () => {
         await upload(customer.client, bytes, { name: `photo.${ext}`, type }),
         ext,
       );
-      const stored = join(server.context.uploadsDir, filename);
-      expect(readFileSync(stored).equals(bytes)).toBe(true);
-      expect(statSync(stored).mode & 0o777).toBe(0o600);
-      expect(statSync(server.context.uploadsDir).mode & 0o777).toBe(0o700);
+      // The bytes are in the database (every replica serves them); nothing is written to disk.
+      expect((await blobOf(filename))?.equals(bytes)).toBe(true);
+      expect(existsSync(server.context.uploadsDir)).toBe(false);
 
       const response = await fetch(`${server.url}${DOWNLOAD_PREFIX}${filename}`);
       expect(response.status).toBe(200);
@@ -111,7 +129,7 @@ describe("POST /api/file/upload", () => {
   });
 
   test("polyglots are refused: markup in or after an image, an archive after its end", async () => {
-    const before = dataFiles();
+    const before = await stored();
     const script = Buffer.from("<html><script>alert(document.cookie)</script></html>");
     const afterEnd = Buffer.concat([png(), script]);
     const inTextChunk = png([["tEXt", Buffer.concat([Buffer.from("Comment\0"), script])]]);
@@ -124,7 +142,7 @@ describe("POST /api/file/upload", () => {
     for (const bytes of [afterEnd, inTextChunk, afterJpeg, headerOnly, pngArchive, webpArchive]) {
       expect(await upload(customer.client, bytes)).toEqual(refused(415, Code.badInput, FileMsg.notImage));
     }
-    expect(dataFiles()).toEqual(before);
+    expect(await stored()).toEqual(before);
   });
 
   test("a JPEG with a camera trailer after its end is stored, served only as image/jpeg", async () => {
@@ -137,11 +155,24 @@ describe("POST /api/file/upload", () => {
 
   test("exactly 4 MB is accepted; 4 MB + 1 byte is refused with 图片限制在4M内 and nothing is written", async () => {
     expectStoredName(await upload(customer.client, pngOfSize(MAX_IMAGE_BYTES)), "png");
-    const before = dataFiles();
+    const before = await stored();
     expect(await upload(customer.client, pngOfSize(MAX_IMAGE_BYTES + 1))).toEqual(
       refused(413, Code.badInput, FileMsg.tooLarge),
     );
-    expect(dataFiles()).toEqual(before);
+    expect(await stored()).toEqual(before);
+  });
+
+  test("a 4 MB image holding every byte value comes back from its URL byte for byte", async () => {
+    const size = MAX_IMAGE_BYTES;
+    const bytes = everyBytePng(size);
+    const filename = expectStoredName(await upload(customer.client, bytes), "png");
+    const answer = await served(filename);
+    expect({ status: answer.status, type: answer.type, length: answer.bytes.length }).toEqual({
+      status: 200,
+      type: "image/png",
+      length: size,
+    });
+    expect(answer.bytes.equals(bytes)).toBe(true);
   });
 
   test("a body over the limit is refused by its declared length and, streamed, while it arrives", async () => {
@@ -192,13 +223,14 @@ describe("POST /api/file/upload", () => {
     expect(await response.json()).toEqual({ code: Code.badInput, msg: FileMsg.noFile });
   });
 
-  test("a file name with ../ is ignored: the file gets a safe name inside uploads/", async () => {
+  test("a file name with ../ is ignored: the image gets a safe name and no file is written", async () => {
     const before = dataFiles();
     const names: string[] = [];
     for (const name of ["../../evil.png", "..%2f..%2fferry.db", "/etc/passwd"]) {
       names.push(expectStoredName(await upload(customer.client, png(), { name }), "png"));
     }
-    expect(dataFiles()).toEqual([...before, ...names.map((name) => join("uploads", name))].sort());
+    for (const name of names) expect((await blobOf(name))?.equals(png())).toBe(true);
+    expect(dataFiles()).toEqual(before);
     expect(existsSync(join(server.dataDir, "..", "evil.png"))).toBe(false);
     expect(existsSync(join(server.dataDir, "..", "..", "evil.png"))).toBe(false);
   });
@@ -213,7 +245,7 @@ describe("POST /api/file/upload", () => {
   });
 
   test("a browser request from another site is refused; from the site itself it is accepted", async () => {
-    const before = dataFiles();
+    const before = await stored();
     const crossSite = refused(403, Code.badInput, "跨站请求已拒绝：请在本站页面内操作");
     expect(await upload(customer.client, png(), { headers: { origin: "https://evil.example" } })).toEqual(
       crossSite,
@@ -221,7 +253,7 @@ describe("POST /api/file/upload", () => {
     expect(await upload(customer.client, png(), { headers: { "sec-fetch-site": "cross-site" } })).toEqual(
       crossSite,
     );
-    expect(dataFiles()).toEqual(before);
+    expect(await stored()).toEqual(before);
     const sameSite = { origin: server.url, "sec-fetch-site": "same-origin" };
     expectStoredName(await upload(customer.client, png(), { headers: sameSite }), "png");
   });
@@ -229,11 +261,26 @@ describe("POST /api/file/upload", () => {
   test("a customer's image over the daily quota is refused (1005); another account is not affected", async () => {
     const { client } = await loggedInClient(server);
     for (let i = 0; i < DAILY_UPLOADS.customer; i++) expectStoredName(await upload(client, png()), "png");
-    const before = dataFiles();
+    const before = await stored();
     expect(await upload(client, png())).toEqual(refused(429, Code.tooManyRequests, FileMsg.quota));
-    expect(dataFiles()).toEqual(before);
+    expect(await stored()).toEqual(before);
     const other = await loggedInClient(server);
     expectStoredName(await upload(other.client, png()), "png");
+  });
+
+  test("uploads sent all at once past the quota: exactly the quota is stored, the rest refused", async () => {
+    const { client, user } = await loggedInClient(server);
+    const results = await Promise.all(
+      Array.from({ length: DAILY_UPLOADS.customer + 5 }, () => upload(client, png())),
+    );
+    const statuses = results.map((result) => result.status).sort();
+    expect(statuses.filter((status) => status === 200)).toHaveLength(DAILY_UPLOADS.customer);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(5);
+    const rows = await server.context.db.get<{ n: number }>(
+      "SELECT COUNT(*) AS n FROM uploads JOIN upload_blobs USING (filename) WHERE user_id = ?",
+      user.id,
+    );
+    expect(rows?.n).toBe(DAILY_UPLOADS.customer);
   });
 
   test("an admin's quota is the staff one", async () => {
@@ -269,8 +316,26 @@ describe("GET /api/file/downloads/:filename", () => {
 
   test("a file in uploads/ with a valid name but no upload row is not served", async () => {
     const planted = `${randomHex(16)}.png`;
+    mkdirSync(server.context.uploadsDir, { recursive: true });
     writeFileSync(join(server.context.uploadsDir, planted), png());
-    expect((await fetch(`${server.url}${DOWNLOAD_PREFIX}${planted}`)).status).toBe(404);
+    expect((await served(planted)).status).toBe(404);
+  });
+
+  test("an upload made before the blobs (a row, its file in uploads/, no blob) is still served", async () => {
+    const legacy = `${randomHex(16)}.jpg`;
+    await server.context.db.run(
+      "INSERT INTO uploads (filename, user_id, content_type, create_time) VALUES (?, ?, ?, ?)",
+      legacy,
+      customer.user.id,
+      "image/jpeg",
+      Date.now() - 86_400_000,
+    );
+    expect((await served(legacy)).status).toBe(404);
+    mkdirSync(server.context.uploadsDir, { recursive: true });
+    writeFileSync(join(server.context.uploadsDir, legacy), JPEG);
+    const answer = await served(legacy);
+    expect({ status: answer.status, type: answer.type }).toEqual({ status: 200, type: "image/jpeg" });
+    expect(answer.bytes.equals(JPEG)).toBe(true);
   });
 });
 

@@ -13,7 +13,6 @@
  *     No login: the pages show these in <img> (tickets for the customer and the admins, avatars),
  *     and the name's 128 random bits are the capability, like the subscription link's key.
  */
-import { join } from "node:path";
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { refreshDataVersion } from "../../db/read-cache.ts";
@@ -26,7 +25,7 @@ import { roleOf } from "../user/row.ts";
 import { touchActivity } from "../user/service.ts";
 import { resolveSession } from "../user/session.ts";
 import { FileMsg, MAX_IMAGE_BYTES, UPLOAD_NAME_PATTERN, UPLOAD_PATH } from "./schema.ts";
-import { dailyUploadQuota, requireUploadQuota, saveUpload, uploadType } from "./service.ts";
+import { dailyUploadQuota, readUpload, requireUploadQuota, saveUpload } from "./service.ts";
 
 /** Room for the multipart boundary and part headers around a 4 MB image. */
 const MULTIPART_OVERHEAD_BYTES = 64 * 1024;
@@ -113,15 +112,14 @@ const NEVER = new Promise<never>(() => {});
 const notFound = () => new Response(null, { status: 404 });
 
 async function download(app: AppContext, filename: string): Promise<Response> {
-  // Only a server-made name, and only one with its row, ever becomes a path inside uploadsDir.
+  // Only a server-made name with its row is looked up (and, for an upload older than the blobs,
+  // ever becomes a path inside uploadsDir).
   if (!UPLOAD_NAME_PATTERN.test(filename)) return notFound();
-  const contentType = await uploadType(app, filename);
-  if (!contentType) return notFound();
-  const file = Bun.file(join(app.uploadsDir, filename));
-  if (!(await file.exists())) return notFound();
-  return new Response(file, {
+  const upload = await readUpload(app, filename);
+  if (!upload) return notFound();
+  return new Response(upload.bytes, {
     headers: {
-      "content-type": contentType,
+      "content-type": upload.contentType,
       "x-content-type-options": "nosniff",
       "cache-control": "public, max-age=31536000, immutable",
       "content-security-policy": "default-src 'none'; sandbox",

@@ -1,8 +1,6 @@
-import { chmodSync, mkdirSync, renameSync, rmSync } from "node:fs";
-import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { AppContext } from "../../context.ts";
-import { onRollback, tx } from "../../db/db.ts";
+import { tx } from "../../db/db.ts";
 import { addDays, businessDay, endOfBusinessDay } from "../../lib/time.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { randomHex } from "../../rpc/ids.ts";
@@ -59,30 +57,37 @@ export async function requireUploadQuota(
     throw new RpcError(Code.tooManyRequests, FileMsg.quota);
 }
 
-/** The content type of a stored upload, or null when there is no such upload. */
-export async function uploadType(ctx: AppContext, filename: string): Promise<string | null> {
-  return (
-    (
-      await ctx.db.get<{ content_type: string }>(
-        "SELECT content_type FROM uploads WHERE filename = ?",
-        filename,
-      )
-    )?.content_type ?? null
-  );
+/** A stored upload as it is served: its proven type and its bytes. */
+export interface StoredUpload {
+  contentType: string;
+  bytes: Uint8Array<ArrayBuffer>;
 }
 
-/** `<uploadsDir>`, made owner-only (0700; chmod, unlike the create mode, ignores the umask). */
-function ensureUploadsDir(ctx: AppContext): void {
-  if (mkdirSync(ctx.uploadsDir, { recursive: true, mode: 0o700 }) !== undefined) {
-    chmodSync(ctx.uploadsDir, 0o700);
-  }
+/**
+ * A stored upload, or null when there is none. Its bytes are in `upload_blobs`; an upload made
+ * before migration 016 (SQLite only) has no blob row and is read from `<data>/uploads/<filename>`,
+ * which nothing writes any more. Only a name the caller has checked against UPLOAD_NAME_PATTERN
+ * and that has its `uploads` row ever becomes a path.
+ */
+export async function readUpload(ctx: AppContext, filename: string): Promise<StoredUpload | null> {
+  const row = await ctx.db.get<{ content_type: string; bytes: Uint8Array<ArrayBuffer> | null }>(
+    `SELECT u.content_type, b.bytes
+       FROM uploads u LEFT JOIN upload_blobs b ON b.filename = u.filename
+      WHERE u.filename = ?`,
+    filename,
+  );
+  if (!row) return null;
+  if (row.bytes) return { contentType: row.content_type, bytes: row.bytes };
+  const legacy = Bun.file(join(ctx.uploadsDir, filename));
+  if (!(await legacy.exists())) return null;
+  return { contentType: row.content_type, bytes: await legacy.bytes() };
 }
 
 /**
  * Stores an image for a user and answers its new name: 128 random bits and the extension its
- * bytes prove. The bytes go to a temporary name first (never matching a served name) and are
- * renamed in the transaction that counts the quota and inserts the row, so a crash or a refusal
- * leaves no half file and no file without its row under a served name.
+ * bytes prove. The bytes go into `upload_blobs` in the transaction that counts the quota and
+ * inserts the `uploads` row, so every replica serves them, a refusal or a crash leaves nothing,
+ * and a served name always has its whole image.
  */
 export async function saveUpload(
   ctx: AppContext,
@@ -96,26 +101,17 @@ export async function saveUpload(
   const image = sniffImage(bytes);
   if (!image.ok) throw new RpcError(Code.badInput, FileMsg[image.reason]);
   await requireUploadQuota(ctx, userId, quota, now);
-  ensureUploadsDir(ctx);
   const filename = `${randomHex(16)}.${image.ext}`;
-  const temporary = join(ctx.uploadsDir, `.incoming-${randomHex(8)}`);
-  const final = join(ctx.uploadsDir, filename);
-  try {
-    await writeFile(temporary, bytes, { mode: 0o600, flag: "wx" });
-    await tx(ctx.db, async () => {
-      await requireUploadQuota(ctx, userId, quota, now);
-      await ctx.db.run(
-        "INSERT INTO uploads (filename, user_id, content_type, create_time) VALUES (?, ?, ?, ?)",
-        filename,
-        userId,
-        image.type,
-        now,
-      );
-      renameSync(temporary, final);
-      onRollback(ctx.db, () => renameSync(final, temporary));
-    });
-  } finally {
-    rmSync(temporary, { force: true });
-  }
+  await tx(ctx.db, async () => {
+    await requireUploadQuota(ctx, userId, quota, now);
+    await ctx.db.run(
+      "INSERT INTO uploads (filename, user_id, content_type, create_time) VALUES (?, ?, ?, ?)",
+      filename,
+      userId,
+      image.type,
+      now,
+    );
+    await ctx.db.run("INSERT INTO upload_blobs (filename, bytes) VALUES (?, ?)", filename, bytes);
+  });
   return filename;
 }

@@ -70,3 +70,14 @@ export function pngOfSize(size: number): Buffer {
   if (sized.length !== size) throw new Error(`built ${sized.length} bytes, wanted ${size}`);
   return sized;
 }
+
+/**
+ * A valid PNG of exactly `size` bytes whose padding chunk runs through every byte value (NUL and
+ * the high half included, no markup): proves an upload comes back byte for byte.
+ */
+export function everyBytePng(size: number): Buffer {
+  const padding = new Uint8Array(size - png().length - 12).map((_, i) => (i * 7 + (i >> 8)) % 256);
+  const sized = png([["prVt", padding]]);
+  if (sized.length !== size) throw new Error(`built ${sized.length} bytes, wanted ${size}`);
+  return sized;
+}
