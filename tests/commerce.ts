@@ -77,7 +77,7 @@ export function sandboxTradeNo(pay: PayResult): string {
 }
 
 /** What the sandbox cashier's 确认支付 button posts. */
-export function notifySandbox(server: TestServer, tradeNo: string, fen: number): Promise<Response> {
+export function notifySandbox(server: { url: string }, tradeNo: string, fen: number): Promise<Response> {
   return fetch(`${server.url}/api/pay/notify/sandbox`, {
     method: "POST",
     headers: { "content-type": "application/x-www-form-urlencoded" },

@@ -6,6 +6,8 @@
  * update below it; 409 while a webhook is set), sendMessage (recorded; 400 "chat not found" for a
  * chat that never wrote, 403 for one that blocked the bot), setWebhook, deleteWebhook,
  * getWebhookInfo and setMyCommands. Switches make it answer 500, hang, or flood-control (429).
+ * It counts the getUpdates requests in progress at once (`polling`, `maxPolling`): Telegram allows
+ * one poller per bot, so several replicas must never poll together.
  */
 import type { AppContext } from "../../src/context.ts";
 
@@ -50,6 +52,10 @@ export interface FakeTelegram {
   calls: { method: string; params: Record<string, unknown> }[];
   /** Requests being held while in "hang" mode. */
   readonly held: number;
+  /** getUpdates requests in progress now: a long poll counts until it is answered or its client goes away. */
+  readonly polling: number;
+  /** The most getUpdates requests ever in progress at once. */
+  readonly maxPolling: number;
   webhook: { url: string; secret_token: string } | null;
   /** Chats that blocked the bot (sendMessage answers 403). */
   blocked: Set<number>;
@@ -80,6 +86,8 @@ export function startFakeTelegram(token = FAKE_BOT_TOKEN): FakeTelegram {
   const heldReleases = new Set<() => void>();
   const floods: number[] = [];
   let nextUpdateId = 500_000;
+  let polling = 0;
+  let maxPolling = 0;
   let nextMessageId = 1;
   let confirmedBelow = 0;
 
@@ -244,20 +252,35 @@ export function startFakeTelegram(token = FAKE_BOT_TOKEN): FakeTelegram {
         }
       }
       fake.calls.push({ method, params });
-      if (fake.mode === "hang") {
-        await new Promise<void>((resolve) => {
-          heldReleases.add(resolve);
-          request.signal.addEventListener("abort", () => {
-            heldReleases.delete(resolve);
-            resolve();
-          });
-        });
-        return fail(502, "Bad Gateway");
+      if (method !== "getUpdates") return await handle(method, params, request);
+      polling += 1;
+      maxPolling = Math.max(maxPolling, polling);
+      try {
+        return await handle(method, params, request);
+      } finally {
+        polling -= 1;
       }
-      if (fake.mode === "error500") return fail(500, "Internal Server Error");
-      return answer(method, params, request.signal);
     },
   });
+
+  async function handle(
+    method: string,
+    params: Record<string, unknown>,
+    request: Request,
+  ): Promise<Response> {
+    if (fake.mode === "hang") {
+      await new Promise<void>((resolve) => {
+        heldReleases.add(resolve);
+        request.signal.addEventListener("abort", () => {
+          heldReleases.delete(resolve);
+          resolve();
+        });
+      });
+      return fail(502, "Bad Gateway");
+    }
+    if (fake.mode === "error500") return fail(500, "Internal Server Error");
+    return await answer(method, params, request.signal);
+  }
 
   const fake: FakeTelegram = {
     url: `http://127.0.0.1:${server.port}`,
@@ -266,6 +289,12 @@ export function startFakeTelegram(token = FAKE_BOT_TOKEN): FakeTelegram {
     calls: [],
     get held() {
       return heldReleases.size;
+    },
+    get polling() {
+      return polling;
+    },
+    get maxPolling() {
+      return maxPolling;
     },
     webhook: null,
     blocked: new Set(),
