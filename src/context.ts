@@ -15,6 +15,7 @@ export interface AppContext {
   db: Db;
   settings: SettingsStore;
   mailer: Mailer;
+  /** Rate limits, counted in the database so that they hold across replicas (rpc/rate-limit.ts). */
   limiter: RateLimiter;
   /** Hot-path reads (session → user, a user's permissions), exact: see ReadCache. */
   cache: {
@@ -56,7 +57,7 @@ export function createContext(db: Db, options: ContextOptions = {}): AppContext 
     db,
     settings,
     mailer: new Mailer(settings, options.allowPrivateUrls ?? false),
-    limiter: new RateLimiter(options.rateLimitScale ?? 1),
+    limiter: new RateLimiter(db, options.rateLimitScale ?? 1),
     cache: {
       sessions: new ReadCache(db),
       permissions: new ReadCache(db),

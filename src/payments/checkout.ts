@@ -234,14 +234,16 @@ async function reusableAttempt(
   return answer ? { action: answer.promise } : null;
 }
 
-/** Takes one new attempt from the order's and the account's budgets, or refuses with 1005. */
-function countNewAttempt(ctx: AppContext, userId: string, orderId: string): void {
-  const taken = ctx.limiter.reserve([
+/**
+ * Takes one new attempt from the order's and the account's budgets, or refuses with 1005. Counted
+ * in the caller's transaction: an attempt rolled back (never made) rolls its count back too.
+ */
+async function countNewAttempt(ctx: AppContext, userId: string, orderId: string): Promise<void> {
+  const taken = await ctx.limiter.reserve([
     { rule: PAY_ATTEMPTS_PER_ORDER, key: orderId },
     { rule: PAY_ATTEMPTS_PER_ACCOUNT, key: userId },
   ]);
   if (!taken) throw new RpcError(Code.tooManyRequests, OrderMsg.tooManyPayAttempts);
-  onRollback(ctx.db, taken.release);
 }
 
 interface NewAttempt {
@@ -337,7 +339,7 @@ export async function checkout(ctx: AppContext, input: CheckoutInput, now = Date
     const wanted = { provider, payMode: input.payMode, device: input.device, amountFen: amount };
     const reused = await reusableAttempt(ctx, order.id, wanted, now);
     if (reused) return { kind: "reused" as const, order, provider, amount, action: reused.action };
-    countNewAttempt(ctx, input.userId, order.id);
+    await countNewAttempt(ctx, input.userId, order.id);
     const tradeNo = newTradeNo(now);
     const answer = promiseAnswer(ctx, tradeNo);
     // A new attempt supersedes the older ones (EPay refuses a reused number with other parameters).
