@@ -2,7 +2,6 @@ import { resolve } from "node:path";
 import type { Db } from "./db/db.ts";
 import { ReadCache } from "./db/read-cache.ts";
 import { Mailer } from "./mail/mailer.ts";
-import { AliveIps } from "./modules/node-api/alive-ips.ts";
 import { SettingsStore } from "./modules/settings/service.ts";
 import type { UserRow } from "./modules/user/row.ts";
 import type { PermissionGrant } from "./modules/user/schema.ts";
@@ -28,8 +27,6 @@ export interface AppContext {
     /** A user's trial grants still holding traffic, by user (trial/service.ts). */
     trialGrants: ReadCache<{ remaining: number; expire_time: number }[]>;
   };
-  /** Online IPs nodes report, for device limits (node API alive / alivelist). */
-  aliveIps: AliveIps;
   /** The reverse proxies whose X-Forwarded-For / -Proto / -Host are believed (see rpc/forwarded.ts). */
   trustedProxies: TrustedProxies;
   /** `--allow-private-urls`: the server may call loopback and private addresses (lib/outbound.ts). */
@@ -65,7 +62,6 @@ export function createContext(db: Db, options: ContextOptions = {}): AppContext 
       signUses: new ReadCache(db),
       trialGrants: new ReadCache(db),
     },
-    aliveIps: new AliveIps(),
     trustedProxies: parseTrustedProxies(
       options.trustProxy === true ? LOOPBACK_PROXIES : options.trustProxy || "",
     ),
