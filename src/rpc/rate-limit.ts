@@ -111,7 +111,7 @@ export class RateLimiter {
       id,
       now + bucket.rule.windowMs,
       now,
-      // A whole number, as the count is (a scaled limit of 2.5 lets 3 tries through, as before).
+      // A whole number, as the count is: a scaled limit of 2.5 lets 3 tries through.
       Math.ceil(bucket.rule.max * this.scale),
     );
     return row && { bucket: id, resetTime: row.reset_time };
