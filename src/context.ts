@@ -2,7 +2,6 @@ import { resolve } from "node:path";
 import type { Db } from "./db/db.ts";
 import { ReadCache } from "./db/read-cache.ts";
 import { Mailer } from "./mail/mailer.ts";
-import { AliveIps } from "./modules/node-api/alive-ips.ts";
 import { SettingsStore } from "./modules/settings/service.ts";
 import type { UserRow } from "./modules/user/row.ts";
 import type { PermissionGrant } from "./modules/user/schema.ts";
@@ -15,6 +14,7 @@ export interface AppContext {
   db: Db;
   settings: SettingsStore;
   mailer: Mailer;
+  /** Rate limits, counted in the database so that they hold across replicas (rpc/rate-limit.ts). */
   limiter: RateLimiter;
   /** Hot-path reads (session → user, a user's permissions), exact: see ReadCache. */
   cache: {
@@ -27,8 +27,6 @@ export interface AppContext {
     /** A user's trial grants still holding traffic, by user (trial/service.ts). */
     trialGrants: ReadCache<{ remaining: number; expire_time: number }[]>;
   };
-  /** Online IPs nodes report, for device limits (node API alive / alivelist). */
-  aliveIps: AliveIps;
   /** The reverse proxies whose X-Forwarded-For / -Proto / -Host are believed (see rpc/forwarded.ts). */
   trustedProxies: TrustedProxies;
   /** `--allow-private-urls`: the server may call loopback and private addresses (lib/outbound.ts). */
@@ -56,7 +54,7 @@ export function createContext(db: Db, options: ContextOptions = {}): AppContext 
     db,
     settings,
     mailer: new Mailer(settings, options.allowPrivateUrls ?? false),
-    limiter: new RateLimiter(options.rateLimitScale ?? 1),
+    limiter: new RateLimiter(db, options.rateLimitScale ?? 1),
     cache: {
       sessions: new ReadCache(db),
       permissions: new ReadCache(db),
@@ -64,7 +62,6 @@ export function createContext(db: Db, options: ContextOptions = {}): AppContext 
       signUses: new ReadCache(db),
       trialGrants: new ReadCache(db),
     },
-    aliveIps: new AliveIps(),
     trustedProxies: parseTrustedProxies(
       options.trustProxy === true ? LOOPBACK_PROXIES : options.trustProxy || "",
     ),

@@ -13,7 +13,7 @@ import type { Role } from "../src/modules/user/schema.ts";
 import { createUser } from "../src/modules/user/service.ts";
 import { type Answer, fromBase64Json, toBase64Json } from "../src/rpc/envelope.ts";
 import { type RunningServer, startServer } from "../src/server.ts";
-import { createTestDatabase, registerTestDatabase } from "./pg.ts";
+import { createTestDatabase, registerTestDatabase, testDatabaseOf } from "./pg.ts";
 
 export interface TestServer extends RunningServer {
   dataDir: string;
@@ -24,17 +24,26 @@ export interface TestServer extends RunningServer {
 /**
  * A server on a fresh data directory. Its fakes of internet services listen on 127.0.0.1, so it
  * may call private addresses (`--allow-private-urls`) unless `allowPrivateUrls: false`, as in the
- * tests of that refusal.
+ * tests of that refusal. `replicaOf` (PostgreSQL only): another replica on that server's database
+ * and settings (close it first; the first server drops the database).
  */
 export async function startTestServer(
-  options: { rateLimitScale?: number; telegram?: Partial<BotTimings>; allowPrivateUrls?: boolean } = {},
+  options: {
+    rateLimitScale?: number;
+    telegram?: Partial<BotTimings>;
+    allowPrivateUrls?: boolean;
+    replicaOf?: TestServer;
+  } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "ferry-test-"));
-  const database = await createTestDatabase();
-  if (database) registerTestDatabase(dataDir, database.url);
+  const shared = options.replicaOf && testDatabaseOf(options.replicaOf.dataDir);
+  if (options.replicaOf && !shared) throw new Error("replicaOf: replicas share a PostgreSQL database");
+  const database = shared ? null : await createTestDatabase();
+  const databaseUrl = shared || database?.url;
+  if (databaseUrl) registerTestDatabase(dataDir, databaseUrl);
   const server = await startServer({
     dataDir,
-    databaseUrl: database?.url,
+    databaseUrl,
     host: "127.0.0.1",
     port: 0,
     rateLimitScale: options.rateLimitScale ?? 1000,
@@ -42,7 +51,7 @@ export async function startTestServer(
     allowPrivateUrls: options.allowPrivateUrls ?? true,
   });
   // A deployed panel knows its own origin (site_url); tests about an unset one clear it.
-  await server.context.settings.update({ site_url: server.url });
+  if (!shared) await server.context.settings.update({ site_url: server.url });
   return {
     ...server,
     dataDir,

@@ -3,7 +3,7 @@
  * a repeat is counted on the row of its fingerprint (`repeat_count`, `last_time`) instead of stored
  * again, new rows are capped per hourly window, and expired rows are deleted at most once a window.
  */
-import type { Db } from "./db.ts";
+import { type Db, lockForTransaction, tx } from "./db.ts";
 
 export type CountedLog = "error_logs" | "payment_events";
 
@@ -34,7 +34,11 @@ export async function countRepeat(
 /** Per database and table: when expired rows were last deleted. */
 const lastExpiry = new WeakMap<Db, Map<CountedLog, number>>();
 
-/** Runs `deleteExpired` unless it already ran for this table within the last window. */
+/**
+ * Runs `deleteExpired` unless it already ran for this table within the last window, in this
+ * process: with several replicas each deletes once a window, and a delete repeated by another
+ * replica finds nothing more to delete (harmless).
+ */
 export async function expireOncePerWindow(
   db: Db,
   table: CountedLog,
@@ -56,19 +60,29 @@ export async function expireOncePerWindow(
 const capping = new WeakMap<Db, Map<CountedLog, Promise<unknown>>>();
 
 /**
- * Runs `capped` (a count of the window's rows against a cap, then the insert it allows) after the
- * previous one of this table in this process has finished. On PostgreSQL, concurrent requests on
- * other connections would otherwise all count the same rows and each insert one more. SQLite's
- * statements run one at a time already, and a transaction holding its writer could wait here.
+ * Runs `capped` (a count of the window's rows against a cap, then the insert it allows) so that
+ * concurrent requests cannot all count the same rows and each insert one more. On PostgreSQL, with
+ * connections of several replicas, in one transaction holding the table's lock
+ * (lockForTransaction); the capped inserts of this process also take turns before it, so that
+ * they wait for the lock on one connection, not on every connection of the pool, except inside a
+ * transaction (it may hold the lock already, and goes straight on). SQLite has one server process,
+ * whose statements run one at a time; a transaction there would also count as a write that went
+ * through (db/write-health.ts) whenever a small log row still fits on a full disk.
  */
 export function oneCapAtATime<T>(db: Db, table: CountedLog, capped: () => Promise<T>): Promise<T> {
   if (db.engine !== "postgres") return capped();
+  const locked = () =>
+    tx(db, async () => {
+      await lockForTransaction(db, `counted-log ${table}`);
+      return await capped();
+    });
+  if (db.inTransaction) return locked();
   let tables = capping.get(db);
   if (!tables) {
     tables = new Map();
     capping.set(db, tables);
   }
-  const turn = (tables.get(table) ?? Promise.resolve()).then(capped);
+  const turn = (tables.get(table) ?? Promise.resolve()).then(locked);
   tables.set(
     table,
     turn.catch(() => {}),

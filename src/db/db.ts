@@ -563,3 +563,16 @@ export function pgArray(db: Db, values: readonly (string | number | null)[]): Sq
  * failure). SQLite's transactions already run one at a time.
  */
 export const forUpdateSql = (db: Db) => (db.engine === "postgres" && db.inTransaction ? " FOR UPDATE" : "");
+
+/**
+ * Inside a transaction: waits until no other transaction, in any process, holds the lock of this
+ * name, then holds it until this one ends (several replicas on one PostgreSQL; issue 28).
+ * PostgreSQL: a transaction-scoped advisory lock on the name's hash. SQLite: nothing, its
+ * transactions (BEGIN IMMEDIATE) already run one at a time. On PostgreSQL the transaction's
+ * snapshot may predate the wait; SERIALIZABLE then runs it again if what it read has changed.
+ */
+export async function lockForTransaction(db: Db, name: string): Promise<void> {
+  if (db.engine !== "postgres") return;
+  if (!db.inTransaction) throw new Error(`lockForTransaction(${name}) outside a transaction`);
+  await db.get("SELECT pg_advisory_xact_lock(hashtext(?::text)) AS locked", name);
+}

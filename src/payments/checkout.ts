@@ -2,7 +2,9 @@
  * `/api/shop/dobuy`: pick the provider for the pay mode, record a payment attempt for the order's
  * remainder, and ask the provider how to collect it. A remainder of zero (wallet or coupon covered
  * everything) is settled at once through markPaid. The open attempt of an unchanged order is shown
- * again rather than asking the gateway anew, and new attempts are rate limited (issue 26).
+ * again rather than asking the gateway anew, and new attempts are rate limited (issue 26); a dobuy
+ * on another replica than the one asking the gateway waits for the answer stored on the attempt
+ * (issue 28).
  */
 import type { AppContext } from "../context.ts";
 import { onRollback, tx } from "../db/db.ts";
@@ -173,9 +175,10 @@ interface Answer {
 
 /**
  * Per server: trade number → the provider's answer for the attempt. It is promised inside the
- * transaction that makes the attempt, so nobody can see the attempt before its promise, and kept
- * PAYMENT_REUSE_MS after it came: on PostgreSQL a concurrent dobuy's snapshot may still show the
- * attempt without the answer stored on it.
+ * transaction that makes the attempt, so nobody on this server can see the attempt before its
+ * promise, and kept PAYMENT_REUSE_MS after it came: on PostgreSQL a concurrent dobuy's snapshot may
+ * still show the attempt without the answer stored on it. Other replicas have no promise of it and
+ * wait for the answer stored on the attempt (answerStoredElsewhere).
  */
 const answersByServer = new WeakMap<AppContext, Map<string, Answer>>();
 
@@ -205,15 +208,28 @@ function promiseAnswer(ctx: AppContext, tradeNo: string): Answer {
 }
 
 /**
+ * How long a dobuy waits for the answer another replica is getting for the attempt it made: longer
+ * than any provider takes to answer (EPay's create request times out after 15 s).
+ */
+export const ELSEWHERE_WAIT_MS = 20_000;
+const ELSEWHERE_POLL_MS = 100;
+
+/** An open attempt to show again: its answer, stored, on its way here, or on its way to another replica. */
+type Reusable = { action: PaymentAction | Promise<PaymentAction> } | { askedElsewhere: string };
+
+/**
  * The order's open attempt when this dobuy would make the same one again: same provider, pay
- * mode, device and amount, recent, and with the provider's answer stored or on its way.
+ * mode, device and amount, recent, and with the provider's answer stored or on its way. An attempt
+ * without its answer and no promise of it here was made by another replica (behind the same load
+ * balancer), which is asking the provider now; unless this dobuy already waited for one.
  */
 async function reusableAttempt(
   ctx: AppContext,
   orderId: string,
   wanted: { provider: PaymentProvider; payMode: PayMode; device: Device; amountFen: number },
   now: number,
-): Promise<{ action: PaymentAction | Promise<PaymentAction> } | null> {
+  waited: boolean,
+): Promise<Reusable | null> {
   const attempt = await ctx.db.get<PaymentRow>(
     "SELECT * FROM payments WHERE order_id = ? AND status = 'pending' ORDER BY create_time DESC LIMIT 1",
     orderId,
@@ -231,17 +247,39 @@ async function reusableAttempt(
   if (attempt.action) return { action: JSON.parse(attempt.action) as PaymentAction };
   // Boxed: awaiting the answer here would hold the transaction open while the gateway thinks.
   const answer = answersOf(ctx).get(attempt.trade_no);
-  return answer ? { action: answer.promise } : null;
+  if (answer) return { action: answer.promise };
+  return waited ? null : { askedElsewhere: attempt.trade_no };
 }
 
-/** Takes one new attempt from the order's and the account's budgets, or refuses with 1005. */
-function countNewAttempt(ctx: AppContext, userId: string, orderId: string): void {
-  const taken = ctx.limiter.reserve([
+/**
+ * Waits (outside any transaction) for the answer another replica stores on its attempt; null when
+ * the attempt is closed or paid meanwhile, or no answer comes within ELSEWHERE_WAIT_MS (the replica
+ * asking may have died): then this dobuy goes on as if there were no such attempt.
+ */
+async function answerStoredElsewhere(ctx: AppContext, tradeNo: string): Promise<PaymentAction | null> {
+  const deadline = Date.now() + ELSEWHERE_WAIT_MS;
+  while (Date.now() < deadline) {
+    await Bun.sleep(ELSEWHERE_POLL_MS);
+    const attempt = await ctx.db.get<Pick<PaymentRow, "status" | "action">>(
+      "SELECT status, action FROM payments WHERE trade_no = ?",
+      tradeNo,
+    );
+    if (attempt?.status !== "pending") return null;
+    if (attempt.action) return JSON.parse(attempt.action) as PaymentAction;
+  }
+  return null;
+}
+
+/**
+ * Takes one new attempt from the order's and the account's budgets, or refuses with 1005. Counted
+ * in the caller's transaction: an attempt rolled back (never made) rolls its count back too.
+ */
+async function countNewAttempt(ctx: AppContext, userId: string, orderId: string): Promise<void> {
+  const taken = await ctx.limiter.reserve([
     { rule: PAY_ATTEMPTS_PER_ORDER, key: orderId },
     { rule: PAY_ATTEMPTS_PER_ACCOUNT, key: userId },
   ]);
   if (!taken) throw new RpcError(Code.tooManyRequests, OrderMsg.tooManyPayAttempts);
-  onRollback(ctx.db, taken.release);
 }
 
 interface NewAttempt {
@@ -306,7 +344,12 @@ function startAsking(ctx: AppContext, asking: Asking, answer: Answer): Promise<P
   return answer.promise;
 }
 
-export async function checkout(ctx: AppContext, input: CheckoutInput, now = Date.now()): Promise<PayResult> {
+export async function checkout(
+  ctx: AppContext,
+  input: CheckoutInput,
+  now = Date.now(),
+  waited = false,
+): Promise<PayResult> {
   const bases = callbackBases(await ctx.settings.all());
   const prepared = await tx(ctx.db, async () => {
     const order = await ownOrder(ctx.db, input.userId, input.orderId);
@@ -335,9 +378,11 @@ export async function checkout(ctx: AppContext, input: CheckoutInput, now = Date
     if (!provider) throw new RpcError(Code.badInput, OrderMsg.payModeOff);
     if (provider.callbacks && !bases) return { kind: "refused" as const, provider };
     const wanted = { provider, payMode: input.payMode, device: input.device, amountFen: amount };
-    const reused = await reusableAttempt(ctx, order.id, wanted, now);
+    const reused = await reusableAttempt(ctx, order.id, wanted, now, waited);
+    if (reused && "askedElsewhere" in reused)
+      return { kind: "elsewhere" as const, order, provider, amount, tradeNo: reused.askedElsewhere };
     if (reused) return { kind: "reused" as const, order, provider, amount, action: reused.action };
-    countNewAttempt(ctx, input.userId, order.id);
+    await countNewAttempt(ctx, input.userId, order.id);
     const tradeNo = newTradeNo(now);
     const answer = promiseAnswer(ctx, tradeNo);
     // A new attempt supersedes the older ones (EPay refuses a reused number with other parameters).
@@ -379,6 +424,12 @@ export async function checkout(ctx: AppContext, input: CheckoutInput, now = Date
       throw new RpcError(Code.badInput, OrderMsg.noSiteOrigin);
     case "reused":
       return toPayResult(prepared.order, prepared.provider, prepared.amount, await prepared.action);
+    case "elsewhere": {
+      const started = Date.now();
+      const action = await answerStoredElsewhere(ctx, prepared.tradeNo);
+      if (action) return toPayResult(prepared.order, prepared.provider, prepared.amount, action);
+      return await checkout(ctx, input, now + (Date.now() - started), true);
+    }
     case "new": {
       const action = await startAsking(ctx, { input, attempt: prepared, bases, now }, prepared.answer);
       return toPayResult(prepared.order, prepared.provider, prepared.amount, action);

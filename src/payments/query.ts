@@ -1,8 +1,9 @@
 /**
  * The active query fallback (payments.md §0): notifications get lost, so while the customer's
  * page polls `/api/shop/trade_status`, an open order's gateway payment is asked about directly.
- * At most once per QUERY_EVERY_MS per trade, and only once the payment is QUERY_AFTER_MS old
- * (the notification usually wins); a paid answer goes through the same markPaid.
+ * At most once per QUERY_EVERY_MS per trade across all replicas (the replica that moves the
+ * payment's query_time asks), and only once the payment is QUERY_AFTER_MS old (the notification
+ * usually wins); a paid answer goes through the same markPaid.
  */
 import type { AppContext } from "../context.ts";
 import { recordError } from "../modules/errors/service.ts";
@@ -13,22 +14,15 @@ import { providerById } from "./registry.ts";
 export const QUERY_AFTER_MS = 10_000;
 export const QUERY_EVERY_MS = 15_000;
 
-/** Per server: trade number → when it was last queried. */
-const lastQueried = new WeakMap<AppContext, Map<string, number>>();
-
-function claimQuerySlot(ctx: AppContext, tradeNo: string, now: number): boolean {
-  let times = lastQueried.get(ctx);
-  if (!times) {
-    times = new Map();
-    lastQueried.set(ctx, times);
-  }
-  const last = times.get(tradeNo);
-  if (last !== undefined && now - last < QUERY_EVERY_MS) return false;
-  if (times.size > 10_000) {
-    for (const [trade, time] of times) if (now - time >= QUERY_EVERY_MS) times.delete(trade);
-  }
-  times.set(tradeNo, now);
-  return true;
+/** Claims the trade's next gateway query: true for the one caller (on any replica) whose claim moved query_time. */
+async function claimQuerySlot(ctx: AppContext, tradeNo: string, now: number): Promise<boolean> {
+  const claimed = await ctx.db.run(
+    "UPDATE payments SET query_time = ?1 WHERE trade_no = ?2 AND (query_time IS NULL OR query_time <= ?3)",
+    now,
+    tradeNo,
+    now - QUERY_EVERY_MS,
+  );
+  return claimed.changes === 1;
 }
 
 /** Asks the gateway about the user's order's latest pending payment when one is due. Never rejects. */
@@ -46,7 +40,7 @@ export async function queryOpenPayment(
   );
   if (!payment || now - payment.create_time < QUERY_AFTER_MS) return;
   const provider = providerById(payment.provider);
-  if (!provider?.queryPayment || !claimQuerySlot(ctx, payment.trade_no, now)) return;
+  if (!provider?.queryPayment || !(await claimQuerySlot(ctx, payment.trade_no, now))) return;
   await queryAndCredit(ctx, provider, payment.trade_no);
 }
 

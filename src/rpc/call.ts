@@ -214,7 +214,7 @@ async function answerCall(app: AppContext, def: CallDef, request: Request, ip: s
     if (!parsed.success) return fail(Code.badInput, describeIssue(parsed.error));
     for (const limit of def.limits ?? []) {
       const key = limit.key === "ip" ? ip : limit.key(parsed.data, ctx);
-      if (key !== null && !app.limiter.hit(limit.rule, key))
+      if (key !== null && !(await app.limiter.hit(limit.rule, key)))
         return fail(Code.tooManyRequests, "操作过于频繁，请稍后再试");
     }
     if (ctx.user) await touchActivity(app, ctx.user);

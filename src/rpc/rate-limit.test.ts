@@ -14,12 +14,16 @@ import {
   uniqueEmail,
 } from "../../tests/harness.ts";
 import { sinkSettings, startMailSink } from "../../tests/mail-sink.ts";
+import { createTestDatabase, type TestDatabase } from "../../tests/pg.ts";
+import { type Db, openDatabase, tx } from "../db/db.ts";
+import { migrate } from "../db/migrate.ts";
+import { migrations } from "../embedded.ts";
 import { transformPassword } from "../modules/user/password.ts";
 import type { UserRow } from "../modules/user/row.ts";
 import { createUser } from "../modules/user/service.ts";
 import { type RunningServer, startServer } from "../server.ts";
 import { toBase64Json } from "./envelope.ts";
-import { RateLimiter } from "./rate-limit.ts";
+import { RateLimiter, type RateRule, type Reservation } from "./rate-limit.ts";
 
 const PASSWORD = "correct-horse-1";
 const open: { close(): Promise<void> }[] = [];
@@ -71,49 +75,153 @@ async function callWith(
   return { answer: await decodeAnswer(response), client };
 }
 
-describe("RateLimiter.reserve", () => {
-  const rule = { name: "failures", max: 3, windowMs: 60_000 };
-  const other = { name: "other", max: 10, windowMs: 60_000 };
+/** A database of its own for the limiter's unit tests, on the engine this run uses. */
+let db: Db;
+let second: Db;
+let dbDir: string;
+let database: TestDatabase | null;
 
-  test("tries taken before their outcome is known never exceed the limit; given back, they count nothing", () => {
-    const limiter = new RateLimiter();
-    const taken = [1, 2, 3, 4, 5].map(() => limiter.reserve([{ rule, key: "a" }], 0));
+beforeAll(async () => {
+  dbDir = mkdtempSync(join(tmpdir(), "ferry-limits-"));
+  database = await createTestDatabase();
+  const target = { url: database?.url, file: join(dbDir, "ferry.db") };
+  db = await openDatabase(target);
+  await migrate(db, migrations);
+  // A second connection pool to the same database, as another replica has.
+  second = await openDatabase(target);
+});
+
+afterAll(async () => {
+  await second?.close();
+  await db?.close();
+  await database?.drop();
+  rmSync(dbDir, { recursive: true, force: true });
+});
+
+let ruleCount = 0;
+/** A rule of its own per test: the tests share one database. */
+const freshRule = (max: number, windowMs = 60_000): RateRule => {
+  ruleCount += 1;
+  return { name: `unit-${ruleCount}`, max, windowMs };
+};
+
+describe("RateLimiter (counted in the database)", () => {
+  test("tries taken before their outcome is known never exceed the limit; given back, they count nothing", async () => {
+    const rule = freshRule(3);
+    const limiter = new RateLimiter(db);
+    const taken: (Reservation | null)[] = [];
+    for (let i = 0; i < 5; i++) taken.push(await limiter.reserve([{ rule, key: "a" }], 0));
     expect(taken.map((t) => t !== null)).toEqual([true, true, true, false, false]);
-    taken[0]?.release();
-    expect(limiter.reserve([{ rule, key: "a" }], 0)).not.toBeNull();
-    expect(limiter.reserve([{ rule, key: "b" }], 0)).not.toBeNull();
+    await taken[0]?.release();
+    await taken[0]?.release(); // once only
+    expect(await limiter.reserve([{ rule, key: "a" }], 0)).not.toBeNull();
+    expect(await limiter.reserve([{ rule, key: "a" }], 0)).toBeNull();
+    expect(await limiter.reserve([{ rule, key: "b" }], 0)).not.toBeNull();
   });
 
-  test("all buckets or none: a full one takes nothing from the others", () => {
-    const limiter = new RateLimiter();
-    for (let i = 0; i < 3; i++) limiter.reserve([{ rule, key: "full" }], 0);
-    for (let i = 0; i < 20; i++)
-      expect(
-        limiter.reserve(
+  test("all buckets or none: a full one takes nothing from the others", async () => {
+    const [rule, other] = [freshRule(3), freshRule(10)];
+    const limiter = new RateLimiter(db);
+    for (let i = 0; i < 3; i++) await limiter.reserve([{ rule, key: "full" }], 0);
+    for (let i = 0; i < 20; i++) {
+      const both = [
+        { rule: other, key: "x" },
+        { rule, key: "full" },
+      ];
+      expect(await limiter.reserve(both, 0)).toBeNull();
+    }
+    for (let i = 0; i < 10; i++) expect(await limiter.reserve([{ rule: other, key: "x" }], 0)).not.toBeNull();
+    expect(await limiter.reserve([{ rule: other, key: "x" }], 0)).toBeNull();
+  });
+
+  test("a window that ended starts again from nothing, and a late release does not reach into it", async () => {
+    const rule = freshRule(3);
+    const limiter = new RateLimiter(db);
+    const old: (Reservation | null)[] = [];
+    for (let i = 0; i < 3; i++) old.push(await limiter.reserve([{ rule, key: "a" }], 0));
+    expect(await limiter.reserve([{ rule, key: "a" }], 59_999)).toBeNull();
+    for (let i = 0; i < 3; i++) expect(await limiter.reserve([{ rule, key: "a" }], 60_000)).not.toBeNull();
+    for (const t of old) await t?.release();
+    expect(await limiter.reserve([{ rule, key: "a" }], 60_001)).toBeNull();
+  });
+
+  test("hit counts every try and answers false once the window is full", async () => {
+    const rule = freshRule(2, 1_000);
+    const limiter = new RateLimiter(db);
+    const hits: boolean[] = [];
+    for (let i = 0; i < 4; i++) hits.push(await limiter.hit(rule, "k", 5_000));
+    expect(hits).toEqual([true, true, false, false]);
+    expect(await limiter.hit(rule, "k", 6_000)).toBe(true);
+  });
+
+  test("the scale multiplies every limit", async () => {
+    const rule = freshRule(3);
+    const limiter = new RateLimiter(db, 2);
+    let kept = 0;
+    for (let i = 0; i < 7; i++) if (await limiter.reserve([{ rule, key: "a" }], 0)) kept += 1;
+    expect(kept).toBe(6);
+  });
+
+  test("50 reserves at once against a limit of 10 take exactly 10, for one bucket and for two", async () => {
+    const [rule, wide] = [freshRule(10), freshRule(1_000)];
+    const limiter = new RateLimiter(db);
+    const now = Date.now();
+    const single = await Promise.all(
+      Array.from({ length: 50 }, () => limiter.reserve([{ rule, key: "one" }], now)),
+    );
+    expect(single.filter((t) => t !== null)).toHaveLength(10);
+    const pair = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        // On PostgreSQL half through another connection pool, as on another replica (two SQLite
+        // connections in one process would wait on each other's locks synchronously).
+        new RateLimiter(i % 2 && db.engine === "postgres" ? second : db).reserve(
           [
-            { rule: other, key: "x" },
-            { rule, key: "full" },
+            { rule: wide, key: "shared" },
+            { rule, key: "two" },
           ],
-          0,
+          now,
         ),
-      ).toBeNull();
-    for (let i = 0; i < 10; i++) expect(limiter.reserve([{ rule: other, key: "x" }], 0)).not.toBeNull();
+      ),
+    );
+    expect(pair.filter((t) => t !== null)).toHaveLength(10);
+    expect(
+      await db.get<{ count: number }>(
+        "SELECT count FROM rate_counters WHERE bucket = ?",
+        `${wide.name}\u0000shared`,
+      ),
+    ).toEqual({ count: 10 });
   });
 
-  test("a window that ended starts again from nothing, and a late release does not reach into it", () => {
-    const limiter = new RateLimiter();
-    const old = [1, 2, 3].map(() => limiter.reserve([{ rule, key: "a" }], 0));
-    expect(limiter.reserve([{ rule, key: "a" }], 59_999)).toBeNull();
-    const fresh = [1, 2, 3].map(() => limiter.reserve([{ rule, key: "a" }], 60_000));
-    expect(fresh.every((t) => t !== null)).toBe(true);
-    for (const t of old) t?.release();
-    expect(limiter.reserve([{ rule, key: "a" }], 60_001)).toBeNull();
+  test("two connections to one database (two replicas) share the count", async () => {
+    const rule = freshRule(4);
+    const [here, there] = [new RateLimiter(db), new RateLimiter(second)];
+    expect(await here.hit(rule, "k", 0)).toBe(true);
+    expect(await there.hit(rule, "k", 0)).toBe(true);
+    expect(await here.reserve([{ rule, key: "k" }], 0)).not.toBeNull();
+    const last = await there.reserve([{ rule, key: "k" }], 0);
+    expect(last).not.toBeNull();
+    expect(await here.hit(rule, "k", 0)).toBe(false);
+    await last?.release();
+    expect(await here.hit(rule, "k", 0)).toBe(true);
   });
 
-  test("the scale multiplies every limit", () => {
-    const limiter = new RateLimiter(2);
-    const taken = Array.from({ length: 7 }, () => limiter.reserve([{ rule, key: "a" }], 0));
-    expect(taken.filter((t) => t !== null)).toHaveLength(6);
+  test("inside a transaction the tries go with it: rolled back they count nothing (a late release gives back nothing more), committed they stay", async () => {
+    const rule = freshRule(2);
+    const limiter = new RateLimiter(db);
+    let late: Reservation | null = null;
+    await expect(
+      tx(db, async () => {
+        late = await limiter.reserve([{ rule, key: "t" }], 0);
+        expect(await limiter.hit(rule, "t", 0)).toBe(true);
+        throw new Error("rolled back");
+      }),
+    ).rejects.toThrow("rolled back");
+    await (late as Reservation | null)?.release();
+    await tx(db, async () => {
+      expect(await limiter.reserve([{ rule, key: "t" }], 0)).not.toBeNull();
+      expect(await limiter.hit(rule, "t", 0)).toBe(true);
+    });
+    expect(await limiter.hit(rule, "t", 0)).toBe(false);
   });
 });
 

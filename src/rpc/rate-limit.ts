@@ -1,4 +1,16 @@
-/** Fixed-window counters kept in memory; enough for one process (the product runs as one executable). */
+/**
+ * Fixed-window counters in the database (`rate_counters`, issue 28), so that a limit holds across
+ * every replica behind a load balancer instead of counting separately in each. One row per bucket:
+ * its count and when its window ends; a try after the end starts the window again at 1, so a
+ * bucket never has more than one row. Rows whose window ended are deleted by the retention job.
+ *
+ * Inside a transaction the counters are written in it (through the same `Db`, so SQLite's one
+ * writer never waits for itself): when it rolls back, its tries roll back with it. A try that
+ * must count although the request fails is therefore taken outside the transaction that fails
+ * (login, coupon tries, push codes), or the transaction does not fail (a refused bind code).
+ */
+import { type Db, onRollback, tx } from "../db/db.ts";
+
 export interface RateRule {
   /** Shown in logs and used to separate buckets. */
   name: string;
@@ -12,39 +24,64 @@ export interface RateBucket {
   key: string;
 }
 
-interface Counter {
-  count: number;
-  resetAt: number;
+/** Tries taken by `reserve`, until they turn out not to count. */
+export interface Reservation {
+  /**
+   * Gives the tries back, once; a window that ended meanwhile owes nothing. After the transaction
+   * the tries were taken in rolled back, there is nothing to give back (the rollback did).
+   */
+  release(): Promise<void>;
 }
 
+/** A try counted in a bucket: which row, and the window it counted in. */
+interface Taken {
+  bucket: string;
+  resetTime: number;
+}
+
+/**
+ * Counts one try in a bucket unless it is full: a window that ended starts again at 1. One
+ * statement, so concurrent tries (on any replica) each see the others'. No row back: full.
+ */
+const TAKE_SQL = `INSERT INTO rate_counters (bucket, count, reset_time) VALUES (?1, 1, ?2)
+  ON CONFLICT (bucket) DO UPDATE SET
+    count = CASE WHEN rate_counters.reset_time <= ?3 THEN 1 ELSE rate_counters.count + 1 END,
+    reset_time = CASE WHEN rate_counters.reset_time <= ?3 THEN ?2 ELSE rate_counters.reset_time END
+  WHERE rate_counters.reset_time <= ?3 OR rate_counters.count < ?4
+  RETURNING reset_time`;
+
+/** Gives one try back, only in the window it was taken in. */
+const GIVE_BACK_SQL =
+  "UPDATE rate_counters SET count = count - 1 WHERE bucket = ? AND reset_time = ? AND count > 0";
+
+const bucketId = ({ rule, key }: RateBucket) => `${rule.name}\u0000${key}`;
+
 export class RateLimiter {
-  private readonly buckets = new Map<string, Counter>();
-  private sweepAt = 0;
+  constructor(
+    private readonly db: Db,
+    /** Multiplies every limit; tests that are not about rate limits raise it. */
+    private readonly scale = 1,
+  ) {}
 
-  constructor(private readonly scale = 1) {}
-
-  /** Counts one hit; false when the bucket is already full for this window. */
-  hit(rule: RateRule, key: string, now = Date.now()): boolean {
-    const counter = this.counter(rule, key, now);
-    counter.count += 1;
-    return counter.count <= rule.max * this.scale;
+  /** Counts one try; false when the bucket is already full for this window. */
+  async hit(rule: RateRule, key: string, now = Date.now()): Promise<boolean> {
+    return (await this.take({ rule, key }, now)) !== null;
   }
 
   /**
    * Takes one try from every bucket, or none when any of them is full (null). Counting before the
    * outcome is known keeps concurrent tries inside the limit; `release` gives the tries back when
-   * they turn out not to count (a correct password is not a failure).
+   * they turn out not to count (a correct password is not a failure). Several buckets are taken
+   * in one transaction (the caller's, if any).
    */
-  reserve(buckets: readonly RateBucket[], now = Date.now()): { release(): void } | null {
-    const counters = buckets.map(({ rule, key }) => ({ rule, counter: this.counter(rule, key, now) }));
-    if (counters.some(({ rule, counter }) => counter.count >= rule.max * this.scale)) return null;
-    for (const { counter } of counters) counter.count += 1;
-    return {
-      release: () => {
-        // A counter whose window ended meanwhile was replaced; the new window owes nothing.
-        for (const { counter } of counters) if (counter.count > 0) counter.count -= 1;
-      },
-    };
+  async reserve(buckets: readonly RateBucket[], now = Date.now()): Promise<Reservation | null> {
+    // Sorted, so that two reservations sharing buckets lock them in the same order.
+    const ordered = [...buckets].sort((a, b) => (bucketId(a) < bucketId(b) ? -1 : 1));
+    const taken =
+      ordered.length === 1
+        ? await this.takeOne(ordered[0] as RateBucket, now)
+        : await this.takeAll(ordered, now);
+    return taken && this.reservation(taken);
   }
 
   /**
@@ -57,30 +94,66 @@ export class RateLimiter {
     fn: () => Promise<T>,
     now = Date.now(),
   ): Promise<T> {
-    // Reserved before the first await: concurrent attempts see each other's tries.
-    const slot = this.reserve(buckets, now);
+    const slot = await this.reserve(buckets, now);
     if (!slot) throw full();
     try {
       return await fn();
     } catch (error) {
-      slot.release();
+      await slot.release();
       throw error;
     }
   }
 
-  private counter(rule: RateRule, key: string, now: number): Counter {
-    this.sweep(now);
-    const id = `${rule.name}\u0000${key}`;
-    const existing = this.buckets.get(id);
-    if (existing && existing.resetAt > now) return existing;
-    const counter = { count: 0, resetAt: now + rule.windowMs };
-    this.buckets.set(id, counter);
-    return counter;
+  private async take(bucket: RateBucket, now: number): Promise<Taken | null> {
+    const id = bucketId(bucket);
+    const row = await this.db.get<{ reset_time: number }>(
+      TAKE_SQL,
+      id,
+      now + bucket.rule.windowMs,
+      now,
+      // A whole number, as the count is: a scaled limit of 2.5 lets 3 tries through.
+      Math.ceil(bucket.rule.max * this.scale),
+    );
+    return row && { bucket: id, resetTime: row.reset_time };
   }
 
-  private sweep(now: number) {
-    if (now < this.sweepAt) return;
-    this.sweepAt = now + 60_000;
-    for (const [id, bucket] of this.buckets) if (bucket.resetAt <= now) this.buckets.delete(id);
+  private async takeOne(bucket: RateBucket, now: number): Promise<Taken[] | null> {
+    const taken = await this.take(bucket, now);
+    return taken && [taken];
+  }
+
+  /** Every bucket in one transaction; a full one gives back those taken before it. */
+  private async takeAll(buckets: readonly RateBucket[], now: number): Promise<Taken[] | null> {
+    return await tx(this.db, async () => {
+      const taken: Taken[] = [];
+      for (const bucket of buckets) {
+        const one = await this.take(bucket, now);
+        if (!one) {
+          for (const done of taken) await this.giveBack(done);
+          return null;
+        }
+        taken.push(one);
+      }
+      return taken;
+    });
+  }
+
+  private async giveBack({ bucket, resetTime }: Taken): Promise<void> {
+    await this.db.run(GIVE_BACK_SQL, bucket, resetTime);
+  }
+
+  private reservation(taken: Taken[]): Reservation {
+    let spent = false;
+    // Taken inside a transaction that rolls back: the rollback already gave the tries back.
+    onRollback(this.db, () => {
+      spent = true;
+    });
+    return {
+      release: async () => {
+        if (spent) return;
+        spent = true;
+        for (const one of taken) await this.giveBack(one);
+      },
+    };
   }
 }

@@ -63,6 +63,8 @@ export interface FakeEpayGateway {
   queryRequests: URLSearchParams[];
   orders: Map<string, EpayOrder>;
   mode: MapiMode;
+  /** How long mapi.php takes to answer a create request (a slow gateway); 0 by default. */
+  delayMs: number;
   /** The customer pays: the order becomes status 1 (what api.php then reports). */
   pay(outTradeNo: string): EpayOrder;
   /** The signed parameters 彩虹 sends for a paid order, with optional overrides (re-signed). */
@@ -155,6 +157,7 @@ export function startFakeEpayGateway(options: { pid?: string; key?: string } = {
         const contentType = request.headers.get("content-type") ?? "";
         const params = Object.fromEntries(new URLSearchParams(await request.text()));
         mapiRequests.push({ params, signValid: gatewaySign(params, key) === params.sign, contentType });
+        if (gateway.delayMs > 0) await Bun.sleep(gateway.delayMs);
         return createOrder(params);
       }
       if (url.pathname === "/api.php" && request.method === "GET") return queryOrder(url.searchParams);
@@ -193,6 +196,7 @@ export function startFakeEpayGateway(options: { pid?: string; key?: string } = {
     queryRequests,
     orders,
     mode: "qrcode" as MapiMode,
+    delayMs: 0,
     pay(outTradeNo: string) {
       const order = orders.get(outTradeNo);
       if (!order) throw new Error(`fake EPay has no order ${outTradeNo}`);

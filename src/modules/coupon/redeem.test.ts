@@ -287,7 +287,7 @@ test("30 customers redeeming a coupon of 5 uses at once: exactly 5 get it, the o
 
 test("guessing is slow: 10 tries a minute per account, 30 refused tries per address, then 1021 for any code", async () => {
   // The server under test multiplies limits by 1000; this context has the real ones.
-  const ctx = { ...server.context, limiter: new RateLimiter(1) };
+  const ctx = { ...server.context, limiter: new RateLimiter(server.context.db, 1) };
   const { code } = await coupon({ type: "freeUse", trafficG: 1, NumberOfAuthorizations: 100 });
   const attempt = async (userId: string, tried: string, ip = "198.51.100.7") => {
     try {

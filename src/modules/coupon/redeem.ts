@@ -37,15 +37,16 @@ export async function redeemCoupon(
   ip: string,
   now = Date.now(),
 ): Promise<RedeemResult> {
-  if (!ctx.limiter.hit(REDEEM_TRIES, userId))
+  if (!(await ctx.limiter.hit(REDEEM_TRIES, userId)))
     throw new RpcError(Code.couponTooManyTries, RedeemMsg.tooManyTries);
-  const reservation = ctx.limiter.reserve([{ rule: COUPON_IP_FAILURES, key: ip }]);
+  // Taken outside the redemption's transaction, so that a refused try (it throws) still counts.
+  const reservation = await ctx.limiter.reserve([{ rule: COUPON_IP_FAILURES, key: ip }]);
   if (!reservation) throw new RpcError(Code.couponTooManyTries, RedeemMsg.tooManyTries);
   const result = await tx(ctx.db, async () => {
     const coupon = await checkTrialCoupon(ctx, await findCouponByCode(ctx.db, code), userId, now);
     return await credit(ctx, coupon, userId, now);
   });
-  reservation.release(); // only refused tries count against the address
+  await reservation.release(); // only refused tries count against the address
   return result;
 }
 

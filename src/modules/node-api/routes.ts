@@ -19,6 +19,7 @@ import { jsonResponse, readBodyText, readJsonBody } from "../../lib/http.ts";
 import { recordError } from "../errors/service.ts";
 import { SERVER_TYPES } from "../node-record/schema.ts";
 import { applyNodeReport } from "../traffic/charge.ts";
+import { aliveCounts } from "./alive-ips.ts";
 import { agentBinary, installScript, isServerType, NO_AGENT_BINARY } from "./install.ts";
 import { type Checked, checkAlive, checkPush, NODE_BODY_MAX_BYTES } from "./report.ts";
 import {
@@ -150,7 +151,7 @@ export function nodeRoutes(app: AppContext) {
     .get("/alivelist", async ({ request }) => {
       const call = await caller(request);
       if ("refusal" in call) return call.refusal;
-      return jsonResponse(200, { alive: app.aliveIps.counts() });
+      return jsonResponse(200, { alive: await aliveCounts(app.db) });
     })
     .post(
       "/status",

@@ -13,6 +13,7 @@ import type { AgentRow } from "../node-record/service.ts";
 import { expireDueTrials } from "../trial/service.ts";
 import { dailyQuotaSql } from "../user/limits.ts";
 import { admittedUserNos, recordServedList } from "./admission.ts";
+import { recordAliveIps } from "./alive-ips.ts";
 import type { AliveReport } from "./report.ts";
 
 /** The agent's own node type: the whole node (every inbound) in one config. */
@@ -278,7 +279,8 @@ export async function servedUserList(
 /** Keeps a node's checked alive report for the users it may report (the others are dropped). */
 export async function keepAlive(ctx: AppContext, agentId: string, report: AliveReport, now = Date.now()) {
   const admitted = await admittedUserNos(ctx, agentId, [...report.keys()], now);
-  ctx.aliveIps.report(
+  await recordAliveIps(
+    ctx.db,
     agentId,
     [...report].filter(([userNo]) => admitted.has(userNo)),
     now,

@@ -4,7 +4,7 @@
  * ledger rows; paying is in src/payments (markPaid → creditOrder).
  */
 import type { AppContext } from "../../context.ts";
-import { type Db, forUpdateSql, likeSql, nocaseEqualsSql, onRollback, tx } from "../../db/db.ts";
+import { type Db, forUpdateSql, likeSql, nocaseEqualsSql, tx } from "../../db/db.ts";
 import { fenToYuan } from "../../lib/money.ts";
 import { DAY_MS } from "../../lib/time.ts";
 import { availablePayModes } from "../../payments/registry.ts";
@@ -198,9 +198,9 @@ export async function createOrder(
   return tx(ctx.db, async () => {
     const open = await reusableOrder(ctx.db, user.id, terms, now);
     if (open) return toOrder(open);
-    const counted = ctx.limiter.reserve([{ rule: ORDERS_PER_HOUR, key: user.id }], now);
-    if (!counted) throw new RpcError(Code.tooManyRequests, OrderMsg.tooManyOrders);
-    onRollback(ctx.db, counted.release);
+    // Counted in this transaction: if it rolls back, so does the count.
+    if (!(await ctx.limiter.reserve([{ rule: ORDERS_PER_HOUR, key: user.id }], now)))
+      throw new RpcError(Code.tooManyRequests, OrderMsg.tooManyOrders);
     const id = newId(now);
     await ctx.db.run(
       `INSERT INTO orders (id, user_id, combo_id, "desc", order_money_fen, add_traffic, add_vip_duration, daily_limit,
@@ -249,12 +249,13 @@ export async function useOrderCoupon(
   now = Date.now(),
 ): Promise<Order> {
   if (code === "") throw new RpcError(Code.badInput, OrderMsg.couponEmpty);
-  if (!ctx.limiter.hit(COUPON_TRIES, userId))
+  if (!(await ctx.limiter.hit(COUPON_TRIES, userId)))
     throw new RpcError(Code.couponTooManyTries, OrderMsg.couponTooManyTries);
-  const reservation = ctx.limiter.reserve([{ rule: COUPON_IP_FAILURES, key: ip }]);
+  // Taken outside the coupon's transaction, so that a refused try (it throws) still counts.
+  const reservation = await ctx.limiter.reserve([{ rule: COUPON_IP_FAILURES, key: ip }]);
   if (!reservation) throw new RpcError(Code.couponTooManyTries, OrderMsg.couponTooManyTries);
   const order = await applyOrderCoupon(ctx, userId, orderId, code, now);
-  reservation.release(); // only refused tries count against the address
+  await reservation.release(); // only refused tries count against the address
   return order;
 }
 

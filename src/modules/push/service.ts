@@ -198,7 +198,8 @@ export async function receivePush(
   code: string,
   now = Date.now(),
 ): Promise<Push> {
-  const slot = ctx.limiter.reserve([{ rule: RECEIVE_FAILURES, key: userId }]);
+  // Taken outside the transaction, so that a refused try (it throws) still counts.
+  const slot = await ctx.limiter.reserve([{ rule: RECEIVE_FAILURES, key: userId }]);
   if (!slot) throw new RpcError(Code.pushTooFrequent, PushMsg.receiveTooFrequent);
   const push = await tx(ctx.db, async () => {
     const row = await ctx.db.get<PushRow>(
@@ -226,7 +227,7 @@ export async function receivePush(
     await queueUserMessage(ctx, row.from_user_id, text, `push-received:${row.id}`);
     return toPush(row, userId);
   });
-  slot.release(); // only refused tries count
+  await slot.release(); // only refused tries count
   return push;
 }
 

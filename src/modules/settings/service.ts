@@ -34,23 +34,49 @@ export function refuseLocalTargets(patch: Partial<Settings>, allowPrivate: boole
 }
 
 /**
+ * How long cached settings are answered on PostgreSQL, where other replicas write them too: a
+ * setting saved on one replica is in force on every replica within this (plus one read). SQLite
+ * has one server process, whose own writes drop the cache at once.
+ */
+export const SHARED_SETTINGS_MAX_AGE_MS = 1_000;
+
+/**
  * The key/value settings store. Values are JSON in the `settings` table; anything missing or
- * unreadable falls back to its typed default. Reads are cached until the next write.
+ * unreadable falls back to its typed default. Reads are cached until the next write by this
+ * process, and on PostgreSQL for at most SHARED_SETTINGS_MAX_AGE_MS (another replica's write).
  */
 export class SettingsStore {
   private cache: Settings | null = null;
+  /** When the read that filled the cache started. */
+  private cachedAt = 0;
   /** Moves on every update, so that a read which overlapped one is not cached (on PostgreSQL a read does not wait for the write). */
   private generation = 0;
+  private readonly maxAgeMs: number;
+  /** The read in progress outside any transaction, which callers meanwhile share. */
+  private loading: Promise<Settings> | null = null;
 
-  constructor(private readonly db: Db) {}
+  constructor(private readonly db: Db) {
+    this.maxAgeMs = db.engine === "postgres" ? SHARED_SETTINGS_MAX_AGE_MS : Number.POSITIVE_INFINITY;
+  }
 
   /** The cached settings are answered as they are, not as a promise: hot paths await them without a tick more. */
   all(): Settings | Promise<Settings> {
-    return this.cache ?? this.load();
+    if (this.cache && Date.now() - this.cachedAt < this.maxAgeMs) return this.cache;
+    // The requests arriving as the cache expires share one read (not inside a transaction, whose
+    // snapshot is its own).
+    if (this.db.inTransaction) return this.load();
+    if (!this.loading) {
+      const loading = this.load().finally(() => {
+        if (this.loading === loading) this.loading = null;
+      });
+      this.loading = loading;
+    }
+    return this.loading;
   }
 
   private async load(): Promise<Settings> {
     const generation = this.generation;
+    const startedAt = Date.now();
     const rows = await this.db.all<{ key: string; value: string }>("SELECT key, value FROM settings");
     const raw: Record<string, unknown> = {};
     for (const row of rows) {
@@ -67,7 +93,10 @@ export class SettingsStore {
       settings[key] = parsed.success ? parsed.data : shape[key].parse(undefined);
     }
     // Not cached when read inside a transaction: on PostgreSQL its snapshot may predate an update.
-    if (generation === this.generation && !this.db.inTransaction) this.cache = settings as Settings;
+    if (generation === this.generation && !this.db.inTransaction) {
+      this.cache = settings as Settings;
+      this.cachedAt = startedAt;
+    }
     return settings as Settings;
   }
 
@@ -90,6 +119,7 @@ export class SettingsStore {
     });
     this.generation += 1;
     this.cache = null;
+    this.loading = null;
     return await this.all();
   }
 

@@ -125,10 +125,11 @@ export async function bindChat(
   code: string,
   now = Date.now(),
 ): Promise<BindOutcome> {
-  const tries = ctx.limiter.reserve([{ rule: BIND_CHAT_RULE, key: String(chatId) }], now);
+  // A refused code returns (never throws), so its try is kept when the transaction commits.
+  const tries = await ctx.limiter.reserve([{ rule: BIND_CHAT_RULE, key: String(chatId) }], now);
   if (!tries) return { ok: false, reason: "tooManyTries" };
   const outcome = await tx(ctx.db, async () => await checkCodeAndBind(ctx, chatId, from, userId, code, now));
-  if (outcome.ok) tries.release();
+  if (outcome.ok) await tries.release();
   return outcome;
 }
 

@@ -201,7 +201,6 @@ export function startTelegramBot(ctx: AppContext, options: Partial<BotTimings> =
     const endpoint = await endpointOf(ctx);
     if (!endpoint.token) {
       preparedFor = "";
-      rememberBotIdentity(ctx, null);
       await receiverNap.nap(timings.tickMs);
       return;
     }
@@ -229,8 +228,7 @@ export function startTelegramBot(ctx: AppContext, options: Partial<BotTimings> =
       callBot<T>(endpoint, method, params, { timeoutMs: timings.requestTimeoutMs, signal: abort.signal });
     const me = await call<TgUser>("getMe");
     if (!me.ok || typeof me.result?.username !== "string") return false;
-    rememberBotIdentity(ctx, {
-      token: endpoint.token,
+    await rememberBotIdentity(ctx, {
       botId: botIdOf(endpoint.token),
       username: me.result.username,
     });
@@ -306,9 +304,24 @@ async function nextOffset(ctx: AppContext, botId: string): Promise<number> {
 }
 
 /**
+ * Moves the stored offset past an update unless it already is (this bot's offset only grows);
+ * true when it moved, i.e. nobody has handled the update yet.
+ */
+async function passUpdate(ctx: AppContext, botId: string, next: number): Promise<boolean> {
+  const moved = await ctx.db.run(
+    "UPDATE telegram_poll_state SET bot_id = ?1, next_offset = ?2 WHERE id = 1 AND (bot_id <> ?1 OR next_offset < ?2)",
+    botId,
+    next,
+  );
+  return moved.changes > 0;
+}
+
+/**
  * Handles updates not seen before, each in one transaction with the offset after it, so an update
- * is handled once even across restarts. One that throws is recorded and skipped, never retried
- * forever. True when an answer was queued.
+ * is handled once even across restarts and replicas: the offset is checked and moved inside the
+ * transaction, so a webhook post another replica has handled (or is handling: one of the two
+ * transactions waits or is run again, and then finds the offset moved) is skipped. One that throws
+ * is recorded and skipped, never retried forever. True when an answer was queued.
  */
 export async function applyUpdates(
   ctx: AppContext,
@@ -316,7 +329,6 @@ export async function applyUpdates(
   offset: number,
   updates: unknown[],
 ): Promise<boolean> {
-  const saveOffset = "UPDATE telegram_poll_state SET bot_id = ?, next_offset = ? WHERE id = 1";
   let answered = false;
   let seen = offset;
   for (const update of updates) {
@@ -326,12 +338,12 @@ export async function applyUpdates(
     try {
       answered =
         (await tx(ctx.db, async () => {
-          await ctx.db.run(saveOffset, botId, seen);
+          if (!(await passUpdate(ctx, botId, seen))) return false;
           return await handleUpdate(ctx, update as TgUpdate);
         })) || answered;
     } catch (error) {
       await recordError(ctx.db, "telegram update", error);
-      await ctx.db.run(saveOffset, botId, seen);
+      await passUpdate(ctx, botId, seen);
     }
   }
   return answered;

@@ -5,7 +5,6 @@
  * like every other message, queued in the transaction that handles the update.
  */
 import type { AppContext } from "../../context.ts";
-import { onRollback } from "../../db/db.ts";
 import type { RateRule } from "../../rpc/rate-limit.ts";
 import { subscriptionOrigin, subscriptionUrl } from "../../subscription/clients.ts";
 import { listNotices } from "../notice/service.ts";
@@ -110,9 +109,8 @@ export async function handleUpdate(ctx: AppContext, update: TgUpdate, now = Date
   const message = update.message;
   if (!isPrivateText(message)) return false;
   const chatId = message.chat.id;
-  const counted = ctx.limiter.reserve([{ rule: CHAT_RULE, key: String(chatId) }], now);
-  if (!counted) return false;
-  onRollback(ctx.db, counted.release);
+  // Counted in the caller's transaction: if it rolls back, so does the count.
+  if (!(await ctx.limiter.reserve([{ rule: CHAT_RULE, key: String(chatId) }], now))) return false;
   const reply = await answerFor(ctx, message, now);
   if (!reply) return false;
   await queueChatMessage(ctx, chatId, reply);

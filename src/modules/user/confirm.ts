@@ -130,7 +130,7 @@ export async function requestPasswordReset(
   if (!(await ctx.mailer.configured())) throw new RpcError(Code.badInput, ConfirmMsg.noMail);
   const origin = await linkOrigin(ctx, "change_password");
   if (!origin) throw new RpcError(Code.badInput, ConfirmMsg.noOrigin);
-  if (!ctx.limiter.hit(RESET_MAILS, user.id))
+  if (!(await ctx.limiter.hit(RESET_MAILS, user.id)))
     throw new RpcError(Code.tooManyRequests, ConfirmMsg.tooManyResets);
   try {
     await mailLink(ctx, user, "change_password", origin, request.newPasswordDigest);

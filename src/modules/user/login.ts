@@ -105,24 +105,24 @@ export async function logIn(
   const trustedKey =
     known && device && (await isTrusted(ctx, known.id, device, now)) ? sha256Hex(device) : null;
   const reservation =
-    (trustedKey && ctx.limiter.reserve([{ rule: LOGIN_DEVICE_FAILURES, key: trustedKey }], now)) ||
-    ctx.limiter.reserve(
+    (trustedKey && (await ctx.limiter.reserve([{ rule: LOGIN_DEVICE_FAILURES, key: trustedKey }], now))) ||
+    (await ctx.limiter.reserve(
       [
         { rule: LOGIN_IP_FAILURES, key: attempt.ip },
         { rule: LOGIN_ACCOUNT_FAILURES, key: attempt.email },
       ],
       now,
-    );
+    ));
   if (!reservation) throw new RpcError(Code.tooManyRequests, Msg.tooManyLoginFailures);
 
   let user: UserRow | null;
   try {
     user = await verifyLogin(ctx, attempt.email, attempt.passwordDigest);
   } catch (error) {
-    reservation.release(); // a disabled account with the right password: not a guess that failed
+    await reservation.release(); // a disabled account with the right password: not a guess that failed
     throw error;
   }
   if (!user) throw new RpcError(Code.badInput, Msg.loginFailed);
-  reservation.release();
+  await reservation.release();
   return { user, deviceToken: await trustDevice(ctx, user.id, trustedKey ? device : undefined, now) };
 }
