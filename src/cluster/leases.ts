@@ -8,6 +8,7 @@
  */
 import type { AppContext } from "../context.ts";
 import { type Db, nowMsSql } from "../db/db.ts";
+import { storageFailure } from "../db/write-health.ts";
 import { recordError } from "../modules/errors/service.ts";
 
 /** The jobs that run under leases, as `leases.job`, `ferry replicas` and 集群状态 name them. */
@@ -171,8 +172,9 @@ export function runLeasedJob(
     try {
       held = await takeLease(ctx.db, job, replica.id, ttlMs);
     } catch (error) {
-      // The database did not answer: a running job goes on until its deadline.
-      if (!stopped) await recordError(ctx.db, `lease ${job}`, error);
+      // A running job goes on until its deadline. A database away (or out of space) is told by
+      // the requests that fail and /healthz; anything else is unexpected.
+      if (!stopped && !storageFailure(error)) await recordError(ctx.db, `lease ${job}`, error);
       return;
     }
     if (stopped) return;

@@ -8,6 +8,7 @@ import { hostname } from "node:os";
 import pkg from "../../package.json" with { type: "json" };
 import type { AppContext } from "../context.ts";
 import { type Db, nowMsSql } from "../db/db.ts";
+import { storageFailure } from "../db/write-health.ts";
 import { recordError } from "../modules/errors/service.ts";
 import { processAlive } from "../ops/pid-file.ts";
 import { randomHex } from "../rpc/ids.ts";
@@ -73,13 +74,14 @@ export async function forgetDeadLocalReplicas(db: Db, host: string): Promise<num
   return dead.length;
 }
 
-/** Renews `last_seen` every intervalMs; a failed beat goes to the error log and the next one runs as planned. */
+/** Renews `last_seen` every intervalMs; a failed beat is logged (see below) and the next one runs as planned. */
 export function startHeartbeat(ctx: AppContext, replica: Replica, intervalMs = HEARTBEAT_MS) {
   let beating: Promise<void> | null = null;
   const timer = setInterval(() => {
     if (beating) return;
     beating = announceReplica(ctx.db, replica)
-      .catch((error) => recordError(ctx.db, "replica heartbeat", error))
+      // A database away is told by the requests that fail and /healthz; anything else is unexpected.
+      .catch((error) => (storageFailure(error) ? undefined : recordError(ctx.db, "replica heartbeat", error)))
       .finally(() => {
         beating = null;
       });

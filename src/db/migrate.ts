@@ -60,7 +60,7 @@ export function parseMigrationFiles(files: { file: string; sql: string }[]): Mig
 }
 
 /** The key of PostgreSQL's advisory lock that lets one process at a time migrate. */
-const MIGRATION_LOCK = 0x6665727279; // "ferry"
+export const MIGRATION_LOCK = 0x6665727279; // "ferry"
 
 async function ensureTable(db: Db) {
   await db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
