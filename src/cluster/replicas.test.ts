@@ -4,14 +4,16 @@
  * from one /metrics; when the holder is cut off from the database (a relay that holds its bytes:
  * no renewal, no heartbeat, nothing released) its jobs stop by its own deadlines and the other
  * replica takes them, never running one at the same time; a clean stop hands them over at once.
- * PostgreSQL only: SQLite is one server on one machine.
+ * PostgreSQL only (SQLite is one server on one machine), but for the last test: on SQLite, a server
+ * restarted after a crash takes over its dead predecessor's leases at once.
  */
 import { afterAll, beforeAll, describe, expect, spyOn, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { createTestDatabase, type TestDatabase, testClusterUrl } from "../../tests/pg.ts";
 import { startTcpRelay, type TcpRelay } from "../../tests/tcp-relay.ts";
+import { openSqlite } from "../db/db.ts";
 import { type RunningServer, startServer } from "../server.ts";
 import { JOB_NAMES, type LeaseTimings, runsJob } from "./leases.ts";
 import { listReplicas } from "./replica.ts";
@@ -158,3 +160,44 @@ describe.skipIf(!testClusterUrl())("two replicas on one PostgreSQL database", ()
     expect(jobsOf(second)).toEqual([]);
   });
 });
+
+test.skipIf(testClusterUrl() !== null)(
+  "SQLite: a server started again after a crash takes its jobs at once, not after the dead one's leases",
+  async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "ferry-restart-"));
+    try {
+      await (await startServer({ dataDir, port: 0 })).stop();
+      // What a killed server leaves: its row and its leases, valid for a while yet.
+      const exited = Bun.spawn(["true"]);
+      await exited.exited;
+      const db = openSqlite(join(dataDir, "ferry.db"));
+      const now = Date.now();
+      await db.run(
+        `INSERT INTO replicas (id, host, port, pid, version, started_time, last_seen)
+           VALUES ('killed-replica', ?, 3000, ?, '0.0.1', ?, ?)`,
+        hostname(),
+        exited.pid,
+        now - 60_000,
+        now,
+      );
+      for (const job of JOB_NAMES) {
+        await db.run(
+          "INSERT INTO leases (job, holder, acquired_time, expire_time) VALUES (?, 'killed-replica', ?, ?)",
+          job,
+          now - 60_000,
+          now + 60_000,
+        );
+      }
+      await db.close();
+      const server = await startServer({ dataDir, port: 0 });
+      try {
+        expect(jobsOf(server)).toEqual([...JOB_NAMES]);
+        expect((await listReplicas(server.context.db)).map((r) => r.id)).toEqual([server.replica.id]);
+      } finally {
+        await server.stop();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  },
+);

@@ -1,11 +1,12 @@
 /** Migrations and transactions on real SQLite files in a temp dir. */
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL } from "bun";
 import { createTestDatabase, type TestDatabase, testClusterUrl } from "../../tests/pg.ts";
 import { migrations as embedded } from "../embedded.ts";
+import { pidFilePath } from "../ops/pid-file.ts";
 import { type RunningServer, startServer } from "../server.ts";
 import { type Db, openSqlite, tx } from "./db.ts";
 import {
@@ -353,10 +354,12 @@ describe.skipIf(!testClusterUrl())("several replicas on an empty PostgreSQL data
     return [response.status, await response.text()];
   };
 
-  test("two started at once: the migrations run once, both serve, no error", async () => {
+  test("two started at once, sharing a data folder: the migrations run once, both serve, no error", async () => {
     const url = await emptyDatabase();
+    // One machine, one data folder, two ports: no pid file stands in their way (it guards SQLite).
+    const dataDir = freshDir();
     const started = await Promise.allSettled(
-      ["a", "b"].map((name) => startServer({ dataDir: join(freshDir(), name), databaseUrl: url, port: 0 })),
+      ["a", "b"].map(() => startServer({ dataDir, databaseUrl: url, port: 0 })),
     );
     for (const result of started) if (result.status === "fulfilled") servers.push(result.value);
     expect(started.map((result) => (result.status === "rejected" ? String(result.reason) : "ok"))).toEqual([
@@ -370,6 +373,7 @@ describe.skipIf(!testClusterUrl())("several replicas on an empty PostgreSQL data
       "SELECT version, COUNT(*) AS n FROM schema_migrations GROUP BY version ORDER BY version",
     );
     expect(versions).toEqual(embedded.map((m) => ({ version: m.version, n: 1 })));
+    expect(existsSync(pidFilePath(dataDir))).toBe(false);
   });
 
   test("one starting while another migrates waits, answering /readyz 503 until it is done", async () => {
