@@ -25,6 +25,7 @@ import { registerDbCommands } from "./db.ts";
 import { registerGuideCommands } from "./guide.ts";
 import { registerNetworkCommands } from "./network.ts";
 import { registerPrizeCommands } from "./prize.ts";
+import { registerReplicaCommands } from "./replicas.ts";
 import { registerRestoreCommand } from "./restore.ts";
 import {
   DATABASE_URL_ENV,
@@ -254,6 +255,7 @@ export function buildProgram(): Command {
   registerPrizeCommands(program);
   registerStatsCommands(program);
   registerWithdrawCommands(program);
+  registerReplicaCommands(program);
 
   const migrate = program.command("migrate").description("database schema migrations");
   migrate

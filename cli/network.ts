@@ -56,6 +56,7 @@ import {
   parseOrDie,
   printJsonOr,
   printListOr,
+  textTable,
   timePrinter,
   withContext,
   withContextAsync,
@@ -217,22 +218,9 @@ const STATUS_HEAD = [
   "anomalies (30 d)",
 ];
 
-/** Columns padded to their widest cell (CJK characters count as two). */
-function table(rows: string[][]): string {
-  const width = (text: string) => [...text].reduce((sum, c) => sum + (c.charCodeAt(0) > 0x2e80 ? 2 : 1), 0);
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((row) => width(row[i] ?? "")))) ?? [];
-  return rows
-    .map((row) =>
-      row
-        .map((cell, i) => (i === row.length - 1 ? cell : cell + " ".repeat((widths[i] ?? 0) - width(cell))))
-        .join("  "),
-    )
-    .join("\n");
-}
-
 function statusTable(nodes: NodeStatus[], at: PrintTime): string {
   if (nodes.length === 0) return "no nodes";
-  return table([
+  return textTable([
     STATUS_HEAD,
     ...nodes.map((n) => [
       n.name,
@@ -255,7 +243,7 @@ const ANOMALY_REASONS: Record<AnomalyReason, string> = {
 
 function anomalyTable(rows: NodeAnomaly[], at: PrintTime): string {
   if (rows.length === 0) return "no anomalies in the last 30 days";
-  return table([
+  return textTable([
     ["day", "user no", "email", "reason", "upload", "download", "reports", "last report"],
     ...rows.map((row) => [
       row.day,

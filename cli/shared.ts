@@ -64,6 +64,19 @@ export function printJsonOr<T>(json: boolean, value: T, text: (value: T) => stri
   console.log(json ? JSON.stringify(value, null, 2) : text(value));
 }
 
+/** Columns padded to their widest cell (CJK characters count as two). */
+export function textTable(rows: string[][]): string {
+  const width = (text: string) => [...text].reduce((sum, c) => sum + (c.charCodeAt(0) > 0x2e80 ? 2 : 1), 0);
+  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((row) => width(row[i] ?? "")))) ?? [];
+  return rows
+    .map((row) =>
+      row
+        .map((cell, i) => (i === row.length - 1 ? cell : cell + " ".repeat((widths[i] ?? 0) - width(cell))))
+        .join("  "),
+    )
+    .join("\n");
+}
+
 /** A list as JSON, or one line per item, or `empty` ("no tickets") when there is none. */
 export function printListOr<T>(json: boolean, list: T[], line: (item: T) => string, empty: string) {
   printJsonOr(json, list, () => (list.length ? list.map((item) => line(item)).join("\n") : empty));

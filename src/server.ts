@@ -1,4 +1,16 @@
 import { Elysia } from "elysia";
+import { type JobName, type LeasedJob, type LeaseTimings, runLeasedJob } from "./cluster/leases.ts";
+import { readiness } from "./cluster/readiness.ts";
+import {
+  announceReplica,
+  forgetDeadLocalReplicas,
+  type Replica,
+  removeReplica,
+  startHeartbeat,
+  thisReplica,
+} from "./cluster/replica.ts";
+import { startRetention } from "./cluster/retention.ts";
+import { clusterCalls } from "./cluster/routes.ts";
 import { type AppContext, type ContextOptions, createContext } from "./context.ts";
 import { type Db, openDatabase } from "./db/db.ts";
 import { migrate } from "./db/migrate.ts";
@@ -81,6 +93,7 @@ const calls: CallDef[] = [
   ...walletCalls,
   ...chargeAdminCalls,
   ...subscriptionCalls,
+  ...clusterCalls,
 ];
 
 /** Bun answers 413 above this; envelope calls have their own smaller limit (1000). */
@@ -240,6 +253,7 @@ export function buildApp(app: AppContext) {
       return new Response("服务器内部错误", { status: 500 });
     })
     .get("/healthz", () => healthAnswer(app))
+    .get("/readyz", async () => await readiness(app.db, migrations.at(-1)?.version ?? 0))
     .use(metricsRoutes(app))
     .use(accountRoutes(app))
     .use(paymentRoutes(app))
@@ -271,21 +285,52 @@ export interface ServeOptions extends ContextOptions {
   telegram?: Partial<BotTimings>;
   /** How often the scheduled backup checks whether it is due (ops/backup.ts). */
   backupCheckMs?: number;
+  /** The leases' timings (cluster/leases.ts); tests make them short. */
+  leases?: Partial<LeaseTimings>;
+  /** How often this replica renews its `last_seen` (cluster/replica.ts). */
+  heartbeatMs?: number;
 }
 
 export interface RunningServer {
   url: string;
   port: number;
   context: AppContext;
+  /** This process as a replica (its row in `replicas`, the holder name of its leases). */
+  replica: Replica;
   /** Graceful stop; requests still running after drainMs are cut. */
   stop(drainMs?: number): Promise<void>;
 }
 
 /**
- * Takes the port, then opens `<data>/ferry.db`, applies migrations (refusing a newer database)
- * and starts answering. The port comes first so a second `ferry serve` on a taken port fails
- * before it touches any database (it might be the running server's, and a newer build would
- * migrate it underneath that server).
+ * The background jobs, each under its lease (cluster/leases.ts): it runs on one replica at a time
+ * and only while that replica holds the lease. metrics-gauges runs nothing: holding it makes this
+ * replica's /metrics report the database-wide gauges (modules/metrics/service.ts).
+ */
+function startLeasedJobs(context: AppContext, replica: Replica, options: ServeOptions): LeasedJob[] {
+  const idle = () => ({ async stop() {} });
+  const jobs: [JobName, Parameters<typeof runLeasedJob>[3]][] = [
+    ["usdt-watcher", () => startUsdtWatcher(context)],
+    ["telegram-bot", () => startTelegramBot(context, options.telegram)],
+    ["trial-sweeper", () => startTrialSweeper(context)],
+    ["push-sweeper", () => startPushSweeper(context)],
+    ["order-sweeper", () => startOrderSweeper(context)],
+    ["latency-probe", () => startLatencyProbe(context)],
+    [
+      "scheduled-backup",
+      () => startScheduledBackups(context, options.dataDir, options.backupCheckMs, Date.now, replica),
+    ],
+    ["retention", () => startRetention(context)],
+    ["metrics-gauges", idle],
+  ];
+  return jobs.map(([job, start]) => runLeasedJob(context, replica, job, start, options.leases));
+}
+
+/**
+ * Takes the port, then opens `<data>/ferry.db` (or PostgreSQL), applies migrations (refusing a
+ * newer database), registers this replica and starts answering; each background job starts once
+ * its lease is won (on SQLite, at once). The port comes first so a second `ferry serve` on a taken
+ * port fails before it touches any database (it might be the running server's, and a newer build
+ * would migrate it underneath that server).
  */
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const server = Bun.serve({
@@ -294,14 +339,19 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     // A taken port must fail (EADDRINUSE), never be shared with another process and its database.
     reusePort: false,
     maxRequestBodySize: MAX_BODY_BYTES,
+    // /healthz and /readyz too: not ready (nor, for a liveness probe, known healthy) until migrated.
     fetch: () => new Response("starting", { status: 503, headers: { "retry-after": "1" } }),
   });
+  const port = server.port ?? options.port ?? 3000;
+  const replica = thisReplica(port);
   let db: Db | undefined;
   let context: AppContext;
   try {
     db = await openDatabase({ url: options.databaseUrl, file: `${options.dataDir}/ferry.db` });
     await migrate(db, migrations);
     context = createContext(db, options);
+    await forgetDeadLocalReplicas(db, replica.host);
+    await announceReplica(db, replica);
     const router = buildApp(context);
     server.reload({ fetch: guarded(context, (request) => router.fetch(request)) });
   } catch (error) {
@@ -309,15 +359,12 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     await db?.close();
     throw error;
   }
-  const port = server.port ?? options.port ?? 3000;
-  const usdtWatcher = startUsdtWatcher(context);
-  const latencyProbe = await startLatencyProbe(context);
-  const trialSweeper = await startTrialSweeper(context);
-  const pushSweeper = await startPushSweeper(context);
-  const orderSweeper = await startOrderSweeper(context);
-  const telegramBot = startTelegramBot(context, options.telegram);
-  const scheduledBackups = await startScheduledBackups(context, options.dataDir, options.backupCheckMs);
-  const releasePidFile = claimPidFile(options.dataDir);
+  const heartbeat = startHeartbeat(context, replica, options.heartbeatMs);
+  const jobs = startLeasedJobs(context, replica, options);
+  await Promise.all(jobs.map((job) => job.ready));
+  // The pid file guards a SQLite file against `ferry restore`; replicas on PostgreSQL may share a
+  // data folder on one machine, and a restore there does not look for it.
+  const releasePidFile = db.engine === "sqlite" ? claimPidFile(options.dataDir) : () => {};
   // Start-up is over: requests get the normal JIT again (scripts/build.ts starts it lazier).
   Bun.unsafe.setJITPolicy(1);
   // Listening on all addresses, this machine reaches the server over loopback.
@@ -327,9 +374,11 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     url: `http://${host.includes(":") ? `[${host}]` : host}:${port}`,
     port,
     context,
+    replica,
     /**
      * Graceful: stops accepting, lets the requests in flight finish (up to drainMs, then cuts
-     * them), stops the background jobs, checkpoints the WAL into ferry.db and closes it.
+     * them), stops the background jobs and releases their leases, removes this replica's row,
+     * checkpoints the WAL into ferry.db and closes it.
      */
     async stop(drainMs = 8_000) {
       let drained: ReturnType<typeof setTimeout> | undefined;
@@ -341,13 +390,11 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       ]);
       clearTimeout(drained);
       await server.stop(true);
-      await scheduledBackups.stop();
-      await usdtWatcher.stop();
-      await latencyProbe.stop();
-      await trialSweeper.stop();
-      await pushSweeper.stop();
-      await orderSweeper.stop();
-      await telegramBot.stop();
+      await Promise.all(jobs.map((job) => job.stop()));
+      await heartbeat.stop();
+      await removeReplica(context.db, replica.id).catch(() => {
+        // The database is away: the row ages out (离线, then the retention job).
+      });
       context.mailer.close();
       try {
         if (context.db.engine === "sqlite") await context.db.exec("PRAGMA wal_checkpoint(TRUNCATE)");

@@ -5,6 +5,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { LeaseTimings } from "../src/cluster/leases.ts";
 import type { Db } from "../src/db/db.ts";
 import type { BotTimings } from "../src/modules/telegram/bot.ts";
 import { transformPassword } from "../src/modules/user/password.ts";
@@ -33,6 +34,7 @@ export async function startTestServer(
     telegram?: Partial<BotTimings>;
     allowPrivateUrls?: boolean;
     replicaOf?: TestServer;
+    leases?: Partial<LeaseTimings>;
   } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "ferry-test-"));
@@ -49,6 +51,7 @@ export async function startTestServer(
     rateLimitScale: options.rateLimitScale ?? 1000,
     telegram: options.telegram,
     allowPrivateUrls: options.allowPrivateUrls ?? true,
+    leases: options.leases,
   });
   // A deployed panel knows its own origin (site_url); tests about an unset one clear it.
   if (!shared) await server.context.settings.update({ site_url: server.url });

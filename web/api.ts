@@ -4,6 +4,7 @@
  * code 1002 (session expired) toasts and sends the visitor to /#/login after 2 s.
  */
 import type { z } from "zod";
+import type { ReplicaView } from "../src/cluster/schema.ts";
 import type { Agency, AgencyCustomers, AllocateResult } from "../src/modules/agency/schema.ts";
 import type { AppleIdShareLink } from "../src/modules/appleid/schema.ts";
 import type {
@@ -217,6 +218,8 @@ export interface CallMap {
   "/api/admin/traffic_spend/traffic_records": { input: AllTrafficRecordsInput; output: AllTrafficRecords };
   "/api/admin/errors/list": { input: { num?: number }; output: ErrorRecord[] };
   "/api/admin/errors/clear": { input: Empty; output: { deletedCount: number } };
+  // 集群状态 on 运维日志 (issue 28): the replicas and the leases each holds
+  "/api/admin/replicas": { input: Empty; output: ReplicaView[] };
   "/api/admin/agency/list": { input: Empty; output: Agency[] };
   "/api/agency/customers": { input: Empty; output: AgencyCustomers };
   "/api/agency/allocate": {

@@ -576,3 +576,41 @@ export async function lockForTransaction(db: Db, name: string): Promise<void> {
   if (!db.inTransaction) throw new Error(`lockForTransaction(${name}) outside a transaction`);
   await db.get("SELECT pg_advisory_xact_lock(hashtext(?::text)) AS locked", name);
 }
+
+/**
+ * The database's clock as epoch milliseconds, in SQL: leases and replicas' heartbeats are stamped
+ * and compared with one clock, whatever each replica's own says. Stable within one statement
+ * (SQLite's 'now' is fixed per statement; PostgreSQL's statement_timestamp()).
+ */
+export const nowMsSql = (engine: Engine) =>
+  engine === "postgres"
+    ? "CAST(FLOOR(EXTRACT(EPOCH FROM statement_timestamp()) * 1000) AS BIGINT)"
+    : "CAST(ROUND((julianday('now') - 2440587.5) * 86400000) AS INTEGER)";
+
+/**
+ * Runs fn while this process holds PostgreSQL's session-level advisory lock `key`, on a connection
+ * reserved for it, so that of several processes one runs fn at a time and the others wait. The
+ * lock is taken before any transaction of fn starts, so each of them sees what the previous holder
+ * committed (a lock taken inside a SERIALIZABLE transaction comes after its snapshot). On SQLite fn
+ * just runs: its writers already take turns.
+ */
+export async function withAdvisoryLock<T>(db: Db, key: number, fn: () => Promise<T>): Promise<T> {
+  if (!(db instanceof PostgresDb)) return await fn();
+  if (!Number.isSafeInteger(key)) throw new Error(`advisory lock key must be an integer: ${key}`);
+  const connection = await db.sql.reserve();
+  let unlocked = false;
+  try {
+    await connection.unsafe(`SELECT pg_advisory_lock(${key})`);
+    try {
+      return await fn();
+    } finally {
+      unlocked = await connection.unsafe(`SELECT pg_advisory_unlock(${key})`).then(
+        () => true,
+        () => false,
+      );
+    }
+  } finally {
+    // A connection that may still hold the lock is closed, never handed back to the pool.
+    await (unlocked ? connection.release() : connection.close());
+  }
+}

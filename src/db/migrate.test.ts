@@ -1,13 +1,17 @@
 /** Migrations and transactions on real SQLite files in a temp dir. */
 import { afterAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { SQL } from "bun";
+import { createTestDatabase, type TestDatabase, testClusterUrl } from "../../tests/pg.ts";
 import { migrations as embedded } from "../embedded.ts";
-import { startServer } from "../server.ts";
+import { pidFilePath } from "../ops/pid-file.ts";
+import { type RunningServer, startServer } from "../server.ts";
 import { type Db, openSqlite, tx } from "./db.ts";
 import {
   DatabaseTooNewError,
+  MIGRATION_LOCK,
   type Migration,
   migrate,
   migrationStatus,
@@ -327,5 +331,77 @@ describe("tx", () => {
 
     expect(await tx(db, async () => (await db.run("INSERT INTO t VALUES (3)")).changes)).toBe(1);
     expect((await db.get<{ n: number }>("SELECT COUNT(*) AS n FROM t"))?.n).toBe(1);
+  });
+});
+
+/** Issue 28 item 4: replicas started together on one new PostgreSQL database. */
+describe.skipIf(!testClusterUrl())("several replicas on an empty PostgreSQL database", () => {
+  const databases: TestDatabase[] = [];
+  const servers: RunningServer[] = [];
+  afterAll(async () => {
+    for (const server of servers) await server.stop();
+    for (const database of databases) await database.drop();
+  });
+
+  async function emptyDatabase(): Promise<string> {
+    const database = (await createTestDatabase()) as TestDatabase;
+    databases.push(database);
+    return database.url;
+  }
+
+  const readyz = async (url: string) => {
+    const response = await fetch(`${url}/readyz`);
+    return [response.status, await response.text()];
+  };
+
+  test("two started at once, sharing a data folder: the migrations run once, both serve, no error", async () => {
+    const url = await emptyDatabase();
+    // One machine, one data folder, two ports: no pid file stands in their way (it guards SQLite).
+    const dataDir = freshDir();
+    const started = await Promise.allSettled(
+      ["a", "b"].map(() => startServer({ dataDir, databaseUrl: url, port: 0 })),
+    );
+    for (const result of started) if (result.status === "fulfilled") servers.push(result.value);
+    expect(started.map((result) => (result.status === "rejected" ? String(result.reason) : "ok"))).toEqual([
+      "ok",
+      "ok",
+    ]);
+    const [a, b] = servers.slice(-2) as [RunningServer, RunningServer];
+    expect(await readyz(a.url)).toEqual([200, "ready"]);
+    expect(await readyz(b.url)).toEqual([200, "ready"]);
+    const versions = await a.context.db.all<{ version: number; n: number }>(
+      "SELECT version, COUNT(*) AS n FROM schema_migrations GROUP BY version ORDER BY version",
+    );
+    expect(versions).toEqual(embedded.map((m) => ({ version: m.version, n: 1 })));
+    expect(existsSync(pidFilePath(dataDir))).toBe(false);
+  });
+
+  test("one starting while another migrates waits, answering /readyz 503 until it is done", async () => {
+    const url = await emptyDatabase();
+    // Another replica's migration: the lock held by a connection of the test's own.
+    const sql = new SQL({ url, max: 1 });
+    const holder = await sql.reserve();
+    await holder.unsafe(`SELECT pg_advisory_lock(${MIGRATION_LOCK})`);
+    const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+    const port = probe.port;
+    probe.stop(true);
+    const starting = startServer({ dataDir: freshDir(), databaseUrl: url, port });
+    try {
+      let answer: unknown[] = [];
+      for (let tries = 0; tries < 200 && answer[0] !== 503; tries += 1) {
+        answer = await readyz(`http://127.0.0.1:${port}`).catch(() => []);
+        if (answer[0] !== 503) await Bun.sleep(10);
+      }
+      expect(answer).toEqual([503, "starting"]);
+      await Bun.sleep(200);
+      expect(await readyz(`http://127.0.0.1:${port}`)).toEqual([503, "starting"]);
+    } finally {
+      await holder.unsafe(`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`);
+      await holder.release();
+      await sql.close();
+    }
+    const server = await starting;
+    servers.push(server);
+    expect(await readyz(server.url)).toEqual([200, "ready"]);
   });
 });

@@ -1,4 +1,4 @@
-import type { Db } from "./db.ts";
+import { type Db, withAdvisoryLock } from "./db.ts";
 
 export interface Migration {
   version: number;
@@ -60,7 +60,7 @@ export function parseMigrationFiles(files: { file: string; sql: string }[]): Mig
 }
 
 /** The key of PostgreSQL's advisory lock that lets one process at a time migrate. */
-const MIGRATION_LOCK = 0x6665727279; // "ferry"
+export const MIGRATION_LOCK = 0x6665727279; // "ferry"
 
 async function ensureTable(db: Db) {
   await db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -89,15 +89,20 @@ export async function migrationStatus(db: Db, migrations: Migration[]): Promise<
 
 /**
  * Applies every pending migration in order, each inside its own transaction. Returns the versions
- * applied. On PostgreSQL each transaction first takes an advisory lock, so of several processes
- * starting at once one migrates and the others wait, then find the work done.
+ * applied. On PostgreSQL the whole run holds an advisory lock, so of several replicas starting at
+ * once on one database one migrates and the others wait, then find the work done (a lock taken
+ * inside each SERIALIZABLE transaction would come after its snapshot, and a waiter would apply a
+ * migration again).
  */
 export async function migrate(db: Db, migrations: Migration[]): Promise<number[]> {
+  return await withAdvisoryLock(db, MIGRATION_LOCK, () => applyPending(db, migrations));
+}
+
+async function applyPending(db: Db, migrations: Migration[]): Promise<number[]> {
   const known = migrations.at(-1)?.version ?? 0;
   const done: number[] = [];
   for (const migration of migrations) {
     const applied = await db.tx(async () => {
-      if (db.engine === "postgres") await db.get("SELECT pg_advisory_xact_lock(?) AS locked", MIGRATION_LOCK);
       const versions = await appliedVersions(db);
       const newest = Math.max(0, ...versions.keys());
       if (newest > known) throw new DatabaseTooNewError(newest, known);

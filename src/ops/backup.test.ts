@@ -6,7 +6,8 @@
  */
 import { Database } from "bun:sqlite";
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { SQL } from "bun";
 import { loggedInClient, startTestServer, type TestServer } from "../../tests/harness.ts";
@@ -110,5 +111,43 @@ test("the server's periodic job writes the day's backup when the clock reaches t
     while (!listed().includes(named("2026-04-02"))) await Bun.sleep(5);
   } finally {
     await job.stop();
+  }
+});
+
+test("of two replicas the first to claim the day writes its backup, once; a failed one gives the claim back (issue 28)", async () => {
+  await server.context.settings.update({ backup_hour: 3, backup_keep: 10, timezone: "Asia/Shanghai" });
+  const otherData = mkdtempSync(join(tmpdir(), "ferry-other-replica-"));
+  try {
+    const at = Date.UTC(2026, 4, 1, 16) + 5 * HOUR; // 2026-05-02 05:00 in Shanghai
+    const first = { id: "replica-one", host: hostname() };
+    const second = { id: "replica-two", host: "other-machine" };
+    const written = await runScheduledBackup(server.context, server.dataDir, at, first);
+    expect(written).toBe(join(dir(), named("2026-05-02")));
+    // The other replica, later that day (or after a failover): already claimed, nothing written.
+    expect(await runScheduledBackup(server.context, otherData, at + HOUR, second)).toBeNull();
+    expect(existsSync(backupsDir(otherData))).toBe(false);
+    const claims = () =>
+      server.context.db.all<{ day: string; replica_id: string; host: string; file: string }>(
+        "SELECT day, replica_id, host, file FROM scheduled_backups WHERE day >= '2026-05-02' ORDER BY day",
+      );
+    expect(await claims()).toEqual([
+      { day: "2026-05-02", replica_id: "replica-one", host: hostname(), file: written as string },
+    ]);
+
+    // The next day the other replica claims it, and its backup fails (its backups folder cannot be
+    // made): the claim is given back, and the next round, once it can, writes the day's backup.
+    writeFileSync(backupsDir(otherData), "not a folder");
+    await expect(runScheduledBackup(server.context, otherData, at + 24 * HOUR, second)).rejects.toThrow();
+    expect((await claims()).map((claim) => claim.day)).toEqual(["2026-05-02"]);
+    rmSync(backupsDir(otherData));
+    const retried = await runScheduledBackup(server.context, otherData, at + 25 * HOUR, second);
+    expect(retried).toBe(join(backupsDir(otherData), named("2026-05-03")));
+    expect((await claims()).map((claim) => [claim.day, claim.replica_id])).toEqual([
+      ["2026-05-02", "replica-one"],
+      ["2026-05-03", "replica-two"],
+    ]);
+    expect(await runScheduledBackup(server.context, server.dataDir, at + 26 * HOUR, first)).toBeNull();
+  } finally {
+    rmSync(otherData, { recursive: true, force: true });
   }
 });

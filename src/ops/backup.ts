@@ -8,6 +8,7 @@ import {
   renameSync,
   rmSync,
 } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import type { AppContext } from "../context.ts";
 import { type Db, type Engine, PostgresDb } from "../db/db.ts";
@@ -49,16 +50,26 @@ const SCHEDULED_NAME = /^ferry-\d{4}-\d{2}-\d{2}\.(db|dump)$/;
 export const scheduledBackupName = (day: string, engine: Engine = "sqlite") =>
   `ferry-${day}.${engine === "postgres" ? "dump" : "db"}`;
 
+/** Who writes a scheduled backup: the replica's id and machine, recorded with the day's claim. */
+export interface BackupWriter {
+  id: string;
+  host: string;
+}
+
 /**
  * The scheduled backup's round (settings `backup_hour`, `backup_keep`): from that hour of the
  * business day on, once a day, `<data>/backups/ferry-YYYY-MM-DD.db` (`.dump` by pg_dump on
- * PostgreSQL), keeping the newest
- * `backup_keep`. Answers the file written, or null when nothing was due.
+ * PostgreSQL), keeping the newest `backup_keep`. The day is claimed in `scheduled_backups` first
+ * (one insert, the first claim wins), so of several replicas, and after a failover, one writes it,
+ * in its own data folder; a failed backup gives the claim back, so the next round tries again.
+ * Answers the file written, or null when nothing was due.
  */
 export async function runScheduledBackup(
   ctx: AppContext,
   dataDir: string,
   now = Date.now(),
+  writer: BackupWriter = { id: "", host: hostname() },
+  signal?: AbortSignal,
 ): Promise<string | null> {
   const { backup_hour: hour, backup_keep: keep, timezone } = await ctx.settings.all();
   if (hour < 0) return null;
@@ -67,9 +78,24 @@ export async function runScheduledBackup(
   const dir = backupsDir(dataDir);
   const file = join(dir, scheduledBackupName(day, ctx.db.engine));
   if (existsSync(file)) return null;
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  if (ctx.db instanceof PostgresDb) await dumpPostgres(ctx.db.url, file);
-  else await backupDatabase(ctx.db, file);
+  const claimed = await ctx.db.run(
+    `INSERT INTO scheduled_backups (day, replica_id, host, file, create_time) VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (day) DO NOTHING`,
+    day,
+    writer.id,
+    writer.host,
+    file,
+    now,
+  );
+  if (claimed.changes === 0) return null;
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    if (ctx.db instanceof PostgresDb) await dumpPostgres(ctx.db.url, file, signal);
+    else await backupDatabase(ctx.db, file);
+  } catch (error) {
+    await ctx.db.run("DELETE FROM scheduled_backups WHERE day = ? AND replica_id = ?", day, writer.id);
+    throw error;
+  }
   pruneBackups(dir, keep);
   return file;
 }
@@ -90,11 +116,12 @@ export async function startScheduledBackups(
   dataDir: string,
   intervalMs = BACKUP_CHECK_INTERVAL_MS,
   clock: () => number = Date.now,
+  writer?: BackupWriter,
 ) {
   return await startPeriodic(
     ctx,
     "scheduled backup",
     intervalMs,
-    async () => await runScheduledBackup(ctx, dataDir, clock()),
+    async (signal) => await runScheduledBackup(ctx, dataDir, clock(), writer, signal),
   );
 }

@@ -32,8 +32,13 @@ function connection(url: string): { url: string; env: Record<string, string | un
   return { url: parsed.toString(), env: password ? { ...process.env, PGPASSWORD: password } : process.env };
 }
 
-async function run(argv: string[], env: Record<string, string | undefined>, what: string): Promise<void> {
-  const proc = Bun.spawn(argv, { env, stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+async function run(
+  argv: string[],
+  env: Record<string, string | undefined>,
+  what: string,
+  signal?: AbortSignal,
+): Promise<void> {
+  const proc = Bun.spawn(argv, { env, stdin: "ignore", stdout: "ignore", stderr: "pipe", signal });
   const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
   if (code !== 0) {
     const reason = stderr.trim().split("\n").filter(Boolean).at(-1) ?? `exit code ${code}`;
@@ -45,7 +50,7 @@ async function run(argv: string[], env: Record<string, string | undefined>, what
  * `pg_dump --format=custom` of the database at `url` into `file` (which must not exist), written as
  * `<file>.partial` and renamed when complete, owner-only as the SQLite backups are.
  */
-export async function dumpPostgres(url: string, file: string): Promise<void> {
+export async function dumpPostgres(url: string, file: string, signal?: AbortSignal): Promise<void> {
   const pgDump = tool("pg_dump");
   const partial = `${file}.partial`;
   rmSync(partial, { force: true });
@@ -56,6 +61,7 @@ export async function dumpPostgres(url: string, file: string): Promise<void> {
       [pgDump, "--format=custom", "--file", partial, target.url],
       target.env,
       `pg_dump of ${maskUrl(url)} failed`,
+      signal,
     );
     renameSync(partial, file);
   } catch (error) {

@@ -28,11 +28,17 @@ function runningPid(file: string): number | null {
   if (!existsSync(file)) return null;
   const pid = Number(readFileSync(file, "utf8").trim());
   if (!Number.isInteger(pid) || pid <= 0) return null;
+  return processAlive(pid) ? pid : null;
+}
+
+/** Whether a process with this pid runs on this machine (under any user). */
+export function processAlive(pid: number): boolean {
+  if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);
-    return pid;
+    return true;
   } catch (error) {
     // EPERM: the process exists but belongs to another user (the service account).
-    return (error as NodeJS.ErrnoException).code === "EPERM" ? pid : null;
+    return (error as NodeJS.ErrnoException).code === "EPERM";
   }
 }

@@ -1,7 +1,8 @@
 /**
  * The USDT watcher (payments.md §5): while a USDT payment is pending (or within its grace period),
- * one poller per server asks TronGrid for the confirmed incoming TRC20 USDT transfers of each
- * watched address, every usdtCheckInterval seconds. Each transaction id is handled once
+ * one poller (on the replica holding the usdt-watcher lease, cluster/leases.ts) asks TronGrid for
+ * the confirmed incoming TRC20 USDT transfers of each watched address, every usdtCheckInterval
+ * seconds. Each transaction id is handled once
  * (usdt_transfers): an exact amount inside a payment's window pays it through markPaid; anything
  * else is recorded as unmatched for review, never credited.
  */
@@ -277,6 +278,8 @@ export interface UsdtWatcher {
 /** The timer-driven watcher a server runs; its timer never keeps the process alive. */
 export function startUsdtWatcher(ctx: AppContext): UsdtWatcher {
   const state = stateOf(ctx);
+  // A watcher started again (its lease won back) polls with a signal of its own.
+  if (state.abort.signal.aborted) state.abort = new AbortController();
   // The first poll comes one interval after start, like every later one.
   state.lastPoll = Date.now();
   let stopped = false;

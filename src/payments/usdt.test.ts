@@ -13,6 +13,7 @@ import {
   USDT_CONTRACT,
 } from "../../tests/fakes/trongrid.ts";
 import { type ApiClient, loggedInClient, startTestServer, type TestServer } from "../../tests/harness.ts";
+import { runsJob } from "../cluster/leases.ts";
 import { parseDecimal } from "../lib/money.ts";
 import { GB } from "../lib/traffic.ts";
 import type { Combo } from "../modules/combo/schema.ts";
@@ -36,7 +37,8 @@ const call = <T>(client: ApiClient, path: string, payload: unknown = {}) => clie
 const setConfig = (patch: Record<string, unknown>) => call(admin, "/api/admin/config/set_config", patch);
 
 beforeAll(async () => {
-  server = await startTestServer();
+  // Short leases: a test takes the watcher's lease away and gives it back.
+  server = await startTestServer({ leases: { ttlMs: 2_000, renewMs: 100, tryMs: 100, marginMs: 500 } });
   grid = startFakeTronGrid();
   admin = (await loggedInClient(server, { role: "admin" })).client;
   await setConfig({
@@ -408,4 +410,33 @@ describe("USDT watcher", () => {
       await setConfig({ usdtCheckInterval: 3600 });
     }
   });
+});
+
+test("a watcher whose lease went to another replica and came back polls and credits again (issue 28)", async () => {
+  const { client, order, units } = await buyWithUsdt(await comboAt(60));
+  const db = server.context.db;
+  // Another replica holds the lease (as after this one was cut off): the watcher stops.
+  await db.run(
+    "UPDATE leases SET holder = 'another-replica', expire_time = ? WHERE job = 'usdt-watcher'",
+    Date.now() + 600_000,
+  );
+  for (let tries = 0; tries < 100 && runsJob(server.context, "usdt-watcher"); tries += 1) await Bun.sleep(50);
+  expect(runsJob(server.context, "usdt-watcher")).toBe(false);
+  // That replica stopped cleanly: this one takes the lease again and starts a new watcher.
+  await db.run("DELETE FROM leases WHERE job = 'usdt-watcher'");
+  for (let tries = 0; tries < 100 && !runsJob(server.context, "usdt-watcher"); tries += 1)
+    await Bun.sleep(50);
+  expect(runsJob(server.context, "usdt-watcher")).toBe(true);
+  grid.addTransfer({ to: OUR_ADDRESS, value: String(units) });
+  await setConfig({ usdtCheckInterval: 3 });
+  try {
+    let seen = "topay";
+    for (let tries = 0; tries < 100 && seen !== "paied"; tries += 1) {
+      await Bun.sleep(200);
+      seen = await status(client, order._id);
+    }
+    expect(seen).toBe("paied");
+  } finally {
+    await setConfig({ usdtCheckInterval: 3600 });
+  }
 });

@@ -2,9 +2,10 @@
  * What `/metrics` reports (issue 18 §4). Counters are bumped by hooks in the envelope runner
  * (rpc/call.ts), markPaid (payments/credit.ts) and applyNodeReport (traffic/charge.ts) and live
  * in memory, one set per database the process serves; gauges are read when Prometheus scrapes,
- * with a few cheap queries.
+ * with a few cheap queries (the database-wide ones on one replica only, see metricsText).
  */
 import { statSync } from "node:fs";
+import { runsJob } from "../../cluster/leases.ts";
 import type { AppContext } from "../../context.ts";
 import { type Db, SqliteDb } from "../../db/db.ts";
 import { writeFailureCounts } from "../../db/write-health.ts";
@@ -183,19 +184,25 @@ function processGauges(): string {
   );
 }
 
-/** The whole exposition text. */
+/**
+ * The whole exposition text. This process's counters and gauges come from every replica, so a sum
+ * over all replicas' scrapes is the panel's total; the database-wide gauges (nodes, online users,
+ * database size, log rows) only from the replica holding the metrics-gauges lease, or the sum would
+ * count them once per replica.
+ */
 export async function metricsText(ctx: AppContext, now = Date.now()): Promise<string> {
   const metrics = metricsOf(ctx.db);
+  const databaseWide = runsJob(ctx, "metrics-gauges");
   const parts = await Promise.all([
     metrics.calls.text(),
     metrics.paymentNotifications.text(),
     metrics.ordersCredited.text(),
     metrics.nodeReports.text(),
     metrics.chargedBytes.text(),
-    nodeGauges(ctx, now),
-    storageGauges(ctx.db),
+    databaseWide ? nodeGauges(ctx, now) : "",
+    databaseWide ? storageGauges(ctx.db) : "",
     writeFailures(ctx.db),
-    logGauges(ctx.db),
+    databaseWide ? logGauges(ctx.db) : "",
     processGauges(),
   ]);
   return parts.join("");

@@ -1,6 +1,7 @@
 /**
  * /admin_error (seed 001 §2.12, §8): the error log (createTime, name, msg, stack unfolded on demand)
- * and 清理, asked first and blocked while it runs; 成功清理了 N 条错误记录 / 清理失败 for 3 s.
+ * and 清理, asked first and blocked while it runs; 成功清理了 N 条错误记录 / 清理失败 for 3 s. Below it,
+ * 集群状态: the replicas and the jobs each runs (issue 28).
  */
 import { useState } from "react";
 import type { ErrorRecord } from "../../../src/modules/errors/service.ts";
@@ -12,6 +13,7 @@ import { useRemoteList } from "../../components/admin/useRemoteList.ts";
 import { formatDateTime } from "../../components/format.ts";
 import type { Column } from "../../components/Table.tsx";
 import { toast } from "../../components/Toast.tsx";
+import { ClusterStatus } from "./ClusterStatus.tsx";
 
 /** Seed 001 §9: the error list asks for 7 by default. */
 export const DEFAULT_ERROR_COUNT = 7;
@@ -76,6 +78,7 @@ export function AdminErrorsPage() {
     >
       <p className="card-note">最近 {DEFAULT_ERROR_COUNT} 天内出现过的错误，同一错误只占一行（×次数）。</p>
       <AdminTable list={list} columns={columns} rowKey={(r) => String(r._id)} caption="错误记录" />
+      <ClusterStatus />
       {confirmDialog}
     </AdminPage>
   );
