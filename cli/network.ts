@@ -47,6 +47,7 @@ import {
 } from "../src/subscription/clients.ts";
 import type { Format } from "../src/subscription/model.ts";
 import { renderSubscription, subscriptionHeaders, titleFor } from "../src/subscription/service.ts";
+import { dialectForFetch, INVALID_VERSION_MESSAGE } from "../src/subscription/singbox-version.ts";
 import { registerNodeRunCommand } from "./node-agent.ts";
 import {
   dataOption,
@@ -659,7 +660,15 @@ function registerSubCommands(program: Command) {
         // What GET /api/subscript/{client}/{userId}/{userkey} does with the same URL and UA.
         const query = new URL(url).searchParams;
         const format = formatFor(client, options.ua, query.get("flag"));
-        const file = await renderSubscription(ctx, user, { format, url, title: titleFor(query), query });
+        const singbox = dialectForFetch(format, options.ua, query.get("version"));
+        if (singbox === "invalid") die(INVALID_VERSION_MESSAGE);
+        const file = await renderSubscription(ctx, user, {
+          format,
+          url,
+          title: titleFor(query),
+          query,
+          singbox,
+        });
         // The server adds its security headers to every answer (HSTS only over https).
         const served = new Headers(subscriptionHeaders(file, origin));
         setSecurityHeaders(served, origin.startsWith("https:"));

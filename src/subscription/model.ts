@@ -5,6 +5,7 @@
 
 import type { LineProtocol } from "../modules/line/schema.ts";
 import type { SsMethod } from "../modules/node-record/schema.ts";
+import type { SingboxDialect } from "./singbox-version.ts";
 
 interface ProxyBase {
   name: string;
@@ -104,6 +105,8 @@ export interface RenderInput {
   query: URLSearchParams;
   /** The customer's toggles; names are already English in `proxies` when `english` is on. */
   toggles: ProfileToggles;
+  /** sing-box only: the config dialect for the client's core (default: the current one). */
+  singbox?: SingboxDialect;
 }
 
 export interface Rendered {

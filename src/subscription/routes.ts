@@ -23,8 +23,16 @@ import {
   titleFor,
   userForSubscription,
 } from "./service.ts";
+import { dialectForFetch, INVALID_VERSION_MESSAGE } from "./singbox-version.ts";
 
 const notFound = () => new Response(null, { status: 404 });
+
+/** `?version=` that is no sing-box version: said, not guessed at (issue 29). */
+const badVersion = () =>
+  new Response(`${INVALID_VERSION_MESSAGE}\n`, {
+    status: 400,
+    headers: { "content-type": "text/plain; charset=utf-8", "cache-control": "no-store" },
+  });
 
 /** The file's URL as the client sees it (behind a trusted proxy, the public origin). */
 function publicUrl(request: Request, url: URL): string {
@@ -41,12 +49,23 @@ export function subscriptionRoutes(app: AppContext) {
       const requested = new URL(request.url);
       const url = publicUrl(request, requested);
       const query = requested.searchParams;
-      const format = formatFor(params.client, request.headers.get("user-agent") ?? "", query.get("flag"));
+      const userAgent = request.headers.get("user-agent") ?? "";
+      const format = formatFor(params.client, userAgent, query.get("flag"));
+      // sing-box: the core's dialect comes from the User-Agent too, so it is part of the cache key.
+      const singbox = dialectForFetch(format, userAgent, query.get("version"));
+      if (singbox === "invalid") return badVersion();
+      const variant = singbox ? `${format}@${singbox}` : format;
       // The key holds the userkey, so a hit proves the key as the lookup would; any write clears it.
-      const served = await app.cache.subscriptions.get(`${userId}|${userkey}|${format}|${url}`, async () => {
+      const served = await app.cache.subscriptions.get(`${userId}|${userkey}|${variant}|${url}`, async () => {
         const user = await userForSubscription(app, userId, userkey);
         if (!user) return null;
-        const file = await renderSubscription(app, user, { format, url, title: titleFor(query), query });
+        const file = await renderSubscription(app, user, {
+          format,
+          url,
+          title: titleFor(query),
+          query,
+          singbox,
+        });
         return { body: file.body, headers: subscriptionHeaders(file, requestOrigin(request)) };
       });
       if (!served) return notFound();

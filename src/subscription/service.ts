@@ -23,6 +23,7 @@ import {
   usageText,
 } from "./model.ts";
 import { lineProxies, noticeProxy, PROXY_AGENT_COLUMNS, type ProxyAgent, uniqueNames } from "./proxies.ts";
+import type { SingboxDialect } from "./singbox-version.ts";
 import { supports } from "./support.ts";
 
 export const SITE_TITLE = "飞渡";
@@ -170,6 +171,8 @@ export interface SubscriptionRequest {
   url: string;
   title: string;
   query: URLSearchParams;
+  /** sing-box only: the dialect for the client's core (`singboxDialectFor`). */
+  singbox?: SingboxDialect;
 }
 
 export interface SubscriptionFile extends Rendered {
@@ -197,6 +200,7 @@ export async function renderSubscription(
     host: new URL(request.url).hostname,
     query: request.query,
     toggles: profileToggles(user),
+    singbox: request.singbox,
   });
   return { ...rendered, usage, title: request.title, notice };
 }

@@ -1,14 +1,16 @@
 /**
  * sing-box JSON (subscription-formats.md §4.6): golden files for the fixture and for a notice,
- * and a structural check of the config as a 1.12+ core would load it.
+ * and a structural check of the config as a 1.12+ core would load it; then one golden file per
+ * older dialect (1.11, before 1.11), each checked against the option fields that core decodes.
  *
  * The golden files are in ./golden. After an intended change to the output, regenerate them with
  *   UPDATE_GOLDEN=1 bun test src/subscription/formats/singbox.test.ts
  * and read the diff before committing.
  */
 import { describe, expect, test } from "bun:test";
-import type { RenderInput } from "../model.ts";
+import { NO_TOGGLES, type ProfileToggles, type RenderInput } from "../model.ts";
 import { Notice } from "../service.ts";
+import { SINGBOX_DIALECTS, type SingboxDialect } from "../singbox-version.ts";
 import { FIXTURE_PROXIES, fixtureInput, noticeInput } from "../test-fixture.ts";
 import { expectGolden } from "./expect-golden.ts";
 import { renderSingbox } from "./singbox.ts";
@@ -234,5 +236,158 @@ describe("sing-box", () => {
       { type: "direct", tag: "direct" },
     ]);
     expect(config.outbounds.map((outbound) => outbound.tag)).toContain(config.route.final);
+  });
+});
+
+// ---- per core version (issue 29) -----------------------------------------------------------
+
+/**
+ * The fields each core decodes, from SagerNet/sing-box's option structs (option/route.go,
+ * option/rule.go + rule_action.go, option/dns.go, option/inbound.go) at v1.10.7, v1.11.15 and
+ * v1.13.2. sing-box decodes strictly: a field its version does not know stops the config
+ * ("json: unknown field"). Only the fields Ferry could plausibly write are listed.
+ */
+const ROUTE_FIELDS: Record<SingboxDialect, string[]> = {
+  "1.10": ["rules", "rule_set", "final", "find_process", "auto_detect_interface", "default_interface"],
+  "1.11": ["rules", "rule_set", "final", "find_process", "auto_detect_interface", "default_interface"],
+  "1.12": [
+    "rules",
+    "rule_set",
+    "final",
+    "find_process",
+    "auto_detect_interface",
+    "default_interface",
+    "default_domain_resolver",
+  ],
+};
+const ROUTE_RULE_FIELDS = ["protocol", "ip_is_private", "ip_cidr", "domain", "domain_suffix", "outbound"];
+const RULE_ACTIONS = ["sniff", "hijack-dns", "reject", "route", "resolve"];
+const LEGACY_DNS_SERVER_FIELDS = [
+  "tag",
+  "address",
+  "address_resolver",
+  "address_strategy",
+  "strategy",
+  "detour",
+];
+const DNS_SERVER_FIELDS = ["type", "tag", "server", "server_port", "path", "detour", "domain_resolver"];
+
+const unknown = (object: object, known: string[]) =>
+  Object.keys(object).filter((key) => !known.includes(key));
+
+interface AnyConfig {
+  dns: { servers: Json[]; rules?: Json[]; final: string; strategy: string };
+  inbounds: Json[];
+  outbounds: Outbound[];
+  route: Json & { rules: Json[]; final: string };
+}
+
+const renderAt = (dialect: SingboxDialect, toggles: ProfileToggles = NO_TOGGLES) =>
+  renderSingbox({ ...fixtureInput("singbox", "", toggles), singbox: dialect }).body;
+
+describe.each(SINGBOX_DIALECTS)("sing-box %s", (dialect) => {
+  const body = renderAt(dialect);
+  const config = JSON.parse(body) as AnyConfig;
+  const golden = dialect === "1.12" ? "singbox.json" : `singbox.${dialect}.json`;
+
+  test("matches its golden file (1.12: the default file)", () => {
+    expectGolden(golden, body);
+  });
+
+  test("every route, rule and DNS server field is one this core decodes", () => {
+    expect(unknown(config.route, ROUTE_FIELDS[dialect])).toEqual([]);
+    const actionFields = dialect === "1.10" ? [] : ["action"];
+    for (const rule of config.route.rules)
+      expect(unknown(rule, [...ROUTE_RULE_FIELDS, ...actionFields])).toEqual([]);
+    const serverFields = dialect === "1.12" ? DNS_SERVER_FIELDS : LEGACY_DNS_SERVER_FIELDS;
+    for (const server of config.dns.servers) expect(unknown(server, serverFields)).toEqual([]);
+    for (const rule of config.route.rules)
+      if (rule.action !== undefined) expect(RULE_ACTIONS).toContain(rule.action as string);
+  });
+
+  test("the same proxies, groups and final in every dialect; every tag referred to exists", () => {
+    const proxies = config.outbounds.filter((outbound) => PROXY_TYPES.includes(outbound.type));
+    const current = JSON.parse(renderAt("1.12")) as AnyConfig;
+    expect(proxies).toEqual(current.outbounds.filter((outbound) => PROXY_TYPES.includes(outbound.type)));
+    expect(proxies.flatMap(outboundProblems)).toEqual([]);
+    expect(config.outbounds.slice(0, 3)).toEqual(current.outbounds.slice(0, 3));
+    const tags = config.outbounds.map((outbound) => outbound.tag);
+    expect(new Set(tags).size).toBe(tags.length);
+    const referred = [
+      config.route.final,
+      ...config.route.rules.flatMap((rule) => (rule.outbound ? [rule.outbound as string] : [])),
+      ...config.dns.servers.flatMap((server) => (server.detour ? [server.detour as string] : [])),
+    ];
+    expect(referred.filter((tag) => !tags.includes(tag))).toEqual([]);
+    const dnsTags = config.dns.servers.map((server) => server.tag as string);
+    expect(dnsTags).toContain(config.dns.final);
+    for (const rule of config.dns.rules ?? []) expect(dnsTags).toContain(rule.server as string);
+  });
+
+  test("proxy servers given by name resolve locally, never through the proxied DNS", () => {
+    if (dialect === "1.12") expect(config.route.default_domain_resolver).toBe("local");
+    else expect(config.dns.rules).toEqual([{ outbound: "any", server: "local" }]);
+    const remote = config.dns.servers.find((server) => server.tag === "remote");
+    expect(remote?.detour).toBe("proxy");
+  });
+
+  test("the profile toggles: English names in every group; releaseDns and abroad leave the file as it is", () => {
+    for (const toggles of [
+      { ...NO_TOGGLES, releaseDns: true },
+      { ...NO_TOGGLES, abroad: true },
+      { ...NO_TOGGLES, releaseDns: true, abroad: true },
+    ])
+      expect(renderAt(dialect, toggles)).toBe(body);
+    const english = JSON.parse(renderAt(dialect, { ...NO_TOGGLES, english: true })) as AnyConfig;
+    const tags = english.outbounds
+      .filter((outbound) => PROXY_TYPES.includes(outbound.type))
+      .map((o) => o.tag);
+    expect(tags.length).toBe(fixtureInput("singbox").proxies.length);
+    expect(tags.filter((tag) => /\p{Script=Han}/u.test(tag))).toEqual([]);
+    expect(english.outbounds[0]?.outbounds).toEqual(["auto", ...tags]);
+    expect(english.outbounds[1]?.outbounds).toEqual(tags);
+  });
+});
+
+describe("what each dialect leaves out, by sing-box's deprecation notes", () => {
+  const load = (dialect: SingboxDialect) => JSON.parse(renderAt(dialect)) as AnyConfig;
+  const types = (config: AnyConfig) => config.outbounds.map((outbound) => outbound.type);
+
+  test("1.12 and later: nothing deprecated from 1.11 to 1.14 (so 1.13 and 1.14 load it as it is)", () => {
+    const config = load("1.12");
+    expect(types(config)).not.toContain("dns"); // legacy special outbounds: removed in 1.13
+    expect(types(config)).not.toContain("block");
+    for (const inbound of config.inbounds) expect(inbound).not.toHaveProperty("sniff"); // removed in 1.13
+    for (const server of config.dns.servers) expect(server).not.toHaveProperty("address"); // removed in 1.14
+    expect(config.dns).not.toHaveProperty("rules"); // `outbound` DNS rule item: deprecated in 1.12
+    expect(config.route.default_domain_resolver).toBe("local"); // missing it: deprecated in 1.12
+  });
+
+  test("1.11: legacy DNS servers (the typed ones are 1.12's) and rule actions, no legacy outbounds (deprecated in 1.11)", () => {
+    const config = load("1.11");
+    expect(config.dns.servers).toEqual([
+      { tag: "remote", address: "https://1.1.1.1/dns-query", detour: "proxy" },
+      { tag: "local", address: "local", detour: "direct" },
+    ]);
+    expect(types(config)).not.toContain("dns");
+    expect(types(config)).not.toContain("block");
+    for (const inbound of config.inbounds) expect(inbound).not.toHaveProperty("sniff");
+    expect(config.route.rules.slice(0, 2)).toEqual([
+      { action: "sniff" },
+      { protocol: "dns", action: "hijack-dns" },
+    ]);
+    expect(config.route).not.toHaveProperty("default_domain_resolver");
+  });
+
+  test("before 1.11: no rule actions; the dns outbound answers DNS and the inbounds sniff", () => {
+    const config = load("1.10");
+    expect(config.outbounds).toContainEqual({ type: "dns", tag: "dns-out" });
+    expect(config.route.rules[0]).toEqual({ protocol: "dns", outbound: "dns-out" });
+    expect(JSON.stringify(config.route)).not.toContain('"action"');
+    for (const inbound of config.inbounds) expect(inbound.sniff).toBe(true);
+    expect(config.dns.servers.map((server) => server.address)).toEqual([
+      "https://1.1.1.1/dns-query",
+      "local",
+    ]);
   });
 });

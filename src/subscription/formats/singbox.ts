@@ -1,7 +1,10 @@
 /**
- * sing-box JSON (subscription-formats.md §4.6): a complete config for 1.12+ (new-style DNS
- * servers, rule actions, tun `address`), one outbound per proxy behind a selector and an urltest.
- * SSR is never emitted: the core dropped it in 1.6 and the model has no SSR-only entry.
+ * sing-box JSON (subscription-formats.md §4.6): a complete config, one outbound per proxy behind a
+ * selector and an urltest, in the dialect of the client's core (`singbox-version.ts`): for 1.12
+ * and later typed DNS servers, rule actions and `default_domain_resolver`; for 1.11 the legacy
+ * DNS servers with rule actions; before 1.11 legacy DNS servers, the `dns` outbound and inbound
+ * sniffing. The outbounds are the same in every dialect. SSR is never emitted: the core dropped it
+ * in 1.6 and the model has no SSR-only entry.
  */
 import type {
   Hysteria2Proxy,
@@ -12,6 +15,7 @@ import type {
   VmessProxy,
 } from "../model.ts";
 import { hostCidr } from "../rules.ts";
+import { DEFAULT_SINGBOX_DIALECT, type SingboxDialect } from "../singbox-version.ts";
 import { supports } from "../support.ts";
 
 type Outbound = Record<string, unknown>;
@@ -96,45 +100,74 @@ function subscriptionHostRule(host: string) {
   return cidr ? { ip_cidr: [cidr], outbound: "direct" } : { domain: [host], outbound: "direct" };
 }
 
-export const renderSingbox: Renderer = (input) => {
-  const usable = input.proxies.filter((proxy) => supports("singbox", proxy));
-  const config = {
-    log: { level: "warn" },
-    dns: {
+/** DNS through the proxy to an IP resolver; the local resolver for the proxy servers' own names. */
+function dns(dialect: SingboxDialect) {
+  if (dialect === "1.12")
+    return {
       servers: [
         { type: "https", tag: "remote", server: "1.1.1.1", detour: "proxy" },
         { type: "local", tag: "local" },
       ],
       final: "remote",
       strategy: "prefer_ipv4",
-    },
-    inbounds: [
-      {
-        type: "tun",
-        tag: "tun-in",
-        address: ["172.19.0.1/30", "fdfe:dcba:9876::1/126"],
-        auto_route: true,
-        strict_route: true,
-      },
-      { type: "mixed", tag: "mixed-in", listen: "127.0.0.1", listen_port: 2080 },
+    };
+  // Legacy servers (the only form before 1.12); the `outbound` rule sends the proxy servers' own
+  // names to the local resolver, what `default_domain_resolver` does from 1.12.
+  return {
+    servers: [
+      { tag: "remote", address: "https://1.1.1.1/dns-query", detour: "proxy" },
+      { tag: "local", address: "local", detour: "direct" },
     ],
+    rules: [{ outbound: "any", server: "local" }],
+    final: "remote",
+    strategy: "prefer_ipv4",
+  };
+}
+
+/** Before 1.11 an inbound sniffs itself (the `sniff` rule action is 1.11's). */
+function inbounds(dialect: SingboxDialect) {
+  const sniff = dialect === "1.10" ? { sniff: true } : {};
+  return [
+    {
+      type: "tun",
+      tag: "tun-in",
+      address: ["172.19.0.1/30", "fdfe:dcba:9876::1/126"],
+      auto_route: true,
+      strict_route: true,
+      ...sniff,
+    },
+    { type: "mixed", tag: "mixed-in", listen: "127.0.0.1", listen_port: 2080, ...sniff },
+  ];
+}
+
+/** The legacy `dns` outbound answers hijacked DNS before 1.11; later cores use the `hijack-dns` action. */
+const specialOutbounds = (dialect: SingboxDialect): Outbound[] =>
+  dialect === "1.10" ? [{ type: "dns", tag: "dns-out" }] : [];
+
+function route(dialect: SingboxDialect, host: string) {
+  const direct = [{ ip_is_private: true, outbound: "direct" }, subscriptionHostRule(host)];
+  const common = { final: "proxy", auto_detect_interface: true };
+  if (dialect === "1.10") return { rules: [{ protocol: "dns", outbound: "dns-out" }, ...direct], ...common };
+  const rules = [{ action: "sniff" }, { protocol: "dns", action: "hijack-dns" }, ...direct];
+  if (dialect === "1.11") return { rules, ...common };
+  // Proxy servers given by name resolve locally, not through the proxied DNS (a loop).
+  return { rules, ...common, default_domain_resolver: "local" };
+}
+
+export const renderSingbox: Renderer = (input) => {
+  const dialect = input.singbox ?? DEFAULT_SINGBOX_DIALECT;
+  const usable = input.proxies.filter((proxy) => supports("singbox", proxy));
+  const config = {
+    log: { level: "warn" },
+    dns: dns(dialect),
+    inbounds: inbounds(dialect),
     outbounds: [
       ...groups(usable.map((proxy) => proxy.name)),
       { type: "direct", tag: "direct" },
+      ...specialOutbounds(dialect),
       ...usable.map(outbound),
     ],
-    route: {
-      rules: [
-        { action: "sniff" },
-        { protocol: "dns", action: "hijack-dns" },
-        { ip_is_private: true, outbound: "direct" },
-        subscriptionHostRule(input.host),
-      ],
-      final: "proxy",
-      auto_detect_interface: true,
-      // Proxy servers given by name resolve locally, not through the proxied DNS (a loop).
-      default_domain_resolver: "local",
-    },
+    route: route(dialect, input.host),
   };
   return {
     body: `${JSON.stringify(config, null, 2)}\n`,
