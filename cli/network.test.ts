@@ -570,6 +570,23 @@ describe("sub", () => {
     expect((await ferryJson<RenderedJson>(args)).format).toBe("v2ray");
   });
 
+  test("render sing-box in the dialect of the --ua's core or of --param version=, as the server does", async () => {
+    const { email } = await customer();
+    const args = ["sub", "render", email, "--client", "auto", "--host", server.url];
+    const sfi = "SFI/1.11.4 (441; sing-box 1.11.4; language zh_CN)";
+    const legacy = await ferryJson<RenderedJson>([...args, "--ua", sfi]);
+    expect(legacy.format).toBe("singbox");
+    expect((await fetchLink(legacy.url, sfi)).body).toBe(legacy.body);
+    const servers = (body: string) => (JSON.parse(body) as { dns: { servers: object[] } }).dns.servers;
+    expect(servers(legacy.body)).toContainEqual({ tag: "local", address: "local", detour: "direct" });
+    const sfa = "SFA/1.12.8 (512; sing-box 1.12.8)";
+    const current = await ferryJson<RenderedJson>([...args, "--ua", sfa]);
+    expect((await fetchLink(current.url, sfa)).body).toBe(current.body);
+    expect(servers(current.body)).toContainEqual({ type: "local", tag: "local" });
+    const asked = await ferryJson<RenderedJson>([...args, "--ua", sfa, "--param", "version=1.11"]);
+    expect(asked.body).toBe(legacy.body);
+  });
+
   test("bad input: one-line errors", async () => {
     const { email } = await customer();
     await expectRefused(
@@ -589,6 +606,10 @@ describe("sub", () => {
             /nobody@example\.com/,
           ],
           [["sub", "render", email, "--client", "v2ray"], /--host/],
+          [
+            ["sub", "render", email, "--client", "singbox", "--host", server.url, "--param", "version=abc"],
+            /version 参数无效/,
+          ],
         ] as [string[], RegExp][]
       ).map(([args, mentions]) => [withData(args), mentions]),
     );
