@@ -661,7 +661,7 @@ function registerSubCommands(program: Command) {
         const format = formatFor(client, options.ua, query.get("flag"));
         const file = await renderSubscription(ctx, user, { format, url, title: titleFor(query), query });
         // The server adds its security headers to every answer (HSTS only over https).
-        const served = new Headers(subscriptionHeaders(file, origin));
+        const served = new Headers(subscriptionHeaders(file));
         setSecurityHeaders(served, origin.startsWith("https:"));
         return { url, format, headers: Object.fromEntries(served), body: file.body };
       });

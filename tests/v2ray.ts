@@ -95,12 +95,15 @@ function decodeSs(uri: string): SsShare {
   };
 }
 
-/** The subscription body: base64 of one share link a line. */
+/**
+ * The subscription body: base64 of one share link a line. The `#key: value` profile lines on top
+ * are no share link: v2rayN's FmtHandler.ResolveConfig gives null for them and the line is skipped.
+ */
 export function decodeSubscription(body: string): Share[] {
   return v2raynBase64(body)
     .split(/\r?\n/)
     .map((line) => line.trim())
-    .filter((line) => line !== "")
+    .filter((line) => line !== "" && !line.startsWith("#"))
     .map((line) => {
       if (line.startsWith("vmess://")) return decodeVmess(line);
       if (line.startsWith("ss://")) return decodeSs(line);

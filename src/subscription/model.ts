@@ -104,6 +104,11 @@ export interface RenderInput {
   query: URLSearchParams;
   /** The customer's toggles; names are already English in `proxies` when `english` is on. */
   toggles: ProfileToggles;
+  /**
+   * The profile headers as `#key: value` lines (profile-headers.ts), for the text formats whose
+   * clients read them at the top of the body; the others leave them to the HTTP headers.
+   */
+  headerLines?: readonly string[];
 }
 
 export interface Rendered {
@@ -129,5 +134,6 @@ export const FORMATS = [
   "qx",
   "quantumult",
   "loon",
+  "xray",
 ] as const;
 export type Format = (typeof FORMATS)[number];

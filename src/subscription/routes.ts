@@ -47,7 +47,7 @@ export function subscriptionRoutes(app: AppContext) {
         const user = await userForSubscription(app, userId, userkey);
         if (!user) return null;
         const file = await renderSubscription(app, user, { format, url, title: titleFor(query), query });
-        return { body: file.body, headers: subscriptionHeaders(file, requestOrigin(request)) };
+        return { body: file.body, headers: subscriptionHeaders(file) };
       });
       if (!served) return notFound();
       return new Response(served.body, { headers: served.headers });
@@ -63,6 +63,7 @@ export function subscriptionRoutes(app: AppContext) {
         url: publicUrl(request, requested),
         title: SITE_TITLE,
         query: new URLSearchParams({ base64: "0" }),
+        headerLines: false,
       });
       // A person reads this page: a placeholder link would only mislead, so the reason is said.
       const body = file.notice === null ? file.body : `${listingNotice(format, file.notice)}\n`;
