@@ -670,7 +670,7 @@ function registerSubCommands(program: Command) {
           singbox,
         });
         // The server adds its security headers to every answer (HSTS only over https).
-        const served = new Headers(subscriptionHeaders(file, origin));
+        const served = new Headers(subscriptionHeaders(file));
         setSecurityHeaders(served, origin.startsWith("https:"));
         return { url, format, headers: Object.fromEntries(served), body: file.body };
       });

@@ -95,12 +95,15 @@ function decodeSs(uri: string): SsShare {
   };
 }
 
-/** The subscription body: base64 of one share link a line. */
+/**
+ * The subscription body: base64 of one share link a line. The `#key: value` profile lines on top
+ * are no share link: v2rayN's FmtHandler.ResolveConfig gives null for them and the line is skipped.
+ */
 export function decodeSubscription(body: string): Share[] {
   return v2raynBase64(body)
     .split(/\r?\n/)
     .map((line) => line.trim())
-    .filter((line) => line !== "")
+    .filter((line) => line !== "" && !line.startsWith("#"))
     .map((line) => {
       if (line.startsWith("vmess://")) return decodeVmess(line);
       if (line.startsWith("ss://")) return decodeSs(line);
@@ -216,6 +219,8 @@ export class V2rayProcesses {
     writeFileSync(file, JSON.stringify(config, null, 2));
     writeFileSync(log, "");
     const child = Bun.spawn([V2RAY, "-config", file], {
+      // This process's environment as it is now (V2RAY_LOCATION_ASSET set by a test).
+      env: { ...process.env },
       stdout: Bun.file(log),
       stderr: Bun.file(`${log}.err`),
     });
@@ -266,4 +271,43 @@ export async function fetchThrough(proxyPort: number, url: string, timeoutMs: nu
   } catch (error) {
     return { kind: "failed", reason: `${(error as Error).name}: ${(error as Error).message}` };
   }
+}
+
+// ---- geo assets ----
+
+/** Protobuf: a varint, and a length-delimited field. */
+function varint(value: number): number[] {
+  const bytes: number[] = [];
+  let rest = value;
+  while (rest > 0x7f) {
+    bytes.push((rest & 0x7f) | 0x80);
+    rest >>>= 7;
+  }
+  bytes.push(rest);
+  return bytes;
+}
+const lengthDelimited = (field: number, bytes: number[]) => [
+  (field << 3) | 2,
+  ...varint(bytes.length),
+  ...bytes,
+];
+
+/**
+ * A `geoip.dat` (v2ray's GeoIPList: entries of country code and CIDRs) in `dir`, so a config with
+ * `geoip:<code>` rules loads in Debian's v2ray, which ships no geo files: point V2RAY_LOCATION_ASSET
+ * at `dir`. IPv4 CIDRs only.
+ */
+export function writeGeoip(dir: string, entries: Record<string, string[]>): void {
+  const list = Object.entries(entries).flatMap(([code, cidrs]) => {
+    const geoip = [
+      ...lengthDelimited(1, [...Buffer.from(code.toUpperCase())]),
+      ...cidrs.flatMap((cidr) => {
+        const [address, prefix] = cidr.split("/") as [string, string];
+        const ip = address.split(".").map(Number);
+        return lengthDelimited(2, [...lengthDelimited(1, ip), 2 << 3, ...varint(Number(prefix))]);
+      }),
+    ];
+    return lengthDelimited(1, geoip);
+  });
+  writeFileSync(join(dir, "geoip.dat"), Uint8Array.from(list));
 }

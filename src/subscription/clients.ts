@@ -20,6 +20,7 @@ export const CLIENT_FORMATS = {
   qx: "qx",
   q: "quantumult",
   loon: "loon",
+  json: "xray",
 } as const satisfies Record<string, Format>;
 export type Client = keyof typeof CLIENT_FORMATS | "auto";
 
@@ -32,11 +33,12 @@ export const isClient = (value: string): value is Client =>
  * UA substrings, most specific first: Stash before clash, Quantumult X before Quantumult,
  * the mihomo family before plain clash. Anything unknown gets the base64 URI list.
  */
-const UA_RULES: [pattern: RegExp, format: Format][] = [
+const UA_RULES: [pattern: Pick<RegExp, "test">, format: Format][] = [
   [/surge/i, "surge"],
   [/surfboard/i, "surfboard"],
   [/stash/i, "stash"],
   [/sing-box|singbox|hiddify|karing|^sf[aimt]\//i, "singbox"],
+  [{ test: takesXrayJson }, "xray"],
   [/shadowrocket/i, "shadowrocket"],
   [/quantumult%20x|quantumult-x|quantumult x/i, "qx"],
   [/quantumult/i, "quantumult"],
@@ -44,6 +46,22 @@ const UA_RULES: [pattern: RegExp, format: Format][] = [
   [/mihomo|clash\.meta|clash-meta|meta|verge|flclash|nekobox|nyanpasu/i, "mihomo"],
   [/clash/i, "clash"],
 ];
+
+/** v2rayNG imports an Xray JSON subscription from 1.8.29 on (docs/decisions.md, issue 29). */
+const V2RAYNG_JSON_SINCE = [1, 8, 29];
+
+/**
+ * Xray apps that import a JSON array of full configs: Happ, Streisand, V2Box, and v2rayNG from
+ * 1.8.29 (older ones, and v2rayN, keep the URI list).
+ */
+export function takesXrayJson(userAgent: string): boolean {
+  if (/^happ\/|streisand|v2box/i.test(userAgent)) return true;
+  const v2rayng = /v2rayng\/(\d+)\.(\d+)\.(\d+)/i.exec(userAgent);
+  if (!v2rayng) return false;
+  const version = v2rayng.slice(1).map(Number);
+  const differs = version.findIndex((part, index) => part !== V2RAYNG_JSON_SINCE[index]);
+  return differs === -1 || (version[differs] as number) > (V2RAYNG_JSON_SINCE[differs] as number);
+}
 
 export function detectFormat(userAgent: string): Format {
   for (const [pattern, format] of UA_RULES) if (pattern.test(userAgent)) return format;

@@ -107,6 +107,11 @@ export interface RenderInput {
   toggles: ProfileToggles;
   /** sing-box only: the config dialect for the client's core (default: the current one). */
   singbox?: SingboxDialect;
+  /**
+   * The profile headers as `#key: value` lines (profile-headers.ts), for the text formats whose
+   * clients read them at the top of the body; the others leave them to the HTTP headers.
+   */
+  headerLines?: readonly string[];
 }
 
 export interface Rendered {
@@ -132,5 +137,6 @@ export const FORMATS = [
   "qx",
   "quantumult",
   "loon",
+  "xray",
 ] as const;
 export type Format = (typeof FORMATS)[number];

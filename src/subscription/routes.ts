@@ -66,7 +66,7 @@ export function subscriptionRoutes(app: AppContext) {
           query,
           singbox,
         });
-        return { body: file.body, headers: subscriptionHeaders(file, requestOrigin(request)) };
+        return { body: file.body, headers: subscriptionHeaders(file) };
       });
       if (!served) return notFound();
       return new Response(served.body, { headers: served.headers });
@@ -82,6 +82,7 @@ export function subscriptionRoutes(app: AppContext) {
         url: publicUrl(request, requested),
         title: SITE_TITLE,
         query: new URLSearchParams({ base64: "0" }),
+        headerLines: false,
       });
       // A person reads this page: a placeholder link would only mislead, so the reason is said.
       const body = file.notice === null ? file.body : `${listingNotice(format, file.notice)}\n`;

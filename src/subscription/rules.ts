@@ -6,7 +6,8 @@
 import { isIP } from "node:net";
 import { NO_TOGGLES, type ProfileToggles } from "./model.ts";
 
-const DIRECT_DOMAINS = [
+/** Mainland sites sent direct by name (rule files, and profiles whose DNS is released). */
+export const DIRECT_DOMAINS = [
   "cn",
   "baidu.com",
   "qq.com",

@@ -14,21 +14,13 @@ import type { UserRow } from "../modules/user/row.ts";
 import { findUserById, todayUsage } from "../modules/user/service.ts";
 import { sameSecret } from "../rpc/ids.ts";
 import { RENDERERS } from "./formats/index.ts";
-import {
-  type Format,
-  type ProfileToggles,
-  type ProxyEntry,
-  type Rendered,
-  type UsageInfo,
-  usageText,
-} from "./model.ts";
+import type { Format, ProfileToggles, ProxyEntry, Rendered, UsageInfo } from "./model.ts";
+import { headerLines, type ProfileHeader, profileHeaders } from "./profile-headers.ts";
 import { lineProxies, noticeProxy, PROXY_AGENT_COLUMNS, type ProxyAgent, uniqueNames } from "./proxies.ts";
 import type { SingboxDialect } from "./singbox-version.ts";
 import { supports } from "./support.ts";
 
 export const SITE_TITLE = "飞渡";
-/** Hours between automatic updates (`profile-update-interval`); the guides suggest 1440 minutes. */
-export const UPDATE_INTERVAL_HOURS = 24;
 
 export const Notice = {
   disabled: "账号已被禁用，请联系客服",
@@ -173,6 +165,8 @@ export interface SubscriptionRequest {
   query: URLSearchParams;
   /** sing-box only: the dialect for the client's core (`singboxDialectFor`). */
   singbox?: SingboxDialect;
+  /** false: no `#key: value` lines in the body (a page a person reads). */
+  headerLines?: boolean;
 }
 
 export interface SubscriptionFile extends Rendered {
@@ -180,6 +174,8 @@ export interface SubscriptionFile extends Rendered {
   title: string;
   /** Why the file holds only the notice entry instead of lines; null when it lists lines. */
   notice: string | null;
+  /** The informational headers switched on in 配置管理 (profile-headers.ts). */
+  profileHeaders: ProfileHeader[];
 }
 
 export async function renderSubscription(
@@ -190,7 +186,11 @@ export async function renderSubscription(
 ): Promise<SubscriptionFile> {
   const left = await trafficLeft(ctx, user, now);
   const { proxies, notice } = await subscriptionProxies(ctx, user, request.format, now, left);
-  const usage = usageInfo(user, left, now);
+  const settings = await ctx.settings.all();
+  const known = usageInfo(user, left, now);
+  // Switched off, the package's end is not told anywhere (header, body lines, STATUS line).
+  const usage = settings.sub_header_expire ? known : { ...known, expire: 0 };
+  const headers = profileHeaders(settings, { title: request.title, usage });
   const rendered = RENDERERS[request.format]({
     proxies,
     notice,
@@ -201,8 +201,9 @@ export async function renderSubscription(
     query: request.query,
     toggles: profileToggles(user),
     singbox: request.singbox,
+    headerLines: request.headerLines === false ? [] : headerLines(headers),
   });
-  return { ...rendered, usage, title: request.title, notice };
+  return { ...rendered, usage, title: request.title, notice, profileHeaders: headers };
 }
 
 /** The profile's name: the `name` query parameter (v2box and friends) or the site's name. */
@@ -211,15 +212,12 @@ export function titleFor(query: URLSearchParams): string {
   return name || SITE_TITLE;
 }
 
-/** The headers clients read (subscription-formats.md §3.1). */
-export function subscriptionHeaders(file: SubscriptionFile, origin: string): Record<string, string> {
+/** The headers clients read (subscription-formats.md §3.1, profile-headers.ts). */
+export function subscriptionHeaders(file: SubscriptionFile): Record<string, string> {
   return {
     "content-type": file.contentType,
-    "subscription-userinfo": usageText(file.usage),
-    "profile-update-interval": String(UPDATE_INTERVAL_HOURS),
+    ...Object.fromEntries(file.profileHeaders),
     "content-disposition": `attachment; filename*=UTF-8''${encodeURIComponent(file.filename)}`,
-    "profile-title": `base64:${Buffer.from(file.title).toString("base64")}`,
-    "profile-web-page-url": origin,
     // Per-user credentials: never in a shared cache; one URL may serve several formats (auto).
     "cache-control": "private, no-store",
     vary: "user-agent",

@@ -28,6 +28,8 @@ const SUPPORTED: Record<Exclude<Format, "ssr">, readonly Kind[]> = {
   qx: ["vmess", "ss-aead", "ss-2022", "reality"],
   quantumult: ["vmess", "ss-aead"],
   loon: ALL,
+  // Xray's Hysteria2 client is new and its obfuscation settings still moving (docs/decisions.md, issue 29).
+  xray: ["vmess", "ss-aead", "ss-2022", "reality"],
 };
 
 export function supports(format: Format, proxy: ProxyEntry): boolean {

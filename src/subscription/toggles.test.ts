@@ -14,7 +14,7 @@ import { ENGLISH_AUTO_GROUP, ENGLISH_SELECT_GROUP } from "./formats/clash.ts";
 import { RENDERERS } from "./formats/index.ts";
 import { FORMATS, type Format, NO_TOGGLES, type ProfileToggles } from "./model.ts";
 import { lineProxies, uniqueNames } from "./proxies.ts";
-import { FOREIGN_DNS, MAINLAND_DNS } from "./rules.ts";
+import { FOREIGN_DNS, MAINLAND_DNS, PRIVATE_NETWORKS } from "./rules.ts";
 import { FIXTURE_UUID, fixtureInput, sections } from "./test-fixture.ts";
 
 const RELEASE_DNS: ProfileToggles = { ...NO_TOGGLES, releaseDns: true };
@@ -50,6 +50,13 @@ interface SingboxConfig {
 
 const clashConfig = (body: string) => parse(body) as ClashConfig;
 const singboxConfig = (body: string) => JSON.parse(body) as SingboxConfig;
+interface XrayConfig {
+  remarks: string;
+  dns?: { servers: string[] };
+  outbounds: Record<string, unknown>[];
+  routing: { domainStrategy: string; rules: { domain?: string[]; ip?: string[]; outboundTag: string }[] };
+}
+const xrayConfigs = (body: string) => JSON.parse(body) as XrayConfig[];
 
 const nameBeforeEquals = (line: string) => line.slice(0, line.indexOf(" = "));
 
@@ -88,6 +95,8 @@ function proxyNames(format: Format, body: string): string[] {
         const query = fromBase64url(uri.slice("ssr://".length)).split("/?")[1] ?? "";
         return fromBase64url(new URLSearchParams(query).get("remarks") ?? "");
       });
+    case "xray":
+      return xrayConfigs(body).map((config) => config.remarks);
     case "quantumult":
       return lines(decode(body)).map((uri) =>
         uri.startsWith("vmess://")
@@ -337,9 +346,50 @@ describe.each(["surge", "surfboard"] as const)("%s", (format) => {
   });
 });
 
+describe("xray", () => {
+  const configs = (toggles: ProfileToggles = NO_TOGGLES) => xrayConfigs(render("xray", toggles));
+  const directMatches = (config: XrayConfig) =>
+    config.routing.rules
+      .filter((rule) => rule.outboundTag === "direct")
+      .flatMap((rule) => [...(rule.domain ?? []), ...(rule.ip ?? [])]);
+
+  test("by default: no dns section (the client's own), China direct by GeoIP, names resolved to match it", () => {
+    for (const config of configs()) {
+      expect(config.dns).toBeUndefined();
+      expect(config.routing.domainStrategy).toBe("IPIfNonMatch");
+      expect(directMatches(config)).toEqual(["full:sub.example.com", ...PRIVATE_NETWORKS, "geoip:cn"]);
+    }
+  });
+
+  test("releaseDns: resolvers as plain IPs, mainland direct by name, nothing resolved locally to pick a rule", () => {
+    for (const config of configs(RELEASE_DNS)) {
+      expect(config.dns?.servers).toEqual([...MAINLAND_DNS]);
+      expect(config.routing.domainStrategy).toBe("AsIs");
+      expect(directMatches(config)).toContain("domain:baidu.com");
+      expect(directMatches(config)).toContain("domain:cn");
+      expect(directMatches(config).at(-1)).toBe("geoip:cn");
+    }
+    expect(configs(RELEASE_DNS).map((config) => config.outbounds)).toEqual(
+      configs().map((config) => config.outbounds),
+    );
+  });
+
+  test("abroad: China is not direct; with releaseDns the resolvers are outside China", () => {
+    for (const config of configs(ABROAD)) {
+      expect(config.dns).toBeUndefined();
+      expect(directMatches(config)).toEqual(["full:sub.example.com", ...PRIVATE_NETWORKS]);
+    }
+    for (const config of configs(ABROAD_RELEASE_DNS)) {
+      expect(config.dns?.servers).toEqual([...FOREIGN_DNS]);
+      expect(directMatches(config)).toEqual(["full:sub.example.com", ...PRIVATE_NETWORKS]);
+    }
+  });
+});
+
 test("every format is covered by a toggle test above", () => {
   const covered = new Set<Format>([
     ...LIST_FORMATS,
+    "xray",
     "singbox",
     "clash",
     "mihomo",

@@ -11,7 +11,8 @@ import type { Browser, Locator, Page } from "playwright-core";
 import { GB } from "../../src/lib/traffic.ts";
 import type { Combo } from "../../src/modules/combo/schema.ts";
 import { transformPassword } from "../../src/modules/user/password.ts";
-import { createUser } from "../../src/modules/user/service.ts";
+import type { UserRow } from "../../src/modules/user/row.ts";
+import { createUser, findUserByEmail } from "../../src/modules/user/service.ts";
 import { ApiClient, startTestServer, type TestServer, uniqueEmail } from "../harness.ts";
 import { launchChromium, loginInBrowser, newPage, payloadOf, poll, SHOTS } from "./chromium.ts";
 
@@ -252,6 +253,50 @@ describe("admin combos", () => {
     expect(errors).toEqual([]);
     await server.context.settings.update({ install_apine: "", install_ubuntu_guonei: "" });
   });
+
+  test("settings: 订阅信息头 switches a header off; the next subscription fetch leaves it out", async () => {
+    const { context, page, errors } = await newPage(browser, 1280);
+    await login(page, adminEmail);
+    await page.goto(`${server.url}/#/admin_config`);
+    const section = page.getByRole("group", { name: "订阅信息头" });
+    await section.waitFor();
+    // Shown only now, so the page loaded without the 最新公告 modal over it.
+    await server.context.settings.update({ notice_show: true, notice_content: "春节期间客服延迟回复" });
+    const customer = (await findUserByEmail(server.context, customerEmail)) as UserRow;
+    const fetchLink = () => fetch(`${server.url}/api/subscript/clash/${customer.id}/${customer.userkey}`);
+    expect((await fetchLink()).headers.get("announce")).toStartWith("base64:");
+    expect(await section.locator(".field-label").allTextContents()).toEqual([
+      "订阅名称",
+      "自动更新间隔",
+      "流量信息",
+      "套餐到期时间",
+      "客服链接",
+      "网站链接",
+      "公告",
+    ]);
+    const announce = section.getByRole("switch", { name: "公告" });
+    expect(await announce.isChecked()).toBe(true);
+    await announce.uncheck();
+    await section.scrollIntoViewIfNeeded();
+    for (const width of [1280, 390]) {
+      await page.setViewportSize({ width, height: 800 });
+      await section.screenshot({ path: join(SHOTS, `admin-config-sub-headers-${width}.png`) });
+    }
+    await page.setViewportSize({ width: 1280, height: 800 });
+    expect(await save(page)).toEqual({ sub_header_announce: false });
+    await toast(page, "更新成功").waitFor();
+    const after = await fetchLink();
+    expect(after.status).toBe(200);
+    expect(after.headers.get("announce")).toBeNull();
+    expect(after.headers.get("profile-title")).toStartWith("base64:");
+    await context.close();
+    expect(errors).toEqual([]);
+    await server.context.settings.update({
+      notice_show: false,
+      notice_content: "",
+      sub_header_announce: true,
+    });
+  }, 30_000);
 
   test("trades: filter by text and the order detail dialog", async () => {
     const customer = new ApiClient(server.url);

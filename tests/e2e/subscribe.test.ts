@@ -186,6 +186,38 @@ describe("dashboard subscriptions", () => {
     await context.close();
   }, 90_000);
 
+  test("the Xray apps' menus also copy the Xray JSON link, which answers a JSON array of configs", async () => {
+    const user = await newUser("xray");
+    const { context, page, errors } = await newPage(browser, 390);
+    await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: server.url });
+    await loginInBrowser(page, server.url, user.email, PASSWORD);
+    await picker(page).getByRole("tab", { name: "iOS" }).click();
+    const v2box = picker(page).getByRole("button", { name: "订阅 V2Box" });
+    await v2box.click();
+    const menu = page.getByRole("menu", { name: "订阅 V2Box" });
+    await menu.waitFor();
+    await expect(menu.getByRole("menuitem").allTextContents()).resolves.toEqual([
+      "一键导入",
+      "复制订阅",
+      "复制 Xray JSON 订阅",
+      "扫描二维码",
+      "重置订阅链接",
+    ]);
+    await screenshots(page, "subscribe-xray-json");
+    await menu.getByRole("menuitem", { name: "复制 Xray JSON 订阅" }).click();
+    await poll(() => clipboard(page), linkOf("json", user));
+    const answer = await fetch(linkOf("json", user));
+    expect(answer.headers.get("content-type")).toBe("application/json; charset=utf-8");
+    expect(Array.isArray(await answer.json())).toBe(true);
+    // Shadowrocket takes no Xray JSON: its menu has no such item.
+    await picker(page).getByRole("button", { name: "订阅 Shadowrocket" }).click();
+    await expect(
+      page.getByRole("menu", { name: "订阅 Shadowrocket" }).getByRole("menuitem").allTextContents(),
+    ).resolves.not.toContain("复制 Xray JSON 订阅");
+    expect(errors).toEqual([]);
+    await context.close();
+  }, 60_000);
+
   test("the advanced card: its links, marks and buttons, the sing-box QR; a refused reset (1033)", async () => {
     const user = await newUser("refused", { can_change_describe_key: 0 });
     const { context, page, errors } = await newPage(browser, 390);

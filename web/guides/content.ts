@@ -60,6 +60,9 @@ const autoUpdate = (where: string) =>
 const NO_SHARE =
   "订阅链接等同于账号密码，切勿分享给他人；如已泄露，请在订阅按钮的菜单中选择「重置订阅链接」，然后在所有设备上重新订阅。";
 const UPDATE_WHEN_BROKEN = "节点全部超时或无法连接时，先更新订阅再重试。";
+/** v2rayNG, Streisand and V2Box also import the Xray JSON subscription (issue 29). */
+const xrayJson = (app: string) =>
+  `${app} 也可以导入 Xray JSON 订阅：在订阅按钮的菜单中选择「复制 Xray JSON 订阅」，按第 3 步添加。每条线路是一份完整配置，国内网站直连，其余走代理。`;
 const APP_STORE =
   "中国大陆地区的 App Store 没有此应用，请使用非中国大陆地区的 Apple ID 登录 App Store 后搜索安装。";
 
@@ -131,6 +134,7 @@ const CONTENT: Record<string, Omit<GuideContent, "subscribe">> = {
     start: ["选中一个节点，点击右下角的「V」启动按钮，首次启动时允许建立 VPN 连接。"],
     tips: [
       "可在首页「⋮」菜单中选择「测试全部配置真连接」，挑选延迟最低的节点。",
+      `${xrayJson("v2rayNG")}需要 v2rayNG 1.8.29 或更新版本。`,
       UPDATE_WHEN_BROKEN,
       NO_SHARE,
     ],
@@ -245,7 +249,7 @@ const CONTENT: Record<string, Omit<GuideContent, "subscribe">> = {
       "打开 V2Box，进入「Configs」，点击右上角「+」，选择「Add Subscription」，名称填写「飞渡」，把订阅链接粘贴到「URL」，点击「Add」。",
     ],
     start: ["在「Configs」中选择一个节点，回到「Home」点击「Connect」，首次连接时允许添加 VPN 配置。"],
-    tips: ["在「Configs」中下拉即可更新订阅。", UPDATE_WHEN_BROKEN, NO_SHARE],
+    tips: ["在「Configs」中下拉即可更新订阅。", xrayJson("V2Box"), UPDATE_WHEN_BROKEN, NO_SHARE],
   },
   "/streisand_for_ios": {
     requirement: "需要 iOS 15 或更高版本的 iPhone / iPad。",
@@ -258,6 +262,7 @@ const CONTENT: Record<string, Omit<GuideContent, "subscribe">> = {
     start: ["在首页选择一个节点，点击顶部开关连接，首次连接时允许添加 VPN 配置。"],
     tips: [
       "导入分流规则后，国内网站直接连接、其余网站走代理；需在手机上登录本站后点击下方按钮导入。",
+      xrayJson("Streisand"),
       UPDATE_WHEN_BROKEN,
       NO_SHARE,
     ],

@@ -166,6 +166,21 @@ export const settingsSchema = z.object({
     .max(300)
     .refine((value) => value === "" || isSafeHref(value), "群组链接须为 http(s):// 开头的链接或站内链接")
     .default(""),
+  // what subscription files tell client apps (issue 29 §4): each can be switched off
+  /** profile-title: the profile's name (the site's, or the link's `name`). */
+  sub_header_title: flag(true),
+  /** profile-update-interval: hours between automatic updates. */
+  sub_header_update_interval: flag(true),
+  /** subscription-userinfo: traffic used and left. */
+  sub_header_userinfo: flag(true),
+  /** expire= in subscription-userinfo (and Shadowrocket's STATUS line): the time package's end. */
+  sub_header_expire: flag(true),
+  /** support-url: the site's 问题反馈 page (only when the site address is set). */
+  sub_header_support_url: flag(true),
+  /** profile-web-page-url: the site (only when the site address is set). */
+  sub_header_web_page: flag(true),
+  /** announce: the announcement while 显示公告 is on. */
+  sub_header_announce: flag(true),
   // outgoing mail
   smtp_host: text(),
   smtp_port: num(465, 1, 65_535),

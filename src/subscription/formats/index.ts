@@ -5,6 +5,7 @@ import { renderQx } from "./qx.ts";
 import { renderSingbox } from "./singbox.ts";
 import { renderSurfboard, renderSurge } from "./surge.ts";
 import { renderQuantumult, renderShadowrocket, renderSsr, renderV2ray } from "./uri.ts";
+import { renderXray } from "./xray.ts";
 
 export const RENDERERS: Record<Format, Renderer> = {
   clash: renderClash,
@@ -19,4 +20,5 @@ export const RENDERERS: Record<Format, Renderer> = {
   qx: renderQx,
   quantumult: renderQuantumult,
   loon: renderLoon,
+  xray: renderXray,
 };

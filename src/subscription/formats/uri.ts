@@ -144,7 +144,9 @@ export function filterByMode(input: RenderInput): ProxyEntry[] {
   return kept.length > 0 ? kept : [noticeProxy(NO_MODE_MATCH)];
 }
 
-export const renderV2ray: Renderer = (input) => uriList(input, filterByMode(input).map(shareUri), true);
+/** The URI list, its first lines the profile headers (Happ and Hiddify read them there; v2rayN/NG skip them). */
+export const renderV2ray: Renderer = (input) =>
+  uriList(input, [...(input.headerLines ?? []), ...filterByMode(input).map(shareUri)], true);
 
 export const renderSsr: Renderer = (input) =>
   uriList(

@@ -10,7 +10,7 @@ import { Dropdown, menuItemProps } from "../Dropdown.tsx";
 import { detectPlatform, isMobile } from "../platform.ts";
 import { QrDialog } from "../QrDialog.tsx";
 import { toast } from "../Toast.tsx";
-import { type SubscribeClient, userSubscriptionUrl } from "./clients.ts";
+import { type SubscribeClient, userSubscriptionUrl, XRAY_JSON_KEY } from "./clients.ts";
 import { importLink } from "./deepLinks.ts";
 import { useResetSubscription } from "./reset.tsx";
 import { type SubscribeAction, SubscribeMsg, subscribeRefusal } from "./rules.ts";
@@ -59,6 +59,10 @@ export function SubscribeMenu({ client, withQr, trigger, label, triggerClassName
   const onCopy = () => {
     if (allowed("copy")) void copyToClipboard(url, { failed: SubscribeMsg.copyFailed });
   };
+  const onCopyJson = () => {
+    if (allowed("copy") && user)
+      void copyToClipboard(userSubscriptionUrl(XRAY_JSON_KEY, user), { failed: SubscribeMsg.copyFailed });
+  };
   const onQr = () => {
     if (allowed("qr")) setQrOpen(true);
   };
@@ -92,6 +96,11 @@ export function SubscribeMenu({ client, withQr, trigger, label, triggerClassName
           <button type="button" {...menuItemProps} className="subscribe-item" onClick={onCopy}>
             复制订阅
           </button>
+          {client.xrayJson ? (
+            <button type="button" {...menuItemProps} className="subscribe-item" onClick={onCopyJson}>
+              复制 Xray JSON 订阅
+            </button>
+          ) : null}
           {withQr ? (
             <button type="button" {...menuItemProps} className="subscribe-item" onClick={onQr}>
               扫描二维码

@@ -22,6 +22,8 @@ export interface SubscribeClient {
   recommended?: boolean;
   /** The advanced card marks apps that cannot route domestic sites directly. */
   noDirect?: boolean;
+  /** An Xray app that also imports the Xray JSON subscription (`json`): 订阅 ▾ offers that link too. */
+  xrayJson?: boolean;
 }
 
 const FLCLASH_PC: SubscribeClient = {
@@ -41,7 +43,7 @@ export const PLATFORM_CLIENTS: Record<Platform, readonly SubscribeClient[]> = {
     { name: "FLClash", key: "flclash", deepLink: "clash", guide: "/#/flclash_for_android" },
     { name: "SingBox", key: "singbox", deepLink: "singbox", guide: "/#/singbox_for_android" },
     { name: "Clash", key: "clash", deepLink: "clash", guide: "/#/clash_for_android" },
-    { name: "v2rayNG", key: "v2ray", deepLink: "v2rayng", guide: "/#/v2rayng_for_android" },
+    { name: "v2rayNG", key: "v2ray", deepLink: "v2rayng", guide: "/#/v2rayng_for_android", xrayJson: true },
     { name: "Clash Meta", key: "mjclash", deepLink: "clash", guide: "/#/clash_meta_for_android" },
   ],
   iOS: [
@@ -54,8 +56,14 @@ export const PLATFORM_CLIENTS: Record<Platform, readonly SubscribeClient[]> = {
       importOn: "mobile",
       guide: "/#/quantumultx_for_ios",
     },
-    { name: "Streisands", key: "streisands", deepLink: "streisand", guide: "/#/streisand_for_ios" },
-    { name: "V2Box", key: "v2box", deepLink: "v2box", guide: "/#/v2box_for_ios" },
+    {
+      name: "Streisands",
+      key: "streisands",
+      deepLink: "streisand",
+      guide: "/#/streisand_for_ios",
+      xrayJson: true,
+    },
+    { name: "V2Box", key: "v2box", deepLink: "v2box", guide: "/#/v2box_for_ios", xrayJson: true },
   ],
   macOS: [
     FLCLASH_PC,
@@ -91,6 +99,9 @@ export const SINGBOX_CLIENT: SubscribeClient = {
   deepLink: "singbox",
   qr: true,
 };
+
+/** The Xray JSON subscription's client key (one complete config per line, issue 29). */
+export const XRAY_JSON_KEY = "json" satisfies SubscribeClient["key"];
 
 /** Clients that fail with 网络异常 when the user info has no `_id` (seed 000 §5). */
 export const NEEDS_USER_ID: readonly SubscribeClient["key"][] = ["ss", "ssr"];

@@ -9,6 +9,7 @@ import {
   SINGBOX_CLIENT,
   type SubscribeClient,
   userSubscriptionUrl,
+  XRAY_JSON_KEY,
 } from "./clients.ts";
 import { base64url, importLink } from "./deepLinks.ts";
 import { latencyLevel, latencyText } from "./latency.ts";
@@ -92,6 +93,19 @@ describe("client catalogue (seed 000 §2)", () => {
     expect(SINGBOX_CLIENT.key).toBe("singbox");
     const all = [...Object.values(PLATFORM_CLIENTS).flat(), ...ADVANCED_CLIENTS, SINGBOX_CLIENT];
     for (const client of all) expect(Object.hasOwn(CLIENT_FORMATS, client.key)).toBe(true);
+  });
+
+  test("the Xray apps (v2rayNG, Streisands, V2Box) also offer the Xray JSON link; no other client does", () => {
+    const all = [...Object.values(PLATFORM_CLIENTS).flat(), ...ADVANCED_CLIENTS, SINGBOX_CLIENT];
+    expect(all.filter((client) => client.xrayJson).map((client) => client.name)).toEqual([
+      "v2rayNG",
+      "Streisands",
+      "V2Box",
+    ]);
+    expect(CLIENT_FORMATS[XRAY_JSON_KEY]).toBe("xray");
+    expect(userSubscriptionUrl(XRAY_JSON_KEY, user, "https://a.example")).toBe(
+      `https://a.example/api/subscript/json/${user._id}/${user.userkey}`,
+    );
   });
 
   test("links point at describe_host when set, else at this site", () => {

@@ -237,6 +237,22 @@ const SECTIONS: Section[] = [
     ],
   },
   {
+    title: "订阅信息头",
+    fields: [
+      toggle("sub_header_title", "订阅名称", "profile-title：客户端里订阅显示的名称"),
+      toggle("sub_header_update_interval", "自动更新间隔", "profile-update-interval：每 24 小时更新一次订阅"),
+      toggle("sub_header_userinfo", "流量信息", "subscription-userinfo：已用与剩余流量"),
+      toggle("sub_header_expire", "套餐到期时间", "subscription-userinfo 的 expire：时间套餐的到期时间"),
+      toggle("sub_header_support_url", "客服链接", "support-url：本站「问题反馈」页，需先设置站点地址"),
+      toggle("sub_header_web_page", "网站链接", "profile-web-page-url：本站首页，需先设置站点地址"),
+      toggle(
+        "sub_header_announce",
+        "公告",
+        "announce：「显示公告」开启时把公告（前 200 字）发给 Happ、v2RayTun",
+      ),
+    ],
+  },
+  {
     title: "邮件发送 (SMTP)",
     fields: [
       text("smtp_host", "SMTP 服务器"),
