@@ -69,6 +69,9 @@ export function usageInfo(user: UserRow, left: TrafficLeft, now = Date.now()): U
   };
 }
 
+/** The usage a notice-only file shows when the account's own must not show. */
+const NO_USAGE: UsageInfo = { upload: 0, download: 0, total: 0, expire: 0 };
+
 /** A line with its node's proxy columns and its entry, each as one JSON column, and the node's country. */
 type SourceRow = LineRow & { agent_json: string; entry_json: string | null; agent_country: string };
 
@@ -170,6 +173,8 @@ export interface SubscriptionRequest {
   url: string;
   title: string;
   query: URLSearchParams;
+  /** A notice that replaces the lines and the usage (a refused device, issue 29): nothing of the account shows. */
+  notice?: string;
 }
 
 export interface SubscriptionFile extends Rendered {
@@ -186,8 +191,10 @@ export async function renderSubscription(
   now = Date.now(),
 ): Promise<SubscriptionFile> {
   const left = await trafficLeft(ctx, user, now);
-  const { proxies, notice } = await subscriptionProxies(ctx, user, request.format, now, left);
-  const usage = usageInfo(user, left, now);
+  const { proxies, notice } = request.notice
+    ? { proxies: [noticeProxy(request.notice)], notice: request.notice }
+    : await subscriptionProxies(ctx, user, request.format, now, left);
+  const usage = request.notice ? NO_USAGE : usageInfo(user, left, now);
   const rendered = RENDERERS[request.format]({
     proxies,
     notice,
