@@ -298,3 +298,9 @@ export async function deviceUsage(
   const row = await ctx.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM devices WHERE user_id = ?", userId);
   return { used: row?.n ?? 0, limit };
 }
+
+/** One line for short summaries (the bot's /sub): devices used and allowed. */
+export async function deviceUsageText(ctx: AppContext, userId: string, now = Date.now()): Promise<string> {
+  const { used, limit } = await deviceUsage(ctx, userId, now);
+  return limit > 0 ? `设备：已用 ${used} 台，上限 ${limit} 台` : `设备：已记录 ${used} 台，不限设备数`;
+}
