@@ -14,6 +14,7 @@ import { ROLES } from "../src/modules/user/row.ts";
 import { EMAIL_PATTERN, PASSWORD_MIN, type Role } from "../src/modules/user/schema.ts";
 import { createUser, findUserByEmail, setPassword, setRole } from "../src/modules/user/service.ts";
 import { RpcError } from "../src/rpc/codes.ts";
+import { registerDeviceCommands } from "./devices.ts";
 import {
   dataDirOption,
   dataOption,
@@ -204,6 +205,7 @@ function registerAdminUserCommands(user: Command) {
 export function registerUserCommands(program: Command) {
   const user = program.command("user").description("manage accounts");
   registerAdminUserCommands(user);
+  registerDeviceCommands(user);
 
   user
     .command("create")

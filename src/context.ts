@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import type { Db } from "./db/db.ts";
 import { ReadCache } from "./db/read-cache.ts";
 import { Mailer } from "./mail/mailer.ts";
+import type { DeviceState } from "./modules/device/schema.ts";
 import { SettingsStore } from "./modules/settings/service.ts";
 import type { UserRow } from "./modules/user/row.ts";
 import type { PermissionGrant } from "./modules/user/schema.ts";
@@ -26,6 +27,8 @@ export interface AppContext {
     signUses: ReadCache<{ day: string; streak: number; extra_reward: number }>;
     /** A user's trial grants still holding traffic, by user (trial/service.ts). */
     trialGrants: ReadCache<{ remaining: number; expire_time: number }[]>;
+    /** A user's device limit and known devices, by user, for the subscription gate (device/service.ts). */
+    devices: ReadCache<DeviceState>;
   };
   /** The reverse proxies whose X-Forwarded-For / -Proto / -Host are believed (see rpc/forwarded.ts). */
   trustedProxies: TrustedProxies;
@@ -61,6 +64,7 @@ export function createContext(db: Db, options: ContextOptions = {}): AppContext 
       subscriptions: new ReadCache(db, 5_000),
       signUses: new ReadCache(db),
       trialGrants: new ReadCache(db),
+      devices: new ReadCache(db),
     },
     trustedProxies: parseTrustedProxies(
       options.trustProxy === true ? LOOPBACK_PROXIES : options.trustProxy || "",

@@ -21,6 +21,7 @@ import { appleIdCalls } from "./modules/appleid/routes.ts";
 import { channelCalls } from "./modules/channel/routes.ts";
 import { comboCalls } from "./modules/combo/routes.ts";
 import { couponCalls } from "./modules/coupon/routes.ts";
+import { deviceCalls } from "./modules/device/routes.ts";
 import { entryCalls } from "./modules/entry/routes.ts";
 import { errorCalls } from "./modules/errors/routes.ts";
 import { recordError } from "./modules/errors/service.ts";
@@ -68,6 +69,7 @@ import { subscriptionRoutes } from "./subscription/routes.ts";
 const calls: CallDef[] = [
   ...userCalls,
   ...adminUserCalls,
+  ...deviceCalls,
   ...settingsCalls,
   ...permissionCalls,
   ...noticeCalls,

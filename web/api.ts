@@ -22,6 +22,7 @@ import type {
   couponInput,
   RedeemResult,
 } from "../src/modules/coupon/schema.ts";
+import type { DeviceLimit, DeviceList, SetDeviceLimitInput } from "../src/modules/device/schema.ts";
 import type { Entry, entryInput } from "../src/modules/entry/schema.ts";
 import type { ErrorRecord } from "../src/modules/errors/service.ts";
 import type { Ticket } from "../src/modules/feedback/schema.ts";
@@ -161,6 +162,8 @@ export interface CallMap {
   // profile: the Telegram bind section (issue 13)
   "/api/user/bind_info": { input: Empty; output: BindInfo };
   "/api/user/unbind": { input: Empty; output: null };
+  "/api/user/devices": { input: Empty; output: DeviceList };
+  "/api/user/remove_device": { input: { hwid: string }; output: null };
   // tickets (issue 13)
   "/api/feedback/my_list": { input: Empty; output: Ticket[] };
   "/api/feedback/create": { input: { title: string; desc: string; imageUrl: string }; output: Ticket };
@@ -231,6 +234,9 @@ export interface CallMap {
   "/api/admin/users/user": { input: { uid: string }; output: AdminUser };
   "/api/admin/users/update_user": { input: UpdateUserInput; output: AdminUser };
   "/api/admin/users/change_password": { input: AdminChangePasswordInput; output: null };
+  "/api/admin/users/devices": { input: { uid: string }; output: DeviceList };
+  "/api/admin/users/remove_devices": { input: { uid: string; hwid?: string }; output: DeviceList };
+  "/api/admin/users/set_device_limit": { input: SetDeviceLimitInput; output: DeviceLimit };
 }
 
 /** What the node form sends: the wire fields without the server-made ones; empty password keeps it. */

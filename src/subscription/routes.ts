@@ -13,6 +13,7 @@ import { COUNTRIES } from "../modules/node-record/countries.ts";
 import { resolveSession } from "../modules/user/session.ts";
 import { requestOrigin, sessionToken } from "../rpc/call.ts";
 import { formatFor, isClient } from "./clients.ts";
+import { admitFetch, admittedHeaders, isRefused, refusedAnswer } from "./device-gate.ts";
 import type { Format } from "./model.ts";
 import { quantumultFilter, shadowrocketRules } from "./rules.ts";
 import {
@@ -69,7 +70,14 @@ export function subscriptionRoutes(app: AppContext) {
         return { body: file.body, headers: subscriptionHeaders(file) };
       });
       if (!served) return notFound();
-      return new Response(served.body, { headers: served.headers });
+      // The device gate (issue 29) after the key is proved, before the file leaves.
+      const admission = await admitFetch(app, userId, request);
+      if (isRefused(admission)) {
+        const file = { format, url, title: titleFor(query), query, singbox };
+        return (await refusedAnswer(app, admission, userId, file)) ?? notFound();
+      }
+      const extra = admittedHeaders(admission);
+      return new Response(served.body, { headers: extra ? { ...served.headers, ...extra } : served.headers });
     })
     .get("/user/getUserAllURL", async ({ request }) => {
       const user = await resolveSession(app, sessionToken(request));

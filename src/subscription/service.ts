@@ -62,6 +62,9 @@ export function usageInfo(user: UserRow, left: TrafficLeft, now = Date.now()): U
   };
 }
 
+/** The usage a notice-only file shows when the account's own must not show. */
+const NO_USAGE: UsageInfo = { upload: 0, download: 0, total: 0, expire: 0 };
+
 /** A line with its node's proxy columns and its entry, each as one JSON column, and the node's country. */
 type SourceRow = LineRow & { agent_json: string; entry_json: string | null; agent_country: string };
 
@@ -167,6 +170,8 @@ export interface SubscriptionRequest {
   singbox?: SingboxDialect;
   /** false: no `#key: value` lines in the body (a page a person reads). */
   headerLines?: boolean;
+  /** A notice that replaces the lines and the usage (a refused device, issue 29): nothing of the account shows. */
+  notice?: string;
 }
 
 export interface SubscriptionFile extends Rendered {
@@ -185,9 +190,12 @@ export async function renderSubscription(
   now = Date.now(),
 ): Promise<SubscriptionFile> {
   const left = await trafficLeft(ctx, user, now);
-  const { proxies, notice } = await subscriptionProxies(ctx, user, request.format, now, left);
+  const { proxies, notice } = request.notice
+    ? { proxies: [noticeProxy(request.notice)], notice: request.notice }
+    : await subscriptionProxies(ctx, user, request.format, now, left);
   const settings = await ctx.settings.all();
-  const known = usageInfo(user, left, now);
+  // A refused device's notice tells nothing of the account (issue 29).
+  const known = request.notice ? NO_USAGE : usageInfo(user, left, now);
   // Switched off, the package's end is not told anywhere (header, body lines, STATUS line).
   const usage = settings.sub_header_expire ? known : { ...known, expire: 0 };
   const headers = profileHeaders(settings, { title: request.title, usage });

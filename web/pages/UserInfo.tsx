@@ -1,6 +1,7 @@
 /**
  * 我的账户 /user_info (seed 000 §2 Profile): avatar, special permissions, e-mail, the three
- * subscription toggles, 重置订阅链接, the Telegram bind section and 保存 (change_use_info).
+ * subscription toggles, 重置订阅链接, 我的设备 (issue 29), the Telegram bind section and 保存
+ * (change_use_info).
  */
 import { useEffect, useState } from "react";
 import { DOWNLOAD_PREFIX } from "../../src/modules/file/schema.ts";
@@ -9,6 +10,7 @@ import { Code } from "../../src/rpc/codes.ts";
 import { call } from "../api.ts";
 import { Field } from "../components/Field.tsx";
 import { ImageUpload } from "../components/ImageUpload.tsx";
+import { DeviceList } from "../components/profile/DeviceList.tsx";
 import { PermissionList } from "../components/profile/PermissionList.tsx";
 import { ProfileSwitch } from "../components/profile/ProfileSwitch.tsx";
 import { TelegramBind } from "../components/profile/TelegramBind.tsx";
@@ -190,6 +192,9 @@ function ProfileEditor({ user }: { user: UserInfo }) {
           </div>
           {resetDialog}
         </section>
+
+        {/* A reset removes every device: the list is read again with the new key. */}
+        <DeviceList key={user.userkey} />
 
         {user.is_agency_user ? null : <TelegramBind />}
       </div>

@@ -7,6 +7,7 @@
 import type { AppContext } from "../../context.ts";
 import type { RateRule } from "../../rpc/rate-limit.ts";
 import { subscriptionOrigin, subscriptionUrl } from "../../subscription/clients.ts";
+import { deviceUsageText } from "../device/service.ts";
 import { listNotices } from "../notice/service.ts";
 import { siteOrigin } from "../settings/schema.ts";
 import { signUseReply } from "../signuse/service.ts";
@@ -40,7 +41,12 @@ export const BOUND_COMMANDS: readonly BoundCommand[] = [
     help: "剩余流量与时间套餐",
     run: async (ctx, user, now) => await trafficText(ctx, user, now),
   },
-  { name: "sub", help: "订阅链接", run: async (ctx, user) => await subscriptionText(ctx, user) },
+  {
+    name: "sub",
+    help: "订阅链接与设备数",
+    run: async (ctx, user, now) =>
+      `${await subscriptionText(ctx, user)}\n${await deviceUsageText(ctx, user.id, now)}`,
+  },
   { name: "notices", help: "最新通知", run: async (ctx, user) => await noticesText(ctx, user) },
   { name: "checkin", help: "每日签到", run: async (ctx, user, now) => await signUseReply(ctx, user.id, now) },
   {

@@ -18,6 +18,7 @@ import { type ApiClient, loggedInClient, startTestServer, type TestServer } from
 import { tx } from "../../db/db.ts";
 import { DAY_MS } from "../../lib/time.ts";
 import { GB } from "../../lib/traffic.ts";
+import { admitDevice, deviceClaim, setDeviceLimit } from "../device/service.ts";
 import { changeTraffic } from "../ledger/service.ts";
 import type { UserRow } from "../user/row.ts";
 import { scanAlerts } from "./alerts.ts";
@@ -327,7 +328,24 @@ describe("commands", () => {
       "SELECT * FROM users WHERE id = ?",
       user.id,
     )) as UserRow;
-    expect(await ask(chat, "/sub")).toContain(`${server.url}/api/subscript/auto/${user.id}/${row.userkey}`);
+    const sub = await ask(chat, "/sub");
+    expect(sub).toContain(`${server.url}/api/subscript/auto/${user.id}/${row.userkey}`);
+    expect(sub).toContain("设备：已记录 0 台，不限设备数");
+    // Devices used and allowed (issue 29).
+    await setDeviceLimit(server.context, user.id, 3);
+    await admitDevice(
+      server.context,
+      user.id,
+      deviceClaim({
+        hwid: "tg-phone",
+        platform: null,
+        osVersion: null,
+        model: null,
+        userAgent: null,
+        ip: "",
+      }),
+    );
+    expect(await ask(chat, "/sub")).toContain("设备：已用 1 台，上限 3 台");
     // A Host header an attacker sends never makes the link: without a configured origin there is none.
     await server.context.settings.update({ site_url: "" });
     try {

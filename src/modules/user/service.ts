@@ -4,6 +4,7 @@ import { businessDay } from "../../lib/time.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { newId, randomHex } from "../../rpc/ids.ts";
 import { isAgencyOwner } from "../agency/owner.ts";
+import { removeAllDevices } from "../device/service.ts";
 import { listMyPermissions } from "../permission/service.ts";
 import type { Settings } from "../settings/schema.ts";
 import { signUseFlags } from "../signuse/service.ts";
@@ -174,20 +175,24 @@ export async function userFromSubscriptionUrl(ctx: AppContext, url: string): Pro
 
 /**
  * Subscription reset (seed 000 §8): a new userkey and a new proxy credential in one statement,
- * so the old link and the old node credentials stop working together. 1033 for accounts the
- * back office flagged as not allowed to change their subscription key.
+ * so the old link and the old node credentials stop working together, and the account's devices
+ * removed in the same transaction (issue 29). 1033 for accounts the back office flagged as not
+ * allowed to change their subscription key.
  */
 export async function resetUserkey(ctx: AppContext, userId: string): Promise<{ userkey: string }> {
   const user = await findUserById(ctx, userId);
   if (!user) throw new RpcError(Code.notFound, "用户不存在");
   if (!user.can_change_describe_key) throw new RpcError(Code.accountRefused, "该账号不允许这样操作。");
   const userkey = randomHex(16);
-  await ctx.db.run(
-    "UPDATE users SET userkey = ?, proxy_secret = ? WHERE id = ?",
-    userkey,
-    crypto.randomUUID(),
-    userId,
-  );
+  await tx(ctx.db, async () => {
+    await ctx.db.run(
+      "UPDATE users SET userkey = ?, proxy_secret = ? WHERE id = ?",
+      userkey,
+      crypto.randomUUID(),
+      userId,
+    );
+    await removeAllDevices(ctx, userId);
+  });
   return { userkey };
 }
 

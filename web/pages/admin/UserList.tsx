@@ -2,7 +2,7 @@
  * /admin_userlist (seed 001 §2.5): the newest users (count, free text over e-mail / channel code /
  * id, sign-up dates), every column of the list, and per row 渠道 (the user's channel, a random
  * 6-character code), 编辑 (the account's flags and an 调整余额 of traffic, days and wallet with a
- * reason), 修改密码 and 调试订阅 (the user's own import links).
+ * reason), 修改密码, 调试订阅 (the user's own import links) and 设备 (UserDevices.tsx).
  */
 import { type FormEvent, useEffect, useState } from "react";
 import { formatYuan, yuanToFen } from "../../../src/lib/money.ts";
@@ -43,6 +43,7 @@ import { type DeepLinkKind, importLink } from "../../components/subscribe/deepLi
 import type { Column } from "../../components/Table.tsx";
 import { SITE_NAME } from "../../routes.ts";
 import { useSession } from "../../session.ts";
+import { UserDevicesDialog } from "./UserDevices.tsx";
 import { dayBound, draftToUpdate, randomChannelCode, type UserDraft, userToDraft } from "./userForm.ts";
 
 const channelText = (code: string) => (code && code.toLowerCase() !== NO_CHANNEL_CODE ? code : "无");
@@ -330,7 +331,7 @@ function DebugSubscriptionDialog({ user, onClose }: { user: AdminUser; onClose: 
 
 // ---- the page ----
 
-type Open = { kind: "channel" | "edit" | "password" | "debug"; user: AdminUser } | null;
+type Open = { kind: "channel" | "edit" | "password" | "debug" | "devices"; user: AdminUser } | null;
 
 const EMPTY_QUERY: UserListInput = { number: DEFAULT_USER_LIST_COUNT, filterStr: "" };
 
@@ -379,6 +380,7 @@ export function AdminUserListPage() {
     action("edit", "编辑"),
     action("password", "修改密码"),
     action("debug", "调试订阅"),
+    action("devices", "设备"),
   ];
 
   const columns: Column<AdminUser>[] = [
@@ -473,6 +475,7 @@ export function AdminUserListPage() {
       ) : null}
       {open?.kind === "password" ? <PasswordDialog user={open.user} onClose={close} /> : null}
       {open?.kind === "debug" ? <DebugSubscriptionDialog user={open.user} onClose={close} /> : null}
+      {open?.kind === "devices" ? <UserDevicesDialog user={open.user} onClose={close} /> : null}
     </AdminPage>
   );
 }
