@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Device, DeviceLimit } from "../src/modules/device/schema.ts";
-import { admitDevice, deviceClaim } from "../src/modules/device/service.ts";
+import { admitDevice } from "../src/modules/device/service.ts";
 import { loggedInClient, type TestServer } from "../tests/harness.ts";
 import { expectHelp, expectRefused, type FerryIn, startWithCli } from "./test-helpers.ts";
 
@@ -17,15 +17,14 @@ afterAll(() => server?.close());
 
 /** A device fetching the account's subscription, as the route records it. */
 async function fetchedBy(userId: string, hwid: string, at: number) {
-  const claim = deviceClaim({
-    hwid,
+  const details = {
     platform: "Android",
     osVersion: "14",
     model: "Pixel 8",
     userAgent: "v2RayTun/5.0",
     ip: "198.51.100.7",
-  });
-  await admitDevice(server.context, userId, claim, at);
+  };
+  await admitDevice(server.context, userId, hwid, () => details, at);
 }
 
 test("both commands have --help", async () => {

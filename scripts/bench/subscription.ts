@@ -13,14 +13,19 @@
  * reported with p99 latency and server CPU time per request. It prints; it never asserts on time
  * (the goal ferry/bare ≥ 0.5 is reported, not enforced).
  *
+ * `--devices`: the device check on (issue 29): the customer has a device limit of 5 and every
+ * request sends a device id (`x-hwid` and the device headers), so each fetch passes the gate as a
+ * known device; the answers carry `x-hwid-active` / `x-hwid-limit`, and so does the baseline's.
+ *
  * Usage: bun scripts/bench/subscription.ts [--no-build] [--connections 64] [--duration 5]
- *        [--warmup 1] [--rounds 3] [--database-url <PostgreSQL cluster URL>] [--json]
+ *        [--warmup 1] [--rounds 3] [--devices] [--database-url <PostgreSQL cluster URL>] [--json]
  */
 import { join } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { openContext } from "../../cli/shared.ts";
 import type { AppContext } from "../../src/context.ts";
 import { GB } from "../../src/lib/traffic.ts";
+import { setDeviceLimit } from "../../src/modules/device/service.ts";
 import { type Entry, entryInput } from "../../src/modules/entry/schema.ts";
 import { saveEntry } from "../../src/modules/entry/service.ts";
 import { type Bridge, type LineProtocol, lineInput } from "../../src/modules/line/schema.ts";
@@ -40,7 +45,16 @@ const options = {
   warmupMs: numberFlag(argv, "warmup", 1) * 1000,
   rounds: numberFlag(argv, "rounds", 3),
   json: argv.includes("--json"),
+  devices: argv.includes("--devices"),
 };
+/** The headers of a client that sends a device id (Happ's contract), for `--devices`. */
+const DEVICE_HEADERS = {
+  "x-hwid": "bench-device-0001",
+  "x-device-os": "iOS",
+  "x-ver-os": "18.2",
+  "x-device-model": "iPhone15,2",
+};
+const DEVICE_LIMIT = 5;
 const GOAL = 0.5;
 const CLIENTS: Client[] = ["clash", "v2ray"];
 
@@ -174,6 +188,7 @@ try {
   const ctx = await openContext(dataDir);
   const lineCount = await buildNetwork(ctx);
   const user = await buildCustomer(ctx);
+  if (options.devices) await setDeviceLimit(ctx, user.id, DEVICE_LIMIT);
   await ctx.db.close();
 
   const ferryPort = freePort();
@@ -184,10 +199,14 @@ try {
   const targets = await Promise.all(
     CLIENTS.map(async (client) => {
       const path = new URL(subscriptionUrl(origin, client, { _id: user.id, userkey: user.userkey })).pathname;
-      const headers = { "user-agent": "ferry-bench" };
-      // The exact answer ferry gives; the bare server gives the same bytes and headers.
+      const headers = { "user-agent": "ferry-bench", ...(options.devices ? DEVICE_HEADERS : {}) };
+      // The exact answer ferry gives; the bare server gives the same bytes and headers. With
+      // --devices this first fetch registers the device; the measured ones find it known.
       const answer = await answerOf(await fetch(origin + path, { headers }));
       if (answer.status !== 200) throw new Error(`${client} subscription answered HTTP ${answer.status}`);
+      const active = answer.headers.some(([name, value]) => name === "x-hwid-active" && value === "true");
+      if (active !== options.devices)
+        throw new Error(`${client}: x-hwid-active ${active}, --devices ${options.devices}`);
       const bare = await bench.startBare(answer);
       const bareBody = await (await fetch(`http://127.0.0.1:${bare.port}${path}`)).text();
       if (bareBody !== answer.body) throw new Error("bare server answers different bytes");
@@ -231,6 +250,7 @@ try {
 
   const summary = {
     engine: databaseUrl ? "postgres" : "sqlite",
+    deviceCheck: options.devices,
     lines: lineCount,
     nodes: NODES.length,
     connections: options.connections,
@@ -243,7 +263,7 @@ try {
   } else {
     const lines = [
       "",
-      `Subscription benchmark summary (${databaseUrl ? "PostgreSQL" : "SQLite"})`,
+      `Subscription benchmark summary (${databaseUrl ? "PostgreSQL" : "SQLite"}${options.devices ? ", device check on" : ""})`,
       "──────────────────────────────",
     ];
     for (const r of results) {

@@ -71,13 +71,13 @@ export function subscriptionRoutes(app: AppContext) {
       });
       if (!served) return notFound();
       // The device gate (issue 29) after the key is proved, before the file leaves.
-      const admission = await admitFetch(app, userId, request);
+      const pending = admitFetch(app, userId, request);
+      const admission = pending instanceof Promise ? await pending : pending;
       if (isRefused(admission)) {
         const file = { format, url, title: titleFor(query), query, singbox };
         return (await refusedAnswer(app, admission, userId, file)) ?? notFound();
       }
-      const extra = admittedHeaders(admission);
-      return new Response(served.body, { headers: extra ? { ...served.headers, ...extra } : served.headers });
+      return new Response(served.body, { headers: admittedHeaders(served, admission) });
     })
     .get("/user/getUserAllURL", async ({ request }) => {
       const user = await resolveSession(app, sessionToken(request));

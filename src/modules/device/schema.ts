@@ -69,7 +69,9 @@ export interface DeviceList extends DeviceLimit {
  */
 export interface DeviceState {
   limit: number;
-  lastSeen: Record<string, number>;
+  /** The decision for a known device, made once per state (device/service.ts `Admission`). */
+  admitted: { kind: "off" } | { kind: "active"; limit: number };
+  lastSeen: ReadonlyMap<string, number>;
 }
 
 export const hwidInput = z.string().trim().min(1).max(MAX_HWID_LENGTH);

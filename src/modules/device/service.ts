@@ -1,7 +1,7 @@
 /**
  * Devices (issue 29): which devices fetch an account's subscription, the device limit, and the
  * decision the subscription route takes on each fetch (`admitDevice`). Knows no HTTP: the route
- * reads the headers into a `DeviceClaim` (subscription/device-gate.ts).
+ * reads the headers and hands over the id and the other device headers (subscription/device-gate.ts).
  *
  * The limit: the per-customer override (users.device_limit) when set, else the largest deviceNum
  * among the packages the customer holds (docs/decisions.md "Issue 29: devices"); 0 = unlimited.
@@ -36,19 +36,8 @@ const NEW_DEVICE_RULE: RateRule = {
   windowMs: 60 * 60_000,
 };
 
-/** What a fetch says about its device (the x-hwid headers), already bounded by `deviceClaim`. */
-export interface DeviceClaim {
-  hwid: string;
-  platform: string;
-  osVersion: string;
-  model: string;
-  userAgent: string;
-  ip: string;
-}
-
-/** The raw values a fetch sent; absent headers are null. */
-export interface DeviceHeaders {
-  hwid: string | null;
+/** What a fetch says about its device besides the id, as sent; read only when a row is written. */
+export interface DeviceDetails {
   platform: string | null;
   osVersion: string | null;
   model: string | null;
@@ -69,8 +58,21 @@ export type Admission =
   | { kind: "max-reached" }
   | { kind: "not-supported" };
 
+const OFF: Admission = Object.freeze({ kind: "off" });
+const MAX_REACHED: Admission = Object.freeze({ kind: "max-reached" });
+const NOT_SUPPORTED: Admission = Object.freeze({ kind: "not-supported" });
+const admitted = (limit: number): DeviceState["admitted"] =>
+  limit > 0 ? Object.freeze({ kind: "active", limit }) : { kind: "off" };
+
 /** Printable characters, no spaces: what clients send (hex, UUIDs, base64). */
 const HWID_PATTERN = /^[\x21-\x7e]+$/;
+
+/** The `x-hwid` as stored: trimmed; null when absent, longer than MAX_HWID_LENGTH or not printable. */
+export function canonicalHwid(raw: string | null): string | null {
+  const hwid = raw?.trim();
+  if (!hwid || hwid.length > MAX_HWID_LENGTH || !HWID_PATTERN.test(hwid)) return null;
+  return hwid;
+}
 
 /** Trimmed, control characters dropped, cut to `max`. */
 function cleanField(value: string | null, max: number): string {
@@ -81,17 +83,14 @@ function cleanField(value: string | null, max: number): string {
     .slice(0, max);
 }
 
-/** The headers as a claim, or null when no usable device id came (absent, too long, not printable). */
-export function deviceClaim(headers: DeviceHeaders): DeviceClaim | null {
-  const hwid = headers.hwid?.trim() ?? "";
-  if (!hwid || hwid.length > MAX_HWID_LENGTH || !HWID_PATTERN.test(hwid)) return null;
+/** The columns a device row stores, bounded. */
+function deviceColumns(details: DeviceDetails) {
   return {
-    hwid,
-    platform: cleanField(headers.platform, MAX_DEVICE_FIELD),
-    osVersion: cleanField(headers.osVersion, MAX_DEVICE_FIELD),
-    model: cleanField(headers.model, MAX_DEVICE_FIELD),
-    userAgent: cleanField(headers.userAgent, MAX_USER_AGENT),
-    ip: cleanField(headers.ip, MAX_DEVICE_FIELD),
+    platform: cleanField(details.platform, MAX_DEVICE_FIELD),
+    osVersion: cleanField(details.osVersion, MAX_DEVICE_FIELD),
+    model: cleanField(details.model, MAX_DEVICE_FIELD),
+    userAgent: cleanField(details.userAgent, MAX_USER_AGENT),
+    ip: cleanField(details.ip, MAX_DEVICE_FIELD),
   };
 }
 
@@ -135,41 +134,59 @@ async function loadState(ctx: AppContext, userId: string, now: number): Promise<
     "SELECT hwid, last_seen FROM devices WHERE user_id = ?",
     userId,
   );
-  return { limit, lastSeen: Object.fromEntries(rows.map((row) => [row.hwid, row.last_seen])) };
+  return {
+    limit,
+    admitted: admitted(limit),
+    lastSeen: new Map(rows.map((row) => [row.hwid, row.last_seen])),
+  };
 }
 
 // ---- the gate ----------------------------------------------------------------------------------
 
-const admitted = (limit: number): Admission => (limit > 0 ? { kind: "active", limit } : { kind: "off" });
-
 /**
- * The decision for one fetch of `userId`'s subscription (its key already proved). Answers from the
- * cached state while the device is known and was written within REFRESH_MS; otherwise registers or
- * refreshes it in one transaction that counts the account's devices itself.
+ * The decision for one fetch of `userId`'s subscription (its key already proved). A known device
+ * written within REFRESH_MS (or a fetch without an id) is answered from the cached state at once,
+ * not as a promise: the hot path awaits nothing. Otherwise the device is registered or refreshed
+ * in one transaction that counts the account's devices itself; `details` is read only then.
  */
-export async function admitDevice(
+export function admitDevice(
   ctx: AppContext,
   userId: string,
-  claim: DeviceClaim | null,
+  hwid: string | null,
+  details: () => DeviceDetails,
   now = Date.now(),
-): Promise<Admission> {
-  const state = await ctx.cache.devices.get(userId, () => loadState(ctx, userId, now), now);
-  if (!state) return { kind: "off" };
-  if (!claim) return state.limit > 0 ? { kind: "not-supported" } : { kind: "off" };
-  const seen = state.lastSeen[claim.hwid];
-  if (seen !== undefined && now - seen < REFRESH_MS) return admitted(state.limit);
-  return await registerDevice(ctx, userId, claim, now);
+): Admission | Promise<Admission> {
+  const state = ctx.cache.devices.get(userId, () => loadState(ctx, userId, now), now);
+  if (state instanceof Promise) return state.then((known) => decide(ctx, userId, known, hwid, details, now));
+  return decide(ctx, userId, state, hwid, details, now);
+}
+
+function decide(
+  ctx: AppContext,
+  userId: string,
+  state: DeviceState | null,
+  hwid: string | null,
+  details: () => DeviceDetails,
+  now: number,
+): Admission | Promise<Admission> {
+  if (!state) return OFF;
+  if (hwid === null) return state.limit > 0 ? NOT_SUPPORTED : OFF;
+  const seen = state.lastSeen.get(hwid);
+  if (seen !== undefined && now - seen < REFRESH_MS) return state.admitted;
+  return registerDevice(ctx, userId, hwid, details(), now);
 }
 
 async function registerDevice(
   ctx: AppContext,
   userId: string,
-  claim: DeviceClaim,
+  hwid: string,
+  details: DeviceDetails,
   now: number,
 ): Promise<Admission> {
+  const claim = { hwid, ...deviceColumns(details) };
   return await tx(ctx.db, async () => {
     const found = await findDeviceLimit(ctx, userId, now);
-    if (!found) return { kind: "off" };
+    if (!found) return OFF;
     const limit = found.limit;
     const refreshed = await ctx.db.run(
       `UPDATE devices SET platform = ?, os_version = ?, model = ?, user_agent = ?, last_seen = ?, last_ip = ?
@@ -189,7 +206,7 @@ async function registerDevice(
       userId,
     );
     // Without a limit a device past the bound is served but not recorded; with one it is refused.
-    const refused: Admission = limit > 0 ? { kind: "max-reached" } : { kind: "off" };
+    const refused = limit > 0 ? MAX_REACHED : OFF;
     if ((count?.n ?? 0) >= (limit > 0 ? limit : MAX_DEVICES)) return refused;
     if (!(await ctx.limiter.hit(NEW_DEVICE_RULE, userId, now))) return refused;
     await ctx.db.run(

@@ -18,7 +18,7 @@ import { type ApiClient, loggedInClient, startTestServer, type TestServer } from
 import { tx } from "../../db/db.ts";
 import { DAY_MS } from "../../lib/time.ts";
 import { GB } from "../../lib/traffic.ts";
-import { admitDevice, deviceClaim, setDeviceLimit } from "../device/service.ts";
+import { admitDevice, setDeviceLimit } from "../device/service.ts";
 import { changeTraffic } from "../ledger/service.ts";
 import type { UserRow } from "../user/row.ts";
 import { scanAlerts } from "./alerts.ts";
@@ -333,18 +333,8 @@ describe("commands", () => {
     expect(sub).toContain("设备：已记录 0 台，不限设备数");
     // Devices used and allowed (issue 29).
     await setDeviceLimit(server.context, user.id, 3);
-    await admitDevice(
-      server.context,
-      user.id,
-      deviceClaim({
-        hwid: "tg-phone",
-        platform: null,
-        osVersion: null,
-        model: null,
-        userAgent: null,
-        ip: "",
-      }),
-    );
+    const details = { platform: null, osVersion: null, model: null, userAgent: null, ip: "" };
+    await admitDevice(server.context, user.id, "tg-phone", () => details);
     expect(await ask(chat, "/sub")).toContain("设备：已用 1 台，上限 3 台");
     // A Host header an attacker sends never makes the link: without a configured origin there is none.
     await server.context.settings.update({ site_url: "" });
