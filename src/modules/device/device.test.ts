@@ -23,7 +23,7 @@ import { type DeviceList, DeviceMsg, MAX_DEVICES, NEW_DEVICES_PER_HOUR } from ".
 import { setDeviceLimit } from "./service.ts";
 
 /** The formats every branch is checked in: adding a format is one line. */
-const FORMATS: Client[] = ["clash", "v2ray"];
+const FORMATS: Client[] = ["clash", "v2ray", "json"];
 
 const LINE_NAME = "设备测试线路";
 let server: TestServer;
