@@ -92,7 +92,8 @@ async function subscriptionLinks(): Promise<
   const list = Buffer.from(await response.text(), "base64").toString("utf8");
   return list
     .split("\n")
-    .filter((line) => line.trim() !== "")
+    // The profile's `#key: value` lines come first; v2rayN skips what is not a link.
+    .filter((line) => line.trim() !== "" && !line.startsWith("#"))
     .map((uri) => {
       const scheme = uri.slice(0, uri.indexOf("://"));
       if (scheme === "vmess") {
