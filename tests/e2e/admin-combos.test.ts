@@ -396,5 +396,5 @@ describe("admin combos", () => {
       await context.close();
       expect(errors).toEqual([]);
     }
-  }, 30_000);
+  });
 });
