@@ -91,7 +91,8 @@ async function subscription(user: UserRow) {
   const names = Buffer.from(await response.text(), "base64")
     .toString("utf8")
     .split("\n")
-    .filter(Boolean)
+    // The profile's `#key: value` lines come first; v2rayN skips what is not a link.
+    .filter((line) => line !== "" && !line.startsWith("#"))
     .map(
       (uri) =>
         (JSON.parse(Buffer.from(uri.slice("vmess://".length), "base64").toString()) as { ps: string }).ps,

@@ -210,6 +210,7 @@ describe("the subscription link follows the toggles at once", () => {
         .toString("utf8")
         .trim()
         .split("\n")
+        .filter((line) => !line.startsWith("#"))
         .map((uri) => JSON.parse(Buffer.from(uri.slice("vmess://".length), "base64").toString("utf8")).ps);
 
     // Fetched twice first, so a cached rendering exists when the toggles change.
