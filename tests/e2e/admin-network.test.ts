@@ -90,19 +90,21 @@ async function subscriptionLinks(): Promise<
   const response = await fetch(`${server.url}/api/subscript/v2ray/${subscriber.id}/${subscriber.userkey}`);
   expect(response.status).toBe(200);
   const list = Buffer.from(await response.text(), "base64").toString("utf8");
-  return list
-    .split("\n")
-    // The profile's `#key: value` lines come first; v2rayN skips what is not a link.
-    .filter((line) => line.trim() !== "" && !line.startsWith("#"))
-    .map((uri) => {
-      const scheme = uri.slice(0, uri.indexOf("://"));
-      if (scheme === "vmess") {
-        const json = JSON.parse(Buffer.from(uri.slice("vmess://".length), "base64").toString("utf8"));
-        return { scheme, name: json.ps, hostPort: `${json.add}:${json.port}`, id: json.id };
-      }
-      const url = new URL(uri);
-      return { scheme, name: decodeURIComponent(url.hash.slice(1)), hostPort: url.host, id: url.username };
-    });
+  return (
+    list
+      .split("\n")
+      // The profile's `#key: value` lines come first; v2rayN skips what is not a link.
+      .filter((line) => line.trim() !== "" && !line.startsWith("#"))
+      .map((uri) => {
+        const scheme = uri.slice(0, uri.indexOf("://"));
+        if (scheme === "vmess") {
+          const json = JSON.parse(Buffer.from(uri.slice("vmess://".length), "base64").toString("utf8"));
+          return { scheme, name: json.ps, hostPort: `${json.add}:${json.port}`, id: json.id };
+        }
+        const url = new URL(uri);
+        return { scheme, name: decodeURIComponent(url.hash.slice(1)), hostPort: url.host, id: url.username };
+      })
+  );
 }
 
 describe("admin nodes, entries and lines", () => {
