@@ -15,20 +15,20 @@ import type { Subprocess } from "bun";
 import { tx } from "../src/db/db.ts";
 import { GB } from "../src/lib/traffic.ts";
 import { changeTraffic } from "../src/modules/ledger/service.ts";
-import type { AgentLine } from "../src/modules/line/schema.ts";
 import { listLines } from "../src/modules/line/service.ts";
-import type { Agent } from "../src/modules/node-record/schema.ts";
 import { type AgentRow, findAgentRow } from "../src/modules/node-record/service.ts";
 import { USER_ROW_SELECT, type UserRow } from "../src/modules/user/row.ts";
 import { renderCoreConfig } from "../src/node-program/core-config.ts";
 import { trafficLeft } from "../src/subscription/service.ts";
 import { type ApiClient, loggedInClient, startWithAdmin, type TestServer } from "./harness.ts";
 import {
+  addLoopbackNode,
   clientConfig,
   decodeSubscription,
   fetchThrough,
   freePortRun,
   type Outcome,
+  ok,
   type Share,
   skipWithoutV2ray,
   V2rayProcesses,
@@ -60,12 +60,6 @@ let nodePort = 0;
 let apiPort = 0;
 let fileServer: ReturnType<typeof Bun.serve>;
 let fileUrl = "";
-
-async function ok<T>(client: ApiClient, path: string, payload: unknown = {}): Promise<T> {
-  const answer = await client.call<T>(path, payload);
-  expect({ path, code: answer.code, msg: answer.msg }).toEqual({ path, code: 0, msg: "ok" });
-  return answer.data;
-}
 
 /** Users the node admits: not disabled, with traffic or a running time package left. */
 async function nodeUsers(): Promise<{ id: string; uuid: string }[]> {
@@ -129,31 +123,7 @@ beforeAll(async () => {
       }),
   );
 
-  nodePort = await freePortRun(3);
-  apiPort = await freePortRun(1);
-  const made = await ok<Agent>(admin, "/api/admin/agents/update", {
-    name: "本机节点",
-    type: "v2ray",
-    ip: "127.0.0.1",
-    ctrl_port: 888,
-    zz_port: nodePort,
-    port: nodePort,
-    public_port: nodePort,
-    serverType: "ubuntu_x86",
-  });
-  for (const [name, protocol] of [
-    ["本机 TCP", "vmesh_tcp"],
-    ["本机 WS", "vmesh_ws"],
-    ["本机 SS", "ss"],
-  ]) {
-    await ok<AgentLine>(admin, "/api/admin/agent_line/update", {
-      name,
-      agentID: made._id,
-      protocol,
-      bridge: "none",
-    });
-  }
-  agent = (await findAgentRow(server.context, made._id)) as AgentRow;
+  ({ agent, nodePort, apiPort } = await addLoopbackNode(server, admin));
 
   fileServer = Bun.serve({
     hostname: "127.0.0.1",

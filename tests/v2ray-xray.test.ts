@@ -16,9 +16,7 @@ import { join } from "node:path";
 import { tx } from "../src/db/db.ts";
 import { GB } from "../src/lib/traffic.ts";
 import { changeTraffic } from "../src/modules/ledger/service.ts";
-import type { AgentLine } from "../src/modules/line/schema.ts";
 import { listLines } from "../src/modules/line/service.ts";
-import type { Agent } from "../src/modules/node-record/schema.ts";
 import { type AgentRow, findAgentRow } from "../src/modules/node-record/service.ts";
 import { USER_ROW_SELECT, type UserRow } from "../src/modules/user/row.ts";
 import { renderCoreConfig } from "../src/node-program/core-config.ts";
@@ -31,6 +29,7 @@ import {
   type TestServer,
 } from "./harness.ts";
 import {
+  addLoopbackNode,
   fetchThrough,
   freePortRun,
   type Outcome,
@@ -68,12 +67,6 @@ const intact = (outcome: Outcome) =>
   outcome.kind === "delivered"
     ? outcome.bytes.equals(FILE) || `${outcome.bytes.length} other bytes`
     : outcome.reason;
-
-async function ok<T>(client: ApiClient, path: string, payload: unknown = {}): Promise<T> {
-  const answer = await client.call<T>(path, payload);
-  expect({ path, code: answer.code, msg: answer.msg }).toEqual({ path, code: 0, msg: "ok" });
-  return answer.data;
-}
 
 /** The node's server config from what the panel holds (users with traffic left). */
 async function serverConfig() {
@@ -155,31 +148,7 @@ beforeAll(async () => {
         timeZone: await server.context.settings.get("timezone"),
       }),
   );
-  nodePort = await freePortRun(3);
-  apiPort = await freePortRun(1);
-  const node = await ok<Agent>(admin, "/api/admin/agents/update", {
-    name: "本机节点",
-    type: "v2ray",
-    ip: "127.0.0.1",
-    ctrl_port: 888,
-    zz_port: nodePort,
-    port: nodePort,
-    public_port: nodePort,
-    serverType: "ubuntu_x86",
-  });
-  for (const [name, protocol] of [
-    ["本机 TCP", "vmesh_tcp"],
-    ["本机 WS", "vmesh_ws"],
-    ["本机 SS", "ss"],
-  ]) {
-    await ok<AgentLine>(admin, "/api/admin/agent_line/update", {
-      name,
-      agentID: node._id,
-      protocol,
-      bridge: "none",
-    });
-  }
-  agent = (await findAgentRow(server.context, node._id)) as AgentRow;
+  ({ agent, nodePort, apiPort } = await addLoopbackNode(server, admin));
   fileServer = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,

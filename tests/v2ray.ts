@@ -3,10 +3,16 @@
  * a config and awaited until they listen, a v2rayN-style decoding of the `v2ray` subscription
  * into a client config (one http inbound per share), and fetches through such a client.
  */
+
+import { expect } from "bun:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
 import { acceptsConnections } from "../src/lib/tcp.ts";
+import type { AgentLine } from "../src/modules/line/schema.ts";
+import type { Agent } from "../src/modules/node-record/schema.ts";
+import { type AgentRow, findAgentRow } from "../src/modules/node-record/service.ts";
+import type { ApiClient, TestServer } from "./harness.ts";
 
 export const V2RAY = "/usr/bin/v2ray";
 
@@ -310,4 +316,47 @@ export function writeGeoip(dir: string, entries: Record<string, string[]>): void
     return lengthDelimited(1, geoip);
   });
   writeFileSync(join(dir, "geoip.dat"), Uint8Array.from(list));
+}
+
+/** An envelope call that must answer code 0; its data. */
+export async function ok<T>(client: ApiClient, path: string, payload: unknown = {}): Promise<T> {
+  const answer = await client.call<T>(path, payload);
+  expect({ path, code: answer.code, msg: answer.msg }).toEqual({ path, code: 0, msg: "ok" });
+  return answer.data;
+}
+
+/**
+ * A v2ray node on this machine, added by the admin as an operator would: three free loopback
+ * ports from nodePort for its inbounds, one for its stats API, and a VMess TCP, a VMess WS and a
+ * Shadowsocks line on it.
+ */
+export async function addLoopbackNode(
+  server: TestServer,
+  admin: ApiClient,
+): Promise<{ agent: AgentRow; nodePort: number; apiPort: number }> {
+  const nodePort = await freePortRun(3);
+  const apiPort = await freePortRun(1);
+  const node = await ok<Agent>(admin, "/api/admin/agents/update", {
+    name: "本机节点",
+    type: "v2ray",
+    ip: "127.0.0.1",
+    ctrl_port: 888,
+    zz_port: nodePort,
+    port: nodePort,
+    public_port: nodePort,
+    serverType: "ubuntu_x86",
+  });
+  for (const [name, protocol] of [
+    ["本机 TCP", "vmesh_tcp"],
+    ["本机 WS", "vmesh_ws"],
+    ["本机 SS", "ss"],
+  ]) {
+    await ok<AgentLine>(admin, "/api/admin/agent_line/update", {
+      name,
+      agentID: node._id,
+      protocol,
+      bridge: "none",
+    });
+  }
+  return { agent: (await findAgentRow(server.context, node._id)) as AgentRow, nodePort, apiPort };
 }
