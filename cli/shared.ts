@@ -5,6 +5,7 @@ import { DatabaseUrlError, openDatabase } from "../src/db/db.ts";
 import { migrate } from "../src/db/migrate.ts";
 import { migrations } from "../src/embedded.ts";
 import { formatInstant } from "../src/lib/time.ts";
+import { actAsCli } from "../src/modules/audit/service.ts";
 // Installs the Chinese validation messages the server gives, for parseOrDie (issue 12).
 import "../src/lib/zod-messages.ts";
 import { PASSWORD_MIN } from "../src/modules/user/schema.ts";
@@ -36,6 +37,7 @@ export function databaseUrl(): string | undefined {
  * pending migrations. A bad URL or a refused connection is one line and exit 1.
  */
 export async function openContext(dataDir: string): Promise<AppContext> {
+  actAsCli();
   try {
     const db = await openDatabase({ url: databaseUrl(), file: `${dataDir}/ferry.db` });
     await migrate(db, migrations);
