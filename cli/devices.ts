@@ -4,12 +4,7 @@
  */
 import type { Command } from "commander";
 import { type Device, MAX_DEVICES } from "../src/modules/device/schema.ts";
-import {
-  listDevices,
-  removeAllDevices,
-  removeDevice,
-  setDeviceLimit,
-} from "../src/modules/device/service.ts";
+import { listDevices, removeDevicesAsStaff, setDeviceLimit } from "../src/modules/device/service.ts";
 import { requireUserByEmail } from "../src/modules/user/admin.ts";
 import {
   dataOption,
@@ -84,10 +79,10 @@ export function registerDeviceCommands(user: Command) {
         await withContext(options.data, async (ctx) => {
           const account = await requireUserByEmail(ctx, email);
           if (options.remove !== undefined) {
-            await removeDevice(ctx, account.id, options.remove);
+            await removeDevicesAsStaff(ctx, account.id, options.remove);
             if (!options.json) console.log(`removed device ${options.remove} of ${account.email}`);
           } else if (options.removeAll) {
-            const { removed } = await removeAllDevices(ctx, account.id);
+            const removed = await removeDevicesAsStaff(ctx, account.id, null);
             if (!options.json) console.log(`removed ${removed} device(s) of ${account.email}`);
           }
           const list = await listDevices(ctx, account.id, { maskAddresses: false });

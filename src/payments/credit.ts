@@ -8,6 +8,7 @@ import type { AppContext } from "../context.ts";
 import { type Db, greatestSql, tx } from "../db/db.ts";
 import { DAY_MS } from "../lib/time.ts";
 import { DEFAULT_DAILY_LIMIT } from "../lib/traffic.ts";
+import { recordAudit } from "../modules/audit/service.ts";
 import { payChannelRebate } from "../modules/channel/service.ts";
 import { changeTraffic } from "../modules/ledger/service.ts";
 import { countPayment } from "../modules/metrics/service.ts";
@@ -245,7 +246,7 @@ export async function settleWithoutGateway(
       provider === "wallet" ? "钱包" : "人工",
       now,
     );
-    return await markPaid(
+    const result = await markPaid(
       ctx,
       {
         provider,
@@ -258,5 +259,17 @@ export async function settleWithoutGateway(
       },
       now,
     );
+    // Money received outside a gateway is an operator's word (`ferry order mark-paid`): recorded.
+    if (provider === "manual" && result.result === "credited")
+      await recordAudit(ctx.db, {
+        action: "order.mark_paid",
+        target: orderId,
+        diff: {
+          status: { old: order.status, new: "paid" },
+          amountFen: { new: amount },
+          source: { new: source },
+        },
+      });
+    return result;
   });
 }

@@ -10,6 +10,7 @@ import { type Db, tx } from "../../db/db.ts";
 import { GB } from "../../lib/traffic.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import type { RateRule } from "../../rpc/rate-limit.ts";
+import { recordAudit, recordStaffAudit } from "../audit/service.ts";
 import { changeTraffic } from "../ledger/service.ts";
 import { transferMinimumG } from "../push/service.ts";
 import { permanentTraffic } from "../trial/service.ts";
@@ -70,37 +71,59 @@ async function toAgency(db: Db, owner: UserRow, row: AgencyRow): Promise<Agency>
 
 /** Makes the user an agency owner, or renames its agency. An agency's customer cannot own one. */
 export async function setAgency(ctx: AppContext, input: SetAgencyInput, now = Date.now()): Promise<Agency> {
-  const owner = await requireUser(ctx, input.email);
-  if (owner.is_agency === 1) throw new RpcError(Code.forbidden, AgencyMsg.ownerIsCustomer);
-  const row = (await ctx.db.get<AgencyRow>(
-    `INSERT INTO agencies (user_id, name, create_time) VALUES (?, ?, ?)
-       ON CONFLICT (user_id) DO UPDATE SET name = excluded.name RETURNING *`,
-    owner.id,
-    input.name,
-    now,
-  )) as AgencyRow;
-  return await toAgency(ctx.db, owner, row);
+  return await tx(ctx.db, async () => {
+    const owner = await requireUser(ctx, input.email);
+    if (owner.is_agency === 1) throw new RpcError(Code.forbidden, AgencyMsg.ownerIsCustomer);
+    const before = await agencyOf(ctx.db, owner.id);
+    const row = (await ctx.db.get<AgencyRow>(
+      `INSERT INTO agencies (user_id, name, create_time) VALUES (?, ?, ?)
+         ON CONFLICT (user_id) DO UPDATE SET name = excluded.name RETURNING *`,
+      owner.id,
+      input.name,
+      now,
+    )) as AgencyRow;
+    if (before?.name !== row.name)
+      await recordAudit(ctx.db, {
+        action: "agency.set",
+        target: owner.email,
+        diff: { name: before ? { old: before.name, new: row.name } : { new: row.name } },
+      });
+    return await toAgency(ctx.db, owner, row);
+  });
 }
 
 /** Ends an agency: its customers are detached (they keep their traffic) in the same transaction. */
 export async function unsetAgency(ctx: AppContext, input: { email: string }): Promise<{ detached: number }> {
-  const { owner } = await requireAgency(ctx, input.email);
   return tx(ctx.db, async () => {
+    const { owner, agency } = await requireAgency(ctx, input.email);
     const detached = (
       await ctx.db.run("UPDATE users SET agency_id = NULL, is_agency = 0 WHERE agency_id = ?", owner.id)
     ).changes;
     await ctx.db.run("DELETE FROM agencies WHERE user_id = ?", owner.id);
+    await recordAudit(ctx.db, {
+      action: "agency.unset",
+      target: owner.email,
+      diff: { name: { old: agency.name }, customers: { old: detached, new: 0 } },
+    });
     return { detached };
   });
 }
 
 /** Attaches a normal user to an agency: it then sees the agency menu. Attaching twice is a no-op. */
 export async function attachCustomer(ctx: AppContext, input: AttachCustomerInput): Promise<Agency> {
+  return await tx(ctx.db, () => attachInTx(ctx, input));
+}
+
+async function attachInTx(ctx: AppContext, input: AttachCustomerInput): Promise<Agency> {
   const { owner, agency } = await requireAgency(ctx, input.agency_email);
   const customer = await requireUser(ctx, input.customer_email);
   if (customer.id === owner.id) throw new RpcError(Code.badInput, AgencyMsg.customerIsSelf);
   if (await agencyOf(ctx.db, customer.id)) throw new RpcError(Code.forbidden, AgencyMsg.customerIsOwner);
   if (customer.type !== "normal") throw new RpcError(Code.forbidden, AgencyMsg.customerNotNormal);
+  const previous = await ctx.db.get<{ agency_id: string | null }>(
+    "SELECT agency_id FROM users WHERE id = ?",
+    customer.id,
+  );
   const attached = (
     await ctx.db.run(
       `UPDATE users SET agency_id = ?1, is_agency = 1
@@ -110,11 +133,21 @@ export async function attachCustomer(ctx: AppContext, input: AttachCustomerInput
     )
   ).changes;
   if (!attached) throw new RpcError(Code.forbidden, AgencyMsg.customerOfOther);
+  if (previous?.agency_id !== owner.id)
+    await recordAudit(ctx.db, {
+      action: "agency.attach",
+      target: customer.email,
+      diff: { agency: { old: "", new: owner.email } },
+    });
   return await toAgency(ctx.db, owner, agency);
 }
 
 /** Detaches a customer from its agency: the agency menu goes, the traffic it was given stays. */
 export async function detachCustomer(ctx: AppContext, input: AttachCustomerInput): Promise<Agency> {
+  return await tx(ctx.db, () => detachInTx(ctx, input));
+}
+
+async function detachInTx(ctx: AppContext, input: AttachCustomerInput): Promise<Agency> {
   const { owner, agency } = await requireAgency(ctx, input.agency_email);
   const customer = await requireUser(ctx, input.customer_email);
   const detached = (
@@ -125,6 +158,11 @@ export async function detachCustomer(ctx: AppContext, input: AttachCustomerInput
     )
   ).changes;
   if (!detached) throw new RpcError(Code.notFound, AgencyMsg.notAttached);
+  await recordAudit(ctx.db, {
+    action: "agency.detach",
+    target: customer.email,
+    diff: { agency: { old: owner.email, new: "" } },
+  });
   return await toAgency(ctx.db, owner, agency);
 }
 
@@ -211,6 +249,12 @@ async function moveAllocation(
       traffic: bytes,
       now,
       timeZone,
+    });
+    // An operator's `ferry agency allocate` is recorded; an owner's own allocation is not staff's.
+    await recordStaffAudit(ctx.db, {
+      action: "agency.allocate",
+      target: customer.email,
+      diff: { traffic: { old: received.traffic - bytes, new: received.traffic }, from: { new: owner.email } },
     });
     return {
       customerEmail: customer.email,

@@ -9,6 +9,7 @@ import { type Db, tx } from "../../db/db.ts";
 import { fenToYuan, formatYuan } from "../../lib/money.ts";
 import { DAY_MS } from "../../lib/time.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
+import { recordSave } from "../audit/service.ts";
 import { randomCouponCode } from "../coupon/service.ts";
 import { changeWallet } from "../ledger/service.ts";
 import { createNotice } from "../notice/service.ts";
@@ -121,7 +122,9 @@ export async function updateChannel(
       await db.run("UPDATE orders SET from_channel = ? WHERE UPPER(from_channel) = ?", code, current.code);
     }
     await db.run("UPDATE users SET type = 'channel' WHERE id = ? AND type = 'normal'", user.id);
-    return toChannel((await findChannelOf(db, user.id)) as ChannelRow, user.email);
+    const saved = toChannel((await findChannelOf(db, user.id)) as ChannelRow, user.email);
+    await recordSave(db, "channel", user.email, current && toChannel(current, user.email), saved);
+    return saved;
   });
 }
 

@@ -5,6 +5,7 @@ import { fenToYuan } from "../../lib/money.ts";
 import { DEFAULT_DAILY_LIMIT } from "../../lib/traffic.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { newId } from "../../rpc/ids.ts";
+import { recordDelete, recordSave } from "../audit/service.ts";
 import type { Settings } from "../settings/schema.ts";
 import { type Combo, type ComboInput, ComboMsg } from "./schema.ts";
 
@@ -108,6 +109,7 @@ export async function saveCombo(ctx: AppContext, input: ComboInput, now = Date.n
       input.duration,
     ] as const;
     let id = input._id;
+    const before = id ? await ctx.db.get<ComboRow>("SELECT * FROM combos WHERE id = ?", id) : null;
     if (id) {
       const changed = (
         await ctx.db.run(
@@ -131,12 +133,19 @@ export async function saveCombo(ctx: AppContext, input: ComboInput, now = Date.n
         now,
       );
     }
-    return toCombo((await ctx.db.get<ComboRow>("SELECT * FROM combos WHERE id = ?", id)) as ComboRow);
+    const saved = toCombo((await ctx.db.get<ComboRow>("SELECT * FROM combos WHERE id = ?", id)) as ComboRow);
+    await recordSave(ctx.db, "combo", id, before && toCombo(before), saved);
+    return saved;
   });
 }
 
 /** Deletes a combo; its orders keep their snapshot. */
 export async function deleteCombo(ctx: AppContext, id: string): Promise<void> {
-  const changed = (await ctx.db.run("DELETE FROM combos WHERE id = ?", id)).changes;
-  if (!changed) throw new RpcError(Code.notFound, ComboMsg.notFound);
+  await tx(ctx.db, async () => {
+    const row = await ctx.db.get<ComboRow>("SELECT * FROM combos WHERE id = ?", id);
+    if (!row) throw new RpcError(Code.notFound, ComboMsg.notFound);
+    await ctx.db.run("DELETE FROM combos WHERE id = ?", id);
+    const { name, price } = toCombo(row);
+    await recordDelete(ctx.db, "combo", id, { name, price });
+  });
 }

@@ -9,6 +9,7 @@ import { fenToYuan } from "../../lib/money.ts";
 import { endOfBusinessDay } from "../../lib/time.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { newId } from "../../rpc/ids.ts";
+import { createDiff, recordAudit, recordSave } from "../audit/service.ts";
 import { OrderMsg } from "../order/schema.ts";
 import {
   type Coupon,
@@ -276,6 +277,7 @@ export async function saveCoupon(ctx: AppContext, input: CouponInput, now = Date
     if (await codeTaken(ctx.db, code, input._id))
       throw new RpcError(Code.badInput, `${CouponMsg.codeTaken}: ${code}`);
     let id = input._id;
+    const before = id ? await couponById(ctx.db, id).catch(() => null) : null;
     if (id) {
       const changed = (
         await ctx.db.run(
@@ -291,7 +293,9 @@ export async function saveCoupon(ctx: AppContext, input: CouponInput, now = Date
     } else {
       id = await insertCoupon(ctx, input, code, now);
     }
-    return await couponById(ctx.db, id);
+    const saved = await couponById(ctx.db, id);
+    await recordSave(ctx.db, "coupon", saved.code, before, saved, UNAUDITED_COUPON_FIELDS);
+    return saved;
   });
 }
 
@@ -311,9 +315,18 @@ export async function createCouponBatch(
       const id = await insertCoupon(ctx, fields, await unusedRandomCode(ctx.db), now);
       coupons.push(await couponById(ctx.db, id));
     }
+    // One row for the batch: its fields once, and the codes made.
+    const [first] = coupons;
+    const { code, ...shared } = first as Coupon;
+    const diff = createDiff(shared, ["_id", ...UNAUDITED_COUPON_FIELDS]);
+    diff.codes = { new: coupons.map((coupon) => coupon.code) };
+    await recordAudit(ctx.db, { action: "coupon.batch_create", target: `${count}`, diff });
     return coupons;
   });
 }
+
+/** What a coupon's audit rows leave out: counts that uses move, not staff. */
+const UNAUDITED_COUPON_FIELDS = ["authTimes", "createTime"];
 
 /**
  * Deletes coupons; returns how many existed. Their usage records stay for the records page, and an
@@ -322,9 +335,22 @@ export async function createCouponBatch(
 export async function deleteCoupons(ctx: AppContext, ids: readonly string[]): Promise<number> {
   return await tx(ctx.db, async () => {
     const remove = "DELETE FROM coupons WHERE id = ?";
-    let deleted = 0;
-    for (const id of new Set(ids)) deleted += (await ctx.db.run(remove, id)).changes;
-    return deleted;
+    const removed: { code: string; name: string }[] = [];
+    for (const id of new Set(ids)) {
+      const coupon = await ctx.db.get<{ code: string; name: string }>(
+        "SELECT code, name FROM coupons WHERE id = ?",
+        id,
+      );
+      if (coupon && (await ctx.db.run(remove, id)).changes > 0) removed.push(coupon);
+    }
+    if (removed.length > 0) {
+      await recordAudit(ctx.db, {
+        action: "coupon.delete",
+        target: removed.map((coupon) => coupon.code).join(","),
+        diff: { coupons: { old: removed } },
+      });
+    }
+    return removed.length;
   });
 }
 

@@ -12,7 +12,7 @@ import {
   removeOwnDeviceInput,
   setDeviceLimitInput,
 } from "./schema.ts";
-import { deviceLimit, listDevices, removeAllDevices, removeDevice, setDeviceLimit } from "./service.ts";
+import { listDevices, removeDevice, removeDevicesAsStaff, setDeviceLimit } from "./service.ts";
 
 const ownId = (user: unknown) => (user as UserRow).id;
 
@@ -40,9 +40,7 @@ export const deviceCalls = [
     access: "admin",
     input: adminRemoveDevicesInput,
     async handle(ctx, input) {
-      await deviceLimit(ctx.app, input.uid); // 404 for an unknown account
-      if (input.hwid) await removeDevice(ctx.app, input.uid, input.hwid);
-      else await removeAllDevices(ctx.app, input.uid);
+      await removeDevicesAsStaff(ctx.app, input.uid, input.hwid || null);
       return await listDevices(ctx.app, input.uid, { maskAddresses: false });
     },
   }),

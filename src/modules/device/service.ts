@@ -12,6 +12,7 @@ import type { AppContext } from "../../context.ts";
 import { tx } from "../../db/db.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import type { RateRule } from "../../rpc/rate-limit.ts";
+import { recordAudit } from "../audit/service.ts";
 import {
   type DeviceLimit,
   type DeviceList,
@@ -291,6 +292,26 @@ export async function removeAllDevices(ctx: AppContext, userId: string): Promise
   return { removed: changes };
 }
 
+/**
+ * An admin's or operator's removal of one device (`hwid`) or of every device of an account, in
+ * one transaction with its audit row (`device.remove`). 1004 for an unknown account or device.
+ */
+export async function removeDevicesAsStaff(
+  ctx: AppContext,
+  userId: string,
+  hwid: string | null,
+): Promise<number> {
+  return await tx(ctx.db, async () => {
+    const account = await ctx.db.get<{ email: string }>("SELECT email FROM users WHERE id = ?", userId);
+    if (!account) throw new RpcError(Code.notFound, USER_NOT_FOUND);
+    const removed = hwid === null ? (await removeAllDevices(ctx, userId)).removed : 1;
+    if (hwid !== null) await removeDevice(ctx, userId, hwid);
+    const diff = hwid === null ? { devices: { old: removed, new: 0 } } : { hwid: { old: hwid } };
+    await recordAudit(ctx.db, { action: "device.remove", target: account.email, diff });
+    return removed;
+  });
+}
+
 /** Sets the per-customer limit (0 = unlimited), or with null goes back to the packages' limit. */
 export async function setDeviceLimit(
   ctx: AppContext,
@@ -300,8 +321,17 @@ export async function setDeviceLimit(
 ): Promise<DeviceLimit> {
   if (limit !== null && (!Number.isInteger(limit) || limit < 0 || limit > MAX_DEVICES))
     throw new RpcError(Code.badInput, DeviceMsg.limitRange);
-  const { changes } = await ctx.db.run("UPDATE users SET device_limit = ? WHERE id = ?", limit, userId);
-  if (changes === 0) throw new RpcError(Code.notFound, USER_NOT_FOUND);
+  await tx(ctx.db, async () => {
+    const before = await ctx.db.get<{ email: string; device_limit: number | null }>(
+      "SELECT email, device_limit FROM users WHERE id = ?",
+      userId,
+    );
+    if (!before) throw new RpcError(Code.notFound, USER_NOT_FOUND);
+    await ctx.db.run("UPDATE users SET device_limit = ? WHERE id = ?", limit, userId);
+    if (before.device_limit === limit) return;
+    const diff = { deviceLimit: { old: before.device_limit, new: limit } };
+    await recordAudit(ctx.db, { action: "device.set_limit", target: before.email, diff });
+  });
   return await deviceLimit(ctx, userId, now);
 }
 

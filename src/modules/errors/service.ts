@@ -14,11 +14,12 @@
  * minute per cause (db/write-health.ts), never with its stack.
  */
 import { countRepeat, expireOncePerWindow, logWindowStart, oneCapAtATime } from "../../db/counted-log.ts";
-import type { Db } from "../../db/db.ts";
+import { type Db, tx } from "../../db/db.ts";
 import { noteWriteFailure } from "../../db/write-health.ts";
 import { cutUtf8 } from "../../lib/text.ts";
 import { DAY_MS } from "../../lib/time.ts";
 import { sha256Hex } from "../../rpc/ids.ts";
+import { recordAudit } from "../audit/service.ts";
 
 export interface ErrorRecord {
   _id: number;
@@ -135,5 +136,9 @@ export async function listErrors(db: Db, days: number, now = Date.now()): Promis
 }
 
 export async function clearErrors(db: Db): Promise<number> {
-  return (await db.run("DELETE FROM error_logs")).changes;
+  return await tx(db, async () => {
+    const cleared = (await db.run("DELETE FROM error_logs")).changes;
+    await recordAudit(db, { action: "errors.clear", diff: { errors: { old: cleared, new: 0 } } });
+    return cleared;
+  });
 }

@@ -10,6 +10,7 @@ import { tx } from "../../db/db.ts";
 import { DAY_MS } from "../../lib/time.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { newId } from "../../rpc/ids.ts";
+import { recordAudit } from "../audit/service.ts";
 import { downloadPath } from "../file/schema.ts";
 import { requireOwnUpload } from "../file/service.ts";
 import { createNotice } from "../notice/service.ts";
@@ -243,6 +244,11 @@ export async function replyTicket(ctx: AppContext, actor: TicketActor, input: Ti
     );
     const link = await ticketLink(ctx, ticket.id);
     if (author === "ADMIN") {
+      await recordAudit(ctx.db, {
+        action: "ticket.reply",
+        target: ticket.id,
+        diff: { status: { old: ticket.status, new: "responsed" }, reply: { new: input.desc } },
+      });
       await createNotice(ctx, {
         userId: ticket.user_id,
         desc: `您的工单「${ticket.title}」有新回复`,
@@ -278,6 +284,11 @@ export async function closeTicket(ctx: AppContext, actor: TicketActor, id: strin
         now,
         id,
       );
+      await recordAudit(ctx.db, {
+        action: "ticket.close",
+        target: id,
+        diff: { status: { old: ticket.status, new: "close" }, title: { old: ticket.title } },
+      });
     }
     return await toTicket(ctx, (await ticketRow(ctx, id)) as TicketRow, true);
   });

@@ -2,6 +2,7 @@ import type { AppContext } from "../../context.ts";
 import { tx } from "../../db/db.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { newId } from "../../rpc/ids.ts";
+import { recordAudit, recordDelete, recordSave } from "../audit/service.ts";
 import { findAgentRow } from "../node-record/service.ts";
 import {
   type AgentLine,
@@ -101,41 +102,62 @@ export async function saveLine(ctx: AppContext, input: LineInput, now = Date.now
     msg: input.msg,
     bridge_addr: input.bridge === "cf_cdn" ? input.bridgeAddr : "",
   };
-  const columns = Object.keys(fields);
-  const values = Object.values(fields) as (string | number | null)[];
-  const id = await tx(ctx.db, async () => {
-    await checkReferences(ctx, input);
-    if (input._id) {
-      const changed = (
-        await ctx.db.run(
-          `UPDATE agent_lines SET ${columns.map((c) => `${c} = ?`).join(", ")} WHERE id = ?`,
-          ...values,
-          input._id,
-        )
-      ).changes;
-      if (!changed) throw new RpcError(Code.notFound, "线路不存在");
-      return input._id;
-    }
-    const id = newId(now);
-    await ctx.db.run(
-      `INSERT INTO agent_lines (id, ${columns.join(", ")}, create_time) VALUES (?, ${columns.map(() => "?").join(", ")}, ?)`,
-      id,
-      ...values,
-      now,
-    );
-    return id;
+  return await tx(ctx.db, async () => {
+    const before = input._id ? await findLine(ctx, input._id) : null;
+    const id = await writeLine(ctx, input, fields, now);
+    const saved = (await findLine(ctx, id)) as AgentLine;
+    await recordSave(ctx.db, "line", id, before, saved, ["hot"]);
+    return saved;
   });
-  return (await findLine(ctx, id)) as AgentLine;
+}
+
+async function writeLine(
+  ctx: AppContext,
+  input: LineInput,
+  fields: Record<string, string | number | null>,
+  now: number,
+): Promise<string> {
+  const columns = Object.keys(fields);
+  const values = Object.values(fields);
+
+  await checkReferences(ctx, input);
+  if (input._id) {
+    const changed = (
+      await ctx.db.run(
+        `UPDATE agent_lines SET ${columns.map((c) => `${c} = ?`).join(", ")} WHERE id = ?`,
+        ...values,
+        input._id,
+      )
+    ).changes;
+    if (!changed) throw new RpcError(Code.notFound, "线路不存在");
+    return input._id;
+  }
+  const id = newId(now);
+  await ctx.db.run(
+    `INSERT INTO agent_lines (id, ${columns.join(", ")}, create_time) VALUES (?, ${columns.map(() => "?").join(", ")}, ?)`,
+    id,
+    ...values,
+    now,
+  );
+  return id;
 }
 
 export async function deleteLine(ctx: AppContext, id: string): Promise<void> {
-  const changed = (await ctx.db.run("DELETE FROM agent_lines WHERE id = ?", id)).changes;
-  if (!changed) throw new RpcError(Code.notFound, "线路不存在");
+  await tx(ctx.db, async () => {
+    const removed = await findLine(ctx, id);
+    if (!removed) throw new RpcError(Code.notFound, "线路不存在");
+    await ctx.db.run("DELETE FROM agent_lines WHERE id = ?", id);
+    await recordDelete(ctx.db, "line", id, { name: removed.name, agentID: removed.agentID });
+  });
 }
 
 /** `reset_hot`: every line's heat back to 0; answers how many lines were reset. */
 export async function resetHeat(ctx: AppContext): Promise<number> {
-  return (await ctx.db.run("UPDATE agent_lines SET hot = 0 WHERE hot <> 0")).changes;
+  return await tx(ctx.db, async () => {
+    const reset = (await ctx.db.run("UPDATE agent_lines SET hot = 0 WHERE hot <> 0")).changes;
+    await recordAudit(ctx.db, { action: "line.reset_hot", diff: { linesReset: { new: reset } } });
+    return reset;
+  });
 }
 
 /**

@@ -5,8 +5,10 @@
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import pkg from "../../../package.json" with { type: "json" };
 import type { AppContext } from "../../context.ts";
+import { tx } from "../../db/db.ts";
 import { isCompiledExecutable } from "../../node-program/upgrade.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
+import { recordAudit } from "../audit/service.ts";
 import { SERVER_TYPES, type ServerType } from "../node-record/schema.ts";
 import { type AgentRow, findAgentRow } from "../node-record/service.ts";
 
@@ -139,6 +141,10 @@ export async function installCommand(ctx: AppContext, id: string, panel: string)
   const row = await findAgentRow(ctx, id);
   if (!row) throw new RpcError(Code.notFound, "节点不存在");
   const script = await installScriptUrl(ctx, panel, row.server_type);
+  // Handing out the node's token is recorded (the command itself holds it, so it stays out).
+  await tx(ctx.db, () =>
+    recordAudit(ctx.db, { action: "node.manual_update", target: id, diff: { script: { new: script } } }),
+  );
   return (
     `curl -fsSL ${shellQuote(script)} | sh -s -- --panel ${shellQuote(panel)}` +
     ` --node-id ${row.node_no} --token ${row.api_token}`

@@ -3,10 +3,12 @@
  * users it admits, and the online IPs nodes report for device limits.
  */
 import type { AppContext } from "../../context.ts";
+import { tx } from "../../db/db.ts";
 import { businessDay } from "../../lib/time.ts";
 import { DEFAULT_DAILY_LIMIT } from "../../lib/traffic.ts";
 import { type CoreAgent, INBOUND_TAG } from "../../node-program/core-config.ts";
 import { sameSecret } from "../../rpc/ids.ts";
+import { recordAudit } from "../audit/service.ts";
 import { type LineProtocol, PORT_OFFSET } from "../line/schema.ts";
 import { lineVisibleSql } from "../line/service.ts";
 import type { AgentRow } from "../node-record/service.ts";
@@ -71,7 +73,12 @@ export async function countConfigUpdate(ctx: AppContext, agentId: string) {
 }
 
 export async function clearUpdateCounts(ctx: AppContext) {
-  await ctx.db.run("UPDATE agents SET update_config_times = 0");
+  await tx(ctx.db, async () => {
+    const cleared = (
+      await ctx.db.run("UPDATE agents SET update_config_times = 0 WHERE update_config_times <> 0")
+    ).changes;
+    await recordAudit(ctx.db, { action: "node.clear_updatetimes", diff: { nodesCleared: { new: cleared } } });
+  });
 }
 
 interface NodeLine {

@@ -3,7 +3,9 @@
  * the panel's executable, check its SHA-256 and swap itself (protocol: src/node-program/control.ts).
  */
 import type { AppContext } from "../../context.ts";
+import { tx } from "../../db/db.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
+import { recordAudit } from "../audit/service.ts";
 import { type AgentRow, findAgentRow } from "../node-record/service.ts";
 import { agentBinary, agentDownloadUrl, NO_AGENT_BINARY } from "./install.ts";
 
@@ -66,7 +68,14 @@ export async function upgradeNode(ctx: AppContext, id: string, panel: string): P
     { method: "POST", body: JSON.stringify(upgrade) },
     UPGRADE_TIMEOUT_MS,
   );
-  if (answer.status === 200 && answer.body?.ok === true)
-    return { version: binary.version, sha256: binary.sha256 };
-  throw new RpcError(Code.badInput, reasonOf(answer));
+  if (answer.status !== 200 || answer.body?.ok !== true) throw new RpcError(Code.badInput, reasonOf(answer));
+  // The node changed outside the database: the row records that it was told to, once it agreed.
+  await tx(ctx.db, () =>
+    recordAudit(ctx.db, {
+      action: "node.upgrade",
+      target: id,
+      diff: { agent_version: { old: reached.body?.version ?? row.agent_version, new: binary.version } },
+    }),
+  );
+  return { version: binary.version, sha256: binary.sha256 };
 }

@@ -3,7 +3,9 @@ import type { AppContext } from "../../context.ts";
 import { tx } from "../../db/db.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { newId, randomHex } from "../../rpc/ids.ts";
+import { type AuditDiff, createDiff, editDiff, recordAudit, recordDelete } from "../audit/service.ts";
 import { anomalyCounts } from "../node-api/anomalies.ts";
+import { SECRET_MASK } from "../settings/schema.ts";
 import { countryOf } from "./countries.ts";
 import type { Agent, AgentInput, NodeType, PublicAgent, ServerType, SsMethod } from "./schema.ts";
 
@@ -183,40 +185,84 @@ export async function saveAgent(ctx: AppContext, input: AgentInput, now = Date.n
     ss_method: input.ss_method,
   };
   const id = await tx(ctx.db, async () => {
-    if (input._id) {
-      const existing = await findAgentRow(ctx, input._id);
-      if (!existing) throw new RpcError(Code.notFound, "节点不存在");
-      const password = input.ssh_password || existing.ssh_password;
-      const columns = Object.keys(fields);
-      await ctx.db.run(
-        `UPDATE agents SET ${columns.map((c) => `"${c}" = ?`).join(", ")}, ssh_password = ? WHERE id = ?`,
-        ...(Object.values(fields) as (string | number)[]),
-        password,
-        input._id,
-      );
-      return input._id;
-    }
-    const row = {
-      id: newId(now),
-      ...fields,
-      ssh_password: input.ssh_password,
-      ...newSecrets(),
-      create_time: now,
-    };
-    const columns = Object.keys(row);
-    await ctx.db.run(
-      `INSERT INTO agents (${columns.map((c) => `"${c}"`).join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`,
-      ...(Object.values(row) as (string | number)[]),
-    );
-    return row.id;
+    const before = input._id ? await findAgentRow(ctx, input._id) : null;
+    const id = await writeAgent(ctx, input, fields, now);
+    await recordAgentSave(ctx, id, before, (await findAgentRow(ctx, id)) as AgentRow);
+    return id;
   });
   return (await findAgent(ctx, id, now)) as Agent;
 }
 
+const AGENT_KEYS = ["_id", "hasSshPassword"];
+
+/** What the audit trail shows of a node: what an admin sets, the SSH password masked. */
+function auditedAgent(row: AgentRow): Record<string, unknown> {
+  const { status, agent_version, updateConfigTimes, lastSeenTime, onlineUsers, speed, anomalies, ...set } =
+    toAgent(row, 0, 0, 0);
+  return { ...set, ssh_password: row.ssh_password ? SECRET_MASK : "" };
+}
+
+async function recordAgentSave(ctx: AppContext, id: string, before: AgentRow | null, after: AgentRow) {
+  if (!before) {
+    await recordAudit(ctx.db, {
+      action: "node.create",
+      target: id,
+      diff: createDiff(auditedAgent(after), AGENT_KEYS),
+    });
+    return;
+  }
+  const diff: AuditDiff = editDiff(auditedAgent(before), auditedAgent(after), AGENT_KEYS);
+  if (before.ssh_password !== after.ssh_password) {
+    diff.ssh_password = {
+      old: before.ssh_password ? SECRET_MASK : "",
+      new: after.ssh_password ? SECRET_MASK : "",
+    };
+  }
+  if (Object.keys(diff).length > 0) await recordAudit(ctx.db, { action: "node.update", target: id, diff });
+}
+
+async function writeAgent(
+  ctx: AppContext,
+  input: AgentInput,
+  fields: Record<string, string | number>,
+  now: number,
+): Promise<string> {
+  if (input._id) {
+    const existing = await findAgentRow(ctx, input._id);
+    if (!existing) throw new RpcError(Code.notFound, "节点不存在");
+    const password = input.ssh_password || existing.ssh_password;
+    const columns = Object.keys(fields);
+    await ctx.db.run(
+      `UPDATE agents SET ${columns.map((c) => `"${c}" = ?`).join(", ")}, ssh_password = ? WHERE id = ?`,
+      ...(Object.values(fields) as (string | number)[]),
+      password,
+      input._id,
+    );
+    return input._id;
+  }
+  const row = {
+    id: newId(now),
+    ...fields,
+    ssh_password: input.ssh_password,
+    ...newSecrets(),
+    create_time: now,
+  };
+  const columns = Object.keys(row);
+  await ctx.db.run(
+    `INSERT INTO agents (${columns.map((c) => `"${c}"`).join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`,
+    ...(Object.values(row) as (string | number)[]),
+  );
+  return row.id;
+}
+
 /** Deleting a node deletes its lines (they cannot exist without it). */
 export async function deleteAgent(ctx: AppContext, id: string): Promise<void> {
-  const changed = (await ctx.db.run("DELETE FROM agents WHERE id = ?", id)).changes;
-  if (!changed) throw new RpcError(Code.notFound, "节点不存在");
+  await tx(ctx.db, async () => {
+    const removed = await findAgentRow(ctx, id);
+    if (!removed) throw new RpcError(Code.notFound, "节点不存在");
+    await ctx.db.run("DELETE FROM agents WHERE id = ?", id);
+    await recordDelete(ctx.db, "node", id, { name: removed.name, ip: removed.ip, nodeNo: removed.node_no });
+  });
 }
 
 /** The SS-2022 server PSK for the node's cipher: 16 bytes for aes-128, 32 otherwise. */

@@ -2,6 +2,7 @@ import type { AppContext } from "../../context.ts";
 import { jsonValuesSql, tx } from "../../db/db.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { newId } from "../../rpc/ids.ts";
+import { recordDelete, recordSave } from "../audit/service.ts";
 import type { PermissionGrant } from "../user/schema.ts";
 import type { PermissionItem } from "./schema.ts";
 
@@ -45,6 +46,9 @@ export async function savePermission(
     const clash = await ctx.db.get<{ id: string }>("SELECT id FROM permissions WHERE name = ?", input.name);
     if (clash && clash.id !== input._id) throw new RpcError(Code.badInput, `权限名已存在: ${input.name}`);
     let id = input._id;
+    const before = id
+      ? await ctx.db.get<PermissionItem>(`SELECT ${ITEM_COLUMNS} FROM permissions WHERE id = ?`, id)
+      : null;
     if (id) {
       const changed = (
         await ctx.db.run(
@@ -65,10 +69,12 @@ export async function savePermission(
         Date.now(),
       );
     }
-    return (await ctx.db.get<PermissionItem>(
+    const saved = (await ctx.db.get<PermissionItem>(
       `SELECT ${ITEM_COLUMNS} FROM permissions WHERE id = ?`,
       id,
     )) as PermissionItem;
+    await recordSave(ctx.db, "permission", id, before, saved, ["useTimes"]);
+    return saved;
   });
 }
 
@@ -84,7 +90,12 @@ export async function deletePermission(ctx: AppContext, id: string): Promise<voi
         Code.badInput,
         `仍有商品授予该权限: ${granting.map((combo) => combo.name).join("、")}`,
       );
-    const changed = (await ctx.db.run("DELETE FROM permissions WHERE id = ?", id)).changes;
-    if (!changed) throw new RpcError(Code.notFound, "权限不存在");
+    const removed = await ctx.db.get<{ name: string; desc: string }>(
+      'SELECT name, "desc" FROM permissions WHERE id = ?',
+      id,
+    );
+    if (!removed) throw new RpcError(Code.notFound, "权限不存在");
+    await ctx.db.run("DELETE FROM permissions WHERE id = ?", id);
+    await recordDelete(ctx.db, "permission", id, removed);
   });
 }

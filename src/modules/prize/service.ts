@@ -9,6 +9,7 @@ import { GB } from "../../lib/traffic.ts";
 import { extendedTimePackage } from "../../payments/credit.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { newId } from "../../rpc/ids.ts";
+import { recordDelete, recordSave } from "../audit/service.ts";
 import { couponInput } from "../coupon/schema.ts";
 import { insertCoupon, unusedRandomCode } from "../coupon/service.ts";
 import { downloadPath } from "../file/schema.ts";
@@ -130,14 +131,20 @@ export async function savePrize(
         now,
       );
     }
-    return toPrize((await findPrize(ctx, id)) as PrizeRow);
+    const saved = toPrize((await findPrize(ctx, id)) as PrizeRow);
+    await recordSave(ctx.db, "prize", id, existing && toPrize(existing), saved);
+    return saved;
   });
 }
 
 /** Deletes a prize; draws already made keep its name and what they paid. */
 export async function deletePrize(ctx: AppContext, id: string): Promise<void> {
-  const changed = (await ctx.db.run("DELETE FROM prizes WHERE id = ?", id)).changes;
-  if (!changed) throw new RpcError(Code.notFound, PrizeMsg.notFound);
+  await tx(ctx.db, async () => {
+    const removed = await findPrize(ctx, id);
+    if (!removed) throw new RpcError(Code.notFound, PrizeMsg.notFound);
+    await ctx.db.run("DELETE FROM prizes WHERE id = ?", id);
+    await recordDelete(ctx.db, "prize", id, { name: removed.name, weight: removed.weight });
+  });
 }
 
 /** Prizes that can be won (weight above 0), in table order: the board shows only these. */

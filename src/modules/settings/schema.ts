@@ -300,3 +300,18 @@ export const hostInfoSchema = z.object({
   }),
 });
 export type HostInfo = z.infer<typeof hostInfoSchema>;
+
+/**
+ * Settings whose value holds secrets inside it (a list of webhooks, each with its secret): the
+ * setting's key → a function giving the value as it may be shown, its secrets replaced by
+ * SECRET_MASK. The audit trail's diffs (and whoever shows a setting) mask through
+ * `maskSettingValue`, so a part that adds such a setting registers its mask here.
+ */
+export const NESTED_SECRET_SETTINGS: Partial<Record<SettingKey, (value: unknown) => unknown>> = {};
+
+/** A setting's value as it may leave the server: SECRET_MASK (or "" when unset) for a secret one. */
+export function maskSettingValue(key: SettingKey, value: unknown): unknown {
+  if (SECRET_SETTINGS.includes(key)) return value ? SECRET_MASK : "";
+  const mask = NESTED_SECRET_SETTINGS[key];
+  return mask ? mask(value) : value;
+}

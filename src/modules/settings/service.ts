@@ -2,7 +2,9 @@ import { type Db, tx } from "../../db/db.ts";
 import { ADDRESS_KIND_TEXT, hostKind, urlHost } from "../../lib/addresses.ts";
 import { ALLOW_PRIVATE_FLAG } from "../../lib/outbound.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
+import { type AuditDiff, recordAudit } from "../audit/service.ts";
 import {
+  maskSettingValue,
   OUTBOUND_HOST_SETTINGS,
   OUTBOUND_URL_SETTINGS,
   SECRET_MASK,
@@ -111,11 +113,18 @@ export class SettingsStore {
     const upsert =
       "INSERT INTO settings (key, value, update_time) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, update_time = excluded.update_time";
     await tx(this.db, async () => {
-      for (const [key, value] of Object.entries(patch)) {
+      const before = await this.load();
+      const diff: AuditDiff = {};
+      for (const [key, value] of Object.entries(patch) as [SettingKey, unknown][]) {
         if (value === undefined) continue;
-        if (SECRET_SETTINGS.includes(key as SettingKey) && value === SECRET_MASK) continue;
+        if (SECRET_SETTINGS.includes(key) && value === SECRET_MASK) continue;
+        if (JSON.stringify(before[key]) === JSON.stringify(value)) continue;
         await this.db.run(upsert, key, JSON.stringify(value), now);
+        diff[key] = { old: maskSettingValue(key, before[key]), new: maskSettingValue(key, value) };
       }
+      const keys = Object.keys(diff);
+      if (keys.length > 0)
+        await recordAudit(this.db, { action: "settings.update", target: keys.join(","), diff });
     });
     this.generation += 1;
     this.cache = null;
@@ -126,8 +135,8 @@ export class SettingsStore {
   /** The settings as an admin may see them: secrets replaced by a mask (or "" when unset). */
   async forDisplay(): Promise<Settings> {
     const shown = { ...(await this.all()) };
-    for (const key of SECRET_SETTINGS) {
-      (shown as Record<string, unknown>)[key] = shown[key] ? SECRET_MASK : "";
+    for (const key of Object.keys(shown) as SettingKey[]) {
+      (shown as Record<string, unknown>)[key] = maskSettingValue(key, shown[key]);
     }
     return shown;
   }

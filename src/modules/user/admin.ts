@@ -10,6 +10,7 @@ import { DAY_MS } from "../../lib/time.ts";
 import { GB } from "../../lib/traffic.ts";
 import { extendedTimePackage } from "../../payments/credit.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
+import { type AuditDiff, editDiff, recordAudit } from "../audit/service.ts";
 import { changeTraffic, changeWallet } from "../ledger/service.ts";
 import type { Settings } from "../settings/schema.ts";
 import { permanentTraffic } from "../trial/service.ts";
@@ -121,9 +122,14 @@ export async function listAdminUsers(ctx: AppContext, query: UserListInput = {})
 
 /** `/api/admin/users/user`: one user as the list shows it; 1004 when there is none. */
 export async function getAdminUser(ctx: AppContext, userId: string): Promise<AdminUser> {
+  const user = await findAdminUser(ctx, userId);
+  if (!user) throw new RpcError(Code.notFound, AdminUserMsg.notFound);
+  return user;
+}
+
+async function findAdminUser(ctx: AppContext, userId: string): Promise<AdminUser | null> {
   const row = await ctx.db.get<AdminUserRow>(`${ADMIN_USER_SELECT} WHERE u.id = ?`, userId);
-  if (!row) throw new RpcError(Code.notFound, AdminUserMsg.notFound);
-  return toAdminUser(row, await ctx.settings.all());
+  return row ? toAdminUser(row, await ctx.settings.all()) : null;
 }
 
 export interface Adjustment {
@@ -252,6 +258,7 @@ export async function updateUser(
     throw new RpcError(Code.badInput, "不能禁用自己的账号");
   const adjustment = fields.adjust ? adjustmentFrom(fields.adjust, adminId, fields._id, now) : null;
   await tx(ctx.db, async () => {
+    const before = await findAdminUser(ctx, fields._id);
     const changed = (
       await ctx.db.run(
         `UPDATE users SET
@@ -278,8 +285,29 @@ export async function updateUser(
     if (!changed) throw new RpcError(Code.notFound, AdminUserMsg.notFound);
     if (fields.disable === true) await revokeAccountAccess(ctx, fields._id);
     if (adjustment) await adjustUser(ctx, adjustment);
+    await recordUserUpdate(ctx, before as AdminUser, await getAdminUser(ctx, fields._id), adjustment);
   });
   return await getAdminUser(ctx, fields._id);
+}
+
+/** Fields of the account the audit trail leaves out: its id (the target names it) and what no admin sets. */
+const UNAUDITED_USER_FIELDS = ["_id", "lastActiveTime", "spendTraffic", "userkey"];
+
+/** One row per update: `balance.adjust` when it moved a balance (with the reason), else `user.update`. */
+async function recordUserUpdate(
+  ctx: AppContext,
+  before: AdminUser,
+  after: AdminUser,
+  adjustment: Adjustment | null,
+): Promise<void> {
+  const diff: AuditDiff = editDiff(before, after, UNAUDITED_USER_FIELDS);
+  if (adjustment) diff.reason = { new: adjustment.reason };
+  if (Object.keys(diff).length === 0) return;
+  await recordAudit(ctx.db, {
+    action: adjustment ? "balance.adjust" : "user.update",
+    target: after.email,
+    diff,
+  });
 }
 
 /** The user with this e-mail, or 1004. */

@@ -4,9 +4,10 @@ import { businessDay } from "../../lib/time.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { newId, randomHex } from "../../rpc/ids.ts";
 import { isAgencyOwner } from "../agency/owner.ts";
+import { recordAudit, recordStaffAudit } from "../audit/service.ts";
 import { removeAllDevices } from "../device/service.ts";
 import { listMyPermissions } from "../permission/service.ts";
-import type { Settings } from "../settings/schema.ts";
+import { SECRET_MASK, type Settings } from "../settings/schema.ts";
 import { signUseFlags } from "../signuse/service.ts";
 import { cachedTrialBalance } from "../trial/service.ts";
 import { dailyQuota } from "./limits.ts";
@@ -71,22 +72,7 @@ export async function createUser(ctx: AppContext, input: NewUser): Promise<UserR
   const now = Date.now();
   const id = newId(now);
   try {
-    await ctx.db.run(
-      `INSERT INTO users (id, email, password_hash, type, email_verified, icon, userkey, proxy_secret, channel_code, create_time, first_url, last_url)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      id,
-      input.email,
-      passwordHash,
-      input.type ?? "normal",
-      input.emailVerified ? 1 : 0,
-      input.icon ?? "",
-      randomHex(16),
-      crypto.randomUUID(),
-      input.channelCode ?? "",
-      now,
-      input.firstUrl ?? "",
-      input.firstUrl ?? "",
-    );
+    await tx(ctx.db, () => insertUser(ctx, id, passwordHash, input, now));
   } catch (error) {
     if (isUniqueViolation(error, "users", "email")) {
       throw new RpcError(Code.alreadyRegistered, Msg.alreadyRegistered);
@@ -96,6 +82,31 @@ export async function createUser(ctx: AppContext, input: NewUser): Promise<UserR
   const user = await findUserById(ctx, id);
   if (!user) throw new Error("user vanished after insert");
   return user;
+}
+
+/** The account's row, and its audit row when staff or an operator made it (`ferry user create`). */
+async function insertUser(ctx: AppContext, id: string, passwordHash: string, input: NewUser, now: number) {
+  await ctx.db.run(
+    `INSERT INTO users (id, email, password_hash, type, email_verified, icon, userkey, proxy_secret, channel_code, create_time, first_url, last_url)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    id,
+    input.email,
+    passwordHash,
+    input.type ?? "normal",
+    input.emailVerified ? 1 : 0,
+    input.icon ?? "",
+    randomHex(16),
+    crypto.randomUUID(),
+    input.channelCode ?? "",
+    now,
+    input.firstUrl ?? "",
+    input.firstUrl ?? "",
+  );
+  await recordStaffAudit(ctx.db, {
+    action: "user.create",
+    target: input.email,
+    diff: { type: { new: input.type ?? "normal" }, emailVerified: { new: input.emailVerified ?? false } },
+  });
 }
 
 /** The user for an e-mail and transformed password, or null; disabled accounts get 1003. */
@@ -111,11 +122,18 @@ export async function verifyLogin(ctx: AppContext, email: string, digest: string
 }
 
 export async function setRole(ctx: AppContext, email: string, role: Role): Promise<UserRow> {
-  const changed = (
-    await ctx.db.run(`UPDATE users SET type = ? WHERE ${nocaseEqualsSql(ctx.db, "email")}`, role, email)
-  ).changes;
-  if (!changed) throw new RpcError(Code.notFound, `用户不存在: ${email}`);
-  return (await findUserByEmail(ctx, email)) as UserRow;
+  return await tx(ctx.db, async () => {
+    const before = await findUserByEmail(ctx, email);
+    if (!before) throw new RpcError(Code.notFound, `用户不存在: ${email}`);
+    await ctx.db.run("UPDATE users SET type = ? WHERE id = ?", role, before.id);
+    if (before.type !== role)
+      await recordAudit(ctx.db, {
+        action: "user.set_role",
+        target: before.email,
+        diff: { type: { old: before.type, new: role } },
+      });
+    return (await findUserById(ctx, before.id)) as UserRow;
+  });
 }
 
 export async function setPassword(ctx: AppContext, userId: string, digest: string): Promise<void> {
@@ -123,6 +141,12 @@ export async function setPassword(ctx: AppContext, userId: string, digest: strin
   await tx(ctx.db, async () => {
     await ctx.db.run("UPDATE users SET password_hash = ? WHERE id = ?", hash, userId);
     await revokeAccountAccess(ctx, userId);
+    const account = await ctx.db.get<{ email: string }>("SELECT email FROM users WHERE id = ?", userId);
+    await recordAudit(ctx.db, {
+      action: "user.change_password",
+      target: account?.email ?? userId,
+      diff: { password: { old: SECRET_MASK, new: SECRET_MASK } },
+    });
   });
 }
 

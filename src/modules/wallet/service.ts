@@ -9,6 +9,7 @@ import { rowOrderSql, tx } from "../../db/db.ts";
 import { fenToYuan, formatYuan, yuanToFen } from "../../lib/money.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { newId } from "../../rpc/ids.ts";
+import { recordAudit } from "../audit/service.ts";
 import { changeWallet } from "../ledger/service.ts";
 import { createNotice } from "../notice/service.ts";
 import { queueAdminMessage, queueUserMessage } from "../telegram/outbox.ts";
@@ -266,6 +267,15 @@ export async function settleCharge(
   await tx(ctx.db, async () => {
     const row = await closeRequest(ctx, id, "paid", { txid }, now);
     await tellCustomer(ctx, row, WalletMsg.settledNotice(formatYuan(row.money_fen)));
+    await recordAudit(ctx.db, {
+      action: "withdrawal.checkout",
+      target: id,
+      diff: {
+        status: { old: "request", new: "paid" },
+        money: { new: fenToYuan(row.money_fen) },
+        txid: { new: txid },
+      },
+    });
   });
   return await findCharge(ctx, id);
 }
@@ -287,14 +297,31 @@ export async function refuseCharge(
       now,
     });
     await tellCustomer(ctx, row, WalletMsg.refusedNotice(formatYuan(row.money_fen), reason));
+    await recordAudit(ctx.db, {
+      action: "withdrawal.refuse",
+      target: id,
+      diff: {
+        status: { old: "request", new: "refused" },
+        money: { new: fenToYuan(row.money_fen) },
+        reason: { new: reason },
+      },
+    });
   });
   return await findCharge(ctx, id);
 }
 
 /** `/api/admin/charge/message`: a message the customer sees on the withdrawal, in any status. */
 export async function messageCharge(ctx: AppContext, id: string, msg: string): Promise<Charge> {
-  const changed = await ctx.db.run("UPDATE withdrawals SET msg = ? WHERE id = ?", msg, id);
-  if (changed.changes === 0) throw new RpcError(Code.notFound, WalletMsg.chargeNotFound);
+  await tx(ctx.db, async () => {
+    const before = await findCharge(ctx, id);
+    await ctx.db.run("UPDATE withdrawals SET msg = ? WHERE id = ?", msg, id);
+    if (before.msg === msg) return;
+    await recordAudit(ctx.db, {
+      action: "notice.withdrawal_message",
+      target: id,
+      diff: { msg: { old: before.msg, new: msg } },
+    });
+  });
   return await findCharge(ctx, id);
 }
 
