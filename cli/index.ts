@@ -18,6 +18,7 @@ import { paymentsInForce } from "../src/payments/registry.ts";
 import { LOOPBACK_PROXIES, parseTrustedProxies } from "../src/rpc/forwarded.ts";
 import { type RunningServer, startServer } from "../src/server.ts";
 import { registerAgencyCommands } from "./agency.ts";
+import { registerAuditCommands } from "./audit.ts";
 import { registerChannelCommands } from "./channel.ts";
 import { registerCommerceCommands } from "./commerce.ts";
 import { registerCouponCommands } from "./coupon.ts";
@@ -256,6 +257,7 @@ export function buildProgram(): Command {
   registerStatsCommands(program);
   registerWithdrawCommands(program);
   registerReplicaCommands(program);
+  registerAuditCommands(program);
 
   const migrate = program.command("migrate").description("database schema migrations");
   migrate

@@ -18,6 +18,7 @@ import { writesFailing } from "./db/write-health.ts";
 import { loadWebFiles, migrations, type WebFile } from "./embedded.ts";
 import { agencyCalls } from "./modules/agency/routes.ts";
 import { appleIdCalls } from "./modules/appleid/routes.ts";
+import { auditCalls } from "./modules/audit/routes.ts";
 import { channelCalls } from "./modules/channel/routes.ts";
 import { comboCalls } from "./modules/combo/routes.ts";
 import { couponCalls } from "./modules/coupon/routes.ts";
@@ -96,6 +97,7 @@ const calls: CallDef[] = [
   ...chargeAdminCalls,
   ...subscriptionCalls,
   ...clusterCalls,
+  ...auditCalls,
 ];
 
 /** Bun answers 413 above this; envelope calls have their own smaller limit (1000). */

@@ -52,6 +52,7 @@ const AdminCouponRecordsPage = lazyPage(() =>
 const AdminCouponsPage = lazyPage(() => import("./pages/admin/Coupons.tsx").then((m) => m.AdminCouponsPage));
 const AdminEntrysPage = lazyPage(() => import("./pages/admin/Entrys.tsx").then((m) => m.AdminEntrysPage));
 const AdminErrorsPage = lazyPage(() => import("./pages/admin/Errors.tsx").then((m) => m.AdminErrorsPage));
+const AdminAuditPage = lazyPage(() => import("./pages/admin/AuditLog.tsx").then((m) => m.AdminAuditPage));
 const AdminPermissionsPage = lazyPage(() =>
   import("./pages/admin/Permissions.tsx").then((m) => m.AdminPermissionsPage),
 );
@@ -107,6 +108,7 @@ const PAGES: Record<string, ComponentType> = {
   "/coupon_records": AdminCouponRecordsPage,
   "/all_traffic_records": AdminAllTrafficRecordsPage,
   "/admin_error": AdminErrorsPage,
+  "/admin_audit": AdminAuditPage,
   "/agency": AgencyPage,
   "/agents": AgentsPage,
   "/admin_agents": AdminAgentsPage,

@@ -7,6 +7,7 @@ import type { z } from "zod";
 import type { ReplicaView } from "../src/cluster/schema.ts";
 import type { Agency, AgencyCustomers, AllocateResult } from "../src/modules/agency/schema.ts";
 import type { AppleIdShareLink } from "../src/modules/appleid/schema.ts";
+import type { AuditListInput, AuditPage } from "../src/modules/audit/schema.ts";
 import type {
   Channel,
   ChannelInfo,
@@ -223,6 +224,8 @@ export interface CallMap {
   "/api/admin/errors/clear": { input: Empty; output: { deletedCount: number } };
   // 集群状态 on 运维日志 (issue 28): the replicas and the leases each holds
   "/api/admin/replicas": { input: Empty; output: ReplicaView[] };
+  // 操作日志 (issue 30): the audit trail, paged on the server
+  "/api/admin/audit/list": { input: AuditListInput; output: AuditPage };
   "/api/admin/agency/list": { input: Empty; output: Agency[] };
   "/api/agency/customers": { input: Empty; output: AgencyCustomers };
   "/api/agency/allocate": {

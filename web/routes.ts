@@ -80,6 +80,7 @@ export const ROUTES: Record<string, RouteInfo> = {
   "/admin_agentLines": { title: "线路管理", auth: true },
   "/admin_prize": { title: "抽奖管理", auth: true },
   "/admin_error": { title: "运维日志", auth: true },
+  "/admin_audit": { title: "操作日志", auth: true },
 };
 
 /** Who is looking: a role, or "none" for a visitor (the seeds' "no type"). */
@@ -128,6 +129,7 @@ export const TABS: readonly Tab[] = [
   { path: "/admin_agentLines", label: "线路管理", roles: ["admin"], agency: false },
   { path: "/admin_prize", label: "抽奖管理", roles: ["admin", "yunying"], agency: false },
   { path: "/admin_error", label: "运维日志", roles: ["admin"], agency: false },
+  { path: "/admin_audit", label: "操作日志", roles: ["admin"], agency: false },
 ];
 
 export function visibleTabs(viewer: Viewer, agency: boolean, agencyOwner = false): Tab[] {

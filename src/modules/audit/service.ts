@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import { hostname } from "node:os";
 import { type Db, likeSql, type SqlValue } from "../../db/db.ts";
+import type { AuditPage, AuditRow } from "./schema.ts";
 
 /** Who is making a change: an account (email and id) from a back-office call, or an operator's CLI. */
 export interface Actor {
@@ -139,16 +140,7 @@ export async function recordStaffAudit(db: Db, entry: AuditEntry): Promise<void>
   await recordAudit(db, entry);
 }
 
-export interface AuditRecord {
-  id: number;
-  /** Milliseconds since the epoch. */
-  time: number;
-  actor: string;
-  ip: string;
-  action: string;
-  target: string;
-  diff: Record<string, unknown>;
-}
+export type { AuditRow as AuditRecord } from "./schema.ts";
 
 export interface AuditFilter {
   /** Part of the actor's name (an email, `cli@host`). */
@@ -163,7 +155,7 @@ export interface AuditFilter {
   until?: number;
 }
 
-interface AuditRow {
+interface StoredAuditRow {
   id: number;
   time: number;
   actor: string;
@@ -201,20 +193,20 @@ function auditWhere(db: Db, filter: AuditFilter): { sql: string; params: SqlValu
   return { sql: clauses.length ? `WHERE ${clauses.join(" AND ")}` : "", params };
 }
 
-const toRecord = (row: AuditRow): AuditRecord => ({ ...row, diff: JSON.parse(row.diff) });
+const toRecord = (row: StoredAuditRow): AuditRow => ({ ...row, diff: JSON.parse(row.diff) });
 
 /** One page of the audit log, newest first, and how many rows the filter matches. */
 export async function listAudit(
   db: Db,
   filter: AuditFilter,
   page: { offset: number; limit: number },
-): Promise<{ list: AuditRecord[]; total: number }> {
+): Promise<AuditPage> {
   const where = auditWhere(db, filter);
   const total = await db.get<{ n: number }>(
     `SELECT COUNT(*) AS n FROM audit_log ${where.sql}`,
     ...where.params,
   );
-  const rows = await db.all<AuditRow>(
+  const rows = await db.all<StoredAuditRow>(
     `SELECT id, time, actor, ip, action, target, diff FROM audit_log ${where.sql} ORDER BY time DESC, id DESC LIMIT ? OFFSET ?`,
     ...where.params,
     page.limit,
@@ -224,9 +216,9 @@ export async function listAudit(
 }
 
 /** Every row the filter matches, newest first (`ferry audit`). */
-export async function allAudit(db: Db, filter: AuditFilter): Promise<AuditRecord[]> {
+export async function allAudit(db: Db, filter: AuditFilter): Promise<AuditRow[]> {
   const where = auditWhere(db, filter);
-  const rows = await db.all<AuditRow>(
+  const rows = await db.all<StoredAuditRow>(
     `SELECT id, time, actor, ip, action, target, diff FROM audit_log ${where.sql} ORDER BY time DESC, id DESC`,
     ...where.params,
   );
