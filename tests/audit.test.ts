@@ -606,9 +606,8 @@ describe("the CLI", () => {
       diff: { type: { old: "channel", new: "yunying" } },
     });
     const all = await cli.json<{ action: string }[]>(["audit", "--since", "1h"]);
-    expect(all.length).toBe(
-      (await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM audit_log"))?.n,
-    );
+    const count = await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM audit_log");
+    expect(all.length).toBe(Number(count?.n));
     expect(await cli.json<unknown[]>(["audit", "--since", "2999-01-01"])).toEqual([]);
     // Reading writes nothing.
     await noRows();
