@@ -17,7 +17,7 @@ import { loggedInClient, type TestServer } from "../../tests/harness.ts";
 import { createTestDatabase, type TestDatabase, testClusterUrl } from "../../tests/pg.ts";
 import { recordTraffic } from "../../tests/traffic.ts";
 import { downloadImage, uploadImage } from "../../tests/uploads.ts";
-import { openSqlite } from "../db/db.ts";
+import { type Db, openSqlite } from "../db/db.ts";
 import { migrations } from "../embedded.ts";
 import { everyBytePng, JPEG, quadrantPng } from "../modules/file/test-images.ts";
 import { randomHex } from "../rpc/ids.ts";
@@ -110,6 +110,17 @@ async function fillShop(server: TestServer): Promise<void> {
   }
 }
 
+/** Changes an admin makes through the back office: audit rows naming the account and its IP (issue 30). */
+async function auditSomeChanges(server: TestServer): Promise<void> {
+  const { client } = await loggedInClient(server, { role: "admin" });
+  for (const name of ["审计一", "审计二"]) {
+    const answer = await client.call("/api/admin/permissions/update", { name, desc: "" });
+    expect(answer.code).toBe(0);
+  }
+}
+
+const auditRows = async (db: Db) => await db.all("SELECT * FROM audit_log ORDER BY id");
+
 describe.skipIf(!testClusterUrl())("ferry db copy on PostgreSQL", () => {
   const dir = mkdtempSync(join(tmpdir(), "ferry-db-copy-"));
   const dataDir = join(dir, "data");
@@ -120,6 +131,7 @@ describe.skipIf(!testClusterUrl())("ferry db copy on PostgreSQL", () => {
     try {
       await fillShop(server);
       await uploadImages(server);
+      await auditSomeChanges(server);
     } finally {
       await server.close();
     }
@@ -139,6 +151,8 @@ describe.skipIf(!testClusterUrl())("ferry db copy on PostgreSQL", () => {
           "UNION ALL SELECT 'traffic_records', COUNT(*) FROM traffic_records UNION ALL SELECT 'wallet_entries', COUNT(*) FROM wallet_entries",
       );
     const originalCounts = await counts(original);
+    const originalAudit = await auditRows(original);
+    expect(originalAudit.filter((row) => (row as { ip: string }).ip === "127.0.0.1")).toHaveLength(2);
     await original.close();
     // The data is what it should be: paid orders, traffic and wallet ledgers, balances equal to them.
     expect(originalCounts).toEqual([
@@ -188,6 +202,14 @@ describe.skipIf(!testClusterUrl())("ferry db copy on PostgreSQL", () => {
     );
     expect(made?.node_uid).toBe((highest?.n ?? 0) + 1);
     await pg.run("DELETE FROM users WHERE id = 'after-copy'");
+    // The audit trail moves whole (it is never edited or deleted), and its ids continue after it.
+    expect(await auditRows(pg)).toEqual(originalAudit);
+    const lastAudit = originalAudit.at(-1) as { id: number };
+    const nextAudit = await pg.get<{ id: number }>(
+      "INSERT INTO audit_log (time, actor, action) VALUES (1, 'system', 'test.after_copy') RETURNING id",
+    );
+    expect(nextAudit?.id).toBe(lastAudit.id + 1);
+    const pgAudit = await auditRows(pg);
 
     const backFile = join(dir, "back", "ferry.db");
     const back = await openEndpoint(parseEndpoint(`sqlite:${backFile}`), "target");
@@ -197,6 +219,7 @@ describe.skipIf(!testClusterUrl())("ferry db copy on PostgreSQL", () => {
     expect(returned.comparison.equal).toBe(true);
     const after = await ledgerSums(back);
     expect(await counts(back as typeof original)).toEqual(originalCounts);
+    expect(await auditRows(back)).toEqual(pgAudit);
     expect(after.totals).toEqual(before.totals);
     const byId = (sums: typeof before) => [...sums.accounts].sort(([a], [b]) => a.localeCompare(b));
     expect(byId(after)).toEqual(byId(before));

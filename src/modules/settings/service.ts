@@ -107,7 +107,10 @@ export class SettingsStore {
     return settings instanceof Promise ? settings.then((loaded) => loaded[key]) : settings[key];
   }
 
-  /** Writes the given keys (already validated) in one transaction. Masked secrets keep their value. */
+  /**
+   * Writes the given keys (already validated) in one transaction. Masked secrets keep their value.
+   * The keys whose value changed make one audit row (`settings.update`), secrets masked.
+   */
   async update(patch: Partial<Settings>): Promise<Settings> {
     const now = Date.now();
     const upsert =
@@ -118,8 +121,8 @@ export class SettingsStore {
       for (const [key, value] of Object.entries(patch) as [SettingKey, unknown][]) {
         if (value === undefined) continue;
         if (SECRET_SETTINGS.includes(key) && value === SECRET_MASK) continue;
-        if (JSON.stringify(before[key]) === JSON.stringify(value)) continue;
         await this.db.run(upsert, key, JSON.stringify(value), now);
+        if (JSON.stringify(before[key]) === JSON.stringify(value)) continue;
         diff[key] = { old: maskSettingValue(key, before[key]), new: maskSettingValue(key, value) };
       }
       const keys = Object.keys(diff);
