@@ -3,9 +3,10 @@ import { z } from "zod";
 /** The largest page `/api/admin/audit/list` answers; page size 0 (全部) is this many rows. */
 export const AUDIT_MAX_PAGE = 500;
 
+/** A business day, or "" (an empty date field: no bound). */
 const day = z
   .string()
-  .regex(/^\d{4}-\d{2}-\d{2}$/, "日期格式应为 YYYY-MM-DD")
+  .regex(/^(\d{4}-\d{2}-\d{2})?$/, "日期格式应为 YYYY-MM-DD")
   .optional();
 
 /** 操作日志's filters and page: who, what, target, a date range (business days), the pager. */
