@@ -83,6 +83,7 @@ const CONTENT: Record<Exclude<Role, "visitor">, Record<string, string>> = {
     "/admin_agentLines": NODE,
     "/admin_prize": PRIZE,
     "/admin_error": ERROR_NAME,
+    "/admin_audit": "entry.create",
     "/all_traffic_records": "customer",
   },
 };

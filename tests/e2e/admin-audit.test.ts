@@ -98,7 +98,8 @@ test("an admin reads, opens, filters and pages the trail at 1280 and 390 px", as
   await poll(() => rows(page).count(), 20);
   await page.getByRole("button", { name: "末页" }).click();
   await poll(
-    async () => (await rows(page).first().getByRole("cell").nth(3).innerText()).startsWith("permission"),
+    async () =>
+      ((await rows(page).first().getByRole("cell").nth(3).textContent()) ?? "").startsWith("permission"),
     true,
   );
   await page.getByRole("button", { name: "首页" }).click();
