@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { hostname } from "node:os";
-import { type FerryIn, startWithCli } from "../cli/test-helpers.ts";
+import { expectOneLineError, type FerryIn, ferry, startWithCli } from "../cli/test-helpers.ts";
 import type { AuditPage } from "../src/modules/audit/schema.ts";
 import type { Combo } from "../src/modules/combo/schema.ts";
 import type { Coupon } from "../src/modules/coupon/schema.ts";
@@ -609,6 +609,10 @@ describe("the CLI", () => {
     const count = await server.context.db.get<{ n: number }>("SELECT COUNT(*) AS n FROM audit_log");
     expect(all.length).toBe(Number(count?.n));
     expect(await cli.json<unknown[]>(["audit", "--since", "2999-01-01"])).toEqual([]);
+    const table = await cli.ok(["audit", "--who", "cli@", "--since", "7d"]);
+    expect(table.split("\n")[0]).toMatch(/^time +actor +ip +action +target +diff$/);
+    expect(table).toContain(`${actor}  -   user.set_role`);
+    expectOneLineError(await ferry(cli.withData(["audit", "--since", "yesterday-ish"])), /--since/);
     // Reading writes nothing.
     await noRows();
   });
