@@ -79,23 +79,20 @@ export function editDiff(before: object, after: object, omit: readonly string[] 
   return diff;
 }
 
-/** Every field of a created record, as `{new}`. */
-export function createDiff(record: object, omit: readonly string[] = []): AuditDiff {
+/** Every field of `record` but those in `omit`, each as `{[side]: value}`. */
+function fieldsAs(record: object, omit: readonly string[], side: keyof FieldChange): AuditDiff {
   return Object.fromEntries(
     Object.entries(record)
       .filter(([field]) => !omit.includes(field))
-      .map(([field, value]) => [field, { new: value }]),
+      .map(([field, value]) => [field, { [side]: value }]),
   );
 }
 
+/** Every field of a created record, as `{new}`. */
+export const createDiff = (record: object, omit: readonly string[] = []) => fieldsAs(record, omit, "new");
+
 /** The key fields of a removed record, as `{old}`. */
-export function deleteDiff(record: object, omit: readonly string[] = []): AuditDiff {
-  return Object.fromEntries(
-    Object.entries(record)
-      .filter(([field]) => !omit.includes(field))
-      .map(([field, value]) => [field, { old: value }]),
-  );
-}
+export const deleteDiff = (record: object, omit: readonly string[] = []) => fieldsAs(record, omit, "old");
 
 /**
  * Records a save of `<area>`: `<area>.create` with every field when there was no record before,
