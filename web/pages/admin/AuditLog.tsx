@@ -32,17 +32,25 @@ function DiffCell({ row }: { row: AuditRow }) {
       <table className="audit-diff-table">
         <thead>
           <tr>
-            <th scope="col">字段</th>
-            <th scope="col">原值</th>
-            <th scope="col">新值</th>
+            <th scope="col" className="audit-diff-cell">
+              字段
+            </th>
+            <th scope="col" className="audit-diff-cell">
+              原值
+            </th>
+            <th scope="col" className="audit-diff-cell">
+              新值
+            </th>
           </tr>
         </thead>
         <tbody>
           {fields.map(([field, change]) => (
             <tr key={field}>
-              <th scope="row">{field}</th>
-              <td>{"old" in change ? shown(change.old) : "—"}</td>
-              <td>{"new" in change ? shown(change.new) : "—"}</td>
+              <th scope="row" className="audit-diff-cell">
+                {field}
+              </th>
+              <td className="audit-diff-cell">{"old" in change ? shown(change.old) : "—"}</td>
+              <td className="audit-diff-cell">{"new" in change ? shown(change.new) : "—"}</td>
             </tr>
           ))}
         </tbody>
