@@ -581,23 +581,33 @@ describe("the CLI", () => {
     await cli.ok(["coupon", "create", "--type", "discount", "--discount", "0.7", "--code", "CLI70"]);
     await cli.ok(["user", "set-devices", customer.email, "5"]);
     await cli.ok(["user", "set-role", customer.email, "yunying"]);
+    const created = await ferry(
+      cli.withData(["user", "create", "--email", "cli-made@example.com"]),
+      {},
+      "long-password-1\n",
+    );
+    expect({ code: created.code, stderr: created.stderr }).toEqual({ code: 0, stderr: "" });
     const rows = await newRows();
     expect(rows.map((r) => [r.actor, r.actor_id, r.ip, r.action, r.target])).toEqual([
       [actor, null, "", "coupon.create", "CLI70"],
       [actor, null, "", "device.set_limit", customer.email],
       [actor, null, "", "user.set_role", customer.email],
+      [actor, null, "", "user.create", "cli-made@example.com"],
     ]);
     expect(rows[1]?.diff).toEqual({ deviceLimit: { old: 3, new: 5 } });
+    // The password was typed on stdin: it is in no row.
+    expect(JSON.stringify(rows)).not.toContain("long-password-1");
 
     const listed = await cli.json<
       { time: string; actor: string; ip: string; action: string; target: string; diff: unknown }[]
     >(["audit", "--who", "cli@"]);
     expect(listed.map((r) => [r.actor, r.action, r.target])).toEqual([
+      [actor, "user.create", "cli-made@example.com"],
       [actor, "user.set_role", customer.email],
       [actor, "device.set_limit", customer.email],
       [actor, "coupon.create", "CLI70"],
     ]);
-    expect(listed[0]).toEqual({
+    expect(listed[1]).toEqual({
       time: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
       actor,
       ip: "",
