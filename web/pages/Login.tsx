@@ -1,5 +1,6 @@
 import { type FormEvent, useEffect, useRef, useState } from "react";
 import { useSearch } from "wouter";
+import { TotpMsg } from "../../src/modules/user/constants.ts";
 import type { FieldErrors } from "../../src/modules/user/schema.ts";
 import { Code } from "../../src/rpc/codes.ts";
 import { call } from "../api.ts";
@@ -22,8 +23,75 @@ const loadLoginRules = () =>
 /** Codes whose own message says more than "wrong e-mail or password" (disabled, rate limited). */
 const OWN_MESSAGE_CODES = new Set<number>([Code.forbidden, Code.tooManyRequests]);
 
+/** Codes of the second step whose message goes under the code field. */
+const CODE_STEP_CODES = new Set<number>([Code.badInput, Code.forbidden, Code.tooManyRequests]);
+
+/**
+ * The second step of a login with two-factor login on (issue 30): the code of the authenticator
+ * app or a recovery code, for the challenge the password step answered (1040).
+ */
+function CodeStep({ challenge, onBack }: { challenge: string; onBack(expired?: string): void }) {
+  const [code, setCode] = useState("");
+  const [error, setError] = useState("");
+  const [busy, setBusy] = useState(false);
+  const input = useRef<HTMLInputElement>(null);
+  useEffect(() => input.current?.focus(), []);
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    if (busy) return;
+    if (code.trim() === "") {
+      setError(TotpMsg.codeEmpty);
+      return;
+    }
+    setBusy(true);
+    const answer = await call("/api/user/login_totp", { challenge, code: code.trim() });
+    if (answer.code !== Code.ok) {
+      setBusy(false);
+      if (answer.code === Code.network) return;
+      if (answer.msg === TotpMsg.challengeExpired) onBack(answer.msg);
+      else setError(CODE_STEP_CODES.has(answer.code) ? answer.msg : TotpMsg.wrongCode);
+      toast.error(LOGIN_FAILED_TOAST, TOAST_SHORT);
+      return;
+    }
+    loginRecords.add({ time: Date.now() });
+    await refreshAfterLogin();
+    setBusy(false);
+  }
+
+  return (
+    <>
+      <h1 className="auth-title">两步验证</h1>
+      <p className="auth-subtitle">请输入验证器应用中的 6 位验证码；手机不在身边时可输入一个恢复码</p>
+      <form className="form" onSubmit={submit} noValidate>
+        <Field
+          label="验证码"
+          name="totp"
+          inputMode="numeric"
+          autoComplete="one-time-code"
+          spellCheck={false}
+          placeholder="6 位验证码或恢复码"
+          ref={input}
+          value={code}
+          error={error}
+          onChange={(event) => setCode(event.target.value)}
+        />
+        <SubmitButton busy={busy} busyText="验证中…">
+          验证
+        </SubmitButton>
+      </form>
+      <div className="auth-links">
+        <button type="button" className="btn btn-ghost btn-small" onClick={() => onBack()}>
+          返回重新登录
+        </button>
+      </div>
+    </>
+  );
+}
+
 export function LoginPage() {
   const session = useSession();
+  const [challenge, setChallenge] = useState<string | null>(null);
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
   const [errors, setErrors] = useState<FieldErrors<"email" | "password">>({});
@@ -58,6 +126,11 @@ export function LoginPage() {
       email: form.email,
       password: transformPassword(form.password),
     });
+    if (answer.code === Code.totpCodeNeeded) {
+      setBusy(false);
+      setChallenge((answer.data as unknown as { challenge: string }).challenge);
+      return;
+    }
     if (answer.code !== Code.ok) {
       setBusy(false);
       if (answer.code === Code.network) return;
@@ -70,6 +143,20 @@ export function LoginPage() {
     // permissions, would bounce a tab clicked in between back to home.
     await refreshAfterLogin();
     setBusy(false);
+  }
+
+  if (challenge) {
+    return (
+      <AuthLayout>
+        <CodeStep
+          challenge={challenge}
+          onBack={(expired) => {
+            setChallenge(null);
+            setErrors(expired ? { password: expired } : {});
+          }}
+        />
+      </AuthLayout>
+    );
   }
 
   return (
