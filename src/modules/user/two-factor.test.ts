@@ -12,20 +12,29 @@ import {
   type TestServer,
   uniqueEmail,
 } from "../../../tests/harness.ts";
+import { confirmLinkOf, type MailSink, sinkSettings, startMailSink } from "../../../tests/mail-sink.ts";
 import { Code } from "../../rpc/codes.ts";
+import { transformPassword } from "./password.ts";
 import { Msg, type UserInfo } from "./schema.ts";
+import { findUserById } from "./service.ts";
 import { mintLoginLink } from "./session.ts";
 import { base32Decode, hotp, timeStep } from "./totp.ts";
 import { CHALLENGE_TRIES } from "./two-factor.ts";
 import { RECOVERY_CODE_COUNT, TotpMsg, type TotpSetup, type TotpStatus } from "./two-factor-schema.ts";
 
 let server: TestServer;
+let sink: MailSink;
 
 beforeAll(async () => {
   // The login limits as deployed (10 failures per account, 30 per address in 10 minutes).
   server = await startTestServer({ rateLimitScale: 1 });
+  sink = await startMailSink();
+  await server.context.settings.update(sinkSettings(sink));
 });
-afterAll(() => server?.close());
+afterAll(async () => {
+  await server?.close();
+  await sink?.close();
+});
 
 /** The code an authenticator shows now (`offset` steps from now: 1 is the next one). */
 function codeOf(secret: string, offset = 0): string {
@@ -257,6 +266,30 @@ describe("login", () => {
       await server.context.db.get("SELECT 1 AS used FROM login_tokens WHERE user_id = ?", account.userId),
     ).toBeNull();
   });
+});
+
+test("a confirmed password reset changes the password but opens no session; the new password then needs the code", async () => {
+  const account = await enrolled();
+  const user = await findUserById(server.context, account.userId);
+  const visitor = new ApiClient(server.url);
+  await visitor.ok("/api/user/reset_password", {
+    email: account.email,
+    password: transformPassword("brand-new-pass-2"),
+    describUrl: `${server.url}/api/subscript/clash/${user?.id}/${user?.userkey}`,
+  });
+  const link = confirmLinkOf(await sink.waitFor(account.email));
+  const response = await visitor.raw(
+    "/api/account/change_password",
+    JSON.stringify({
+      serial_id: link.serialId,
+      key: link.key,
+      password: transformPassword("brand-new-pass-2"),
+    }),
+  );
+  expect(await response.json()).toEqual({ Code: 0, msg: "ok" });
+  expect(visitor.cookies.has("token")).toBe(false);
+  const { answer } = await passwordStep({ email: account.email, password: "brand-new-pass-2" });
+  expect(answer.code).toBe(Code.totpCodeNeeded);
 });
 
 describe("turning it off", () => {
