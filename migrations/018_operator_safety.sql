@@ -65,6 +65,23 @@ CREATE TABLE login_challenges (
 );
 CREATE INDEX login_challenges_user ON login_challenges (user_id);
 CREATE INDEX login_challenges_expire ON login_challenges (expire_time);
+-- Passkeys (WebAuthn) of an account with TOTP on: another second factor at login. The public key
+-- as SPKI DER (base64); sign_count as the authenticator last reported it.
+CREATE TABLE passkeys (
+  credential_id TEXT PRIMARY KEY,
+  user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  public_key TEXT NOT NULL,
+  sign_count INTEGER NOT NULL DEFAULT 0,
+  create_time INTEGER NOT NULL,
+  last_used_time INTEGER
+);
+CREATE INDEX passkeys_user ON passkeys (user_id);
+-- The challenge of a passkey being added (one at a time per account, a few minutes).
+CREATE TABLE passkey_registrations (
+  user_id TEXT PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+  challenge TEXT NOT NULL,
+  expire_time INTEGER NOT NULL
+);
 -- ===== end of two-factor login =====
 
 

@@ -25,4 +25,5 @@ export const TotpMsg = {
   alreadyOn: "两步验证已开启",
   notSetUp: "请先获取密钥并添加到验证器",
   notOn: "两步验证未开启",
+  passkeyFailed: "通行密钥验证失败",
 } as const;

@@ -13,8 +13,16 @@ import type { RateRule } from "../../rpc/rate-limit.ts";
 import type { UserRow } from "./row.ts";
 import { Msg, TOKEN_PATTERN } from "./schema.ts";
 import { findUserByEmail, findUserById, verifyLogin } from "./service.ts";
-import { isTotpEnabled, openLoginChallenge, passChallenge, spendChallengeTry } from "./two-factor.ts";
-import { TotpMsg } from "./two-factor-schema.ts";
+import {
+  isTotpEnabled,
+  openLoginChallenge,
+  passChallenge,
+  passkeyChallengeOf,
+  passkeyIds,
+  type SecondFactor,
+  spendChallengeTry,
+} from "./two-factor.ts";
+import { type LoginChallenge, TotpMsg } from "./two-factor-schema.ts";
 
 const WINDOW_MS = 10 * 60_000;
 /** Wrong passwords from clients the account does not trust, per account and per address. */
@@ -146,21 +154,26 @@ export async function logIn(
   if (!user) throw new RpcError(Code.badInput, Msg.loginFailed);
   await reservation.release();
   if (await isTotpEnabled(ctx, user.id)) {
-    const challenge = await openLoginChallenge(ctx, user.id, now);
-    throw new RpcError(Code.totpCodeNeeded, TotpMsg.codeNeeded, { challenge });
+    const token = await openLoginChallenge(ctx, user.id, now);
+    const challenge: LoginChallenge = {
+      challenge: token,
+      passkeys: await passkeyIds(ctx, user.id),
+      passkeyChallenge: passkeyChallengeOf(token),
+    };
+    throw new RpcError(Code.totpCodeNeeded, TotpMsg.codeNeeded, challenge);
   }
   return { user, deviceToken: await trustDevice(ctx, user.id, trustedDevice, now) };
 }
 
 /**
- * The second step of a login (issue 30): a TOTP or recovery code for the challenge the password
- * step answered. A wrong code counts toward the same failure limits as a wrong password (the
+ * The second step of a login (issue 30): a TOTP or recovery code, or a passkey, for the challenge
+ * the password step answered. A wrong one counts toward the same failure limits as a wrong password (the
  * reservation is kept) and toward the challenge's own tries; the challenge dies after
  * CHALLENGE_TRIES or CHALLENGE_MS. Answers as logIn does.
  */
 export async function logInWithCode(
   ctx: AppContext,
-  attempt: LoginClient & { challenge: string; code: string },
+  attempt: LoginClient & { challenge: string; factor: SecondFactor },
   now = Date.now(),
 ): Promise<{ user: UserRow; deviceToken: string }> {
   const userId = await spendChallengeTry(ctx, attempt.challenge, now);
@@ -168,7 +181,7 @@ export async function logInWithCode(
   if (!user) throw new RpcError(Code.badInput, TotpMsg.challengeExpired);
   if (user.disabled) throw new RpcError(Code.forbidden, Msg.accountDisabled);
   const { reservation, trustedDevice } = await reserveLoginTry(ctx, user, user.email, attempt, now);
-  await passChallenge(ctx, attempt.challenge, user.id, attempt.code, now);
+  await passChallenge(ctx, attempt.challenge, user.id, attempt.factor, now);
   await reservation.release();
   return { user, deviceToken: await trustDevice(ctx, user.id, trustedDevice, now) };
 }

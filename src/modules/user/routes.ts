@@ -1,7 +1,7 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { readJsonBody } from "../../lib/http.ts";
-import { type CallContext, defineCall, sessionToken } from "../../rpc/call.ts";
+import { type CallContext, defineCall, requestOrigin, sessionToken } from "../../rpc/call.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { type CookieOptions, days, isHttps, serializeCookie } from "../../rpc/cookies.ts";
 import { requestView } from "../../rpc/request-view.ts";
@@ -31,14 +31,22 @@ import {
 import { createUser, resetUserkey, userFromSubscriptionUrl, userInfo } from "./service.ts";
 import { createSession, deleteSession, SESSION_DAYS } from "./session.ts";
 import {
+  addPasskey,
   disableTotp,
   enableTotp,
   isTotpEnabled,
   mustEnrolTotp,
+  type PasskeyPlace,
+  passkeyRegistrationOptions,
   setupTotp,
   totpStatus,
 } from "./two-factor.ts";
-import { loginTotpInput, totpCodeInput } from "./two-factor-schema.ts";
+import {
+  loginPasskeyInput,
+  loginTotpInput,
+  passkeyRegisterInput,
+  totpCodeInput,
+} from "./two-factor-schema.ts";
 
 const MINUTE = 60_000;
 
@@ -69,6 +77,15 @@ const signedIn = (ctx: CallContext) => ctx.user as UserRow;
 /** Runs a change as the signed-in account, so that its audit row names it (customers too). */
 const asAccount = <T>(ctx: CallContext, run: () => Promise<T>) =>
   runAs({ name: signedIn(ctx).email, userId: signedIn(ctx).id, ip: ctx.ip }, run);
+
+/**
+ * Where a passkey is made or used: the origin the browser is on (the scheme and host it came to,
+ * honouring a trusted proxy) and that host as the WebAuthn RP id.
+ */
+function passkeyPlace(ctx: CallContext): PasskeyPlace {
+  const origin = requestOrigin(ctx.request);
+  return { origins: [origin], rpId: new URL(origin).hostname };
+}
 
 /** Wrong codes when turning 2FA on or off, per account (the login's second step has the login limits). */
 const TOTP_CODE_LIMIT = {
@@ -120,12 +137,42 @@ export const userCalls = [
     async handle(ctx, input) {
       const login = await logInWithCode(ctx.app, {
         challenge: input.challenge,
-        code: input.code,
+        factor: { code: input.code },
         ip: ctx.ip,
         deviceTokenFor: (userId) => ctx.cookies[deviceCookieName(userId)],
       });
       return await answerLogin(ctx, login);
     },
+  }),
+  defineCall({
+    path: "/api/user/login_passkey",
+    access: "public",
+    input: loginPasskeyInput,
+    // A failed passkey counts toward the login's failure limits inside logInWithCode.
+    async handle(ctx, { challenge, ...passkey }) {
+      const login = await logInWithCode(ctx.app, {
+        challenge,
+        factor: { passkey, expected: passkeyPlace(ctx) },
+        ip: ctx.ip,
+        deviceTokenFor: (userId) => ctx.cookies[deviceCookieName(userId)],
+      });
+      return await answerLogin(ctx, login);
+    },
+  }),
+  defineCall({
+    path: "/api/user/passkey_options",
+    access: "user",
+    input: emptyInput,
+    limits: [TOTP_CODE_LIMIT],
+    handle: async (ctx) => await passkeyRegistrationOptions(ctx.app, signedIn(ctx), passkeyPlace(ctx)),
+  }),
+  defineCall({
+    path: "/api/user/passkey_add",
+    access: "user",
+    input: passkeyRegisterInput,
+    limits: [TOTP_CODE_LIMIT],
+    handle: (ctx, input) =>
+      asAccount(ctx, () => addPasskey(ctx.app, signedIn(ctx), input, passkeyPlace(ctx))),
   }),
   defineCall({
     path: "/api/user/totp_status",

@@ -13,6 +13,7 @@ import {
   uniqueEmail,
 } from "../../../tests/harness.ts";
 import { confirmLinkOf, type MailSink, sinkSettings, startMailSink } from "../../../tests/mail-sink.ts";
+import { SoftAuthenticator } from "../../../tests/soft-authenticator.ts";
 import { Code } from "../../rpc/codes.ts";
 import { transformPassword } from "./password.ts";
 import { Msg, type UserInfo } from "./schema.ts";
@@ -20,7 +21,14 @@ import { findUserById } from "./service.ts";
 import { mintLoginLink } from "./session.ts";
 import { base32Decode, hotp, timeStep } from "./totp.ts";
 import { CHALLENGE_TRIES } from "./two-factor.ts";
-import { RECOVERY_CODE_COUNT, TotpMsg, type TotpSetup, type TotpStatus } from "./two-factor-schema.ts";
+import {
+  type LoginChallenge,
+  type PasskeyCreationOptions,
+  RECOVERY_CODE_COUNT,
+  TotpMsg,
+  type TotpSetup,
+  type TotpStatus,
+} from "./two-factor-schema.ts";
 
 let server: TestServer;
 let sink: MailSink;
@@ -67,7 +75,7 @@ async function passwordStep(
   client = new ApiClient(server.url),
 ) {
   const answer = await client.login(account.email, account.password);
-  return { client, answer: answer as { code: number; msg: string; data: { challenge: string } | null } };
+  return { client, answer: answer as { code: number; msg: string; data: LoginChallenge | null } };
 }
 
 const auditRows = (target: string) =>
@@ -83,6 +91,7 @@ describe("enrolment", () => {
       enabled: false,
       required: false,
       recoveryCodesLeft: 0,
+      passkeys: 0,
     });
     expect((await client.call("/api/user/totp_enable", { code: "123456" })).msg).toBe(TotpMsg.notSetUp);
     const setup = await client.ok<TotpSetup>("/api/user/totp_setup");
@@ -111,6 +120,7 @@ describe("enrolment", () => {
       enabled: true,
       required: false,
       recoveryCodesLeft: 10,
+      passkeys: 0,
     });
     // Stored hashed: no code appears in the database as given.
     const stored = await server.context.db.all<{ code_hash: string }>(
@@ -302,6 +312,7 @@ describe("turning it off", () => {
       enabled: false,
       required: false,
       recoveryCodesLeft: 0,
+      passkeys: 0,
     });
     const again = await account.client.call("/api/user/totp_disable", { code: codeOf(account.secret, 1) });
     expect(again.msg).toBe(TotpMsg.notOn);
@@ -357,5 +368,74 @@ describe("mandatory for staff (totp_required_staff)", () => {
     } finally {
       await server.context.settings.update({ totp_required_staff: false });
     }
+  });
+});
+
+describe("passkeys (WebAuthn) as another second factor", () => {
+  /** An enrolled account with a passkey added through the calls, from a software authenticator. */
+  async function withPasskey() {
+    const account = await enrolled();
+    const authenticator = new SoftAuthenticator(server.url);
+    const options = await account.client.ok<PasskeyCreationOptions>("/api/user/passkey_options");
+    expect(options.rp).toEqual({ id: "127.0.0.1", name: "飞渡" });
+    expect(options.user.name).toBe(account.email);
+    await account.client.ok("/api/user/passkey_add", authenticator.create(options.challenge));
+    return { account, authenticator };
+  }
+
+  test("added while TOTP is on (audited); refused without TOTP or with a challenge not issued", async () => {
+    const { client } = await loggedInClient(server, { email: uniqueEmail("pk") });
+    expect((await client.call("/api/user/passkey_options")).msg).toBe(TotpMsg.notOn);
+    const { account, authenticator } = await withPasskey();
+    expect((await account.client.ok<TotpStatus>("/api/user/totp_status")).passkeys).toBe(1);
+    expect((await auditRows(account.email)).map((row) => row.action)).toEqual([
+      "user.2fa_enable",
+      "user.passkey_add",
+    ]);
+    // A creation for a challenge the server did not issue (or one already used) is refused.
+    const forged = await account.client.call("/api/user/passkey_add", authenticator.create("AAAA"));
+    expect([forged.code, forged.msg]).toEqual([Code.badInput, TotpMsg.passkeyFailed]);
+  });
+
+  test("logs in as login does; an assertion replayed or for another origin is refused", async () => {
+    const { account, authenticator } = await withPasskey();
+    const first = await passwordStep(account);
+    const data = first.answer.data as LoginChallenge;
+    expect(data.passkeys).toEqual([authenticator.credentialId.toString("base64url")]);
+    const assertion = authenticator.get(data.passkeyChallenge);
+    const done = await first.client.call<UserInfo>("/api/user/login_passkey", {
+      challenge: data.challenge,
+      ...assertion,
+    });
+    expect([done.code, done.data.email]).toEqual([0, account.email]);
+    expect(first.client.cookies.has("token")).toBe(true);
+
+    const second = await passwordStep(account);
+    const again = second.answer.data as LoginChallenge;
+    const replayed = await second.client.call("/api/user/login_passkey", {
+      challenge: again.challenge,
+      ...assertion,
+    });
+    expect([replayed.code, replayed.msg]).toEqual([Code.badInput, TotpMsg.passkeyFailed]);
+    const elsewhere = new SoftAuthenticator("https://phish.example", "127.0.0.1");
+    const phished = await second.client.call("/api/user/login_passkey", {
+      challenge: again.challenge,
+      ...elsewhere.get(again.passkeyChallenge),
+      credentialId: assertion.credentialId,
+    });
+    expect(phished.code).toBe(Code.badInput);
+    const ok = await second.client.call("/api/user/login_passkey", {
+      challenge: again.challenge,
+      ...authenticator.get(again.passkeyChallenge),
+    });
+    expect(ok.code).toBe(0);
+  });
+
+  test("turning TOTP off removes the passkeys", async () => {
+    const { account } = await withPasskey();
+    await account.client.ok("/api/user/totp_disable", { code: codeOf(account.secret, 1) });
+    expect(
+      await server.context.db.get("SELECT 1 AS left FROM passkeys WHERE user_id = ?", account.userId),
+    ).toBeNull();
   });
 });

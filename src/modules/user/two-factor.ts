@@ -1,11 +1,10 @@
 /**
  * Two-factor login with TOTP (issue 30): enrolment (a pending secret confirmed with a code, then
  * ten recovery codes shown once), the second factor checked at login and when turning it off, the
- * mandatory mode for staff, and the operator's reset. Each TOTP step is usable once per account:
+ * mandatory mode for staff, the operator's reset, and passkeys as another second factor. Each TOTP step is usable once per account:
  * `user_totp.last_step` only moves forward, by a compare-and-set in the database, so a code
  * replayed on another replica is refused too. Knows no HTTP.
  */
-
 import { randomBytes } from "node:crypto";
 import type { AppContext } from "../../context.ts";
 import { tx } from "../../db/db.ts";
@@ -15,7 +14,14 @@ import { SITE_TITLE } from "../../subscription/service.ts";
 import { recordAudit } from "../audit/service.ts";
 import type { Role } from "./schema.ts";
 import { base32Encode, matchingStep, newTotpSecret, otpauthUrl } from "./totp.ts";
-import { RECOVERY_CODE_COUNT, TotpMsg, type TotpSetup, type TotpStatus } from "./two-factor-schema.ts";
+import {
+  type PasskeyCreationOptions,
+  RECOVERY_CODE_COUNT,
+  TotpMsg,
+  type TotpSetup,
+  type TotpStatus,
+} from "./two-factor-schema.ts";
+import { fromBase64Url, sha256, toBase64Url, verifyAssertion, verifyRegistration } from "./webauthn.ts";
 
 /** How long the second step of a login may take, and how many wrong codes it survives. */
 export const CHALLENGE_MS = 5 * 60_000;
@@ -71,6 +77,7 @@ export async function totpStatus(ctx: AppContext, userId: string, role: Role | n
     enabled,
     required: isStaff(role) && (await ctx.settings.all()).totp_required_staff,
     recoveryCodesLeft: enabled ? Number(left?.n ?? 0) : 0,
+    passkeys: (await passkeyIds(ctx, userId)).length,
   };
 }
 
@@ -120,7 +127,7 @@ function newRecoveryCode(): string {
  * an unused recovery code (marked used). Runs in the caller's transaction, so a refusal that
  * rolls back leaves nothing used.
  */
-export async function useSecondFactor(ctx: AppContext, userId: string, code: string, now: number) {
+export async function spendSecondFactor(ctx: AppContext, userId: string, code: string, now: number) {
   const row = await totpRow(ctx, userId);
   if (row?.enabled_time == null) return false;
   const compact = code.replace(/\s/g, "");
@@ -162,11 +169,13 @@ export async function enableTotp(
   return { recoveryCodes };
 }
 
-/** Removes every trace of 2FA of an account (its secret, recovery codes and open login challenges). */
+/** Removes every trace of 2FA of an account (secret, recovery codes, passkeys, open login challenges). */
 async function removeTotp(ctx: AppContext, userId: string): Promise<void> {
   await ctx.db.run("DELETE FROM user_totp WHERE user_id = ?", userId);
   await ctx.db.run("DELETE FROM totp_recovery_codes WHERE user_id = ?", userId);
   await ctx.db.run("DELETE FROM login_challenges WHERE user_id = ?", userId);
+  await ctx.db.run("DELETE FROM passkeys WHERE user_id = ?", userId);
+  await ctx.db.run("DELETE FROM passkey_registrations WHERE user_id = ?", userId);
 }
 
 /** Turns 2FA off with a TOTP or recovery code. */
@@ -178,7 +187,7 @@ export async function disableTotp(
 ): Promise<void> {
   await tx(ctx.db, async () => {
     if (!(await isTotpEnabled(ctx, user.id))) throw new RpcError(Code.badInput, TotpMsg.notOn);
-    if (!(await useSecondFactor(ctx, user.id, code, now)))
+    if (!(await spendSecondFactor(ctx, user.id, code, now)))
       throw new RpcError(Code.badInput, TotpMsg.wrongCode);
     await removeTotp(ctx, user.id);
     await recordAudit(ctx.db, { action: "user.2fa_disable", target: user.email });
@@ -226,21 +235,161 @@ export async function spendChallengeTry(ctx: AppContext, token: string, now: num
   return row?.user_id ?? null;
 }
 
+/** A second factor presented at login: a TOTP or recovery code, or a passkey's assertion. */
+export type SecondFactor = { code: string } | { passkey: PasskeyAssertion; expected: PasskeyPlace };
+
 /**
  * Passes a challenge with a second factor, in one transaction: the challenge is used up and the
- * factor used, or neither (a wrong code throws and rolls back; its try was counted before).
+ * factor used, or neither (a wrong factor throws and rolls back; its try was counted before).
  */
 export async function passChallenge(
   ctx: AppContext,
   token: string,
   userId: string,
-  code: string,
+  factor: SecondFactor,
   now: number,
 ) {
   await tx(ctx.db, async () => {
     const gone = await ctx.db.run("DELETE FROM login_challenges WHERE token_hash = ?", sha256Hex(token));
     if (gone.changes !== 1) throw new RpcError(Code.badInput, TotpMsg.challengeExpired);
-    if (!(await useSecondFactor(ctx, userId, code, now)))
-      throw new RpcError(Code.badInput, TotpMsg.wrongCode);
+    const passed =
+      "code" in factor
+        ? await spendSecondFactor(ctx, userId, factor.code, now)
+        : await checkPasskey(
+            ctx,
+            userId,
+            factor.passkey,
+            { ...factor.expected, challenge: fromBase64Url(passkeyChallengeOf(token)) },
+            now,
+          );
+    if (!passed)
+      throw new RpcError(Code.badInput, "code" in factor ? TotpMsg.wrongCode : TotpMsg.passkeyFailed);
   });
+}
+
+// ---- passkeys (WebAuthn) as another second factor of an account with TOTP on ----
+
+/** How long adding a passkey may take. */
+const PASSKEY_REGISTRATION_MS = 5 * 60_000;
+
+/** Where the page is: the origins it may be on and the RP id (its host name). */
+export interface PasskeyPlace {
+  origins: readonly string[];
+  rpId: string;
+}
+
+export interface PasskeyAssertion {
+  credentialId: string;
+  clientDataJSON: string;
+  authenticatorData: string;
+  signature: string;
+}
+
+/**
+ * The WebAuthn challenge of a login's second step: derived from its challenge token, so it is as
+ * random, as short-lived and as single-use as the token (passChallenge deletes it).
+ */
+export const passkeyChallengeOf = (token: string) => toBase64Url(sha256(`passkey:${token}`));
+
+/** The account's passkeys' credential ids (base64url), for the login's allowCredentials. */
+export async function passkeyIds(ctx: AppContext, userId: string): Promise<string[]> {
+  const rows = await ctx.db.all<{ credential_id: string }>(
+    "SELECT credential_id FROM passkeys WHERE user_id = ? ORDER BY create_time",
+    userId,
+  );
+  return rows.map((row) => row.credential_id);
+}
+
+/** The options of navigator.credentials.create for a new passkey; only while TOTP is on. */
+export async function passkeyRegistrationOptions(
+  ctx: AppContext,
+  user: { id: string; email: string },
+  place: PasskeyPlace,
+  now = Date.now(),
+): Promise<PasskeyCreationOptions> {
+  if (!(await isTotpEnabled(ctx, user.id))) throw new RpcError(Code.badInput, TotpMsg.notOn);
+  const challenge = randomBytes(32);
+  await ctx.db.run(
+    `INSERT INTO passkey_registrations (user_id, challenge, expire_time) VALUES (?, ?, ?)
+       ON CONFLICT (user_id) DO UPDATE SET challenge = excluded.challenge, expire_time = excluded.expire_time`,
+    user.id,
+    toBase64Url(challenge),
+    now + PASSKEY_REGISTRATION_MS,
+  );
+  return {
+    challenge: toBase64Url(challenge),
+    rp: { id: place.rpId, name: SITE_TITLE },
+    user: { id: toBase64Url(Buffer.from(user.id)), name: user.email, displayName: user.email },
+    excludeCredentials: await passkeyIds(ctx, user.id),
+  };
+}
+
+/** Stores the passkey the browser created for the options above; audited as user.passkey_add. */
+export async function addPasskey(
+  ctx: AppContext,
+  user: { id: string; email: string },
+  response: { clientDataJSON: string; attestationObject: string },
+  place: PasskeyPlace,
+  now = Date.now(),
+): Promise<void> {
+  await tx(ctx.db, async () => {
+    const pending = await ctx.db.get<{ challenge: string }>(
+      "DELETE FROM passkey_registrations WHERE user_id = ? AND expire_time > ? RETURNING challenge",
+      user.id,
+      now,
+    );
+    if (!pending || !(await isTotpEnabled(ctx, user.id)))
+      throw new RpcError(Code.badInput, TotpMsg.passkeyFailed);
+    const credential = verifyRegistration(
+      {
+        clientDataJSON: fromBase64Url(response.clientDataJSON),
+        attestationObject: fromBase64Url(response.attestationObject),
+      },
+      { ...place, challenge: fromBase64Url(pending.challenge) },
+    );
+    if (!credential) throw new RpcError(Code.badInput, TotpMsg.passkeyFailed);
+    await ctx.db.run(
+      `INSERT INTO passkeys (credential_id, user_id, public_key, sign_count, create_time) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT DO NOTHING`,
+      credential.credentialId,
+      user.id,
+      credential.publicKey,
+      credential.signCount,
+      now,
+    );
+    await recordAudit(ctx.db, { action: "user.passkey_add", target: user.email });
+  });
+}
+
+/** Checks a passkey's assertion for the account and records its counter; in the caller's transaction. */
+async function checkPasskey(
+  ctx: AppContext,
+  userId: string,
+  assertion: PasskeyAssertion,
+  expected: PasskeyPlace & { challenge: Uint8Array },
+  now: number,
+): Promise<boolean> {
+  const stored = await ctx.db.get<{ public_key: string; sign_count: number }>(
+    "SELECT public_key, sign_count FROM passkeys WHERE credential_id = ? AND user_id = ?",
+    assertion.credentialId,
+    userId,
+  );
+  if (!stored) return false;
+  const count = verifyAssertion(
+    {
+      clientDataJSON: fromBase64Url(assertion.clientDataJSON),
+      authenticatorData: fromBase64Url(assertion.authenticatorData),
+      signature: fromBase64Url(assertion.signature),
+    },
+    { publicKey: stored.public_key, signCount: stored.sign_count },
+    expected,
+  );
+  if (count === null) return false;
+  await ctx.db.run(
+    "UPDATE passkeys SET sign_count = ?, last_used_time = ? WHERE credential_id = ?",
+    count,
+    now,
+    assertion.credentialId,
+  );
+  return true;
 }
