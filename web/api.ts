@@ -61,7 +61,7 @@ import type {
   UserListInput,
 } from "../src/modules/user/admin-schema.ts";
 import type { ChangeUseInfoInput, PermissionGrant, UserInfo } from "../src/modules/user/schema.ts";
-import type { TotpSetup, TotpStatus } from "../src/modules/user/two-factor-schema.ts";
+import type { PasskeyCreationOptions, TotpSetup, TotpStatus } from "../src/modules/user/two-factor-schema.ts";
 import type {
   AddressType,
   AdminWallet,
@@ -247,6 +247,18 @@ export interface CallMap {
   "/api/user/totp_setup": { input: Empty; output: TotpSetup };
   "/api/user/totp_enable": { input: { code: string }; output: { recoveryCodes: string[] } };
   "/api/user/totp_disable": { input: { code: string }; output: null };
+  "/api/user/passkey_options": { input: Empty; output: PasskeyCreationOptions };
+  "/api/user/passkey_add": { input: { clientDataJSON: string; attestationObject: string }; output: null };
+  "/api/user/login_passkey": {
+    input: {
+      challenge: string;
+      credentialId: string;
+      clientDataJSON: string;
+      authenticatorData: string;
+      signature: string;
+    };
+    output: UserInfo;
+  };
 }
 
 /** What the node form sends: the wire fields without the server-made ones; empty password keeps it. */

@@ -3,13 +3,15 @@
  * a customer turns it on on 我的账户 (the QR code decoded back to the otpauth URL with jsQR as a
  * phone would, the code computed from its secret, the ten recovery codes shown once), logs out,
  * logs in with the password and then a code, and turns it off with a recovery code; mandatory
- * mode keeps an admin on the enrolment page until it is on. axe-core on every new screen at 1280
+ * mode keeps an admin on the enrolment page until it is on; a passkey added through Chromium's
+ * virtual authenticator (DevTools protocol) then stands in for the code. axe-core on every new screen at 1280
  * and 390 px; screenshots in test-results/.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import jsQR from "jsqr";
 import type { Browser, Page } from "playwright-core";
 import { base32Decode, hotp, timeStep } from "../../src/modules/user/totp.ts";
+import type { TotpSetup } from "../../src/modules/user/two-factor-schema.ts";
 import { loggedInClient, startTestServer, type TestServer, uniqueEmail } from "../harness.ts";
 import {
   launchChromium,
@@ -107,8 +109,8 @@ async function logout(page: Page) {
   await page.waitForURL((url) => url.hash === "#/login");
 }
 
-async function typePassword(page: Page, email: string, password: string) {
-  await page.goto(`${server.url}/#/login`);
+async function typePassword(page: Page, email: string, password: string, base = server.url) {
+  await page.goto(`${base}/#/login`);
   await page.getByLabel("邮箱").fill(email);
   await page.getByLabel("密码").fill(password);
   await page.getByRole("button", { name: "登录", exact: true }).click();
@@ -192,5 +194,55 @@ describe("two-factor login in the browser", () => {
     } finally {
       await server.context.settings.update({ totp_required_staff: false });
     }
+  });
+
+  test("a passkey added through Chromium's virtual authenticator stands in for the code", async () => {
+    const customer = await loggedInClient(server, { email: uniqueEmail("passkey") });
+    const setup = await customer.client.ok<TotpSetup>("/api/user/totp_setup");
+    await customer.client.ok("/api/user/totp_enable", { code: codeOf(setup.secret) });
+    // WebAuthn wants a domain as the RP id: the same server as http://localhost.
+    const local = server.url.replace("127.0.0.1", "localhost");
+    const { context, page, errors } = await newPage(browser, 1280);
+    const cdp = await context.newCDPSession(page);
+    await cdp.send("WebAuthn.enable");
+    await cdp.send("WebAuthn.addVirtualAuthenticator", {
+      options: {
+        protocol: "ctap2",
+        transport: "internal",
+        hasResidentKey: true,
+        hasUserVerification: true,
+        isUserVerified: true,
+        automaticPresenceSimulation: true,
+      },
+    });
+
+    await typePassword(page, customer.email, customer.password, local);
+    await page.getByLabel("验证码").fill(codeOf(setup.secret, 1));
+    await page.getByRole("button", { name: "验证", exact: true }).click();
+    await page.waitForURL((url) => url.hash === "#/");
+    await page.goto(`${local}/#/user_info`);
+    await section(page).getByText("通行密钥 0 个", { exact: false }).waitFor();
+    await section(page).getByRole("button", { name: "添加通行密钥" }).click();
+    await page.locator(".toast", { hasText: "通行密钥已添加" }).waitFor();
+    await section(page).getByText("通行密钥 1 个", { exact: false }).waitFor();
+    await expectAccessible(page);
+    await screenshots(page, "two-factor-passkey-added");
+
+    await logout(page);
+    await typePassword(page, customer.email, customer.password, local);
+    const usePasskey = page.getByRole("button", { name: "使用通行密钥" });
+    await usePasskey.waitFor();
+    await expectAccessible(page);
+    await screenshots(page, "two-factor-login-passkey");
+    await usePasskey.click();
+    await page.getByRole("button", { name: "用户菜单" }).waitFor();
+    await page.waitForURL((url) => url.hash === "#/");
+    const used = await server.context.db.get<{ last_used_time: number | null }>(
+      "SELECT last_used_time FROM passkeys WHERE user_id = ?",
+      customer.user.id,
+    );
+    expect(used?.last_used_time).toBeGreaterThan(0);
+    expect(errors).toEqual([]);
+    await context.close();
   });
 });

@@ -2,13 +2,15 @@ import { type FormEvent, useEffect, useRef, useState } from "react";
 import { useSearch } from "wouter";
 import { TotpMsg } from "../../src/modules/user/constants.ts";
 import type { FieldErrors } from "../../src/modules/user/schema.ts";
+import type { LoginChallenge } from "../../src/modules/user/two-factor-schema.ts";
 import { Code } from "../../src/rpc/codes.ts";
-import { call } from "../api.ts";
+import { type Answer, call } from "../api.ts";
 import { AuthLayout } from "../components/AuthLayout.tsx";
 import { EmailField, Field, SubmitButton } from "../components/Field.tsx";
 import { TOAST_SHORT, toast } from "../components/Toast.tsx";
 import { ALREADY_JUMP_TO_REGISTER, getFlag, loginRecords, setFlag } from "../lib/localTable.ts";
 import { go } from "../lib/nav.ts";
+import { getPasskeyAssertion, passkeysSupported } from "../lib/passkey.ts";
 import { queryParam } from "../lib/query.ts";
 import { isAgency, refreshAfterLogin, useSession } from "../session.ts";
 
@@ -30,7 +32,8 @@ const CODE_STEP_CODES = new Set<number>([Code.badInput, Code.forbidden, Code.too
  * The second step of a login with two-factor login on (issue 30): the code of the authenticator
  * app or a recovery code, for the challenge the password step answered (1040).
  */
-function CodeStep({ challenge, onBack }: { challenge: string; onBack(expired?: string): void }) {
+function CodeStep({ login, onBack }: { login: LoginChallenge; onBack(expired?: string): void }) {
+  const challenge = login.challenge;
   const [code, setCode] = useState("");
   const [error, setError] = useState("");
   const [busy, setBusy] = useState(false);
@@ -45,7 +48,21 @@ function CodeStep({ challenge, onBack }: { challenge: string; onBack(expired?: s
       return;
     }
     setBusy(true);
-    const answer = await call("/api/user/login_totp", { challenge, code: code.trim() });
+    await finish(await call("/api/user/login_totp", { challenge, code: code.trim() }));
+  }
+
+  async function signWithPasskey() {
+    if (busy) return;
+    setBusy(true);
+    const assertion = await getPasskeyAssertion(login);
+    if (assertion) await finish(await call("/api/user/login_passkey", assertion));
+    else {
+      setBusy(false);
+      setError(TotpMsg.passkeyFailed);
+    }
+  }
+
+  async function finish(answer: Answer<unknown>) {
     if (answer.code !== Code.ok) {
       setBusy(false);
       if (answer.code === Code.network) return;
@@ -79,6 +96,16 @@ function CodeStep({ challenge, onBack }: { challenge: string; onBack(expired?: s
         <SubmitButton busy={busy} busyText="验证中…">
           验证
         </SubmitButton>
+        {login.passkeys.length > 0 && passkeysSupported() ? (
+          <button
+            type="button"
+            className="btn btn-block"
+            disabled={busy}
+            onClick={() => void signWithPasskey()}
+          >
+            使用通行密钥
+          </button>
+        ) : null}
       </form>
       <div className="auth-links">
         <button type="button" className="btn btn-ghost btn-small" onClick={() => onBack()}>
@@ -91,7 +118,7 @@ function CodeStep({ challenge, onBack }: { challenge: string; onBack(expired?: s
 
 export function LoginPage() {
   const session = useSession();
-  const [challenge, setChallenge] = useState<string | null>(null);
+  const [challenge, setChallenge] = useState<LoginChallenge | null>(null);
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
   const [errors, setErrors] = useState<FieldErrors<"email" | "password">>({});
@@ -128,7 +155,7 @@ export function LoginPage() {
     });
     if (answer.code === Code.totpCodeNeeded) {
       setBusy(false);
-      setChallenge((answer.data as unknown as { challenge: string }).challenge);
+      setChallenge(answer.data as unknown as LoginChallenge);
       return;
     }
     if (answer.code !== Code.ok) {
@@ -149,7 +176,7 @@ export function LoginPage() {
     return (
       <AuthLayout>
         <CodeStep
-          challenge={challenge}
+          login={challenge}
           onBack={(expired) => {
             setChallenge(null);
             setErrors(expired ? { password: expired } : {});

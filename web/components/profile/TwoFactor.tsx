@@ -1,13 +1,14 @@
 /**
  * 两步验证 (issue 30): turning two-factor login on (a QR code of the otpauth URL and the secret to
  * type, confirmed with a code, then the ten recovery codes shown once with a copy button) and off
- * (with a code, after confirming). On 我的账户 and on /two_factor, where mandatory mode keeps staff.
+ * (with a code, after confirming), and adding passkeys while it is on. On 我的账户 and on /two_factor, where mandatory mode keeps staff.
  */
 import { type FormEvent, useCallback, useEffect, useState } from "react";
 import { TotpMsg } from "../../../src/modules/user/constants.ts";
 import type { TotpSetup, TotpStatus } from "../../../src/modules/user/two-factor-schema.ts";
 import { Code } from "../../../src/rpc/codes.ts";
 import { call } from "../../api.ts";
+import { createPasskey, passkeysSupported } from "../../lib/passkey.ts";
 import { useConfirm } from "../admin/ConfirmDialog.tsx";
 import { copyToClipboard } from "../clipboard.ts";
 import { Field } from "../Field.tsx";
@@ -19,6 +20,7 @@ export const TwoFactorMsg = {
   disabled: "两步验证已关闭",
   failed: "操作失败",
   codesCopied: "恢复码已复制",
+  passkeyAdded: "通行密钥已添加",
 } as const;
 
 /** A one-time code typed by the user: the 6 digits of the app, or a recovery code. */
@@ -143,6 +145,36 @@ function Enrol({ onEnabled }: { onEnabled(codes: string[]): void }) {
   );
 }
 
+/** 通行密钥: how many, and adding one (this browser's or a security key) as another second factor. */
+function Passkeys({ count, onAdded }: { count: number; onAdded(): void }) {
+  const [busy, setBusy] = useState(false);
+
+  async function add() {
+    setBusy(true);
+    const options = await call("/api/user/passkey_options", {});
+    const created = options.code === Code.ok ? await createPasskey(options.data) : null;
+    const answer = created ? await call("/api/user/passkey_add", created) : null;
+    setBusy(false);
+    if (options.code !== Code.ok) refusal(options, (msg) => toast.error(msg));
+    else if (!answer) toast.error(TotpMsg.passkeyFailed);
+    else if (answer.code === Code.ok) {
+      toast.success(TwoFactorMsg.passkeyAdded);
+      onAdded();
+    } else refusal(answer, (msg) => toast.error(msg));
+  }
+
+  return (
+    <div className="two-factor-passkeys">
+      <span className="card-note">通行密钥 {count} 个：登录时可用指纹、面容或安全密钥代替验证码。</span>
+      {passkeysSupported() ? (
+        <button type="button" className="btn btn-small" disabled={busy} onClick={() => void add()}>
+          添加通行密钥
+        </button>
+      ) : null}
+    </div>
+  );
+}
+
 function TurnOff({ status, onDisabled }: { status: TotpStatus; onDisabled(): void }) {
   const [code, setCode] = useState("");
   const [error, setError] = useState("");
@@ -228,7 +260,10 @@ export function TwoFactorSection({ onChange }: { onChange?: () => void }) {
           }}
         />
       ) : status === null ? null : status.enabled ? (
-        <TurnOff status={status} onDisabled={() => void settled()} />
+        <>
+          <TurnOff status={status} onDisabled={() => void settled()} />
+          <Passkeys count={status.passkeys} onAdded={() => void load()} />
+        </>
       ) : (
         <Enrol onEnabled={setCodes} />
       )}
