@@ -51,7 +51,7 @@ function readmeRows(): Row[] {
       const text = (/`([^`]+)`/.exec(line)?.[1] ?? "").replaceAll("\\|", "|");
       let paths = [""];
       for (const word of text.split(/\s+/).slice(1)) {
-        if (!/^[a-z][a-z-]*(\|[a-z][a-z-]*)*$/.test(word)) break;
+        if (!/^[a-z0-9][a-z0-9-]*(\|[a-z0-9][a-z0-9-]*)*$/.test(word)) break; // `user 2fa-reset`
         paths = paths.flatMap((path) => word.split("|").map((name) => `${path} ${name}`.trim()));
       }
       return { text, paths, options: text.match(/--[a-z][a-z-]*/g) ?? [] };

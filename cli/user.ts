@@ -13,6 +13,7 @@ import { transformPassword } from "../src/modules/user/password.ts";
 import { ROLES } from "../src/modules/user/row.ts";
 import { EMAIL_PATTERN, PASSWORD_MIN, type Role } from "../src/modules/user/schema.ts";
 import { createUser, findUserByEmail, setPassword, setRole } from "../src/modules/user/service.ts";
+import { resetTotp } from "../src/modules/user/two-factor.ts";
 import { RpcError } from "../src/rpc/codes.ts";
 import { registerDeviceCommands } from "./devices.ts";
 import {
@@ -296,5 +297,27 @@ export function registerUserCommands(program: Command) {
       } finally {
         await ctx.db.close();
       }
+    });
+
+  user
+    .command("2fa-reset")
+    .description(
+      "turn two-factor login off for an account locked out of it (lost phone and recovery codes); " +
+        "it logs in with its password alone until it turns 2FA on again. Audited (user.2fa_reset)",
+    )
+    .argument("<email>", "the account's e-mail")
+    .addOption(dataOption())
+    .action(async (emailArg: string, options: { data?: string }) => {
+      const email = emailArg.trim().toLowerCase();
+      await withContextAsync(options.data, async (ctx) => {
+        const account = await findUserByEmail(ctx, email);
+        if (!account) throw new Error(`no account with the e-mail ${email}`);
+        const wasOn = await resetTotp(ctx, account);
+        console.log(
+          wasOn
+            ? `two-factor login of ${email} turned off; it logs in with its password alone`
+            : `two-factor login was not on for ${email}; nothing changed`,
+        );
+      });
     });
 }

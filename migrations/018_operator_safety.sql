@@ -36,6 +36,52 @@ END;
 
 
 -- ===== Two-factor login =====
+-- TOTP (RFC 6238) per account (src/modules/user/two-factor.ts). enabled_time is NULL while the
+-- secret is set up but not yet confirmed with a code. last_step is the highest 30-second time step
+-- a code was accepted for: a code is taken only for a later step (compare-and-set in the database),
+-- so each code works once, on every replica.
+CREATE TABLE user_totp (
+  user_id TEXT PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+  secret TEXT NOT NULL,
+  enabled_time INTEGER,
+  last_step INTEGER NOT NULL DEFAULT 0,
+  create_time INTEGER NOT NULL
+);
+-- The ten one-time recovery codes shown once at enrolment: only their SHA-256 is kept.
+CREATE TABLE totp_recovery_codes (
+  user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  code_hash TEXT NOT NULL,
+  used_time INTEGER,
+  PRIMARY KEY (user_id, code_hash)
+);
+-- The second step of a login: a password was right for an enrolled account. Only the token's
+-- SHA-256 is kept; it lives a few minutes and dies after a few wrong codes.
+CREATE TABLE login_challenges (
+  token_hash TEXT PRIMARY KEY,
+  user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  create_time INTEGER NOT NULL,
+  expire_time INTEGER NOT NULL,
+  tries INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX login_challenges_user ON login_challenges (user_id);
+CREATE INDEX login_challenges_expire ON login_challenges (expire_time);
+-- Passkeys (WebAuthn) of an account with TOTP on: another second factor at login. The public key
+-- as SPKI DER (base64); sign_count as the authenticator last reported it.
+CREATE TABLE passkeys (
+  credential_id TEXT PRIMARY KEY,
+  user_id TEXT NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  public_key TEXT NOT NULL,
+  sign_count INTEGER NOT NULL DEFAULT 0,
+  create_time INTEGER NOT NULL,
+  last_used_time INTEGER
+);
+CREATE INDEX passkeys_user ON passkeys (user_id);
+-- The challenge of a passkey being added (one at a time per account, a few minutes).
+CREATE TABLE passkey_registrations (
+  user_id TEXT PRIMARY KEY REFERENCES users (id) ON DELETE CASCADE,
+  challenge TEXT NOT NULL,
+  expire_time INTEGER NOT NULL
+);
 -- ===== end of two-factor login =====
 
 

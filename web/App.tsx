@@ -1,6 +1,7 @@
 import { type ComponentType, lazy, Suspense, useEffect } from "react";
 import { Router, useLocation } from "wouter";
 import { useHashLocation } from "wouter/use-hash-location";
+import { TWO_FACTOR_PATH } from "./api.ts";
 import { Announcement } from "./components/Announcement.tsx";
 import { Footer, Header } from "./components/Header.tsx";
 import { Toaster } from "./components/Toast.tsx";
@@ -80,6 +81,7 @@ const ShopPage = lazyPage(() => import("./pages/Shop.tsx").then((m) => m.ShopPag
 const TrafficRecordsPage = lazyPage(() =>
   import("./pages/TrafficRecords.tsx").then((m) => m.TrafficRecordsPage),
 );
+const TwoFactorPage = lazyPage(() => import("./pages/TwoFactor.tsx").then((m) => m.TwoFactorPage));
 const UserInfoPage = lazyPage(() => import("./pages/UserInfo.tsx").then((m) => m.UserInfoPage));
 const WalletPage = lazyPage(() => import("./pages/Wallet.tsx").then((m) => m.WalletPage));
 const WindowsErrorsPage = lazyPage(() =>
@@ -126,6 +128,7 @@ const PAGES: Record<string, ComponentType> = {
   "/windows_errors": WindowsErrorsPage,
   "/apple_id_share": AppleIdSharePage,
   "/apple_id_signup_guide": AppleIdSignupGuidePage,
+  "/two_factor": TwoFactorPage,
 };
 
 /** The 17 client guides of web/routes.ts: one component over per-client data. */
@@ -167,16 +170,22 @@ function Page() {
   const info = ROUTES[path];
   useDocumentMeta(info);
   const needsLogin = Boolean(info?.auth) && session.ready && !session.user;
+  // Two-factor login mandatory and not on (issue 30): nowhere but the enrolment page.
+  const mustEnrol = session.user?.mustEnrolTotp === true && path !== TWO_FACTOR_PATH;
 
   useEffect(() => {
     if (needsLogin) go("/login", { replace: true });
   }, [needsLogin]);
 
   useEffect(() => {
+    if (mustEnrol) go(TWO_FACTOR_PATH, { replace: true });
+  }, [mustEnrol]);
+
+  useEffect(() => {
     if (path) window.scrollTo(0, 0);
   }, [path]);
 
-  if (info?.auth && !session.user) return <PageSpinner />;
+  if ((info?.auth && !session.user) || mustEnrol) return <PageSpinner />;
   const Component = info ? (PAGES[path] ?? (info.guide ? GuideRoute : undefined)) : undefined;
   return Component ? (
     <Suspense fallback={<PageSpinner />}>

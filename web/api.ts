@@ -62,6 +62,7 @@ import type {
   UserListInput,
 } from "../src/modules/user/admin-schema.ts";
 import type { ChangeUseInfoInput, PermissionGrant, UserInfo } from "../src/modules/user/schema.ts";
+import type { PasskeyCreationOptions, TotpSetup, TotpStatus } from "../src/modules/user/two-factor-schema.ts";
 import type {
   AddressType,
   AdminWallet,
@@ -78,6 +79,9 @@ import { TOAST_SHORT, toast } from "./components/Toast.tsx";
 import { go } from "./lib/nav.ts";
 
 export type { Answer };
+
+/** The page a staff account is kept on while two-factor login is mandatory and not on. */
+export const TWO_FACTOR_PATH = "/two_factor";
 
 export const NETWORK_ERROR_TOAST = "网络错误，请稍后重试";
 export const NETWORK_ERROR_MSG = "网络错误";
@@ -240,6 +244,24 @@ export interface CallMap {
   "/api/admin/users/devices": { input: { uid: string }; output: DeviceList };
   "/api/admin/users/remove_devices": { input: { uid: string; hwid?: string }; output: DeviceList };
   "/api/admin/users/set_device_limit": { input: SetDeviceLimitInput; output: DeviceLimit };
+  // two-factor login (issue 30)
+  "/api/user/login_totp": { input: { challenge: string; code: string }; output: UserInfo };
+  "/api/user/totp_status": { input: Empty; output: TotpStatus };
+  "/api/user/totp_setup": { input: Empty; output: TotpSetup };
+  "/api/user/totp_enable": { input: { code: string }; output: { recoveryCodes: string[] } };
+  "/api/user/totp_disable": { input: { code: string }; output: null };
+  "/api/user/passkey_options": { input: Empty; output: PasskeyCreationOptions };
+  "/api/user/passkey_add": { input: { clientDataJSON: string; attestationObject: string }; output: null };
+  "/api/user/login_passkey": {
+    input: {
+      challenge: string;
+      credentialId: string;
+      clientDataJSON: string;
+      authenticatorData: string;
+      signature: string;
+    };
+    output: UserInfo;
+  };
 }
 
 /** What the node form sends: the wire fields without the server-made ones; empty password keeps it. */
@@ -308,6 +330,8 @@ export async function callRaw<T = unknown>(
   if (!decoded.ok || typeof decoded.value !== "object" || decoded.value === null) return networkFailure<T>();
   const answer = decoded.value as Answer<T>;
   if (answer.code === Code.notLoggedIn && !options.quiet) onSessionExpired();
+  // Two-factor login is mandatory for this staff account and it has not enrolled (issue 30).
+  if (answer.code === Code.totpEnrolmentNeeded) go(TWO_FACTOR_PATH, { replace: true });
   return answer;
 }
 

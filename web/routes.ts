@@ -62,6 +62,7 @@ export const ROUTES: Record<string, RouteInfo> = {
   "/quantumultx_for_ios": guide("QuantumultX", "iOS"),
   "/clash_for_macos": guide("Clash", "macOS"),
   "/user_info": { title: "我的账户", auth: true },
+  "/two_factor": { title: "两步验证", auth: true },
   "/lucky_draw": { title: "幸运抽奖", auth: true },
   "/agency": { title: "代理中心", auth: true },
   // back office (seed 001 §2)

@@ -12,6 +12,8 @@ import { roleOf, type UserRow } from "../modules/user/row.ts";
 import type { Role } from "../modules/user/schema.ts";
 import { touchActivity } from "../modules/user/service.ts";
 import { resolveSession } from "../modules/user/session.ts";
+import { ENROLMENT_CALLS, mustEnrolTotp } from "../modules/user/two-factor.ts";
+import { TotpMsg } from "../modules/user/two-factor-schema.ts";
 import { Code, RpcError } from "./codes.ts";
 import { type CookieOptions, cookieValue, isHttps, parseCookies, serializeCookie } from "./cookies.ts";
 import { fromBase64Json } from "./envelope.ts";
@@ -215,6 +217,7 @@ async function answerCall(app: AppContext, def: CallDef, request: Request, ip: s
     const ctx = await buildContext(app, request, ip);
     const denied = accessError(def.access, ctx.role);
     if (denied) return denied;
+    if (await mustEnrolFirst(app, def, ctx)) return fail(Code.totpEnrolmentNeeded, TotpMsg.enrolFirst);
     const payload = await readPayload(request);
     if (!payload.ok) return fail(Code.badInput, payload.msg);
     const parsed = def.input.safeParse(payload.value);
@@ -228,10 +231,20 @@ async function answerCall(app: AppContext, def: CallDef, request: Request, ip: s
     const data = await handleAs(ctx, () => def.handle(ctx, parsed.data));
     return envelopeResponse(Code.ok, data ?? null, "ok", ctx.outCookies);
   } catch (error) {
-    if (error instanceof RpcError) return fail(error.code, error.message);
+    if (error instanceof RpcError) return envelopeResponse(error.code, error.data, error.message);
     await recordError(app.db, def.path, error);
     return fail(Code.internal, "服务器内部错误");
   }
+}
+
+/**
+ * Two-factor login mandatory for staff (totp_required_staff): an admin or yunying without it may
+ * make only the enrolment calls. Public calls stay open (a visitor may make them); customers cost
+ * nothing (mustEnrolTotp reads the database only for staff while the setting is on).
+ */
+async function mustEnrolFirst(app: AppContext, def: CallDef, ctx: CallContext): Promise<boolean> {
+  if (def.access === "public" || !ctx.user || ENROLMENT_CALLS.has(def.path)) return false;
+  return await mustEnrolTotp(app, ctx.user.id, ctx.role);
 }
 
 /** Answer for an `/api/*` path nobody declared: the role guard first, so probing admin paths learns nothing. */

@@ -122,3 +122,25 @@ export async function screenshots(page: Page, name: string) {
   await page.screenshot({ path: join(SHOTS, `${name}-390.png`), fullPage: true });
   await page.setViewportSize({ width: 1280, height: 800 });
 }
+
+/**
+ * axe-core's serious and critical violations on the page as it is, as `rule: target` lines (for a
+ * test's own new screens; tests/e2e/a11y.test.ts scans every route with more detail).
+ */
+export async function seriousAxeViolations(page: Page): Promise<string[]> {
+  const axe = (await import("axe-core")).default;
+  if (!(await page.evaluate(() => "axe" in window))) await page.evaluate(axe.source);
+  const violations = await page.evaluate(async () => {
+    const results = await (window as unknown as { axe: typeof import("axe-core") }).axe.run(document, {
+      resultTypes: ["violations"],
+    });
+    return results.violations.map((v) => ({
+      id: v.id,
+      impact: v.impact ?? "",
+      targets: v.nodes.map((node) => node.target.map(String).join(" ")),
+    }));
+  });
+  return violations
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .flatMap((v) => v.targets.map((target) => `${v.id}: ${target}`));
+}

@@ -104,6 +104,7 @@ const PAGE_CHECKS: Record<string, (page: Page) => Locator> = {
   "/traffic_records": (page) => page.getByLabel("记录类型"),
   "/wallet": (page) => page.getByRole("button", { name: "保存收款地址" }),
   "/user_info": (page) => page.getByRole("heading", { name: "基本资料" }),
+  "/two_factor": (page) => page.getByRole("region", { name: "两步验证" }),
   "/lucky_draw": (page) => page.getByLabel("奖品盘"),
   "/agency": (page) => page.getByText("您不是代理，不能分配流量"),
   "/admin_stastic": (page) => page.getByRole("button", { name: "30 天" }),

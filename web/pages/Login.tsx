@@ -1,13 +1,16 @@
 import { type FormEvent, useEffect, useRef, useState } from "react";
 import { useSearch } from "wouter";
+import { TotpMsg } from "../../src/modules/user/constants.ts";
 import type { FieldErrors } from "../../src/modules/user/schema.ts";
+import type { LoginChallenge } from "../../src/modules/user/two-factor-schema.ts";
 import { Code } from "../../src/rpc/codes.ts";
-import { call } from "../api.ts";
+import { type Answer, call } from "../api.ts";
 import { AuthLayout } from "../components/AuthLayout.tsx";
 import { EmailField, Field, SubmitButton } from "../components/Field.tsx";
 import { TOAST_SHORT, toast } from "../components/Toast.tsx";
 import { ALREADY_JUMP_TO_REGISTER, getFlag, loginRecords, setFlag } from "../lib/localTable.ts";
 import { go } from "../lib/nav.ts";
+import { getPasskeyAssertion, passkeysSupported } from "../lib/passkey.ts";
 import { queryParam } from "../lib/query.ts";
 import { isAgency, refreshAfterLogin, useSession } from "../session.ts";
 
@@ -22,8 +25,100 @@ const loadLoginRules = () =>
 /** Codes whose own message says more than "wrong e-mail or password" (disabled, rate limited). */
 const OWN_MESSAGE_CODES = new Set<number>([Code.forbidden, Code.tooManyRequests]);
 
+/** Codes of the second step whose message goes under the code field. */
+const CODE_STEP_CODES = new Set<number>([Code.badInput, Code.forbidden, Code.tooManyRequests]);
+
+/**
+ * The second step of a login with two-factor login on (issue 30): the code of the authenticator
+ * app or a recovery code, for the challenge the password step answered (1040).
+ */
+function CodeStep({ login, onBack }: { login: LoginChallenge; onBack(expired?: string): void }) {
+  const challenge = login.challenge;
+  const [code, setCode] = useState("");
+  const [error, setError] = useState("");
+  const [busy, setBusy] = useState(false);
+  const input = useRef<HTMLInputElement>(null);
+  useEffect(() => input.current?.focus(), []);
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    if (busy) return;
+    if (code.trim() === "") {
+      setError(TotpMsg.codeEmpty);
+      return;
+    }
+    setBusy(true);
+    await finish(await call("/api/user/login_totp", { challenge, code: code.trim() }));
+  }
+
+  async function signWithPasskey() {
+    if (busy) return;
+    setBusy(true);
+    const assertion = await getPasskeyAssertion(login);
+    if (assertion) await finish(await call("/api/user/login_passkey", assertion));
+    else {
+      setBusy(false);
+      setError(TotpMsg.passkeyFailed);
+    }
+  }
+
+  async function finish(answer: Answer<unknown>) {
+    if (answer.code !== Code.ok) {
+      setBusy(false);
+      if (answer.code === Code.network) return;
+      if (answer.msg === TotpMsg.challengeExpired) onBack(answer.msg);
+      else setError(CODE_STEP_CODES.has(answer.code) ? answer.msg : TotpMsg.wrongCode);
+      toast.error(LOGIN_FAILED_TOAST, TOAST_SHORT);
+      return;
+    }
+    loginRecords.add({ time: Date.now() });
+    await refreshAfterLogin();
+    setBusy(false);
+  }
+
+  return (
+    <>
+      <h1 className="auth-title">两步验证</h1>
+      <p className="auth-subtitle">请输入验证器应用中的 6 位验证码；手机不在身边时可输入一个恢复码</p>
+      <form className="form" onSubmit={submit} noValidate>
+        <Field
+          label="验证码"
+          name="totp"
+          inputMode="numeric"
+          autoComplete="one-time-code"
+          spellCheck={false}
+          placeholder="6 位验证码或恢复码"
+          ref={input}
+          value={code}
+          error={error}
+          onChange={(event) => setCode(event.target.value)}
+        />
+        <SubmitButton busy={busy} busyText="验证中…">
+          验证
+        </SubmitButton>
+        {login.passkeys.length > 0 && passkeysSupported() ? (
+          <button
+            type="button"
+            className="btn btn-block"
+            disabled={busy}
+            onClick={() => void signWithPasskey()}
+          >
+            使用通行密钥
+          </button>
+        ) : null}
+      </form>
+      <div className="auth-links">
+        <button type="button" className="btn btn-ghost btn-small" onClick={() => onBack()}>
+          返回重新登录
+        </button>
+      </div>
+    </>
+  );
+}
+
 export function LoginPage() {
   const session = useSession();
+  const [challenge, setChallenge] = useState<LoginChallenge | null>(null);
   const [email, setEmail] = useState("");
   const [password, setPassword] = useState("");
   const [errors, setErrors] = useState<FieldErrors<"email" | "password">>({});
@@ -58,6 +153,11 @@ export function LoginPage() {
       email: form.email,
       password: transformPassword(form.password),
     });
+    if (answer.code === Code.totpCodeNeeded) {
+      setBusy(false);
+      setChallenge(answer.data as unknown as LoginChallenge);
+      return;
+    }
     if (answer.code !== Code.ok) {
       setBusy(false);
       if (answer.code === Code.network) return;
@@ -70,6 +170,20 @@ export function LoginPage() {
     // permissions, would bounce a tab clicked in between back to home.
     await refreshAfterLogin();
     setBusy(false);
+  }
+
+  if (challenge) {
+    return (
+      <AuthLayout>
+        <CodeStep
+          login={challenge}
+          onBack={(expired) => {
+            setChallenge(null);
+            setErrors(expired ? { password: expired } : {});
+          }}
+        />
+      </AuthLayout>
+    );
   }
 
   return (

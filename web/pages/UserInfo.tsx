@@ -1,7 +1,7 @@
 /**
  * 我的账户 /user_info (seed 000 §2 Profile): avatar, special permissions, e-mail, the three
- * subscription toggles, 重置订阅链接, 我的设备 (issue 29), the Telegram bind section and 保存
- * (change_use_info).
+ * subscription toggles, 重置订阅链接, 我的设备 (issue 29), the Telegram bind section, 两步验证
+ * (issue 30) and 保存 (change_use_info).
  */
 import { useEffect, useState } from "react";
 import { DOWNLOAD_PREFIX } from "../../src/modules/file/schema.ts";
@@ -14,6 +14,7 @@ import { DeviceList } from "../components/profile/DeviceList.tsx";
 import { PermissionList } from "../components/profile/PermissionList.tsx";
 import { ProfileSwitch } from "../components/profile/ProfileSwitch.tsx";
 import { TelegramBind } from "../components/profile/TelegramBind.tsx";
+import { TwoFactorSection } from "../components/profile/TwoFactor.tsx";
 import { useResetSubscription } from "../components/subscribe/reset.tsx";
 import { toast } from "../components/Toast.tsx";
 import { refreshPermissions, refreshUserInfo, useSession } from "../session.ts";
@@ -197,6 +198,8 @@ function ProfileEditor({ user }: { user: UserInfo }) {
         <DeviceList key={user.userkey} />
 
         {user.is_agency_user ? null : <TelegramBind />}
+
+        <TwoFactorSection />
       </div>
     </div>
   );

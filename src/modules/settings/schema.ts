@@ -219,6 +219,9 @@ export const settingsSchema = z.object({
       "监控令牌须为 16 个以上可见字符（不含空格），留空则只允许本机抓取",
     )
     .default(""),
+  // two-factor login (issue 30)
+  /** On: admin and yunying accounts must turn on two-factor login before anything else. */
+  totp_required_staff: flag(false),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;

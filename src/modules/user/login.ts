@@ -12,7 +12,17 @@ import { randomHex, sha256Hex } from "../../rpc/ids.ts";
 import type { RateRule } from "../../rpc/rate-limit.ts";
 import type { UserRow } from "./row.ts";
 import { Msg, TOKEN_PATTERN } from "./schema.ts";
-import { findUserByEmail, verifyLogin } from "./service.ts";
+import { findUserByEmail, findUserById, verifyLogin } from "./service.ts";
+import {
+  isTotpEnabled,
+  openLoginChallenge,
+  passChallenge,
+  passkeyChallengeOf,
+  passkeyIds,
+  type SecondFactor,
+  spendChallengeTry,
+} from "./two-factor.ts";
+import { type LoginChallenge, TotpMsg } from "./two-factor-schema.ts";
 
 const WINDOW_MS = 10 * 60_000;
 /** Wrong passwords from clients the account does not trust, per account and per address. */
@@ -89,11 +99,42 @@ export interface LoginAttempt {
   deviceTokenFor: (userId: string) => string | undefined;
 }
 
+/** What a client presents at each step of a login: where it comes from and its trusted tokens. */
+type LoginClient = Pick<LoginAttempt, "ip" | "deviceTokenFor">;
+
+/**
+ * Reserves one try under the failure limits before a secret is looked at: the trusted browser's
+ * own budget while it has some, else the per-address and per-account ones. Null: may not try now.
+ */
+async function reserveLoginTry(
+  ctx: AppContext,
+  account: { id: string } | null,
+  email: string,
+  client: LoginClient,
+  now: number,
+) {
+  const device = account ? client.deviceTokenFor(account.id) : undefined;
+  const trusted = account !== null && device !== undefined && (await isTrusted(ctx, account.id, device, now));
+  const trustedKey = trusted ? sha256Hex(device) : null;
+  const reservation =
+    (trustedKey && (await ctx.limiter.reserve([{ rule: LOGIN_DEVICE_FAILURES, key: trustedKey }], now))) ||
+    (await ctx.limiter.reserve(
+      [
+        { rule: LOGIN_IP_FAILURES, key: client.ip },
+        { rule: LOGIN_ACCOUNT_FAILURES, key: email.toLowerCase() },
+      ],
+      now,
+    ));
+  if (!reservation) throw new RpcError(Code.tooManyRequests, Msg.tooManyLoginFailures);
+  return { reservation, trustedDevice: trusted ? device : undefined };
+}
+
 /**
  * Checks a password under the failure limits. Answers the user and the browser's trusted token
  * (to store in `deviceCookieName(user.id)`); throws 1005 when the client may not try now (before
  * the password is looked at), 1000 for a wrong password or unknown e-mail, 1003 for a disabled
- * account.
+ * account, and 1040 with `{challenge}` when the account has two-factor login (no session yet:
+ * logInWithCode finishes it).
  */
 export async function logIn(
   ctx: AppContext,
@@ -101,19 +142,7 @@ export async function logIn(
   now = Date.now(),
 ): Promise<{ user: UserRow; deviceToken: string }> {
   const known = await findUserByEmail(ctx, attempt.email);
-  const device = known ? attempt.deviceTokenFor(known.id) : undefined;
-  const trustedKey =
-    known && device && (await isTrusted(ctx, known.id, device, now)) ? sha256Hex(device) : null;
-  const reservation =
-    (trustedKey && (await ctx.limiter.reserve([{ rule: LOGIN_DEVICE_FAILURES, key: trustedKey }], now))) ||
-    (await ctx.limiter.reserve(
-      [
-        { rule: LOGIN_IP_FAILURES, key: attempt.ip },
-        { rule: LOGIN_ACCOUNT_FAILURES, key: attempt.email },
-      ],
-      now,
-    ));
-  if (!reservation) throw new RpcError(Code.tooManyRequests, Msg.tooManyLoginFailures);
+  const { reservation, trustedDevice } = await reserveLoginTry(ctx, known, attempt.email, attempt, now);
 
   let user: UserRow | null;
   try {
@@ -124,5 +153,35 @@ export async function logIn(
   }
   if (!user) throw new RpcError(Code.badInput, Msg.loginFailed);
   await reservation.release();
-  return { user, deviceToken: await trustDevice(ctx, user.id, trustedKey ? device : undefined, now) };
+  if (await isTotpEnabled(ctx, user.id)) {
+    const token = await openLoginChallenge(ctx, user.id, now);
+    const challenge: LoginChallenge = {
+      challenge: token,
+      passkeys: await passkeyIds(ctx, user.id),
+      passkeyChallenge: passkeyChallengeOf(token),
+    };
+    throw new RpcError(Code.totpCodeNeeded, TotpMsg.codeNeeded, challenge);
+  }
+  return { user, deviceToken: await trustDevice(ctx, user.id, trustedDevice, now) };
+}
+
+/**
+ * The second step of a login (issue 30): a TOTP or recovery code, or a passkey, for the challenge
+ * the password step answered. A wrong one counts toward the same failure limits as a wrong password (the
+ * reservation is kept) and toward the challenge's own tries; the challenge dies after
+ * CHALLENGE_TRIES or CHALLENGE_MS. Answers as logIn does.
+ */
+export async function logInWithCode(
+  ctx: AppContext,
+  attempt: LoginClient & { challenge: string; factor: SecondFactor },
+  now = Date.now(),
+): Promise<{ user: UserRow; deviceToken: string }> {
+  const userId = await spendChallengeTry(ctx, attempt.challenge, now);
+  const user = userId ? await findUserById(ctx, userId) : null;
+  if (!user) throw new RpcError(Code.badInput, TotpMsg.challengeExpired);
+  if (user.disabled) throw new RpcError(Code.forbidden, Msg.accountDisabled);
+  const { reservation, trustedDevice } = await reserveLoginTry(ctx, user, user.email, attempt, now);
+  await passChallenge(ctx, attempt.challenge, user.id, attempt.factor, now);
+  await reservation.release();
+  return { user, deviceToken: await trustDevice(ctx, user.id, trustedDevice, now) };
 }

@@ -1,18 +1,20 @@
 import { Elysia } from "elysia";
 import type { AppContext } from "../../context.ts";
 import { readJsonBody } from "../../lib/http.ts";
-import { type CallContext, defineCall, sessionToken } from "../../rpc/call.ts";
+import { type CallContext, defineCall, requestOrigin, sessionToken } from "../../rpc/call.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
 import { type CookieOptions, days, isHttps, serializeCookie } from "../../rpc/cookies.ts";
 import { requestView } from "../../rpc/request-view.ts";
+import { runAs } from "../audit/service.ts";
 import {
   confirmPasswordChange,
   confirmSignup,
   requestPasswordReset,
   sendSignupConfirmation,
 } from "./confirm.ts";
-import { deviceCookieName, logIn, TRUSTED_DEVICE_DAYS } from "./login.ts";
+import { deviceCookieName, logIn, logInWithCode, TRUSTED_DEVICE_DAYS } from "./login.ts";
 import { changeUseInfo } from "./profile.ts";
+import type { UserRow } from "./row.ts";
 import {
   ConfirmMsg,
   changeUseInfoInput,
@@ -28,6 +30,23 @@ import {
 } from "./schema.ts";
 import { createUser, resetUserkey, userFromSubscriptionUrl, userInfo } from "./service.ts";
 import { createSession, deleteSession, SESSION_DAYS } from "./session.ts";
+import {
+  addPasskey,
+  disableTotp,
+  enableTotp,
+  isTotpEnabled,
+  mustEnrolTotp,
+  type PasskeyPlace,
+  passkeyRegistrationOptions,
+  setupTotp,
+  totpStatus,
+} from "./two-factor.ts";
+import {
+  loginPasskeyInput,
+  loginTotpInput,
+  passkeyRegisterInput,
+  totpCodeInput,
+} from "./two-factor-schema.ts";
 
 const MINUTE = 60_000;
 
@@ -41,6 +60,38 @@ const openSession = async (app: AppContext, userId: string, request: Request, ip
 async function startSession(ctx: CallContext, userId: string) {
   ctx.setCookie("token", await openSession(ctx.app, userId, ctx.request, ctx.ip), SESSION_COOKIE);
 }
+
+/** A finished login (password, and the code when the account has 2FA): session, trusted browser, user info. */
+async function answerLogin(ctx: CallContext, { user, deviceToken }: { user: UserRow; deviceToken: string }) {
+  await startSession(ctx, user.id);
+  ctx.setCookie(deviceCookieName(user.id), deviceToken, {
+    httpOnly: true,
+    maxAgeSeconds: days(TRUSTED_DEVICE_DAYS),
+  });
+  return await userInfo(ctx.app, user);
+}
+
+/** The signed-in account of a "user" call (runCall guarantees it). */
+const signedIn = (ctx: CallContext) => ctx.user as UserRow;
+
+/** Runs a change as the signed-in account, so that its audit row names it (customers too). */
+const asAccount = <T>(ctx: CallContext, run: () => Promise<T>) =>
+  runAs({ name: signedIn(ctx).email, userId: signedIn(ctx).id, ip: ctx.ip }, run);
+
+/**
+ * Where a passkey is made or used: the origin the browser is on (the scheme and host it came to,
+ * honouring a trusted proxy) and that host as the WebAuthn RP id.
+ */
+function passkeyPlace(ctx: CallContext): PasskeyPlace {
+  const origin = requestOrigin(ctx.request);
+  return { origins: [origin], rpId: new URL(origin).hostname };
+}
+
+/** Wrong codes when turning 2FA on or off, per account (the login's second step has the login limits). */
+const TOTP_CODE_LIMIT = {
+  rule: { name: "totp-code", max: 10, windowMs: 10 * MINUTE },
+  key: (_input: unknown, ctx: CallContext) => ctx.user?.id ?? ctx.ip,
+};
 
 export const userCalls = [
   defineCall({
@@ -69,19 +120,86 @@ export const userCalls = [
     input: loginInput,
     // No attempt limits here: logIn counts failures (per account, address and trusted browser).
     async handle(ctx, input) {
-      const { user, deviceToken } = await logIn(ctx.app, {
+      const login = await logIn(ctx.app, {
         email: input.email,
         passwordDigest: input.password,
         ip: ctx.ip,
         deviceTokenFor: (userId) => ctx.cookies[deviceCookieName(userId)],
       });
-      await startSession(ctx, user.id);
-      ctx.setCookie(deviceCookieName(user.id), deviceToken, {
-        httpOnly: true,
-        maxAgeSeconds: days(TRUSTED_DEVICE_DAYS),
-      });
-      return await userInfo(ctx.app, user);
+      return await answerLogin(ctx, login);
     },
+  }),
+  defineCall({
+    path: "/api/user/login_totp",
+    access: "public",
+    input: loginTotpInput,
+    // Wrong codes count toward the login's failure limits inside logInWithCode.
+    async handle(ctx, input) {
+      const login = await logInWithCode(ctx.app, {
+        challenge: input.challenge,
+        factor: { code: input.code },
+        ip: ctx.ip,
+        deviceTokenFor: (userId) => ctx.cookies[deviceCookieName(userId)],
+      });
+      return await answerLogin(ctx, login);
+    },
+  }),
+  defineCall({
+    path: "/api/user/login_passkey",
+    access: "public",
+    input: loginPasskeyInput,
+    // A failed passkey counts toward the login's failure limits inside logInWithCode.
+    async handle(ctx, { challenge, ...passkey }) {
+      const login = await logInWithCode(ctx.app, {
+        challenge,
+        factor: { passkey, expected: passkeyPlace(ctx) },
+        ip: ctx.ip,
+        deviceTokenFor: (userId) => ctx.cookies[deviceCookieName(userId)],
+      });
+      return await answerLogin(ctx, login);
+    },
+  }),
+  defineCall({
+    path: "/api/user/passkey_options",
+    access: "user",
+    input: emptyInput,
+    limits: [TOTP_CODE_LIMIT],
+    handle: async (ctx) => await passkeyRegistrationOptions(ctx.app, signedIn(ctx), passkeyPlace(ctx)),
+  }),
+  defineCall({
+    path: "/api/user/passkey_add",
+    access: "user",
+    input: passkeyRegisterInput,
+    limits: [TOTP_CODE_LIMIT],
+    handle: (ctx, input) =>
+      asAccount(ctx, () => addPasskey(ctx.app, signedIn(ctx), input, passkeyPlace(ctx))),
+  }),
+  defineCall({
+    path: "/api/user/totp_status",
+    access: "user",
+    input: emptyInput,
+    handle: async (ctx) => await totpStatus(ctx.app, signedIn(ctx).id, ctx.role),
+  }),
+  defineCall({
+    path: "/api/user/totp_setup",
+    access: "user",
+    input: emptyInput,
+    limits: [TOTP_CODE_LIMIT],
+    handle: async (ctx) => await setupTotp(ctx.app, signedIn(ctx)),
+  }),
+  defineCall({
+    path: "/api/user/totp_enable",
+    access: "user",
+    input: totpCodeInput,
+    limits: [TOTP_CODE_LIMIT],
+    handle: (ctx, input) => asAccount(ctx, () => enableTotp(ctx.app, signedIn(ctx), input.code)),
+  }),
+  defineCall({
+    path: "/api/user/totp_disable",
+    access: "user",
+    input: totpCodeInput,
+    limits: [TOTP_CODE_LIMIT],
+    handle: (ctx, input) => asAccount(ctx, () => disableTotp(ctx.app, signedIn(ctx), input.code)),
   }),
   defineCall({
     path: "/api/user/logout",
@@ -97,7 +215,10 @@ export const userCalls = [
     path: "/api/user/userinfo",
     access: "user",
     input: emptyInput,
-    handle: async (ctx) => await userInfo(ctx.app, ctx.user as NonNullable<typeof ctx.user>),
+    handle: async (ctx) => ({
+      ...(await userInfo(ctx.app, signedIn(ctx))),
+      mustEnrolTotp: await mustEnrolTotp(ctx.app, signedIn(ctx).id, ctx.role),
+    }),
   }),
   defineCall({
     path: "/api/user/get_email",
@@ -185,6 +306,8 @@ export function accountRoutes(app: AppContext) {
         const { serial_id, key, password } = parsed.data;
         return accountAnswer(async () => {
           const userId = await confirmPasswordChange(app, serial_id, key, password);
+          // With two-factor login the new password alone opens nothing: the owner logs in with a code.
+          if (await isTotpEnabled(app, userId)) return;
           const token = await openSession(app, userId, request, requestView(request).ip);
           set.headers["set-cookie"] = serializeCookie("token", token, {
             ...SESSION_COOKIE,

@@ -9,6 +9,7 @@ export const SUBSCRIPTION_LINK_MIN = 8;
 export const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
 export const Msg = {
+  accountDisabled: "账号已被禁用",
   emailEmpty: "邮件不能为空",
   passwordEmpty: "密码不能为空",
   passwordMismatch: "密码不一样",
@@ -165,6 +166,11 @@ export interface UserInfo {
   in_foreign: boolean;
   use_english_node: boolean;
   describe_host: string;
+  /**
+   * Issue 30: two-factor login is mandatory for this staff account and it has not enrolled yet; the
+   * SPA keeps it on /two_factor. Only /api/user/userinfo answers it.
+   */
+  mustEnrolTotp?: boolean;
 }
 
 // ---- profile (/user_info, issue 13) ----

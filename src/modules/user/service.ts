@@ -117,7 +117,7 @@ export async function verifyLogin(ctx: AppContext, email: string, digest: string
     return null;
   }
   if (!(await Bun.password.verify(digest, user.password_hash))) return null;
-  if (user.disabled) throw new RpcError(Code.forbidden, "账号已被禁用");
+  if (user.disabled) throw new RpcError(Code.forbidden, Msg.accountDisabled);
   return user;
 }
 

@@ -87,7 +87,7 @@ export async function mintLoginLink(ctx: AppContext, userId: string, now = Date.
 
 /**
  * Uses up a login token from a link and opens a new session for its account. Anything else (a
- * session token, an expired or used link, a disabled account) gives null, so a link can never
+ * session token, an expired or used link, a disabled account, an account with two-factor login) gives null, so a link can never
  * put someone into a session its sender chose.
  */
 export async function exchangeLoginToken(
@@ -104,11 +104,13 @@ export async function exchangeLoginToken(
       sha256Hex(token),
     );
     if (!row || row.expire_time <= now) return null;
-    const user = await ctx.db.get<{ disabled: number }>(
-      "SELECT disabled FROM users WHERE id = ?",
+    // An account with two-factor login is never opened by a link alone (issue 30): the link is used up.
+    const user = await ctx.db.get<{ disabled: number; totp: number | null }>(
+      `SELECT disabled, (SELECT enabled_time FROM user_totp WHERE user_id = users.id) AS totp
+         FROM users WHERE id = ?`,
       row.user_id,
     );
-    return user && !user.disabled ? row.user_id : null;
+    return user && !user.disabled && user.totp === null ? row.user_id : null;
   });
   return userId ? await createSession(ctx, userId, ip, userAgent) : null;
 }

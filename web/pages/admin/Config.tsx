@@ -304,6 +304,16 @@ const SECTIONS: Section[] = [
       },
     ],
   },
+  {
+    title: "两步验证",
+    fields: [
+      toggle(
+        "totp_required_staff",
+        "管理员和运营必须开启两步验证",
+        "开启后，admin 与 yunying 账号须先在「我的账户」开启两步验证，之后才能进行其他操作",
+      ),
+    ],
+  },
 ];
 
 /** A setting not laid out above gets a control from its value's type. */
