@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { isSafeHref } from "../../lib/links.ts";
+import { type Webhook, webhooksSchema } from "../webhook/schema.ts";
 
 const text = (fallback = "") => z.string().max(4000).default(fallback);
 const num = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
@@ -219,6 +220,9 @@ export const settingsSchema = z.object({
       "监控令牌须为 16 个以上可见字符（不含空格），留空则只允许本机抓取",
     )
     .default(""),
+  // webhooks (issue 30 §3): each posts the events it lists to its URL, signed with its secret
+  /** `[{id, url, secret, events}]`; secrets are masked like SECRET_SETTINGS (maskSettingForDisplay). */
+  webhooks: webhooksSchema.default([]),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;
@@ -300,3 +304,18 @@ export const hostInfoSchema = z.object({
   }),
 });
 export type HostInfo = z.infer<typeof hostInfoSchema>;
+
+/** Webhooks as an admin may see them: each secret replaced by the mask. */
+export function maskWebhookSecrets(webhooks: readonly Webhook[]): Webhook[] {
+  return webhooks.map((webhook) => ({ ...webhook, secret: webhook.secret ? SECRET_MASK : "" }));
+}
+
+/**
+ * A setting's value as it may leave the server (the settings get answer, the audit trail's diff):
+ * a secret setting as SECRET_MASK ("" when unset), each webhook's secret masked, the rest as it is.
+ */
+export function maskSettingForDisplay<K extends SettingKey>(key: K, value: Settings[K]): Settings[K] {
+  if (SECRET_SETTINGS.includes(key)) return (value ? SECRET_MASK : "") as Settings[K];
+  if (key === "webhooks") return maskWebhookSecrets(value as Webhook[]) as Settings[K];
+  return value;
+}

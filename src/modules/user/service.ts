@@ -9,6 +9,7 @@ import { listMyPermissions } from "../permission/service.ts";
 import type { Settings } from "../settings/schema.ts";
 import { signUseFlags } from "../signuse/service.ts";
 import { cachedTrialBalance } from "../trial/service.ts";
+import { queueWebhookEvent } from "../webhook/outbox.ts";
 import { dailyQuota } from "./limits.ts";
 import { roleOf, USER_ROW_SELECT, type UserRow } from "./row.ts";
 import { Msg, type Role, shownIcon, type UserInfo } from "./schema.ts";
@@ -71,22 +72,30 @@ export async function createUser(ctx: AppContext, input: NewUser): Promise<UserR
   const now = Date.now();
   const id = newId(now);
   try {
-    await ctx.db.run(
-      `INSERT INTO users (id, email, password_hash, type, email_verified, icon, userkey, proxy_secret, channel_code, create_time, first_url, last_url)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      id,
-      input.email,
-      passwordHash,
-      input.type ?? "normal",
-      input.emailVerified ? 1 : 0,
-      input.icon ?? "",
-      randomHex(16),
-      crypto.randomUUID(),
-      input.channelCode ?? "",
-      now,
-      input.firstUrl ?? "",
-      input.firstUrl ?? "",
-    );
+    await tx(ctx.db, async () => {
+      await ctx.db.run(
+        `INSERT INTO users (id, email, password_hash, type, email_verified, icon, userkey, proxy_secret, channel_code, create_time, first_url, last_url)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        id,
+        input.email,
+        passwordHash,
+        input.type ?? "normal",
+        input.emailVerified ? 1 : 0,
+        input.icon ?? "",
+        randomHex(16),
+        crypto.randomUUID(),
+        input.channelCode ?? "",
+        now,
+        input.firstUrl ?? "",
+        input.firstUrl ?? "",
+      );
+      await queueWebhookEvent(
+        ctx,
+        "user.registered",
+        { userId: id, email: input.email, channelCode: input.channelCode ?? "", createTime: now },
+        now,
+      );
+    });
   } catch (error) {
     if (isUniqueViolation(error, "users", "email")) {
       throw new RpcError(Code.alreadyRegistered, Msg.alreadyRegistered);
