@@ -70,6 +70,7 @@ import type {
   Withdrawal,
   WithdrawalStatus,
 } from "../src/modules/wallet/schema.ts";
+import type { WebhookLog, WebhookTestResult, webhookLogInput } from "../src/modules/webhook/schema.ts";
 import type { PaymentsInForce } from "../src/payments/registry.ts";
 import { Code } from "../src/rpc/codes.ts";
 import { type Answer, fromBase64Json, toBase64Json } from "../src/rpc/envelope.ts";
@@ -223,6 +224,9 @@ export interface CallMap {
   "/api/admin/errors/clear": { input: Empty; output: { deletedCount: number } };
   // 集群状态 on 运维日志 (issue 28): the replicas and the leases each holds
   "/api/admin/replicas": { input: Empty; output: ReplicaView[] };
+  // 配置管理 → Webhook (issue 30 §3): the delivery log and 发送测试
+  "/api/admin/webhooks/log": { input: z.input<typeof webhookLogInput>; output: WebhookLog };
+  "/api/admin/webhooks/test": { input: { id: string }; output: WebhookTestResult };
   "/api/admin/agency/list": { input: Empty; output: Agency[] };
   "/api/agency/customers": { input: Empty; output: AgencyCustomers };
   "/api/agency/allocate": {
