@@ -3,16 +3,18 @@
  * due outbox rows of each webhook and posts them, signed, through the outbound rule
  * (lib/outbound.ts). At least once: a row is claimed (attempts + 1, next try scheduled) before its
  * post, marked delivered only on a 2xx, and retried with capped exponential backoff until
- * giveUpAfterMs after the event, then given up and written to the error log. Each webhook has at
+ * giveUpAfterMs after the event, then given up, written to the error log and told to the admins' bot. Each webhook has at
  * most perWebhook posts in flight, so a receiver that hangs holds its own slots and no one else's.
  * The same scan marks nodes that went silent (node.down, node-states.ts).
  */
 import { createHmac } from "node:crypto";
 import type { AppContext } from "../../context.ts";
+import { tx } from "../../db/db.ts";
 import { outboundFetch } from "../../lib/outbound.ts";
 import { cutUtf8 } from "../../lib/text.ts";
-import { HOUR_MS } from "../../lib/time.ts";
+import { DAY_MS, HOUR_MS } from "../../lib/time.ts";
 import { recordError } from "../errors/service.ts";
+import { queueAdminMessage } from "../telegram/outbox.ts";
 import { scanSilentNodes } from "./node-states.ts";
 import type { Webhook, WebhookAttempt } from "./schema.ts";
 
@@ -157,22 +159,22 @@ export function startWebhookSender(ctx: AppContext, options: Partial<WebhookTimi
     }
     const deadline = row.event_time + timings.giveUpAfterMs;
     const givenUp = tryTime >= deadline;
-    await ctx.db.run(
-      "UPDATE webhook_deliveries SET last_status = ?, last_error = ?, given_up_time = ? WHERE id = ?",
-      attempt.status,
-      attempt.error,
-      givenUp ? now : 0,
-      row.id,
-    );
-    if (givenUp) {
-      await recordError(
-        ctx.db,
-        "webhook sender",
-        new Error(
-          `Webhook 投递已放弃：${row.type} 事件 ${row.event_id} 发往 ${webhook.url}，${row.attempts + 1} 次均失败；最后一次：${attempt.error}`,
-        ),
+    const failed = async () =>
+      await ctx.db.run(
+        "UPDATE webhook_deliveries SET last_status = ?, last_error = ?, given_up_time = ? WHERE id = ?",
+        attempt.status,
+        attempt.error,
+        givenUp ? now : 0,
+        row.id,
       );
-    }
+    if (!givenUp) return void (await failed());
+    const what = `Webhook 投递已放弃：${row.type} 事件 ${row.event_id} 发往 ${webhook.url}，${row.attempts + 1} 次均失败；最后一次：${attempt.error}`;
+    // The admins' bot hears of a webhook giving up once a day at most, however many events it drops.
+    await tx(ctx.db, async () => {
+      await failed();
+      await queueAdminMessage(ctx, what, `webhook-given-up:${webhook.id}:${Math.floor(now / DAY_MS)}`);
+    });
+    await recordError(ctx.db, "webhook sender", new Error(what));
   }
 
   /** Claims the row (another replica's sender may have it) and posts it. */

@@ -275,9 +275,17 @@ describe("a receiver down, then back", () => {
     expect(new Set(flaky.delivered.map((d) => d.id))).toEqual(new Set(ids));
   });
 
-  test("a delivery that cannot be made before the give-up time is given up and written to the error log", async () => {
+  test("a delivery that cannot be made before the give-up time is given up, written to the error log and told to the admins' bot", async () => {
     const gone = receiver();
     await gone.down();
+    // The admin has bound the bot: the give-up is told there too.
+    const adminId = (await server.context.db.get<{ id: string }>("SELECT id FROM users WHERE type = 'admin'"))
+      ?.id;
+    await server.context.db.run(
+      "INSERT INTO telegram_bindings (user_id, chat_id, bind_time) VALUES (?, 4242, ?)",
+      adminId ?? "",
+      Date.now(),
+    );
     await addWebhook(gone.url, ["ticket.created"]);
     const asker = await newCustomer();
     const ticket = await asker.client.ok<{ _id: string }>("/api/feedback/create", {
@@ -301,6 +309,10 @@ describe("a receiver down, then back", () => {
     expect(errors.map((error) => error.msg)).toEqual([
       expect.stringContaining(`Webhook 投递已放弃：ticket.created 事件 ${row?.event_id} 发往 ${gone.url}`),
     ]);
+    const told = await server.context.db.all<{ text: string }>(
+      "SELECT text FROM telegram_outbox WHERE chat_id = 4242 AND text LIKE 'Webhook%'",
+    );
+    expect(told.map((message) => message.text)).toEqual(errors.map((error) => error.msg));
     expect(ticket._id).toBeTruthy();
   });
 });
