@@ -60,7 +60,13 @@ export const webhookSchema = z.object({
 });
 export type Webhook = z.infer<typeof webhookSchema>;
 
-export const webhooksSchema = z.array(webhookSchema).max(MAX_WEBHOOKS, `最多 ${MAX_WEBHOOKS} 个 Webhook`);
+export const webhooksSchema = z
+  .array(webhookSchema)
+  .max(MAX_WEBHOOKS, `最多 ${MAX_WEBHOOKS} 个 Webhook`)
+  .refine((list) => {
+    const ids = list.map((webhook) => webhook.id).filter(Boolean);
+    return new Set(ids).size === ids.length;
+  }, "Webhook ID 重复");
 
 /** `/api/admin/webhooks/test`: the saved webhook to send a ping to. */
 export const webhookTestInput = z.object({ id: z.string().min(1).max(64) });

@@ -387,6 +387,10 @@ describe("secrets, 发送测试 and the delivery log", () => {
       ],
     });
     expect(unknown.code).toBe(Code.badInput);
+    // So is a list naming one id twice (each webhook's log and secret go by its id).
+    const twice = await admin.call("/api/admin/config/set_config", { webhooks: [...list, { ...saved }] });
+    expect(twice.code).toBe(Code.badInput);
+    expect(twice.msg).toContain("Webhook ID 重复");
   });
 
   test("发送测试 reports a receiver's failure; the log shows the last status per webhook; admins only", async () => {
