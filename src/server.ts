@@ -328,7 +328,7 @@ function startLeasedJobs(context: AppContext, replica: Replica, options: ServeOp
     ],
     ["retention", () => startRetention(context)],
     ["metrics-gauges", idle],
-    ["webhook-sender", () => startWebhookSender(context, options.webhooks)],
+    ["webhook-sender", (signal) => startWebhookSender(context, options.webhooks, signal)],
   ];
   return jobs.map(([job, start]) => runLeasedJob(context, replica, job, start, options.leases));
 }

@@ -137,9 +137,15 @@ export interface WebhookSender {
   stop(): Promise<void>;
 }
 
-export function startWebhookSender(ctx: AppContext, options: Partial<WebhookTimings> = {}): WebhookSender {
+/** Starts the job; `signal` (the lease's) aborts every post in flight and stops the polls at once. */
+export function startWebhookSender(
+  ctx: AppContext,
+  options: Partial<WebhookTimings> = {},
+  signal?: AbortSignal,
+): WebhookSender {
   const timings = { ...WEBHOOK_TIMINGS, ...options };
   const abort = new AbortController();
+  signal?.addEventListener("abort", () => abort.abort(), { once: true });
   /** Delivery id → its post, per webhook id. */
   const inFlight = new Map<string, Map<string, Promise<void>>>();
   let polling: Promise<void> | null = null;
