@@ -37,6 +37,8 @@ export interface FakeWebhookReceiver {
   delivered: ReceivedDelivery[];
   /** Requests being held open right now (mode "hang"). */
   readonly hanging: number;
+  /** The event ids of those requests. */
+  readonly hangingIds: string[];
   mode: ReceiverMode;
   /** Closes the port (connections are refused) until up(). */
   down(): Promise<void>;
@@ -49,7 +51,7 @@ export interface FakeWebhookReceiver {
 export function startWebhookReceiver(secret: string): FakeWebhookReceiver {
   const received: ReceivedDelivery[] = [];
   const delivered: ReceivedDelivery[] = [];
-  const held = new Set<() => void>();
+  const held = new Map<() => void, string>();
   let port = 0;
   let server: ReturnType<typeof Bun.serve> | null = null;
 
@@ -74,7 +76,7 @@ export function startWebhookReceiver(secret: string): FakeWebhookReceiver {
               held.delete(done);
               release();
             };
-            held.add(done);
+            held.set(done, delivery.id);
             request.signal.addEventListener("abort", done);
           });
           return new Response("late", { status: 200 });
@@ -99,6 +101,9 @@ export function startWebhookReceiver(secret: string): FakeWebhookReceiver {
     get hanging() {
       return held.size;
     },
+    get hangingIds() {
+      return [...held.values()];
+    },
     mode: "ok",
     async down() {
       await server?.stop(true);
@@ -119,7 +124,7 @@ export function startWebhookReceiver(secret: string): FakeWebhookReceiver {
       }
     },
     async close() {
-      for (const release of [...held]) release();
+      for (const release of [...held.keys()]) release();
       await server?.stop(true);
     },
   };

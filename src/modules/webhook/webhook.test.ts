@@ -32,6 +32,7 @@ import { type AgentRow, findAgentRow } from "../node-record/service.ts";
 import { SECRET_MASK, type Settings } from "../settings/schema.ts";
 import { transformPassword } from "../user/password.ts";
 import { WEBHOOK_EVENTS, type Webhook, type WebhookLog, type WebhookTestResult } from "./schema.ts";
+import { startWebhookSender } from "./sender.ts";
 
 const SECRET = "whsec-loopback-0123456789";
 const TRC20 = "TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t";
@@ -321,8 +322,9 @@ describe("a receiver down, then back", () => {
 });
 
 describe("a receiver that never answers", () => {
+  let slow: FakeWebhookReceiver;
   test("slows neither a payment notification nor the deliveries to another webhook", async () => {
-    const slow = receiver();
+    slow = receiver();
     slow.mode = "hang";
     const fast = receiver();
     await addWebhook(slow.url, ["order.paid", "user.registered"]);
@@ -353,6 +355,34 @@ describe("a receiver that never answers", () => {
     );
     expect(slow.hanging).toBe(2);
     expect(slow.delivered).toEqual([]);
+  });
+
+  test("a sender whose lease is lost (its signal aborted) cuts its posts in flight and stops", async () => {
+    // A second sender, as another replica's would be while it held the lease: it takes two more of
+    // the waiting deliveries (the claim keeps it from posting one the server's sender holds).
+    const lease = new AbortController();
+    const servers = slow.hangingIds;
+    const other = startWebhookSender(
+      server.context,
+      // Its posts would wait a minute for an answer: only the abort can end them within the test.
+      { pollMs: 50, maxInFlight: MAX_IN_FLIGHT, timeoutMs: 60_000 },
+      lease.signal,
+    );
+    const deadline = Date.now() + 20_000;
+    while (slow.hanging < 4 && Date.now() < deadline) await Bun.sleep(20);
+    expect(slow.hanging).toBe(4);
+    const others = slow.hangingIds.filter((id) => !servers.includes(id));
+    expect(others).toHaveLength(2);
+    lease.abort();
+    const cut = () => !slow.hangingIds.some((id) => others.includes(id));
+    while (!cut() && Date.now() < deadline) await Bun.sleep(20);
+    expect({ cut: cut(), hanging: slow.hangingIds.sort() }).toEqual({
+      cut: true,
+      hanging: [...servers].sort(),
+    });
+    await other.stop();
+    await Bun.sleep(300); // its polls would have started new posts by now
+    expect(slow.hangingIds.sort()).toEqual([...servers].sort());
   });
 });
 
