@@ -152,11 +152,16 @@ describe("every event reaches a receiver on loopback, signed with the webhook's 
     await admin.ok("/api/admin/charge/refuse_charge", { charge_id: second._id, reason: "地址有误" });
     const settled = (id: string) => (delivered: FakeWebhookReceiver["delivered"]) =>
       delivered.find((d) => d.type === "withdrawal.settled" && d.data.withdrawalId === id);
-    await all.waitFor((delivered) =>
-      Boolean(settled(first._id)(delivered) && settled(second._id)(delivered)),
+    const requestedOf = (delivered: FakeWebhookReceiver["delivered"]) =>
+      delivered.filter((d) => d.type === "withdrawal.requested" && d.data.userId === seller.user.id);
+    // Deliveries are posted side by side: they may arrive in any order.
+    await all.waitFor(
+      (delivered) =>
+        Boolean(settled(first._id)(delivered) && settled(second._id)(delivered)) &&
+        requestedOf(delivered).length === 2,
     );
-    const requested = all.delivered.filter(
-      (d) => d.type === "withdrawal.requested" && d.data.userId === seller.user.id,
+    const requested = requestedOf(all.delivered).sort(
+      (a, b) => Number(b.data.moneyFen) - Number(a.data.moneyFen),
     );
     expect(requested.map((d) => [d.data.withdrawalId, d.data.moneyFen])).toEqual([
       [first._id, 300],
@@ -179,7 +184,9 @@ describe("every event reaches a receiver on loopback, signed with the webhook's 
     });
     await admin.ok("/api/feedback/response", { id: ticket._id, desc: "已修复，请重试", imageUrl: "" });
     await all.waitFor((delivered) =>
-      delivered.some((d) => d.type === "ticket.replied" && d.data.ticketId === ticket._id),
+      ["ticket.created", "ticket.replied"].every((type) =>
+        delivered.some((d) => d.type === type && d.data.ticketId === ticket._id),
+      ),
     );
     expect(
       all.delivered.find((d) => d.type === "ticket.created" && d.data.ticketId === ticket._id)?.data,
