@@ -86,6 +86,37 @@ CREATE TABLE passkey_registrations (
 
 
 -- ===== Webhooks =====
+-- The webhook outbox (issue 30 §3, src/modules/webhook/): one row per event and webhook that wanted
+-- it, written in the transaction of the event (queueWebhookEvent); the webhook-sender job posts it,
+-- retries with backoff until 24 h after the event, and marks it delivered or given up. Rows done
+-- (delivered or given up) are pruned by the retention job after WEBHOOK_LOG_KEEP_MS.
+CREATE TABLE webhook_deliveries (
+  id TEXT PRIMARY KEY,
+  -- The event's id, the `id` of the body: the same for every webhook the event goes to.
+  event_id TEXT NOT NULL,
+  -- The webhook's id in the setting `webhooks`, and its URL when the event was queued (for the log).
+  webhook_id TEXT NOT NULL,
+  url TEXT NOT NULL,
+  type TEXT NOT NULL,
+  event_time INTEGER NOT NULL,
+  -- The JSON body {id, type, time, data}, sent as it is on every attempt.
+  body TEXT NOT NULL,
+  attempts INTEGER NOT NULL DEFAULT 0,
+  next_try_time INTEGER NOT NULL,
+  last_try_time INTEGER NOT NULL DEFAULT 0,
+  -- The last attempt's HTTP status (0: no answer) and error ('' when none).
+  last_status INTEGER NOT NULL DEFAULT 0,
+  last_error TEXT NOT NULL DEFAULT '',
+  delivered_time INTEGER NOT NULL DEFAULT 0,
+  given_up_time INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries (webhook_id, next_try_time)
+  WHERE delivered_time = 0 AND given_up_time = 0;
+CREATE INDEX webhook_deliveries_log ON webhook_deliveries (webhook_id, event_time);
+CREATE INDEX webhook_deliveries_event_time ON webhook_deliveries (event_time);
+-- node.down / node.up: when the panel last saw the node go silent (0: not down). The webhook
+-- sender's scan sets it (and queues node.down); the node's next call clears it (and queues node.up).
+ALTER TABLE agents ADD COLUMN down_since INTEGER NOT NULL DEFAULT 0;
 -- ===== end of webhooks =====
 
 

@@ -54,6 +54,8 @@ import { accountRoutes, userCalls } from "./modules/user/routes.ts";
 import { NO_CHANNEL_CODE } from "./modules/user/schema.ts";
 import { exchangeLoginToken } from "./modules/user/session.ts";
 import { chargeAdminCalls, walletCalls } from "./modules/wallet/routes.ts";
+import { webhookCalls } from "./modules/webhook/routes.ts";
+import { startWebhookSender, type WebhookTimings } from "./modules/webhook/sender.ts";
 import { startScheduledBackups } from "./ops/backup.ts";
 import { claimPidFile } from "./ops/pid-file.ts";
 import { paymentRoutes } from "./payments/routes.ts";
@@ -98,6 +100,7 @@ const calls: CallDef[] = [
   ...subscriptionCalls,
   ...clusterCalls,
   ...auditCalls,
+  ...webhookCalls,
 ];
 
 /** Bun answers 413 above this; envelope calls have their own smaller limit (1000). */
@@ -291,6 +294,8 @@ export interface ServeOptions extends ContextOptions {
   backupCheckMs?: number;
   /** The leases' timings (cluster/leases.ts); tests make them short. */
   leases?: Partial<LeaseTimings>;
+  /** The webhook sender's poll, timeout, backoff and give-up timings (modules/webhook/sender.ts); tests make them short. */
+  webhooks?: Partial<WebhookTimings>;
   /** How often this replica renews its `last_seen` (cluster/replica.ts). */
   heartbeatMs?: number;
 }
@@ -325,6 +330,7 @@ function startLeasedJobs(context: AppContext, replica: Replica, options: ServeOp
     ],
     ["retention", () => startRetention(context)],
     ["metrics-gauges", idle],
+    ["webhook-sender", (signal) => startWebhookSender(context, options.webhooks, signal)],
   ];
   return jobs.map(([job, start]) => runLeasedJob(context, replica, job, start, options.leases));
 }

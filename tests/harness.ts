@@ -12,6 +12,7 @@ import { transformPassword } from "../src/modules/user/password.ts";
 import type { UserRow } from "../src/modules/user/row.ts";
 import type { Role } from "../src/modules/user/schema.ts";
 import { createUser } from "../src/modules/user/service.ts";
+import type { WebhookTimings } from "../src/modules/webhook/sender.ts";
 import { type Answer, fromBase64Json, toBase64Json } from "../src/rpc/envelope.ts";
 import { type RunningServer, startServer } from "../src/server.ts";
 import { createTestDatabase, registerTestDatabase, testDatabaseOf } from "./pg.ts";
@@ -35,6 +36,7 @@ export async function startTestServer(
     allowPrivateUrls?: boolean;
     replicaOf?: TestServer;
     leases?: Partial<LeaseTimings>;
+    webhooks?: Partial<WebhookTimings>;
   } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "ferry-test-"));
@@ -52,6 +54,7 @@ export async function startTestServer(
     telegram: options.telegram,
     allowPrivateUrls: options.allowPrivateUrls ?? true,
     leases: options.leases,
+    webhooks: options.webhooks,
   });
   // A deployed panel knows its own origin (site_url); tests about an unset one clear it.
   if (!shared) await server.context.settings.update({ site_url: server.url });

@@ -2,7 +2,8 @@
  * Issue 26, C11: a server started without `--allow-private-urls` (the harness passes it for its
  * fakes; this file does not) refuses URL settings that point at this machine, the local network or
  * link-local addresses when they are saved, and refuses to connect when a name resolves to one
- * (DNS rebinding) for every server it calls: EPay, TronGrid, the Telegram Bot API, SMTP.
+ * (DNS rebinding) for every server it calls: EPay, TronGrid, the Telegram Bot API, SMTP, and
+ * webhook receivers (issue 30 §3).
  *
  * The name that resolves to a local address is this machine's own host name (os.hostname(), which
  * /etc/hosts or the container's resolver maps to a loopback or private address): a real name
@@ -14,11 +15,13 @@ import { ADDRESS_KIND_TEXT, type AddressKind, addressKind } from "../src/lib/add
 import type { Order, PayResult } from "../src/modules/order/schema.ts";
 import type { Settings } from "../src/modules/settings/schema.ts";
 import { queueChatMessage } from "../src/modules/telegram/outbox.ts";
+import type { WebhookLog, WebhookTestResult } from "../src/modules/webhook/schema.ts";
 import { pollUsdtOnce } from "../src/payments/usdt-watcher.ts";
 import { makeCombo } from "./commerce.ts";
 import { type FakeEpayGateway, startFakeEpayGateway } from "./fakes/epay-gateway.ts";
 import { FAKE_BOT_TOKEN, FAST_BOT_TIMINGS, type FakeTelegram, startFakeTelegram } from "./fakes/telegram.ts";
 import { type FakeTronGrid, startFakeTronGrid } from "./fakes/trongrid.ts";
+import { startWebhookReceiver } from "./fakes/webhook-receiver.ts";
 import { type ApiClient, loggedInClient, startTestServer, type TestServer } from "./harness.ts";
 import { type MailSink, sinkSettings, startMailSink } from "./mail-sink.ts";
 
@@ -136,6 +139,29 @@ describe("saving (C11)", () => {
       expect({ patch, code: answer.code }).toEqual({ patch, code: 0 });
     }
   });
+
+  test("a webhook pointing at a local address is refused on save (issue 30 §3), whatever else the list holds", async () => {
+    const events = ["order.paid"] as const;
+    const publicHook = {
+      id: "",
+      url: "https://hooks.example.com/ferry",
+      secret: "whsec-public-1",
+      events: [...events],
+    };
+    for (const [host, kind] of LOCAL_TARGETS) {
+      const answer = await setConfig({
+        webhooks: [
+          publicHook,
+          { id: "", url: `http://${host}:9000/hook`, secret: "whsec-local-1", events: [...events] },
+        ],
+      });
+      expect({ host, code: answer.code }).toEqual({ host, code: 1000 });
+      expect(answer.msg).toContain(`webhooks: 不能指向${kind}`);
+    }
+    expect(await server.context.settings.get("webhooks")).toEqual([]);
+    expect((await setConfig({ webhooks: [publicHook] })).code).toBe(0);
+    expect((await setConfig({ webhooks: [] })).code).toBe(0);
+  });
 });
 
 describe("connecting, after the name resolves (C11)", () => {
@@ -227,5 +253,26 @@ describe("connecting, after the name resolves (C11)", () => {
     expect(answer.code).toBe(999);
     expect((await errorRows("reset_password mail")).at(-1)).toContain(`拒绝连接 ${LOCAL_NAME}`);
     expect(sink.mails).toEqual([]);
+  });
+
+  test("Webhook: a receiver named by it is never called; 发送测试 and the delivery log say why (issue 30 §3)", async () => {
+    const receiver = startWebhookReceiver("whsec-private-name-1");
+    try {
+      const saved = await admin.ok<Settings>("/api/admin/config/set_config", {
+        webhooks: [{ url: byName(receiver.url), secret: "whsec-private-name-1", events: ["order.paid"] }],
+      });
+      const id = saved.webhooks[0]?.id ?? "";
+      const tested = await admin.ok<WebhookTestResult>("/api/admin/webhooks/test", { id });
+      expect(tested).toMatchObject({ ok: false, status: 0 });
+      expect(tested.error).toContain(`拒绝连接 ${LOCAL_NAME}`);
+      const log = await admin.ok<WebhookLog>("/api/admin/webhooks/log", { webhookId: id });
+      expect(log.list.map((d) => [d.state, d.lastError.includes(`拒绝连接 ${LOCAL_NAME}`)])).toEqual([
+        ["given_up", true],
+      ]);
+      expect(receiver.received).toEqual([]);
+    } finally {
+      await setConfig({ webhooks: [] });
+      await receiver.close();
+    }
   });
 });

@@ -72,6 +72,7 @@ import type {
   Withdrawal,
   WithdrawalStatus,
 } from "../src/modules/wallet/schema.ts";
+import type { WebhookLog, WebhookTestResult, webhookLogInput } from "../src/modules/webhook/schema.ts";
 import type { PaymentsInForce } from "../src/payments/registry.ts";
 import { Code } from "../src/rpc/codes.ts";
 import { type Answer, fromBase64Json, toBase64Json } from "../src/rpc/envelope.ts";
@@ -230,6 +231,9 @@ export interface CallMap {
   "/api/admin/replicas": { input: Empty; output: ReplicaView[] };
   // 操作日志 (issue 30): the audit trail, paged on the server
   "/api/admin/audit/list": { input: AuditListInput; output: AuditPage };
+  // 配置管理 → Webhook (issue 30 §3): the delivery log and 发送测试
+  "/api/admin/webhooks/log": { input: z.input<typeof webhookLogInput>; output: WebhookLog };
+  "/api/admin/webhooks/test": { input: { id: string }; output: WebhookTestResult };
   "/api/admin/agency/list": { input: Empty; output: Agency[] };
   "/api/agency/customers": { input: Empty; output: AgencyCustomers };
   "/api/agency/allocate": {

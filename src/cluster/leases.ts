@@ -22,6 +22,7 @@ export const JOB_NAMES = [
   "scheduled-backup",
   "retention",
   "metrics-gauges",
+  "webhook-sender",
 ] as const;
 export type JobName = (typeof JOB_NAMES)[number];
 

@@ -21,6 +21,7 @@ import {
 } from "../modules/order/service.ts";
 import { tellOrderPaid } from "../modules/telegram/alerts.ts";
 import { addTrialGrant } from "../modules/trial/service.ts";
+import { queueWebhookEvent } from "../modules/webhook/outbox.ts";
 import { Code, RpcError } from "../rpc/codes.ts";
 import { logPaymentEvent } from "./events.ts";
 import { newTradeNo, type PaymentRow, type ProviderId, type VerifiedPayment } from "./provider.ts";
@@ -209,6 +210,23 @@ export async function markPaid(
     await creditOrder(ctx, order, now);
     await payChannelRebate(ctx, order, now);
     await tellOrderPaid(ctx, order, payment.method);
+    await queueWebhookEvent(
+      ctx,
+      "order.paid",
+      async () => ({
+        orderId: order.id,
+        userId: order.user_id,
+        email: (await db.get<{ email: string }>("SELECT email FROM users WHERE id = ?", order.user_id))
+          ?.email,
+        desc: order.desc,
+        amountFen: payment.amount_fen,
+        method: payment.method,
+        provider: notice.provider,
+        tradeNo: payment.trade_no,
+        payTime: now,
+      }),
+      now,
+    );
     await logPaymentEvent(db, { ...notice, result: "credited", reason: notice.source }, now);
     return { result: "credited", orderId: order.id };
   });

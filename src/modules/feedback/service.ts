@@ -16,6 +16,7 @@ import { requireOwnUpload } from "../file/service.ts";
 import { createNotice } from "../notice/service.ts";
 import { siteOrigin } from "../settings/schema.ts";
 import { queueAdminMessage, queueUserMessage } from "../telegram/outbox.ts";
+import { queueWebhookEvent } from "../webhook/outbox.ts";
 import {
   type CommentType,
   type createTicketInput,
@@ -206,6 +207,12 @@ export async function createTicket(ctx: AppContext, userId: string, input: NewTi
       `新工单「${ticket.title}」（${ticket.email}）\n${quote(ticket.desc)}${await ticketLink(ctx, id)}`,
       `ticket-new:${id}`,
     );
+    await queueWebhookEvent(
+      ctx,
+      "ticket.created",
+      { ticketId: id, userId, email: ticket.email, title: ticket.title, desc: ticket.desc, createTime: now },
+      now,
+    );
     return ticket;
   });
 }
@@ -241,6 +248,21 @@ export async function replyTicket(ctx: AppContext, actor: TicketActor, input: Ti
       author === "ADMIN" ? "responsed" : "open",
       now,
       ticket.id,
+    );
+    await queueWebhookEvent(
+      ctx,
+      "ticket.replied",
+      {
+        ticketId: ticket.id,
+        commentId,
+        title: ticket.title,
+        userId: ticket.user_id,
+        email: ticket.email,
+        author,
+        text: input.desc,
+        createTime: now,
+      },
+      now,
     );
     const link = await ticketLink(ctx, ticket.id);
     if (author === "ADMIN") {

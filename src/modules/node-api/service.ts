@@ -14,6 +14,7 @@ import { lineVisibleSql } from "../line/service.ts";
 import type { AgentRow } from "../node-record/service.ts";
 import { expireDueTrials } from "../trial/service.ts";
 import { dailyQuotaSql } from "../user/limits.ts";
+import { markNodeHeard } from "../webhook/node-states.ts";
 import { admittedUserNos, recordServedList } from "./admission.ts";
 import { recordAliveIps } from "./alive-ips.ts";
 import type { AliveReport } from "./report.ts";
@@ -58,13 +59,20 @@ export function agentVersionFrom(userAgent: string): string {
 
 /** A call from the node: it is alive, and this is the version it runs. */
 export async function touchNode(ctx: AppContext, row: AgentRow, version: string, now = Date.now()) {
-  if (now - row.last_seen_time < 5000 && row.agent_version === version) return;
-  await ctx.db.run(
-    "UPDATE agents SET last_seen_time = ?, agent_version = ? WHERE id = ?",
-    now,
-    version,
-    row.id,
-  );
+  if (now - row.last_seen_time < 5000 && row.agent_version === version && row.down_since === 0) return;
+  const touch = async () =>
+    await ctx.db.run(
+      "UPDATE agents SET last_seen_time = ?, agent_version = ? WHERE id = ?",
+      now,
+      version,
+      row.id,
+    );
+  if (row.down_since === 0) return void (await touch());
+  // Heard again after an outage: node.up goes with the write (webhook/node-states.ts).
+  await tx(ctx.db, async () => {
+    await touch();
+    await markNodeHeard(ctx, row, now);
+  });
 }
 
 /** The node received a changed config or user list (seed 001 §2.3 update count). */

@@ -48,10 +48,12 @@ export interface AgentRow {
   online_users: number;
   /** ETag of the user list the node holds now (node/admission.ts). */
   served_users_etag: string;
+  /** When the webhook sender found the node silent (node.down); 0 while it is not (webhook/node-states.ts). */
+  down_since: number;
 }
 
 /** A node counts as normal while it was heard from within this many update intervals (issue 5). */
-const MISSED_INTERVALS = 3;
+export const MISSED_INTERVALS = 3;
 
 export function agentStatus(row: AgentRow, updateSeconds: number, now = Date.now()): boolean {
   return row.last_seen_time > 0 && now - row.last_seen_time <= MISSED_INTERVALS * updateSeconds * 1000;

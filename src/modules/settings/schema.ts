@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { isSafeHref } from "../../lib/links.ts";
+import { type Webhook, webhooksSchema } from "../webhook/schema.ts";
 
 const text = (fallback = "") => z.string().max(4000).default(fallback);
 const num = (fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
@@ -222,6 +223,9 @@ export const settingsSchema = z.object({
   // two-factor login (issue 30)
   /** On: admin and yunying accounts must turn on two-factor login before anything else. */
   totp_required_staff: flag(false),
+  // webhooks (issue 30 §3): each posts the events it lists to its URL, signed with its secret
+  /** `[{id, url, secret, events}]`; secrets are masked like SECRET_SETTINGS (maskSettingForDisplay). */
+  webhooks: webhooksSchema.default([]),
 });
 
 export type Settings = z.infer<typeof settingsSchema>;
@@ -304,17 +308,18 @@ export const hostInfoSchema = z.object({
 });
 export type HostInfo = z.infer<typeof hostInfoSchema>;
 
-/**
- * Settings whose value holds secrets inside it (a list of webhooks, each with its secret): the
- * setting's key → a function giving the value as it may be shown, its secrets replaced by
- * SECRET_MASK. The audit trail's diffs (and whoever shows a setting) mask through
- * `maskSettingValue`, so a part that adds such a setting registers its mask here.
- */
-export const NESTED_SECRET_SETTINGS: Partial<Record<SettingKey, (value: unknown) => unknown>> = {};
+/** Webhooks as an admin may see them: each secret replaced by the mask. */
+export function maskWebhookSecrets(webhooks: readonly Webhook[]): Webhook[] {
+  return webhooks.map((webhook) => ({ ...webhook, secret: webhook.secret ? SECRET_MASK : "" }));
+}
 
-/** A setting's value as it may leave the server: SECRET_MASK (or "" when unset) for a secret one. */
+/**
+ * A setting's value as it may leave the server (the settings get answer, the audit trail's diff):
+ * a secret setting as SECRET_MASK ("" when unset), each webhook's secret masked, the rest as it is.
+ * A setting added with secrets inside its value gets its case here.
+ */
 export function maskSettingValue(key: SettingKey, value: unknown): unknown {
   if (SECRET_SETTINGS.includes(key)) return value ? SECRET_MASK : "";
-  const mask = NESTED_SECRET_SETTINGS[key];
-  return mask ? mask(value) : value;
+  if (key === "webhooks") return maskWebhookSecrets(value as Webhook[]);
+  return value;
 }

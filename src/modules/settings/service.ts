@@ -2,7 +2,9 @@ import { type Db, tx } from "../../db/db.ts";
 import { ADDRESS_KIND_TEXT, hostKind, urlHost } from "../../lib/addresses.ts";
 import { ALLOW_PRIVATE_FLAG } from "../../lib/outbound.ts";
 import { Code, RpcError } from "../../rpc/codes.ts";
+import { newId } from "../../rpc/ids.ts";
 import { type AuditDiff, recordAudit } from "../audit/service.ts";
+import type { Webhook } from "../webhook/schema.ts";
 import {
   maskSettingValue,
   OUTBOUND_HOST_SETTINGS,
@@ -25,6 +27,7 @@ export function refuseLocalTargets(patch: Partial<Settings>, allowPrivate: boole
     ...OUTBOUND_URL_SETTINGS.map((key): [SettingKey, string | null] => [key, urlHost(patch[key] ?? "")]),
     ...OUTBOUND_HOST_SETTINGS.map((key): [SettingKey, string | null] => [key, patch[key]?.trim() || null]),
   ];
+  for (const webhook of patch.webhooks ?? []) targets.push(["webhooks", urlHost(webhook.url)]);
   for (const [key, host] of targets) {
     const kind = host === null ? null : hostKind(host);
     if (kind === null || kind === "public") continue;
@@ -33,6 +36,22 @@ export function refuseLocalTargets(patch: Partial<Settings>, allowPrivate: boole
       `参数错误 ${key}: 不能指向${ADDRESS_KIND_TEXT[kind]}（${host}）；内网网关须以 ${ALLOW_PRIVATE_FLAG} 启动服务`,
     );
   }
+}
+
+/**
+ * The webhooks to store for a saved list: a webhook sent with the mask as its secret keeps the
+ * stored one (matched by id, else by URL), and one without an id is given one. A mask that matches
+ * no stored webhook is refused (1000): there is no secret to keep.
+ */
+export function keepWebhookSecrets(saved: readonly Webhook[], stored: readonly Webhook[]): Webhook[] {
+  return saved.map((webhook) => {
+    const before =
+      stored.find((old) => webhook.id !== "" && old.id === webhook.id) ??
+      stored.find((old) => webhook.id === "" && old.url === webhook.url);
+    const secret = webhook.secret === SECRET_MASK ? before?.secret : webhook.secret;
+    if (!secret) throw new RpcError(Code.badInput, `参数错误 webhooks: ${webhook.url} 须填写密钥`);
+    return { ...webhook, id: webhook.id || before?.id || newId(), secret };
+  });
 }
 
 /**
@@ -121,9 +140,10 @@ export class SettingsStore {
       for (const [key, value] of Object.entries(patch) as [SettingKey, unknown][]) {
         if (value === undefined) continue;
         if (SECRET_SETTINGS.includes(key) && value === SECRET_MASK) continue;
-        await this.db.run(upsert, key, JSON.stringify(value), now);
-        if (JSON.stringify(before[key]) === JSON.stringify(value)) continue;
-        diff[key] = { old: maskSettingValue(key, before[key]), new: maskSettingValue(key, value) };
+        const stored = key === "webhooks" ? keepWebhookSecrets(value as Webhook[], before.webhooks) : value;
+        await this.db.run(upsert, key, JSON.stringify(stored), now);
+        if (JSON.stringify(before[key]) === JSON.stringify(stored)) continue;
+        diff[key] = { old: maskSettingValue(key, before[key]), new: maskSettingValue(key, stored) };
       }
       const keys = Object.keys(diff);
       if (keys.length > 0)
@@ -141,6 +161,6 @@ export class SettingsStore {
     for (const key of Object.keys(shown) as SettingKey[]) {
       (shown as Record<string, unknown>)[key] = maskSettingValue(key, shown[key]);
     }
-    return shown;
+    return shown as Settings;
   }
 }

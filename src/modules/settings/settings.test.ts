@@ -15,7 +15,7 @@ import { tx } from "../../db/db.ts";
 import { startServer } from "../../server.ts";
 import { transformPassword } from "../user/password.ts";
 import { createUser } from "../user/service.ts";
-import type { HostInfo, Settings } from "./schema.ts";
+import { type HostInfo, maskSettingValue, SECRET_MASK, type Settings } from "./schema.ts";
 import { SettingsStore } from "./service.ts";
 
 let server: TestServer;
@@ -399,4 +399,18 @@ test("a read inside a transaction older than an update does not keep the old set
   await updated;
   expect(readInside).toBe("before");
   expect((await reader.all()).contact_info).toBe("after");
+});
+
+test("maskSettingValue: secret settings and each webhook's secret are masked, the rest shown as it is (issue 30)", () => {
+  expect(maskSettingValue("epay_key", "k-123")).toBe(SECRET_MASK);
+  expect(maskSettingValue("epay_key", "")).toBe("");
+  expect(maskSettingValue("epay_url", "https://pay.example.com")).toBe("https://pay.example.com");
+  const webhook = {
+    id: "w1",
+    url: "https://hooks.example.com/a",
+    secret: "whsec-1234567",
+    events: ["order.paid" as const],
+  };
+  expect(maskSettingValue("webhooks", [webhook])).toEqual([{ ...webhook, secret: SECRET_MASK }]);
+  expect(webhook.secret).toBe("whsec-1234567");
 });

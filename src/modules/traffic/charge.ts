@@ -31,6 +31,7 @@ import type { PushUsage } from "../node-api/report.ts";
 import { expireDueTrials } from "../trial/service.ts";
 import { dailyQuota } from "../user/limits.ts";
 import type { UserRow } from "../user/row.ts";
+import { queueWebhookEvent } from "../webhook/outbox.ts";
 import { type ChargeRow, writeChargeSets } from "./charge-sets.ts";
 
 /** The multipliers one report is charged with. */
@@ -253,6 +254,7 @@ export async function applyNodeReport(ctx: AppContext, report: NodeReport): Prom
       return { user, upload, download, split: splitCharge(user, charge, now, day, user.trial) };
     });
     await writeCharges(ctx, charges, day, now);
+    await tellExhausted(ctx, charges, agentId, now);
     if (users.length > 0 && lines.length > 0) {
       await db.run(
         `UPDATE agent_lines SET hot = ${leastSql(db, "hot + ?", "?")} WHERE id IN ${jsonValuesSql(db, "?", "text")}`,
@@ -305,6 +307,30 @@ async function writeCharges(ctx: AppContext, charges: UserCharge[], day: string,
   for (const { user, split } of paid) if (split.fromTrial > 0) await spendTrial(user.id, split.fromTrial);
   await writeSpendRecords(db, paid, day, now);
   await writeUsage(db, charges, day);
+}
+
+/**
+ * traffic.exhausted: users whose traffic (trial and permanent, balances.traffic) this report took
+ * to zero. Once per exhaustion: the next report finds it at zero already, and only a top-up starts
+ * another.
+ */
+async function tellExhausted(ctx: AppContext, charges: UserCharge[], agentId: string, now: number) {
+  const exhausted = charges.filter(({ user, split }) => user.traffic > 0 && after(user, split).traffic <= 0);
+  for (const { user, split } of exhausted) {
+    await queueWebhookEvent(
+      ctx,
+      "traffic.exhausted",
+      async () => ({
+        userId: user.id,
+        email: (await ctx.db.get<{ email: string }>("SELECT email FROM users WHERE id = ?", user.id))?.email,
+        nodeId: agentId,
+        spendTraffic: after(user, split).spend,
+        vipExpireTime: user.vip_expire_time,
+        time: now,
+      }),
+      now,
+    );
+  }
 }
 
 const isPaid = (split: ChargeSplit) => split.fromQuota + split.fromTrial + split.fromPermanent > 0;

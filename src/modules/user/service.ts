@@ -10,6 +10,7 @@ import { listMyPermissions } from "../permission/service.ts";
 import { SECRET_MASK, type Settings } from "../settings/schema.ts";
 import { signUseFlags } from "../signuse/service.ts";
 import { cachedTrialBalance } from "../trial/service.ts";
+import { queueWebhookEvent } from "../webhook/outbox.ts";
 import { dailyQuota } from "./limits.ts";
 import { roleOf, USER_ROW_SELECT, type UserRow } from "./row.ts";
 import { Msg, type Role, shownIcon, type UserInfo } from "./schema.ts";
@@ -107,6 +108,12 @@ async function insertUser(ctx: AppContext, id: string, passwordHash: string, inp
     target: input.email,
     diff: { type: { new: input.type ?? "normal" }, emailVerified: { new: input.emailVerified ?? false } },
   });
+  await queueWebhookEvent(
+    ctx,
+    "user.registered",
+    { userId: id, email: input.email, channelCode: input.channelCode ?? "", createTime: now },
+    now,
+  );
 }
 
 /** The user for an e-mail and transformed password, or null; disabled accounts get 1003. */

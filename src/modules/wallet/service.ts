@@ -13,6 +13,7 @@ import { recordAudit } from "../audit/service.ts";
 import { changeWallet } from "../ledger/service.ts";
 import { createNotice } from "../notice/service.ts";
 import { queueAdminMessage, queueUserMessage } from "../telegram/outbox.ts";
+import { queueWebhookEvent } from "../webhook/outbox.ts";
 import { addressProblem } from "./address.ts";
 import {
   type AddressType,
@@ -156,6 +157,7 @@ export async function requestWithdrawal(
       WalletMsg.requestedAdmin(email?.email ?? userId, formatYuan(balance), address.address_type),
       `withdraw-request:${inserted.id}`,
     );
+    await queueWebhookEvent(ctx, "withdrawal.requested", withdrawalData(inserted, email?.email), now);
     return inserted;
   });
   return toWithdrawal(row);
@@ -252,9 +254,34 @@ async function closeRequest(
   throw new RpcError(Code.withdrawRefused, WalletMsg.notOpen(WITHDRAWAL_STATUS_TEXT[existing.status]));
 }
 
+/** The data of withdrawal.requested and withdrawal.settled (README "Webhooks"). */
+function withdrawalData(row: WithdrawalRow, email: string | undefined) {
+  return {
+    withdrawalId: row.id,
+    userId: row.user_id,
+    email,
+    moneyFen: row.money_fen,
+    addressType: row.address_type,
+    address: row.address,
+    status: row.status,
+    requestTime: row.request_time,
+    paidTime: row.paid_time,
+    refuseTime: row.refuse_time,
+    txid: row.txid,
+    msg: row.msg,
+  };
+}
+
+/** The customer is told (bell and bot), and webhooks get withdrawal.settled (paid or refused). */
 async function tellCustomer(ctx: AppContext, row: WithdrawalRow, text: string) {
   await createNotice(ctx, { userId: row.user_id, desc: text, href: WALLET_HREF });
   await queueUserMessage(ctx, row.user_id, text, `withdraw-${row.status}:${row.id}`);
+  await queueWebhookEvent(ctx, "withdrawal.settled", async () =>
+    withdrawalData(
+      row,
+      (await ctx.db.get<{ email: string }>("SELECT email FROM users WHERE id = ?", row.user_id))?.email,
+    ),
+  );
 }
 
 /** `/api/admin/charge/checkout_charge`: the USDT was sent; records the settle time and the txid. */

@@ -24,6 +24,7 @@ import { numberFrom } from "../../components/admin/numbers.tsx";
 import { PaymentsInForceNote, sandboxVariableHint } from "../../components/admin/PaymentsInForce.tsx";
 import { Field } from "../../components/Field.tsx";
 import { TOAST_SHORT, toast } from "../../components/Toast.tsx";
+import { WebhookSection } from "./Webhooks.tsx";
 
 export const ConfigMsg = {
   saved: "更新成功",
@@ -325,8 +326,14 @@ function controlFor(key: SettingKey, value: unknown): Control {
   return { kind: "text" };
 }
 
+/** Settings with a section of their own below the form (not fields of it): 配置管理 → Webhook. */
+const OWN_SECTION_KEYS: readonly SettingKey[] = ["webhooks"];
+
 function sectionsFor(settings: Settings): Section[] {
-  const placed = new Set(SECTIONS.flatMap((section) => section.fields.map((field) => field.key)));
+  const placed = new Set([
+    ...OWN_SECTION_KEYS,
+    ...SECTIONS.flatMap((section) => section.fields.map((field) => field.key)),
+  ]);
   const rest = (Object.keys(settings) as SettingKey[])
     .filter((key) => !placed.has(key))
     .map((key) => ({ key, label: key, control: controlFor(key, settings[key]) }));
@@ -339,6 +346,7 @@ type Draft = Record<string, string | boolean>;
 function toDraft(settings: Settings): Draft {
   const draft: Draft = {};
   for (const [key, value] of Object.entries(settings)) {
+    if (OWN_SECTION_KEYS.includes(key as SettingKey)) continue;
     if (typeof value === "boolean") draft[key] = value;
     else if (Array.isArray(value)) draft[key] = value.join("\n");
     else draft[key] = String(value);
@@ -353,6 +361,7 @@ function toDraft(settings: Settings): Draft {
 export function changedSettings(loaded: Settings, draft: Draft): Partial<Settings> {
   const patch: Record<string, unknown> = {};
   for (const [key, before] of Object.entries(loaded)) {
+    if (OWN_SECTION_KEYS.includes(key as SettingKey)) continue;
     const input = draft[key];
     let value: unknown;
     if (typeof before === "boolean") value = input === true;
@@ -531,6 +540,7 @@ export function AdminConfigPage() {
           </button>
         </div>
       </form>
+      <WebhookSection initial={loaded.webhooks} />
     </AdminPage>
   );
 }
