@@ -29,6 +29,7 @@ import { serveAgentBinary, V2RAY_NODE } from "./nodes.ts";
 
 const SMTP_SECRET = "smtp-pass-Zq81x";
 const EPAY_SECRET = "epay-key-Wm42vLr9Kd7";
+const WEBHOOK_SECRET = "whsec-Pq73nB2xLk";
 const NEW_PASSWORD = "brand-new-pass-77";
 
 interface StoredRow {
@@ -123,6 +124,21 @@ describe("every audited change writes one row", () => {
     // Saving the page unchanged writes nothing.
     await ok(admin, "/api/admin/config/set_config", await ok(admin, "/api/admin/config/get"));
     await noRows();
+  });
+
+  test("settings: a webhook's secret is masked inside the webhooks list", async () => {
+    const webhook = {
+      url: "https://hooks.example.com/ferry",
+      secret: WEBHOOK_SECRET,
+      events: ["order.paid"],
+    };
+    const saved = await ok<{ webhooks: { id: string }[] }>(admin, "/api/admin/config/set_config", {
+      webhooks: [webhook],
+    });
+    const id = saved.webhooks[0]?.id;
+    expect(await oneRow("settings.update", "webhooks")).toEqual({
+      webhooks: { old: [], new: [{ id, url: webhook.url, secret: SECRET_MASK, events: webhook.events }] },
+    });
   });
 
   test("combos: create, update (changed fields), delete", async () => {
@@ -533,7 +549,7 @@ describe("reading the trail", () => {
       action: "settings",
       who: adminEmail,
     });
-    expect(settings.list.map((row) => row.action)).toEqual(Array(3).fill("settings.update"));
+    expect(settings.list.map((row) => row.action)).toEqual(Array(4).fill("settings.update"));
     const byTarget = await ok<AuditPage>(admin, "/api/admin/audit/list", { target: "AUDIT80" });
     expect(byTarget.list.map((row) => row.action)).toEqual([
       "coupon.delete",
@@ -561,7 +577,14 @@ describe("reading the trail", () => {
     const decoded = JSON.stringify(fromBase64Json(body.data));
     const stored = JSON.stringify(await server.context.db.all("SELECT * FROM audit_log"));
     for (const text of [decoded, stored]) {
-      for (const secret of [SMTP_SECRET, EPAY_SECRET, "ssh-Secret-1", "ssh-Secret-2", NEW_PASSWORD]) {
+      for (const secret of [
+        SMTP_SECRET,
+        EPAY_SECRET,
+        WEBHOOK_SECRET,
+        "ssh-Secret-1",
+        "ssh-Secret-2",
+        NEW_PASSWORD,
+      ]) {
         expect(text).not.toContain(secret);
       }
     }
