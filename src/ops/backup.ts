@@ -14,6 +14,7 @@ import type { AppContext } from "../context.ts";
 import { type Db, type Engine, PostgresDb } from "../db/db.ts";
 import { businessDateTime } from "../lib/time.ts";
 import { startPeriodic } from "../modules/errors/periodic.ts";
+import { sendScheduledOffbox } from "./offbox.ts";
 import { dumpPostgres } from "./pg-dump.ts";
 
 /** Where a backup is written until it is complete. */
@@ -97,6 +98,8 @@ export async function runScheduledBackup(
     throw error;
   }
   pruneBackups(dir, keep);
+  // Off-box copies (issue 30 §4): inside the day's claim, so one replica sends the day once.
+  await sendScheduledOffbox(ctx, file, day, signal);
   return file;
 }
 
