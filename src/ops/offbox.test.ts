@@ -181,3 +181,42 @@ test("S3 down: the local backup is kept, an error-log row and an alert to the ad
     `nightly/${objectName("2026-03-07")}`,
   ]);
 }, 60_000);
+
+test("a lease lost during the upload stops it and gives the day back; the next holder sends the day", async () => {
+  // A store that takes requests and never answers: the upload hangs until the lease is lost.
+  const held = new Set<() => void>();
+  const stuck = Bun.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    fetch: () =>
+      new Promise<Response>((resolve) => held.add(() => resolve(new Response("", { status: 503 })))),
+  });
+  await server.context.settings.update({ backup_s3_endpoint: `http://127.0.0.1:${stuck.port}` });
+  const lease = new AbortController();
+  const writer = { id: "replica-losing", host: "box-a" };
+  try {
+    const round = runScheduledBackup(server.context, server.dataDir, at(7), writer, lease.signal);
+    while (held.size === 0) await Bun.sleep(20);
+    lease.abort(new DOMException("lease lost", "AbortError"));
+    await expect(round).rejects.toThrow("lease lost");
+  } finally {
+    for (const release of held) release();
+    await stuck.stop(true);
+    await server.context.settings.update({ backup_s3_endpoint: s3.endpoint });
+  }
+  expect(
+    await server.context.db.all("SELECT day FROM scheduled_backups WHERE day = ?", "2026-03-08"),
+  ).toEqual([]);
+  expect(await s3.keys(`nightly/${objectName("2026-03-08")}`)).toEqual([]);
+
+  // The replica that takes the job over, with a data folder of its own, does the day.
+  const otherData = join(work, "replica-b");
+  const file = await runScheduledBackup(server.context, otherData, at(7) + HOUR, {
+    id: "replica-b",
+    host: "box-b",
+  });
+  expect(file).toBe(join(backupsDir(otherData), scheduledBackupName("2026-03-08", engine())));
+  expect(await s3.keys(`nightly/${objectName("2026-03-08")}`)).toEqual([
+    `nightly/${objectName("2026-03-08")}`,
+  ]);
+}, 60_000);

@@ -105,31 +105,53 @@ export async function uploadVerified(
       if (read === 0) break;
       const piece = Buffer.from(buffer.subarray(0, read));
       sent.update(piece);
-      await writer.write(piece);
+      await untilAborted(writer.write(piece), signal);
       position += read;
     }
-    await writer.end();
+    await untilAborted(writer.end(), signal);
   } finally {
     closeSync(fd);
   }
   const sha256 = sent.digest("hex");
   signal?.throwIfAborted();
-  const stat = await client.stat(key);
+  const stat = await untilAborted(client.stat(key), signal);
   if (stat.size !== size) {
     throw new OffboxError(
       `verification of ${key} failed: the store holds ${stat.size} bytes, ${size} were sent`,
     );
   }
   const readBack = createHash("sha256");
-  for await (const piece of client.file(key).stream()) {
-    signal?.throwIfAborted();
-    readBack.update(piece);
+  const reader = client.file(key).stream().getReader();
+  try {
+    for (;;) {
+      const { value, done } = await untilAborted(reader.read(), signal);
+      if (done) break;
+      readBack.update(value);
+    }
+  } finally {
+    reader.cancel().catch(() => {});
   }
   const stored = readBack.digest("hex");
   if (stored !== sha256) {
     throw new OffboxError(`verification of ${key} failed: SHA-256 read back ${stored}, sent ${sha256}`);
   }
   return { size, sha256 };
+}
+
+/**
+ * `work`, or an AbortError as soon as `signal` aborts (a lost lease): Bun's S3 calls take no
+ * signal, so a request to a store that stopped answering is left to end by itself, unawaited.
+ */
+function untilAborted<T>(work: T | Promise<T>, signal?: AbortSignal): Promise<T> {
+  const promise = Promise.resolve(work);
+  if (!signal) return promise;
+  promise.catch(() => {});
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    if (signal.aborted) return onAbort();
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
+  });
 }
 
 /** Every key under `prefix` (ListObjectsV2, page after page). */
@@ -153,12 +175,17 @@ async function keysUnder(client: Bun.S3Client, prefix: string): Promise<string[]
  * `keep`; anything else under the prefix (copies of `ferry backup --to s3`) is left alone.
  * Answers the keys deleted.
  */
-export async function pruneOffbox(client: Bun.S3Client, prefix: string, keep: number): Promise<string[]> {
-  const scheduled = (await keysUnder(client, prefix))
+export async function pruneOffbox(
+  client: Bun.S3Client,
+  prefix: string,
+  keep: number,
+  signal?: AbortSignal,
+): Promise<string[]> {
+  const scheduled = (await untilAborted(keysUnder(client, prefix), signal))
     .filter((key) => SCHEDULED_OBJECT.test(key.slice(prefix.length)))
     .sort();
   const old = scheduled.slice(0, Math.max(0, scheduled.length - keep));
-  for (const key of old) await client.delete(key);
+  for (const key of old) await untilAborted(client.delete(key), signal);
   return old;
 }
 
@@ -251,7 +278,7 @@ export async function sendScheduledOffbox(
       try {
         const client = await s3ClientOf(settings, ctx.allowPrivateUrls);
         await uploadVerified(client, sealed, `${settings.backup_s3_prefix}${basename(sealed)}`, signal);
-        await pruneOffbox(client, settings.backup_s3_prefix, settings.backup_offbox_keep);
+        await pruneOffbox(client, settings.backup_s3_prefix, settings.backup_offbox_keep, signal);
       } catch (error) {
         if (signal?.aborted) throw error;
         await offboxFailed(ctx, day, "S3", error);
