@@ -6,6 +6,7 @@
  * error-log row and an admin alert. Both engines (the backup is a pg_dump archive on PostgreSQL).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -111,6 +112,8 @@ test("the day's backup is uploaded, verified, pruned to the keep count, and equa
   ]);
   // The day's upload happens once: a second round of the same day has nothing to do.
   expect(await runScheduledBackup(server.context, server.dataDir, at(2) + HOUR)).toBeNull();
+  // Every request was signed as the store checks it (SigV4).
+  expect(s3.refused).toEqual([]);
 }, 60_000);
 
 test("with backup_telegram on, the bound admins' chats get the file itself", async () => {
@@ -219,4 +222,74 @@ test("a lease lost during the upload stops it and gives the day back; the next h
   expect(await s3.keys(`nightly/${objectName("2026-03-08")}`)).toEqual([
     `nightly/${objectName("2026-03-08")}`,
   ]);
+}, 60_000);
+
+test("a wrong secret access key: the store refuses the signature; an error-log row and an alert", async () => {
+  await server.context.settings.update({ backup_s3_secret_access_key: "not-the-secret" });
+  try {
+    await runDay(8);
+  } finally {
+    await server.context.settings.update({ backup_s3_secret_access_key: FAKE_S3_SECRET });
+  }
+  expect(s3.refused.length).toBeGreaterThan(0);
+  expect(s3.refused.every((line) => line.startsWith("SignatureDoesNotMatch "))).toBe(true);
+  expect(await s3.keys(`nightly/${objectName("2026-03-09")}`)).toEqual([]);
+  const logged = await server.context.db.all<{ msg: string }>(
+    "SELECT msg FROM error_logs WHERE name = ? ORDER BY create_time",
+    "off-box backup (S3)",
+  );
+  expect(logged).toHaveLength(2);
+  expect(await outboxTexts(server, ADMIN_CHAT)).toContainEqual(
+    expect.stringContaining("⚠️ 2026-03-09 的定时备份未能送到 S3："),
+  );
+  s3.refused.length = 0;
+}, 60_000);
+
+test("a backup of several MiB goes up in parts, encrypted chunk by chunk, and comes back whole", async () => {
+  // 16 rows of 1 MB of random hex: incompressible enough that pg_dump's archive stays over 5 MiB too.
+  for (let i = 0; i < 16; i++) {
+    await server.context.db.run(
+      `INSERT INTO error_logs (create_time, last_time, name, msg, stack, fingerprint, repeat_count)
+         VALUES (0, 0, 'filler', 'filler', ?, ?, 1)`,
+      randomBytes(512 * 1024).toString("hex"),
+      `filler-${i}`,
+    );
+  }
+  await server.context.settings.update({ backup_passphrase: "big one" });
+  try {
+    const local = await runDay(9);
+    const key = `nightly/${objectName("2026-03-10")}`;
+    // A multipart upload: started, parts of 5 MiB, completed (each request's signature checked).
+    const uploads = s3.requests.filter((line) => line.includes(`/${FAKE_S3_BUCKET}/${key}?`));
+    expect(uploads[0]).toBe(`POST /${FAKE_S3_BUCKET}/${key}?uploads=`);
+    expect(uploads.filter((line) => line.includes("x-id=UploadPart")).length).toBeGreaterThanOrEqual(2);
+    expect(uploads.at(-1)).toStartWith(`POST /${FAKE_S3_BUCKET}/${key}?uploadId=`);
+    const object = await download(key);
+    expect((await opened(object, "big one")).equals(Buffer.from(await Bun.file(local).arrayBuffer()))).toBe(
+      true,
+    );
+    expect(s3.refused).toEqual([]);
+  } finally {
+    await server.context.settings.update({ backup_passphrase: "" });
+    await server.context.db.run("DELETE FROM error_logs WHERE name = 'filler'");
+  }
+}, 120_000);
+
+test("without --allow-private-urls a store on this machine is never called: error row and alert say why", async () => {
+  server.context.allowPrivateUrls = false;
+  const before = s3.requests.length;
+  try {
+    await runDay(10);
+  } finally {
+    server.context.allowPrivateUrls = true;
+  }
+  expect(s3.requests.length).toBe(before);
+  const last = await server.context.db.get<{ msg: string }>(
+    "SELECT msg FROM error_logs WHERE name = ? ORDER BY last_time DESC",
+    "off-box backup (S3)",
+  );
+  expect(last?.msg).toStartWith("拒绝连接 127.0.0.1（127.0.0.1，本机地址）");
+  expect(await outboxTexts(server, ADMIN_CHAT)).toContainEqual(
+    expect.stringContaining("⚠️ 2026-03-11 的定时备份未能送到 S3：拒绝连接 127.0.0.1"),
+  );
 }, 60_000);
