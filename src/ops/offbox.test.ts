@@ -293,3 +293,26 @@ test("without --allow-private-urls a store on this machine is never called: erro
     expect.stringContaining("⚠️ 2026-03-11 的定时备份未能送到 S3：拒绝连接 127.0.0.1"),
   );
 }, 60_000);
+
+test("a store that keeps other bytes than were sent fails the read-back check; the bad copy is deleted", async () => {
+  s3.corruptWrites = true;
+  try {
+    await runDay(11);
+  } finally {
+    s3.corruptWrites = false;
+  }
+  const key = `nightly/${objectName("2026-03-12")}`;
+  const last = await server.context.db.get<{ msg: string }>(
+    "SELECT msg FROM error_logs WHERE name = ? ORDER BY last_time DESC",
+    "off-box backup (S3)",
+  );
+  expect(last?.msg).toMatch(
+    new RegExp(
+      `^verification of ${key.replaceAll(".", "\\.")} failed: SHA-256 read back [0-9a-f]{64}, sent [0-9a-f]{64}; the object deleted$`,
+    ),
+  );
+  expect(await s3.keys(key)).toEqual([]);
+  expect(await outboxTexts(server, ADMIN_CHAT)).toContainEqual(
+    expect.stringContaining("⚠️ 2026-03-12 的定时备份未能送到 S3：verification of"),
+  );
+}, 60_000);

@@ -116,9 +116,7 @@ export async function uploadVerified(
   signal?.throwIfAborted();
   const stat = await untilAborted(client.stat(key), signal);
   if (stat.size !== size) {
-    throw new OffboxError(
-      `verification of ${key} failed: the store holds ${stat.size} bytes, ${size} were sent`,
-    );
+    await failedVerification(client, key, `the store holds ${stat.size} bytes, ${size} were sent`);
   }
   const readBack = createHash("sha256");
   const reader = client.file(key).stream().getReader();
@@ -133,9 +131,18 @@ export async function uploadVerified(
   }
   const stored = readBack.digest("hex");
   if (stored !== sha256) {
-    throw new OffboxError(`verification of ${key} failed: SHA-256 read back ${stored}, sent ${sha256}`);
+    await failedVerification(client, key, `SHA-256 read back ${stored}, sent ${sha256}`);
   }
   return { size, sha256 };
+}
+
+/** A copy that does not read back as sent is deleted (it must not pass for a good one, nor count in pruning). */
+async function failedVerification(client: Bun.S3Client, key: string, why: string): Promise<never> {
+  const removed = await client.delete(key).then(
+    () => "deleted",
+    () => "could not be deleted",
+  );
+  throw new OffboxError(`verification of ${key} failed: ${why}; the object ${removed}`);
 }
 
 /**

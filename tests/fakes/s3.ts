@@ -5,7 +5,7 @@
  * that verifies each request's AWS Signature Version 4 (s3rver checks only that the access key
  * exists: its v4 check is unimplemented) and passes it on. A request signed with another secret, or
  * for another region, gets S3's 403 SignatureDoesNotMatch. `tamper` alters a stored object through
- * the S3 API itself; `stop` takes the store down (a refused connection), `restart` brings it back
+ * the S3 API itself, `corruptWrites` as the store's disk would; `stop` takes the store down (a refused connection), `restart` brings it back
  * on the same port.
  */
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
@@ -28,6 +28,8 @@ export interface FakeS3 {
   refused: string[];
   /** Every request that came in, as "<method> <path>?<query>". */
   requests: string[];
+  /** While on, the store keeps a body written (PUT) with its middle byte flipped: a disk that corrupts. */
+  corruptWrites: boolean;
   /** The keys under `prefix`, sorted. */
   keys(prefix?: string): Promise<string[]>;
   /** Flips one byte of the stored object at `offset` from its end, writing it back through the API. */
@@ -154,6 +156,10 @@ export async function startFakeS3(): Promise<FakeS3> {
             ...problem,
           );
         }
+        if (fake.corruptWrites && request.method === "PUT" && body.length > 0) {
+          const middle = Math.floor(body.length / 2);
+          body[middle] = (body[middle] as number) ^ 0xff;
+        }
         const headers = new Headers(request.headers);
         headers.set("accept-encoding", "identity");
         const answer = await fetch(`http://127.0.0.1:${storePort}${url.pathname}${url.search}`, {
@@ -184,6 +190,7 @@ export async function startFakeS3(): Promise<FakeS3> {
     client,
     refused,
     requests,
+    corruptWrites: false,
     async keys(prefix = "") {
       const page = await client.list({ prefix, maxKeys: 1000 });
       return (page.contents ?? []).map((object) => object.key).sort();
