@@ -218,3 +218,15 @@ test("an unknown object and a bad address are one clear line", async () => {
   );
   expectOneLineError(await ferry(["backup", "--to", "gcs", "--data", server.dataDir]), /--to takes s3/);
 }, 60_000);
+
+test("S3 down: ferry backup --to s3 is one clear line and exit 1", async () => {
+  await s3.stop();
+  try {
+    expectOneLineError(
+      await ferry(["backup", "--to", "s3", "--allow-private-urls", "--data", server.dataDir]),
+      /^error: upload failed: /,
+    );
+  } finally {
+    await s3.restart();
+  }
+}, 60_000);

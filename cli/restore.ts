@@ -3,7 +3,7 @@ import type { Command } from "commander";
 import { maskUrl } from "../src/db/db.ts";
 import { migrations } from "../src/embedded.ts";
 import { PgToolError, restorePostgres } from "../src/ops/pg-dump.ts";
-import { RestoreRefused, restoreDatabase } from "../src/ops/restore.ts";
+import { RestoreRefused, refuseWhileServing, restoreDatabase } from "../src/ops/restore.ts";
 import {
   allowPrivateOption,
   fetchFromS3,
@@ -74,6 +74,14 @@ export function registerRestoreCommand(program: Command) {
       if ((file === undefined) === (options.from === undefined))
         die("give a backup file or --from s3://bucket/key");
       const dataDir = resolve(dataDirOption(options.data));
+      // Before a download that may take minutes: a server running on the directory refuses it anyway.
+      if (!databaseUrl()) {
+        try {
+          refuseWhileServing(dataDir);
+        } catch (error) {
+          die((error as Error).message);
+        }
+      }
       const dir = privateTempDir();
       // die() exits at once: the downloaded and opened copies go with the process however it ends.
       process.on("exit", () => removeTempDir(dir));

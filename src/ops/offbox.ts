@@ -196,6 +196,9 @@ export async function pruneOffbox(
   return old;
 }
 
+/** `<prefix><name>.ferrybak`: where a sealed file goes in the bucket. */
+const offboxKey = (settings: S3Settings, sealed: string) => `${settings.backup_s3_prefix}${basename(sealed)}`;
+
 /** The sealed file of a backup, written beside it as `<backup>.ferrybak` (removed by the caller). */
 export async function sealForOffbox(
   backup: string,
@@ -223,7 +226,7 @@ export async function uploadBackup(
   const client = await s3ClientOf(settings, allowPrivate);
   const sealed = await sealForOffbox(backup, ctx.db.engine, settings.backup_passphrase, signal);
   try {
-    const key = `${settings.backup_s3_prefix}${basename(sealed)}`;
+    const key = offboxKey(settings, sealed);
     return { key, bucket: settings.backup_s3_bucket, ...(await uploadVerified(client, sealed, key, signal)) };
   } finally {
     rmSync(sealed, { force: true });
@@ -284,7 +287,7 @@ export async function sendScheduledOffbox(
     if (s3Configured(settings)) {
       try {
         const client = await s3ClientOf(settings, ctx.allowPrivateUrls);
-        await uploadVerified(client, sealed, `${settings.backup_s3_prefix}${basename(sealed)}`, signal);
+        await uploadVerified(client, sealed, offboxKey(settings, sealed), signal);
         await pruneOffbox(client, settings.backup_s3_prefix, settings.backup_offbox_keep, signal);
       } catch (error) {
         if (signal?.aborted) throw error;
@@ -330,7 +333,7 @@ export async function downloadObject(
   closeSync(openSync(target, "wx", 0o600));
   try {
     const writer = Bun.file(target).writer();
-    for await (const piece of client.file(key).stream()) writer.write(piece);
+    for await (const piece of client.file(key).stream()) await writer.write(piece);
     await writer.end();
   } catch (error) {
     rmSync(target, { force: true });
