@@ -64,6 +64,13 @@ afterAll(async () => {
   rmSync(work, { recursive: true, force: true });
 });
 
+const adminId = async () =>
+  (
+    await server.context.db.get<{ id: string }>(
+      "SELECT id FROM users WHERE email = ?",
+      "offbox-admin@example.com",
+    )
+  )?.id;
 const engine = () => server.context.db.engine;
 const objectName = (day: string) => `${scheduledBackupName(day, engine())}.ferrybak`;
 const at = (dayOffset: number) => MIDNIGHT + dayOffset * DAY + 3 * HOUR;
@@ -129,6 +136,23 @@ test("with backup_telegram on, the bound admins' chats get the file itself", asy
   ]);
   const inStore = new Uint8Array(await s3.client.file(`nightly/${objectName("2026-03-04")}`).arrayBuffer());
   expect(Buffer.from(sent[0]?.bytes ?? []).equals(Buffer.from(inStore))).toBe(true);
+
+  // No admin has bound the bot: nobody gets the file, and the error log says so.
+  await server.context.db.run("DELETE FROM telegram_bindings WHERE chat_id = ?", ADMIN_CHAT);
+  try {
+    await runDay(12);
+  } finally {
+    await bindChat(server, (await adminId()) as string, ADMIN_CHAT);
+  }
+  expect(telegram.documents).toHaveLength(1);
+  expect(
+    await server.context.db.all<{ msg: string }>(
+      "SELECT msg FROM error_logs WHERE name = ?",
+      "off-box backup (Telegram)",
+    ),
+  ).toEqual([
+    { msg: "no admin account has bound the bot (我的账户 → Telegram), so no chat was sent the file" },
+  ]);
   await server.context.settings.update({ backup_telegram: false });
 }, 60_000);
 

@@ -247,6 +247,11 @@ async function sendToAdmins(ctx: AppContext, sealed: string, caption: string, si
       throw new OffboxError(`Telegram sendDocument to chat ${chatId} failed: ${answer.description}`);
     sent += 1;
   }
+  if (sent === 0) {
+    throw new OffboxError(
+      "no admin account has bound the bot (我的账户 → Telegram), so no chat was sent the file",
+    );
+  }
   return sent;
 }
 

@@ -233,7 +233,11 @@ export const settingsSchema = z.object({
   /** Also send each scheduled backup to the bound admins' Telegram chats (files under 50 MB). */
   backup_telegram: flag(false),
   /** Encrypts every off-box copy (AES-256-GCM, key by scrypt); empty = copies leave unencrypted. */
-  backup_passphrase: z.string().max(200).default(""),
+  backup_passphrase: z
+    .string()
+    .max(200)
+    .refine((value) => value === "" || [...value].length >= 8, "加密口令至少 8 个字符")
+    .default(""),
   /** How many scheduled copies are kept under the prefix; older ones are deleted. */
   backup_offbox_keep: z.number().int("须为整数").min(1).max(3650).default(30),
   /**
