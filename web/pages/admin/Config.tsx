@@ -317,7 +317,7 @@ const SECTIONS: Section[] = [
       ),
       {
         ...secret("backup_passphrase", "加密口令"),
-        hint: `设置后上传和发送的备份以 AES-256-GCM 加密（密钥由口令经 scrypt 生成）；恢复时需要同一口令，丢失则无法恢复。已设置时显示 ${SECRET_MASK}，不修改则保留原值`,
+        hint: `至少 8 个字符。设置后上传和发送的备份以 AES-256-GCM 加密（密钥由口令经 scrypt 生成）；恢复时需要同一口令，丢失则无法恢复。已设置时显示 ${SECRET_MASK}，不修改则保留原值`,
       },
     ],
   },
