@@ -56,7 +56,7 @@ test("every command has --help", async () => {
       ["migrate", "status"],
       ["--data", "--json"],
     ],
-    [["backup"], ["<file>", "--data"]],
+    [["backup"], ["[file]", "--data", "--to"]],
   ];
   await expectHelp(commands);
 });

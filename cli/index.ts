@@ -1,5 +1,5 @@
 import { existsSync, realpathSync } from "node:fs";
-import { resolve } from "node:path";
+import { join, resolve } from "node:path";
 import { Command, CommanderError } from "commander";
 import pkg from "../package.json" with { type: "json" };
 import { DatabaseUrlError, type Db, maskUrl, openDatabase, openSqlite, PostgresDb } from "../src/db/db.ts";
@@ -14,6 +14,7 @@ import { hasAdmin } from "../src/modules/user/service.ts";
 import { isCompiledExecutable } from "../src/node-program/upgrade.ts";
 import { backupDatabase } from "../src/ops/backup.ts";
 import { dumpPostgres, PgToolError } from "../src/ops/pg-dump.ts";
+import { fileTime } from "../src/ops/restore.ts";
 import { paymentsInForce } from "../src/payments/registry.ts";
 import { LOOPBACK_PROXIES, parseTrustedProxies } from "../src/rpc/forwarded.ts";
 import { type RunningServer, startServer } from "../src/server.ts";
@@ -25,6 +26,7 @@ import { registerCouponCommands } from "./coupon.ts";
 import { registerDbCommands } from "./db.ts";
 import { registerGuideCommands } from "./guide.ts";
 import { registerNetworkCommands } from "./network.ts";
+import { allowPrivateOption, privateAllowed, privateTempDir, removeTempDir, uploadToS3 } from "./offbox.ts";
 import { registerPrizeCommands } from "./prize.ts";
 import { registerReplicaCommands } from "./replicas.ts";
 import { registerRestoreCommand } from "./restore.ts";
@@ -43,6 +45,31 @@ import { registerTicketCommands } from "./ticket.ts";
 import { registerTrafficCommands } from "./traffic.ts";
 import { registerUserCommands } from "./user.ts";
 import { registerWithdrawCommands } from "./withdraw.ts";
+
+/** `ferry backup`'s copy: pg_dump with --database-url, else VACUUM INTO of the data directory's ferry.db. */
+async function writeBackup(file: string, data: string | undefined, announce: boolean): Promise<void> {
+  if (await Bun.file(file).exists()) die(`refusing to overwrite ${file}`);
+  const url = databaseUrl();
+  if (url) {
+    await dumpPostgres(url, file).catch((error: Error) =>
+      die(error instanceof PgToolError ? error.message : `backup failed: ${error.message}`),
+    );
+    if (announce) console.log(`backup (pg_dump custom format) written to ${file}`);
+    return;
+  }
+  const source = `${dataDirOption(data)}/ferry.db`;
+  // Opening a missing file would create an empty database and "back up" that.
+  if (!(await Bun.file(source).exists())) die(`no database at ${source}`);
+  const db = openSqlite(source);
+  try {
+    await backupDatabase(db, file);
+  } catch (error) {
+    die(`backup failed: ${(error as Error).message}`);
+  } finally {
+    await db.close();
+  }
+  if (announce) console.log(`backup written to ${file}`);
+}
 
 function parsePort(value: string): number {
   const port = Number(value);
@@ -293,31 +320,26 @@ export function buildProgram(): Command {
     .description(
       "write a consistent copy of the live database (safe while the server runs); with --database-url, a pg_dump custom-format archive",
     )
-    .argument("<file>", "where to write the copy; must not exist")
+    .argument("[file]", "where to write the copy; must not exist (optional with --to s3)")
     .addOption(dataOption())
-    .action(async (file: string, options: { data?: string }) => {
-      if (await Bun.file(file).exists()) die(`refusing to overwrite ${file}`);
-      const url = databaseUrl();
-      if (url) {
-        await dumpPostgres(url, file).catch((error: Error) =>
-          die(error instanceof PgToolError ? error.message : `backup failed: ${error.message}`),
-        );
-        console.log(`backup (pg_dump custom format) written to ${file}`);
-        return;
-      }
-      const source = `${dataDirOption(options.data)}/ferry.db`;
-      // Opening a missing file would create an empty database and "back up" that.
-      if (!(await Bun.file(source).exists())) die(`no database at ${source}`);
-      const db = openSqlite(source);
-      try {
-        await backupDatabase(db, file);
-      } catch (error) {
-        die(`backup failed: ${(error as Error).message}`);
-      } finally {
-        await db.close();
-      }
-      console.log(`backup written to ${file}`);
-    });
+    .option("--to <target>", "also upload it, sealed and verified, to the S3 storage of the settings: s3")
+    .addOption(allowPrivateOption())
+    .action(
+      async (
+        file: string | undefined,
+        options: { data?: string; to?: string; allowPrivateUrls?: boolean },
+      ) => {
+        if (options.to !== undefined && options.to !== "s3") die(`--to takes s3, not ${options.to}`);
+        if (file === undefined && options.to === undefined) die("give the file to write, or --to s3");
+        const dir = file === undefined ? privateTempDir() : null;
+        if (dir) process.on("exit", () => removeTempDir(dir));
+        const target =
+          file ?? join(dir as string, `ferry-${fileTime(Date.now())}.${databaseUrl() ? "dump" : "db"}`);
+        await writeBackup(target, options.data, file !== undefined);
+        if (options.to === "s3")
+          await uploadToS3(options.data, target, privateAllowed(options.allowPrivateUrls));
+      },
+    );
 
   registerRestoreCommand(program);
   registerDbCommands(program);

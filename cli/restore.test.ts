@@ -50,7 +50,9 @@ function sqliteFile(name: string, make: (db: Database) => void): string {
 }
 
 test("restore has --help naming its argument and options", async () => {
-  await expectHelp([[["restore"], ["<file>", "--data", "integrity", "ferry.db.bak-<time>"]]]);
+  await expectHelp([
+    [["restore"], ["[file]", "--data", "--from", "--passphrase", "integrity", "ferry.db.bak-<time>"]],
+  ]);
 });
 
 test("what is not an intact Ferry database this build can run is refused with one line; ferry.db stays", async () => {

@@ -97,7 +97,14 @@ describe("saving (C11)", () => {
     ["[fe80::1]", "链路本地地址"],
     ["0.0.0.0", "未指定地址"],
   ];
-  const URL_SETTINGS = ["epay_url", "notify_url", "return_url", "trongrid_url", "telegram_api_base"] as const;
+  const URL_SETTINGS = [
+    "epay_url",
+    "notify_url",
+    "return_url",
+    "trongrid_url",
+    "telegram_api_base",
+    "backup_s3_endpoint",
+  ] as const;
 
   test("every URL setting the server calls or hands to a gateway refuses local targets in any spelling (1000)", async () => {
     const before = await server.context.settings.all();

@@ -14,6 +14,7 @@ import type { AppContext } from "../context.ts";
 import { type Db, type Engine, PostgresDb } from "../db/db.ts";
 import { businessDateTime } from "../lib/time.ts";
 import { startPeriodic } from "../modules/errors/periodic.ts";
+import { sendScheduledOffbox } from "./offbox.ts";
 import { dumpPostgres } from "./pg-dump.ts";
 
 /** Where a backup is written until it is complete. */
@@ -93,12 +94,23 @@ export async function runScheduledBackup(
     if (ctx.db instanceof PostgresDb) await dumpPostgres(ctx.db.url, file, signal);
     else await backupDatabase(ctx.db, file);
   } catch (error) {
-    await ctx.db.run("DELETE FROM scheduled_backups WHERE day = ? AND replica_id = ?", day, writer.id);
+    await releaseClaim(ctx, day, writer);
     throw error;
   }
   pruneBackups(dir, keep);
+  // Off-box copies (issue 30 §4): inside the day's claim, so one replica sends the day once. A lease
+  // lost on the way gives the claim back: the replica that takes the job over does the day again.
+  try {
+    await sendScheduledOffbox(ctx, file, day, signal);
+  } catch (error) {
+    if (signal?.aborted) await releaseClaim(ctx, day, writer);
+    throw error;
+  }
   return file;
 }
+
+const releaseClaim = async (ctx: AppContext, day: string, writer: BackupWriter) =>
+  await ctx.db.run("DELETE FROM scheduled_backups WHERE day = ? AND replica_id = ?", day, writer.id);
 
 /** Deletes the oldest scheduled backups beyond `keep` (names sort by day); other files are left alone. */
 function pruneBackups(dir: string, keep: number): void {

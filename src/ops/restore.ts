@@ -95,7 +95,7 @@ export function checkBackup(file: string, migrations: Migration[]): number {
 }
 
 /** "2026-11-25T10-41-07Z": a file-name-safe UTC time. */
-const fileTime = (now: number) =>
+export const fileTime = (now: number) =>
   new Date(now)
     .toISOString()
     .replace(/\.\d+Z$/, "Z")

@@ -5,7 +5,8 @@
  * getUpdates (long polling: waits up to `timeout` seconds for an update; an offset confirms every
  * update below it; 409 while a webhook is set), sendMessage (recorded; 400 "chat not found" for a
  * chat that never wrote, 403 for one that blocked the bot), setWebhook, deleteWebhook,
- * getWebhookInfo and setMyCommands. Switches make it answer 500, hang, or flood-control (429).
+ * getWebhookInfo, setMyCommands and sendDocument (multipart/form-data with the file in `document`,
+ * recorded with its bytes; 413 over the 50 MB bound). Switches make it answer 500, hang, or flood-control (429).
  * It counts the getUpdates requests in progress at once (`polling`, `maxPolling`): Telegram allows
  * one poller per bot, so several replicas must never poll together.
  */
@@ -36,6 +37,13 @@ export interface SentMessage {
   link_preview_options?: { is_disabled?: boolean };
 }
 
+export interface SentDocument {
+  chat_id: number;
+  caption?: string;
+  fileName: string;
+  bytes: Uint8Array;
+}
+
 export type FakeMode = "normal" | "error500" | "hang";
 
 export interface Update {
@@ -48,6 +56,8 @@ export interface FakeTelegram {
   mode: FakeMode;
   /** Messages the bot sent, in order. */
   sent: SentMessage[];
+  /** Files the bot sent (sendDocument), in order. */
+  documents: SentDocument[];
   /** Every method called, in order (with its parameters). */
   calls: { method: string; params: Record<string, unknown> }[];
   /** Requests being held while in "hang" mode. */
@@ -185,6 +195,32 @@ export function startFakeTelegram(token = FAKE_BOT_TOKEN): FakeTelegram {
     });
   }
 
+  async function sendDocument(params: Record<string, unknown>): Promise<Response> {
+    const id = Number(params.chat_id);
+    const document = params.document;
+    if (!(document instanceof Blob)) return fail(400, "Bad Request: there is no document in the request");
+    if (document.size > 50 * 1000 * 1000) return fail(413, "Request Entity Too Large");
+    if (fake.blocked.has(id)) return fail(403, "Forbidden: bot was blocked by the user");
+    if (!knownChats.has(id)) return fail(400, "Bad Request: chat not found");
+    const fileName = document instanceof File ? document.name : "document";
+    const caption = typeof params.caption === "string" ? params.caption : undefined;
+    fake.documents.push({
+      chat_id: id,
+      fileName,
+      bytes: new Uint8Array(await document.arrayBuffer()),
+      caption,
+    });
+    return Response.json({
+      ok: true,
+      result: {
+        message_id: nextMessageId++,
+        chat: { id, type: "private", first_name: "someone" },
+        date: Math.floor(Date.now() / 1000),
+        document: { file_name: fileName, file_size: document.size, file_id: `doc${nextMessageId}` },
+      },
+    });
+  }
+
   async function answer(
     method: string,
     params: Record<string, unknown>,
@@ -226,6 +262,8 @@ export function startFakeTelegram(token = FAKE_BOT_TOKEN): FakeTelegram {
             pending_update_count: updates.length,
           },
         });
+      case "sendDocument":
+        return await sendDocument(params);
       case "setMyCommands":
         return Response.json({ ok: true, result: true });
       default:
@@ -243,6 +281,11 @@ export function startFakeTelegram(token = FAKE_BOT_TOKEN): FakeTelegram {
       if (match[1] !== token) return fail(401, "Unauthorized");
       const method = match[2] as string;
       let params: Record<string, unknown> = {};
+      if (request.headers.get("content-type")?.startsWith("multipart/form-data")) {
+        params = Object.fromEntries(await request.formData());
+        fake.calls.push({ method, params });
+        return await handle(method, params, request);
+      }
       const body = await request.text();
       if (body) {
         try {
@@ -286,6 +329,7 @@ export function startFakeTelegram(token = FAKE_BOT_TOKEN): FakeTelegram {
     url: `http://127.0.0.1:${server.port}`,
     mode: "normal",
     sent: [],
+    documents: [],
     calls: [],
     get held() {
       return heldReleases.size;

@@ -208,6 +208,39 @@ export const settingsSchema = z.object({
   backup_hour: z.number().int("须为整数").min(-1).max(23).default(-1),
   /** How many daily backups are kept; older ones are deleted. */
   backup_keep: z.number().int("须为整数").min(1).max(365).default(7),
+  // off-box copies of the scheduled backups (issue 30 §4, src/ops/offbox.ts)
+  /** The S3-compatible service's endpoint (https://s3.us-east-1.amazonaws.com, R2, MinIO, …); empty = no S3 copy. */
+  backup_s3_endpoint: baseUrlText(),
+  backup_s3_bucket: z
+    .string()
+    .max(63)
+    .refine(
+      (value) => value === "" || /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(value),
+      "存储桶名须为 3–63 位小写字母、数字、点或短横线",
+    )
+    .default(""),
+  /** The region the signatures name ("us-east-1"; Cloudflare R2: "auto"). */
+  backup_s3_region: z.string().max(64).default("us-east-1"),
+  backup_s3_access_key_id: z.string().max(200).default(""),
+  backup_s3_secret_access_key: z.string().max(200).default(""),
+  /** Keys are `<prefix>ferry-YYYY-MM-DD.db.ferrybak`. */
+  backup_s3_prefix: z
+    .string()
+    .max(200)
+    .refine((value) => !value.startsWith("/") && !value.includes(".."), "前缀不能以 / 开头或含 ..")
+    .default("ferry/"),
+  /** Virtual-hosted style (https://<bucket>.<endpoint host>/key) instead of path style (<endpoint>/<bucket>/key). */
+  backup_s3_virtual_host: flag(false),
+  /** Also send each scheduled backup to the bound admins' Telegram chats (files under 50 MB). */
+  backup_telegram: flag(false),
+  /** Encrypts every off-box copy (AES-256-GCM, key by scrypt); empty = copies leave unencrypted. */
+  backup_passphrase: z
+    .string()
+    .max(200)
+    .refine((value) => value === "" || [...value].length >= 8, "加密口令至少 8 个字符")
+    .default(""),
+  /** How many scheduled copies are kept under the prefix; older ones are deleted. */
+  backup_offbox_keep: z.number().int("须为整数").min(1).max(3650).default(30),
   /**
    * Prometheus scrapes `/metrics` with `Authorization: Bearer <this>` (issue 18 §4); empty: only
    * from this machine (loopback, not through a proxy).
@@ -252,6 +285,8 @@ export const SECRET_SETTINGS: readonly SettingKey[] = [
   "trongrid_api_key",
   "telegram_bot_token",
   "metrics_token",
+  "backup_s3_secret_access_key",
+  "backup_passphrase",
 ];
 export const SECRET_MASK = "********";
 
@@ -266,6 +301,7 @@ export const OUTBOUND_URL_SETTINGS = [
   "return_url",
   "trongrid_url",
   "telegram_api_base",
+  "backup_s3_endpoint",
 ] as const satisfies readonly SettingKey[];
 export const OUTBOUND_HOST_SETTINGS = ["smtp_host"] as const satisfies readonly SettingKey[];
 

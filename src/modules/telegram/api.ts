@@ -89,7 +89,43 @@ export async function callBot<T>(
   } catch (error) {
     return failure(0, describeFetchError(error));
   }
-  const text = await readCapped(response, MAX_ANSWER_BYTES, options.signal);
+  return await answerOf<T>(response, options.signal);
+}
+
+/** Telegram's bound on files a bot uploads (sendDocument): 50 MB. */
+export const MAX_BOT_UPLOAD_BYTES = 50 * 1000 * 1000;
+
+/**
+ * sendDocument (https://core.telegram.org/bots/api#senddocument): the file as multipart/form-data,
+ * streamed from disk. Never throws, as callBot.
+ */
+export async function sendBotDocument(
+  endpoint: BotEndpoint,
+  params: { chatId: number; file: string; fileName: string; caption?: string },
+  options: { timeoutMs: number; signal?: AbortSignal },
+): Promise<BotAnswer<TgMessage>> {
+  const signals = [AbortSignal.timeout(options.timeoutMs)];
+  if (options.signal) signals.push(options.signal);
+  const form = new FormData();
+  form.set("chat_id", String(params.chatId));
+  if (params.caption) form.set("caption", params.caption);
+  form.set("document", Bun.file(params.file), params.fileName);
+  let response: Response;
+  try {
+    response = await outboundFetch(
+      methodUrl(endpoint, "sendDocument"),
+      { method: "POST", body: form, signal: AbortSignal.any(signals) },
+      endpoint.allowPrivate,
+    );
+  } catch (error) {
+    return failure(0, describeFetchError(error));
+  }
+  return await answerOf<TgMessage>(response, options.signal);
+}
+
+/** A Bot API answer read (bounded) into `{ok: true, result}` or `{ok: false, …}`. */
+async function answerOf<T>(response: Response, signal?: AbortSignal): Promise<BotAnswer<T>> {
+  const text = await readCapped(response, MAX_ANSWER_BYTES, signal);
   if (text === null) return failure(response.status, `HTTP ${response.status}，应答无法读取或过大`);
   let body: unknown;
   try {

@@ -87,7 +87,7 @@ class Napper {
   }
 }
 
-const endpointOf = async (ctx: AppContext): Promise<BotEndpoint> => ({
+export const endpointOf = async (ctx: AppContext): Promise<BotEndpoint> => ({
   base: await ctx.settings.get("telegram_api_base"),
   token: await ctx.settings.get("telegram_bot_token"),
   allowPrivate: ctx.allowPrivateUrls,

@@ -76,7 +76,7 @@ export async function queueAdminMessage(ctx: AppContext, text: string, dedupeKey
  * The chats of bound accounts whose role is admin: stored type admin, or listed in the admin_id
  * setting by id or e-mail; roleOf has the last word (a listed e-mail counts only once confirmed).
  */
-async function adminChats(ctx: AppContext): Promise<number[]> {
+export async function adminChats(ctx: AppContext): Promise<number[]> {
   const settings = await ctx.settings.all();
   const listed = settings.admin_id.map((entry) => entry.toLowerCase());
   const marks = listed.map(() => "?").join(", ");

@@ -294,6 +294,32 @@ const SECTIONS: Section[] = [
         "1",
       ),
       number("backup_keep", "保留份数", "只保留最近这么多天的备份，更早的自动删除", "1"),
+      text(
+        "backup_s3_endpoint",
+        "S3 地址",
+        "每天的备份另存一份到 S3 兼容存储（AWS S3、Cloudflare R2、MinIO 等）；留空则不上传",
+        "https://s3.us-east-1.amazonaws.com",
+      ),
+      text("backup_s3_bucket", "S3 存储桶", undefined, "ferry-backups"),
+      text("backup_s3_region", "S3 区域", "签名所用区域；Cloudflare R2 填 auto", "us-east-1"),
+      text("backup_s3_access_key_id", "S3 Access Key ID"),
+      secret("backup_s3_secret_access_key", "S3 Secret Access Key"),
+      text("backup_s3_prefix", "S3 路径前缀", "对象名为 前缀 + ferry-日期.db.ferrybak", "ferry/"),
+      toggle(
+        "backup_s3_virtual_host",
+        "虚拟主机风格",
+        "开启时存储桶名放在域名里（https://桶.地址/对象）；关闭时用路径风格（地址/桶/对象），兼容性最好",
+      ),
+      number("backup_offbox_keep", "S3 保留份数", "S3 上只保留最近这么多天的定时备份", "1"),
+      toggle(
+        "backup_telegram",
+        "发送到 Telegram",
+        "把每天的备份文件发给已绑定机器人的管理员（需先设置机器人；超过 50 MB 的文件无法发送）",
+      ),
+      {
+        ...secret("backup_passphrase", "加密口令"),
+        hint: `至少 8 个字符。设置后上传和发送的备份以 AES-256-GCM 加密（密钥由口令经 scrypt 生成）；恢复时需要同一口令，丢失则无法恢复。已设置时显示 ${SECRET_MASK}，不修改则保留原值`,
+      },
     ],
   },
   {
