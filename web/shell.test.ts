@@ -35,8 +35,10 @@ describe("header tabs (seed 000 §2, seed 001 §2)", () => {
     const tabs = labels("yunying");
     expect(tabs.slice(11)).toEqual(["优惠券管理", "优惠券记录", "抽奖管理"]);
   });
-  test("admins see all 26 tabs", () => {
-    expect(labels("admin")).toHaveLength(26);
+  test("admins see all 27 tabs: the seeds' 26 and 操作日志 (issue 30), which yunying does not see", () => {
+    expect(labels("admin")).toHaveLength(27);
+    expect(labels("admin")).toContain("操作日志");
+    expect(labels("yunying")).not.toContain("操作日志");
   });
   test("agency mode keeps only the tabs marked allowed", () => {
     expect(labels("normal", true)).toEqual(["使用教程", "节点列表", "流量记录", "我的账户"]);
