@@ -108,10 +108,13 @@ function chmodOwned(path: string): void {
 export function openSqliteFile(file: string): Database {
   if (file !== ":memory:") ownerOnly(file);
   const db = new Database(file, { create: true, strict: true });
+  // First: the journal-mode pragma may meet another process's lock (its WAL recovery on opening,
+  // its checkpoint on closing), and only a busy timeout already set makes it wait rather than fail
+  // at once with "database is locked" (several CLI commands started together did).
+  db.exec("PRAGMA busy_timeout = 5000");
   db.exec("PRAGMA journal_mode = WAL");
   db.exec("PRAGMA synchronous = NORMAL");
   db.exec("PRAGMA foreign_keys = ON");
-  db.exec("PRAGMA busy_timeout = 5000");
   return db;
 }
 

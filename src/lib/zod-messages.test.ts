@@ -84,14 +84,21 @@ describe("settings through /api/admin/config/set_config", () => {
   });
 
   test("every setting given a value of the wrong kind or size: no English", async () => {
+    const before = await server.context.settings.all();
     const failures: string[] = [];
     for (const key of Object.keys(settingsSchema.shape)) {
       for (const value of BAD_VALUES) {
         if (value === undefined || Number.isNaN(value)) continue; // not expressible in JSON
         const answer = await admin.call("/api/admin/config/set_config", { [key]: value });
-        if (answer.code === Code.ok) continue;
+        if (answer.code === Code.ok) {
+          // A value of the right kind is stored: put the setting back (totp_required_staff = true
+          // would keep this admin, who has no second factor, to the enrolment calls).
+          await server.context.settings.update({ [key]: before[key as keyof typeof before] });
+          continue;
+        }
         const { path, message } = refusal(answer);
-        expect(path).toBe(key);
+        // A list setting (webhooks) names the element: "webhooks.0".
+        expect(path.split(".")[0]).toBe(key);
         if (latinWord(message)) failures.push(`${key} = ${JSON.stringify(value)}: ${message}`);
       }
     }

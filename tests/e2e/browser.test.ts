@@ -48,6 +48,7 @@ const ADMIN_ONLY_TABS = [
   "线路管理",
   "抽奖管理",
   "运维日志",
+  "操作日志",
 ];
 
 let server: TestServer;
@@ -226,7 +227,7 @@ describe("SPA shell", () => {
       "我的账户",
       ...ADMIN_ONLY_TABS,
     ]);
-    // 26 tabs overflow: the swipe hint shows, the wheel scrolls sideways, the hint goes at the end.
+    // 27 tabs overflow: the swipe hint shows, the wheel scrolls sideways, the hint goes at the end.
     const strip = page.locator('nav[aria-label="主导航"]');
     await page.getByRole("button", { name: "向右滑动查看更多" }).waitFor();
     await strip.hover();

@@ -122,6 +122,7 @@ const PAGE_CHECKS: Record<string, (page: Page) => Locator> = {
   "/admin_agentLines": tableName("线路列表"),
   "/admin_prize": tableName("奖品列表"),
   "/admin_error": tableName("错误记录"),
+  "/admin_audit": tableName("操作日志"),
   "/clash_for_windows": (page) => page.getByText("Clash for Windows 仅支持 64 位 Windows"),
 };
 
