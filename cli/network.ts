@@ -34,6 +34,8 @@ import {
   SS_METHODS,
 } from "../src/modules/node-record/schema.ts";
 import { findAgent, findAgentRow, listAgents, saveAgent } from "../src/modules/node-record/service.ts";
+import { reconcileDays } from "../src/modules/traffic/reconcile.ts";
+import type { ReconcileDay } from "../src/modules/traffic/reconcile-schema.ts";
 import type { UserRow } from "../src/modules/user/row.ts";
 import { findUserByEmail } from "../src/modules/user/service.ts";
 import { setSecurityHeaders } from "../src/rpc/security-headers.ts";
@@ -259,6 +261,37 @@ function anomalyTable(rows: NodeAnomaly[], at: PrintTime): string {
   ]);
 }
 
+function reconcileTable(rows: ReconcileDay[]): string {
+  if (rows.length === 0) return "no reports in these days";
+  return textTable([
+    ["day", "node", "reports", "raw bytes", "anomaly bytes", "charged bytes", "expected bytes", "divergence"],
+    ...rows.map((row) => [
+      row.day,
+      row.nodeId,
+      String(row.reports),
+      String(row.rawBytes),
+      String(row.anomalyBytes),
+      String(row.chargedBytes),
+      String(row.expectedChargedBytes),
+      `${(row.divergenceRatio * 100).toFixed(3)}%${row.flagged ? " FLAGGED" : ""}`,
+    ]),
+  ]);
+}
+
+/** The JSON of `node reconcile`: the issue's fields, then the flag. */
+const reconcileJson = (row: ReconcileDay) => ({
+  nodeId: row.nodeId,
+  day: row.day,
+  reports: row.reports,
+  rawBytes: row.rawBytes,
+  anomalyBytes: row.anomalyBytes,
+  chargedBytes: row.chargedBytes,
+  expectedChargedBytes: row.expectedChargedBytes,
+  flagged: row.flagged,
+});
+
+const DAY_PATTERN = /^\d{4}-\d{2}-\d{2}$/;
+
 /** The panel's address for nodes: --panel, else the setting panel_url; refused when neither is known. */
 async function panelOrDie(ctx: AppContext, panel: string | undefined): Promise<string> {
   const url = await panelUrl(ctx, { explicit: panel });
@@ -360,6 +393,27 @@ function registerNodeCommands(program: Command) {
         at: await timePrinter(ctx),
       }));
       printJsonOr(options.json ?? false, rows, (list) => anomalyTable(list, at));
+    });
+
+  node
+    .command("reconcile")
+    .description(
+      "per node and business day (last 30, newest first): reports applied, raw bytes of its customers, " +
+        "anomaly bytes, bytes charged and the charge expected from the raw bytes and the multipliers " +
+        "in force; a day differing by more than 0.1 % is flagged",
+    )
+    .option("--node <id>", "only this node")
+    .option("--day <YYYY-MM-DD>", "only this business day (setting timezone)")
+    .addOption(dataOption())
+    .option("--json", "print as JSON")
+    .action(async (options: { node?: string; day?: string; data?: string; json?: boolean }) => {
+      if (options.day !== undefined && !DAY_PATTERN.test(options.day))
+        die(`not a day (YYYY-MM-DD): ${options.day}`);
+      const rows = await withContext(options.data, async (ctx) => {
+        const nodeId = options.node === undefined ? undefined : (await agentOrDie(ctx, options.node)).id;
+        return await reconcileDays(ctx, { nodeId, day: options.day });
+      });
+      printJsonOr(options.json ?? false, rows.map(reconcileJson), () => reconcileTable(rows));
     });
 
   node

@@ -47,6 +47,7 @@ import { statsCalls } from "./modules/stats/routes.ts";
 import { type BotTimings, startTelegramBot } from "./modules/telegram/bot.ts";
 import { telegramCalls, telegramRoutes } from "./modules/telegram/routes.ts";
 import { trafficAdminCalls } from "./modules/traffic/admin-routes.ts";
+import { startReconcileScan } from "./modules/traffic/reconcile.ts";
 import { trafficCalls } from "./modules/traffic/routes.ts";
 import { startTrialSweeper } from "./modules/trial/sweeper.ts";
 import { adminUserCalls } from "./modules/user/admin-routes.ts";
@@ -298,6 +299,8 @@ export interface ServeOptions extends ContextOptions {
   webhooks?: Partial<WebhookTimings>;
   /** How often this replica renews its `last_seen` (cluster/replica.ts). */
   heartbeatMs?: number;
+  /** How often the reconcile-scan job looks for diverging days to tell the admins (modules/traffic/reconcile.ts). */
+  reconcileScanMs?: number;
 }
 
 export interface RunningServer {
@@ -331,6 +334,7 @@ function startLeasedJobs(context: AppContext, replica: Replica, options: ServeOp
     ["retention", () => startRetention(context)],
     ["metrics-gauges", idle],
     ["webhook-sender", (signal) => startWebhookSender(context, options.webhooks, signal)],
+    ["reconcile-scan", () => startReconcileScan(context, options.reconcileScanMs)],
   ];
   return jobs.map(([job, start]) => runLeasedJob(context, replica, job, start, options.leases));
 }

@@ -37,6 +37,7 @@ export async function startTestServer(
     replicaOf?: TestServer;
     leases?: Partial<LeaseTimings>;
     webhooks?: Partial<WebhookTimings>;
+    reconcileScanMs?: number;
   } = {},
 ): Promise<TestServer> {
   const dataDir = mkdtempSync(join(tmpdir(), "ferry-test-"));
@@ -55,6 +56,7 @@ export async function startTestServer(
     allowPrivateUrls: options.allowPrivateUrls ?? true,
     leases: options.leases,
     webhooks: options.webhooks,
+    reconcileScanMs: options.reconcileScanMs,
   });
   // A deployed panel knows its own origin (site_url); tests about an unset one clear it.
   if (!shared) await server.context.settings.update({ site_url: server.url });

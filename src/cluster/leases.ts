@@ -23,6 +23,7 @@ export const JOB_NAMES = [
   "retention",
   "metrics-gauges",
   "webhook-sender",
+  "reconcile-scan",
 ] as const;
 export type JobName = (typeof JOB_NAMES)[number];
 

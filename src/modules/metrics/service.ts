@@ -13,6 +13,7 @@ import { addressKind } from "../../lib/addresses.ts";
 import { sameSecret } from "../../rpc/ids.ts";
 import { type NodeState, nodeState } from "../node-record/schema.ts";
 import { agentStatus, listAgentRows } from "../node-record/service.ts";
+import { worstDivergences } from "../traffic/reconcile.ts";
 import { CallMetrics, familyText, LabeledCounter, type Sample } from "./registry.ts";
 
 export interface Metrics {
@@ -104,6 +105,21 @@ async function nodeGauges(ctx: AppContext, now: number): Promise<string> {
   );
 }
 
+/**
+ * ferry_reconcile_divergence_ratio{node}: per node, the largest divergence between charged and
+ * expected bytes among its days of the last 30 business days (what 对账 shows); above 0.001 a day
+ * is flagged. Nodes without reports in the window have no sample.
+ */
+async function reconcileGauges(ctx: AppContext, now: number): Promise<string> {
+  const worst = await worstDivergences(ctx, now);
+  return familyText(
+    "ferry_reconcile_divergence_ratio",
+    "gauge",
+    "Per node, the largest |charged - expected| / expected among its business days of the last 30 (flagged above 0.001).",
+    [...worst].map(([node, value]) => ({ labels: { node }, value })),
+  );
+}
+
 function fileBytes(path: string): number {
   try {
     return statSync(path).size;
@@ -187,7 +203,7 @@ function processGauges(): string {
 /**
  * The whole exposition text. This process's counters and gauges come from every replica, so a sum
  * over all replicas' scrapes is the panel's total; the database-wide gauges (nodes, online users,
- * database size, log rows) only from the replica holding the metrics-gauges lease, or the sum would
+ * database size, log rows, reconciliation) only from the replica holding the metrics-gauges lease, or the sum would
  * count them once per replica.
  */
 export async function metricsText(ctx: AppContext, now = Date.now()): Promise<string> {
@@ -200,6 +216,7 @@ export async function metricsText(ctx: AppContext, now = Date.now()): Promise<st
     metrics.nodeReports.text(),
     metrics.chargedBytes.text(),
     databaseWide ? nodeGauges(ctx, now) : "",
+    databaseWide ? reconcileGauges(ctx, now) : "",
     databaseWide ? storageGauges(ctx.db) : "",
     writeFailures(ctx.db),
     databaseWide ? logGauges(ctx.db) : "",

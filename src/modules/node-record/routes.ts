@@ -5,6 +5,7 @@ import { listAnomalies } from "../node-api/anomalies.ts";
 import { installCommand, panelUrl } from "../node-api/install.ts";
 import { clearUpdateCounts } from "../node-api/service.ts";
 import { upgradeNode } from "../node-api/upgrade.ts";
+import { reconcileDays } from "../traffic/reconcile.ts";
 import { emptyInput } from "../user/schema.ts";
 import { agentInput, agentRefInput } from "./schema.ts";
 import { deleteAgent, findAgentRow, listAgents, listPublicAgents, saveAgent } from "./service.ts";
@@ -60,6 +61,16 @@ export const agentCalls = [
     handle: async (ctx, input) => {
       if (!(await findAgentRow(ctx.app, input.id))) throw new RpcError(Code.notFound, "节点不存在");
       return await listAnomalies(ctx.app, input.id);
+    },
+  }),
+  defineCall({
+    // Issue 32: 对账, the node's last 30 business days, newest first.
+    path: "/api/admin/agents/reconcile",
+    access: "admin",
+    input: agentRefInput,
+    handle: async (ctx, input) => {
+      if (!(await findAgentRow(ctx.app, input.id))) throw new RpcError(Code.notFound, "节点不存在");
+      return await reconcileDays(ctx.app, { nodeId: input.id });
     },
   }),
   defineCall({

@@ -33,6 +33,7 @@ import { dailyQuota } from "../user/limits.ts";
 import type { UserRow } from "../user/row.ts";
 import { queueWebhookEvent } from "../webhook/outbox.ts";
 import { type ChargeRow, writeChargeSets } from "./charge-sets.ts";
+import { countReconcile } from "./reconcile-count.ts";
 
 /** The multipliers one report is charged with. */
 export interface ChargeScales {
@@ -254,6 +255,13 @@ export async function applyNodeReport(ctx: AppContext, report: NodeReport): Prom
       return { user, upload, download, split: splitCharge(user, charge, now, day, user.trial) };
     });
     await writeCharges(ctx, charges, day, now);
+    await countReconcile(db, scales, {
+      agentId,
+      day,
+      admitted: charges.map(({ user, upload, download }) => ({ upload, download, userScale: user.scale })),
+      anomalyBytes: strays.reduce((sum, stray) => sum + stray.upload + stray.download, 0),
+      chargedBytes: result.charged,
+    });
     await tellExhausted(ctx, charges, agentId, now);
     if (users.length > 0 && lines.length > 0) {
       await db.run(
