@@ -54,6 +54,7 @@ import type { SignUseInfo, SignUseResult } from "../src/modules/signuse/schema.t
 import type { BasicStastic } from "../src/modules/stats/schema.ts";
 import type { BindInfo } from "../src/modules/telegram/schema.ts";
 import type { AllTrafficRecords, AllTrafficRecordsInput } from "../src/modules/traffic/admin-schema.ts";
+import type { ReconcileDay } from "../src/modules/traffic/reconcile-schema.ts";
 import type { TrafficRecord, trafficRecordsInput } from "../src/modules/traffic/schema.ts";
 import type {
   AdminChangePasswordInput,
@@ -165,6 +166,8 @@ export interface CallMap {
   "/api/admin/agents/manual_update_agent": { input: { agentid: string }; output: { cmd: string } };
   "/api/admin/agents/clear_updatetimes": { input: Empty; output: null };
   "/api/admin/agents/anomalies": { input: { id: string }; output: NodeAnomaly[] };
+  // 节点管理 → 对账 (issue 32)
+  "/api/admin/agents/reconcile": { input: { id: string }; output: ReconcileDay[] };
   // profile: the Telegram bind section (issue 13)
   "/api/user/bind_info": { input: Empty; output: BindInfo };
   "/api/user/unbind": { input: Empty; output: null };

@@ -302,7 +302,7 @@ describe("/admin_agents layout", () => {
     await page.getByRole("heading", { name: "节点管理" }).waitFor();
     await rowOf(page, "e2e 香港 BGP 宽度节点 01").waitFor();
 
-    const labels = ["详情", "编辑", "复制", "升级节点", "获取更新命令", "删除"];
+    const labels = ["详情", "对账", "编辑", "复制", "升级节点", "获取更新命令", "删除"];
     for (const width of [1280, 390]) {
       await page.setViewportSize({ width, height: 800 });
       await page.waitForTimeout(200);

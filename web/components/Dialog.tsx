@@ -1,4 +1,4 @@
-import { type ReactNode, useEffect, useId, useRef } from "react";
+import { type ReactNode, useEffect, useId, useRef, useState } from "react";
 import { createPortal } from "react-dom";
 
 const FOCUSABLE =
@@ -47,6 +47,32 @@ export interface DialogProps {
  * An accessible modal: role=dialog, aria-modal, labelled by its title, Esc closes, focus kept
  * inside and given back to the control that opened it.
  */
+/**
+ * True while the open dialog's body is taller than its box, i.e. it scrolls: then the body is a tab
+ * stop, so the arrow keys can scroll a body with nothing focusable in it (WCAG 2.1.1; axe
+ * scrollable-region-focusable), as Table does for a table that scrolls sideways.
+ */
+function useScrollsDown(open: boolean) {
+  const ref = useRef<HTMLDivElement>(null);
+  const [scrolls, setScrolls] = useState(false);
+  useEffect(() => {
+    const element = ref.current;
+    if (!open || !element) return;
+    const check = () => setScrolls(element.scrollHeight > element.clientHeight);
+    const resized = new ResizeObserver(check);
+    resized.observe(element);
+    // Content that arrives later (a lazy chart, a list that loads) changes the height inside the box.
+    const changed = new MutationObserver(check);
+    changed.observe(element, { childList: true, subtree: true });
+    check();
+    return () => {
+      resized.disconnect();
+      changed.disconnect();
+    };
+  }, [open]);
+  return [ref, scrolls] as const;
+}
+
 export function Dialog({
   open,
   onClose,
@@ -61,6 +87,7 @@ export function Dialog({
   const panel = useRef<HTMLDivElement>(null);
   const closeRef = useRef(onClose);
   closeRef.current = onClose;
+  const [body, bodyScrolls] = useScrollsDown(open);
 
   useEffect(() => {
     if (!open) return;
@@ -129,7 +156,13 @@ export function Dialog({
             ×
           </button>
         </div>
-        <div className="dialog-body">{children}</div>
+        <div
+          ref={body}
+          className="dialog-body"
+          {...(bodyScrolls ? { tabIndex: 0, role: "region", "aria-labelledby": `${id}-title` } : {})}
+        >
+          {children}
+        </div>
         {footer ? <div className="dialog-foot">{footer}</div> : null}
       </div>
     </div>,

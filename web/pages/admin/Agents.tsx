@@ -11,7 +11,7 @@
  * The table keeps what an operator scans (issue 26 D13): order, ports, warp, logging and the
  * description are in 详情, and the 操作 column stays in view at the right edge.
  */
-import { Fragment, type ReactNode, useEffect, useRef, useState } from "react";
+import { Fragment, lazy, type ReactNode, Suspense, useEffect, useRef, useState } from "react";
 import { formatTraffic } from "../../../src/lib/traffic.ts";
 import {
   type Agent,
@@ -32,9 +32,15 @@ import {
   type SsMethod,
   typeDefaults,
 } from "../../../src/modules/node-record/schema.ts";
+import type { ReconcileDay } from "../../../src/modules/traffic/reconcile-schema.ts";
 import { Code } from "../../../src/rpc/codes.ts";
 import { type AgentForm, call } from "../../api.ts";
-import { AdminPage, AdminTable, editDeleteColumn } from "../../components/admin/AdminPage.tsx";
+import {
+  AdminPage,
+  AdminTable,
+  editDeleteColumn,
+  LoadingSpinner,
+} from "../../components/admin/AdminPage.tsx";
 import { useConfirmedCall } from "../../components/admin/ConfirmDialog.tsx";
 import { FormDialog } from "../../components/admin/FormDialog.tsx";
 import { toastFailure, toastResult } from "../../components/admin/feedback.ts";
@@ -60,6 +66,7 @@ export const AgentMsg = {
   commandFailed: "获取命令失败",
   commandCopied: "命令已复制到剪贴板",
   anomaliesFailed: "获取异常上报失败",
+  reconcileFailed: "获取对账失败",
   /** 重置更新次数: the seed's 更新成功, and its 刷新失败 when the server refuses. */
   countsReset: "更新成功",
   countsResetFailed: "刷新失败",
@@ -530,12 +537,82 @@ function AnomaliesDialog({
   );
 }
 
+const ReconcileChart = lazy(() => import("./ReconcileChart.tsx"));
+
+const percent = (ratio: number) => `${(ratio * 100).toFixed(2)}%`;
+
+const RECONCILE_HINT =
+  "最近 30 个营业日，按面板收到上报的时间计日。应计由原始流量和当时的倍率（线路、用户、全局、每次最低扣除）重新算出，" +
+  "计费与应计相差超过 0.1% 的日期标为不符（图中以红点和 ⚠ 标出）。";
+
+const RECONCILE_COLUMNS: Column<ReconcileDay>[] = [
+  { key: "day", title: "日期", render: (row) => row.day },
+  { key: "reports", title: "上报次数", render: (row) => row.reports, className: "admin-num" },
+  { key: "raw", title: "原始流量", render: (row) => bytes(row.rawBytes), className: "admin-num" },
+  { key: "anomaly", title: "异常流量", render: (row) => bytes(row.anomalyBytes), className: "admin-num" },
+  { key: "charged", title: "计费", render: (row) => bytes(row.chargedBytes), className: "admin-num" },
+  {
+    key: "expected",
+    title: "应计",
+    render: (row) => bytes(row.expectedChargedBytes),
+    className: "admin-num",
+  },
+  {
+    key: "state",
+    title: "对账",
+    render: (row) =>
+      row.flagged ? (
+        <span className="badge network-status-error">不符 {percent(row.divergenceRatio)}</span>
+      ) : (
+        <span className="badge admin-status-ok">相符</span>
+      ),
+  },
+];
+
+/** 对账: the node's last 30 business days, charged against expected; days off by > 0.1 % are 不符. */
+function ReconcileDialog({
+  agent,
+  rows,
+  onClose,
+}: {
+  agent: Agent;
+  rows: ReconcileDay[];
+  onClose: () => void;
+}) {
+  const flagged = rows.filter((row) => row.flagged).length;
+  return (
+    <Dialog
+      open
+      onClose={onClose}
+      title={`对账：${agent.name}`}
+      size="lg"
+      footer={
+        <button type="button" className="btn" data-autofocus onClick={onClose}>
+          关闭
+        </button>
+      }
+    >
+      <p className="admin-hint">
+        {RECONCILE_HINT}
+        {flagged > 0 ? `共 ${flagged} 天不符。` : ""}
+      </p>
+      {rows.length > 0 ? (
+        <Suspense fallback={<LoadingSpinner />}>
+          <ReconcileChart rows={rows} />
+        </Suspense>
+      ) : null}
+      <Table columns={RECONCILE_COLUMNS} rows={rows} rowKey={(row) => row.day} caption="对账" />
+    </Dialog>
+  );
+}
+
 export function AdminAgentsPage() {
   const list = useRemoteList(() => call("/api/admin/agents/list", {}));
   const editor = useDraftEditor<AgentDraft>(list.reload);
   const [command, setCommand] = useState<{ agent: Agent; command: string } | null>(null);
   const [anomalies, setAnomalies] = useState<{ agent: Agent; rows: NodeAnomaly[] } | null>(null);
   const [details, setDetails] = useState<Agent | null>(null);
+  const [reconcile, setReconcile] = useState<{ agent: Agent; rows: ReconcileDay[] } | null>(null);
   const { confirm, confirmedCall, confirmDelete, dialog: confirmDialog } = useConfirmedCall(list.reload);
   const upgrading = useRef(new Set<string>());
 
@@ -571,6 +648,12 @@ export function AdminAgentsPage() {
     const answer = await call("/api/admin/agents/anomalies", { id: agent._id });
     if (answer.code === Code.ok) setAnomalies({ agent, rows: answer.data });
     else toastFailure(answer, AgentMsg.anomaliesFailed);
+  };
+
+  const showReconcile = async (agent: Agent) => {
+    const answer = await call("/api/admin/agents/reconcile", { id: agent._id });
+    if (answer.code === Code.ok) setReconcile({ agent, rows: answer.data });
+    else toastFailure(answer, AgentMsg.reconcileFailed);
   };
 
   const resetUpdateCounts = () =>
@@ -610,6 +693,7 @@ export function AdminAgentsPage() {
     {
       ...editDeleteColumn((row) => editor.edit(agentToDraft(row)), remove, [
         { label: "详情", onClick: setDetails },
+        { label: "对账", onClick: (row) => void showReconcile(row) },
         { label: "复制", onClick: (row) => editor.edit(copyDraft(row)) },
         { label: "升级节点", onClick: (row) => void upgrade(row) },
         { label: "获取更新命令", onClick: (row) => void showCommand(row) },
@@ -639,6 +723,9 @@ export function AdminAgentsPage() {
       ) : null}
       {anomalies ? (
         <AnomaliesDialog agent={anomalies.agent} rows={anomalies.rows} onClose={() => setAnomalies(null)} />
+      ) : null}
+      {reconcile ? (
+        <ReconcileDialog agent={reconcile.agent} rows={reconcile.rows} onClose={() => setReconcile(null)} />
       ) : null}
       {details ? (
         <DetailsDialog

@@ -8,19 +8,24 @@ import uPlot from "uplot";
 import type { StasticDay } from "../../../src/modules/stats/schema.ts";
 import { EMPTY_TEXT } from "../../components/Table.tsx";
 
-interface Series {
+interface Series<Row> {
   label: string;
   color: string;
-  value: (row: StasticDay) => number;
+  /** null: no value that day (a gap). */
+  value: (row: Row) => number | null;
+  /** Drawn as marks on the days only, without a line (e.g. the days to notice). */
+  marksOnly?: boolean;
 }
 
-interface ChartSpec {
+export interface ChartSpec<Row> {
   title: string;
   unit: string;
-  series: Series[];
+  series: Series<Row>[];
+  /** The x-axis label of a day (default MM-DD); e.g. to mark a day. */
+  dayLabel?: (row: Row) => string;
 }
 
-const CHARTS: ChartSpec[] = [
+const CHARTS: ChartSpec<StasticDay>[] = [
   { title: "收入", unit: "元", series: [{ label: "收入", color: "#1f6feb", value: (r) => r.income }] },
   {
     title: "流量消耗",
@@ -42,15 +47,15 @@ const CHARTS: ChartSpec[] = [
 
 const HEIGHT = 200;
 
-/** One chart over the days (oldest first), x = index of the day, labelled MM-DD. */
-function Chart({ spec, days }: { spec: ChartSpec; days: StasticDay[] }) {
+/** One chart over the days (oldest first), x = index of the day, labelled MM-DD. Also used by 节点管理 → 对账. */
+export function Chart<Row extends { day: string }>({ spec, days }: { spec: ChartSpec<Row>; days: Row[] }) {
   const box = useRef<HTMLDivElement>(null);
-  const empty = days.every((row) => spec.series.every((s) => s.value(row) === 0));
+  const empty = days.every((row) => spec.series.every((s) => !s.value(row)));
 
   useEffect(() => {
     const element = box.current;
     if (!element || empty) return;
-    const labels = days.map((row) => row.day.slice(5));
+    const labels = days.map((row) => spec.dayLabel?.(row) ?? row.day.slice(5));
     const data: uPlot.AlignedData = [days.map((_, i) => i), ...spec.series.map((s) => days.map(s.value))];
     const plot = new uPlot(
       {
@@ -69,13 +74,22 @@ function Chart({ spec, days }: { spec: ChartSpec; days: StasticDay[] }) {
         ],
         series: [
           { label: "日期", value: (_u, i) => (i === null ? "" : (days[i]?.day ?? "")) },
-          ...spec.series.map((s) => ({
-            label: `${s.label}（${spec.unit}）`,
-            stroke: s.color,
-            fill: `${s.color}1a`,
-            width: 2,
-            points: { show: days.length <= 31 },
-          })),
+          ...spec.series.map((s) =>
+            s.marksOnly
+              ? {
+                  label: `${s.label}（${spec.unit}）`,
+                  stroke: s.color,
+                  width: 0,
+                  points: { show: true, size: 12, width: 3, fill: s.color },
+                }
+              : {
+                  label: `${s.label}（${spec.unit}）`,
+                  stroke: s.color,
+                  fill: `${s.color}1a`,
+                  width: 2,
+                  points: { show: days.length <= 31 },
+                },
+          ),
         ],
       },
       data,
