@@ -17,6 +17,7 @@ import { saveLine } from "../line/service.ts";
 import { checkPush } from "../node-api/report.ts";
 import { type AgentRow, findAgentRow } from "../node-record/service.ts";
 import { applyNodeReport } from "./charge.ts";
+import { reconcileDays } from "./reconcile.ts";
 import type { ReconcileDay } from "./reconcile-schema.ts";
 
 let server: TestServer;
@@ -196,6 +197,68 @@ describe("ferry node reconcile after a known sequence", () => {
     const admin = (await loggedInClient(server, { role: "admin" })).client;
     const answer = await admin.call<ReconcileDay[]>("/api/admin/agents/reconcile", { id: node.id });
     expect(answer).toMatchObject({ code: 0, data: [] });
+  });
+});
+
+describe("the expected figure", () => {
+  /** Applies one report at now through the push route's function; answers what it charged. */
+  async function report(node: AgentRow, usage: Record<number, [number, number]>) {
+    const checked = checkPush(JSON.stringify(usage));
+    if (!checked.ok) throw new Error(checked.message);
+    return (
+      await applyNodeReport(server.context, {
+        agentId: node.id,
+        reportId: newId(),
+        inbound: "vmesh_tcp",
+        usage: checked.value,
+        now: Date.now(),
+      })
+    ).charged;
+  }
+
+  test("the per-report minimum and the customer's own scale are recomputed exactly", async () => {
+    const node = await nodeWithLine("对账 最低", 1.5);
+    const small = await customer();
+    const scaled = await customer();
+    await setUserColumns(server.context.db, scaled.id, { scale: 1.3 });
+    await pullUserListOf(server, node.id);
+    await server.context.settings.update({ minestTrafficSpend: 0.01 });
+    try {
+      const minimum = Math.round(0.01 * 1024 * 1024);
+      const charged = await report(node, {
+        [small.node_uid]: [10, 20],
+        [scaled.node_uid]: [1_000_001, 333_333],
+      });
+      // 30 bytes × 1.5 is below the minimum; (1 333 334 × 1.5 × 1.3) is not.
+      expect(charged).toBe(minimum + Math.round(1_333_334 * 1.5 * 1.3));
+      const [day] = await reconcileDays(server.context, { nodeId: node.id });
+      expect(day).toMatchObject({
+        reports: 1,
+        chargedBytes: charged,
+        expectedChargedBytes: charged,
+        flagged: false,
+      });
+    } finally {
+      await server.context.settings.update({ minestTrafficSpend: 0 });
+    }
+  });
+
+  test("each charge rounded to a byte is no divergence: many one-byte reports at scale 1.5 are not flagged", async () => {
+    const node = await nodeWithLine("对账 舍入", 1.5);
+    const one = await customer();
+    await pullUserListOf(server, node.id);
+    let charged = 0;
+    for (let i = 0; i < 10; i++) charged += await report(node, { [one.node_uid]: [1, 0] });
+    // Each report charges round(1.5) = 2 bytes; the raw bytes give 15.
+    expect(charged).toBe(20);
+    const [day] = await reconcileDays(server.context, { nodeId: node.id });
+    expect(day).toMatchObject({ reports: 10, chargedBytes: 20, expectedChargedBytes: 15, flagged: false });
+    // One byte more than rounding explains is flagged.
+    await server.context.db.run(
+      "UPDATE node_reconcile_days SET charged_bytes = 21 WHERE agent_id = ?",
+      node.id,
+    );
+    expect((await reconcileDays(server.context, { nodeId: node.id }))[0]?.flagged).toBe(true);
   });
 });
 
