@@ -15,7 +15,7 @@ import { newId } from "../../rpc/ids.ts";
 import { lineInput } from "../line/schema.ts";
 import { saveLine } from "../line/service.ts";
 import { checkPush } from "../node-api/report.ts";
-import { type AgentRow, findAgentRow } from "../node-record/service.ts";
+import { type AgentRow, deleteAgent, findAgentRow } from "../node-record/service.ts";
 import { applyNodeReport } from "./charge.ts";
 import { reconcileDays } from "./reconcile.ts";
 import type { ReconcileDay } from "./reconcile-schema.ts";
@@ -260,6 +260,22 @@ describe("the expected figure", () => {
     );
     expect((await reconcileDays(server.context, { nodeId: node.id }))[0]?.flagged).toBe(true);
   });
+});
+
+test("deleting a node deletes its reconciliation rows", async () => {
+  const node = await nodeWithLine("对账 删除", 1);
+  const one = await customer();
+  await pullUserListOf(server, node.id);
+  await push(node, { [one.node_uid]: [10, 10] }, newId());
+  const count = async (table: string) =>
+    (
+      (await server.context.db.get(`SELECT COUNT(*) AS n FROM ${table} WHERE agent_id = ?`, node.id)) as {
+        n: number;
+      }
+    ).n;
+  expect([await count("node_reconcile_days"), await count("node_reconcile_scales")]).toEqual([1, 1]);
+  await deleteAgent(server.context, node.id);
+  expect([await count("node_reconcile_days"), await count("node_reconcile_scales")]).toEqual([0, 0]);
 });
 
 describe("the day boundary", () => {
