@@ -13,7 +13,7 @@
  * With FERRY_CORE_KILL_REPORT=<file> the figures (moved, charged, shortfall, rate) are appended
  * to that file as JSON lines: how the README's figure for the default interval was measured
  * (FERRY_TEST_READ_INTERVAL_S=5; FERRY_TEST_KILL_AFTER_READS sets how far into the paced part,
- * in read intervals, the kill comes: 1.5 by default).
+ * in read intervals, the kill comes: 4.5 by default).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import {
@@ -62,7 +62,9 @@ const NOMINAL_RATE = (CHUNK * 1000) / TICK_MS;
 const FIRST_PART = 1 * MB;
 const SLACK_MS = 6_000;
 /** How far into the paced part the core is killed, in read intervals (FERRY_TEST_KILL_AFTER_READS). */
-const KILL_AFTER_READS = Number(process.env.FERRY_TEST_KILL_AFTER_READS ?? 1.5);
+const KILL_AFTER_READS = Number(process.env.FERRY_TEST_KILL_AFTER_READS ?? 4.5);
+/** What a busy machine may add to a read interval before the read happens. */
+const READ_LATE_MS = 1_500;
 
 let root = "";
 let agentDir = "";
@@ -411,8 +413,15 @@ describe.skipIf(SKIP)("counters read on an interval (the real v2ray core)", () =
     expect(readBeforeKill).toBeGreaterThanOrEqual(FIRST_PART);
     expect(charged).toBeGreaterThanOrEqual(readBeforeKill); // nothing read is lost
     expect(charged).toBeLessThanOrEqual(moved * 1.01); // never doubled
-    // What is missing was moved after the last read: at most one read interval of the paced rate.
+    // What is missing was moved after the last read: no more than the client received in the
+    // last read interval (and what a busy machine adds to it) before the kill.
     const shortfall = moved - charged;
+    const windowStart = killedAt - READ_S * 1000 - READ_LATE_MS;
+    const receivedBeforeWindow = download.timeline.filter(([at]) => at <= windowStart).at(-1)?.[1] ?? 0;
+    expect({ shortfall, within: shortfall <= moved - receivedBeforeWindow }).toEqual({
+      shortfall,
+      within: true,
+    });
     const paced = download.timeline.filter(([at]) => at <= killedAt);
     const [firstAt, firstBytes] = paced[0] as [number, number];
     const [lastAt, lastBytes] = paced.at(-1) as [number, number];
