@@ -9,6 +9,8 @@
  *     shortfall is at most the traffic since the last read (one read interval).
  *   - A planned restart (a line added on the panel, so the core config changes): the counters are
  *     read right before the restart and the charge is within 1 % of what was moved.
+ *   - The node program stopped (SIGTERM, as systemd stops it) mid-transfer: a last read, the core
+ *     stopped, the reports handed over before it exits; the charge is within 1 % of what was moved.
  *
  * With FERRY_CORE_KILL_REPORT=<file> the figures (moved, charged, shortfall, rate) are appended
  * to that file as JSON lines: how the README's figure for the default interval was measured
@@ -199,6 +201,35 @@ async function settled() {
   );
 }
 
+let apiPort = 0;
+let agentRuns = 0;
+
+function startAgent() {
+  agentRuns += 1;
+  agent = Bun.spawn(
+    [
+      process.execPath,
+      "src/main.ts",
+      "node",
+      "run",
+      `--panel=${panel.url}`,
+      `--node-id=${node.node_no}`,
+      `--token=${node.api_token}`,
+      `--data-dir=${agentDir}`,
+      "--core-bin=/usr/bin/v2ray",
+      `--api-port=${apiPort}`,
+      "--listen=127.0.0.1",
+      "--ctrl-host=127.0.0.1",
+      `--read-interval=${READ_S}`,
+    ],
+    {
+      cwd: join(import.meta.dir, ".."),
+      stdout: Bun.file(join(root, `agent-${agentRuns}.log`)),
+      stderr: Bun.file(join(root, `agent-${agentRuns}.err.log`)),
+    },
+  );
+}
+
 // ---- the download ---------------------------------------------------------------------------
 
 interface Download {
@@ -320,28 +351,8 @@ beforeAll(async () => {
   });
   node = (await findAgentRow(panel.context, made._id)) as AgentRow;
 
-  agent = Bun.spawn(
-    [
-      process.execPath,
-      "src/main.ts",
-      "node",
-      "run",
-      `--panel=${panel.url}`,
-      `--node-id=${node.node_no}`,
-      `--token=${node.api_token}`,
-      `--data-dir=${agentDir}`,
-      "--core-bin=/usr/bin/v2ray",
-      `--api-port=${await freePort()}`,
-      "--listen=127.0.0.1",
-      "--ctrl-host=127.0.0.1",
-      `--read-interval=${READ_S}`,
-    ],
-    {
-      cwd: join(import.meta.dir, ".."),
-      stdout: Bun.file(join(root, "agent.log")),
-      stderr: Bun.file(join(root, "agent.err.log")),
-    },
-  );
+  apiPort = await freePort();
+  startAgent();
   await until("the node runs the core", 20_000, agentStatus, (status) => status?.core === "running");
 
   const response = await fetch(`${panel.url}/api/subscript/v2ray/${alice.user.id}/${alice.user.userkey}`);
@@ -473,6 +484,40 @@ describe.skipIf(SKIP)("counters read on an interval (the real v2ray core)", () =
         process.env.FERRY_CORE_KILL_REPORT,
         `${JSON.stringify({ plannedRestart: true, moved, charged })}\n`,
       );
+    expect(after.raw - before.raw).toBe(charged);
+    expect({ moved, charged, within: Math.abs(charged - moved) <= moved * 0.01 }).toEqual({
+      moved,
+      charged,
+      within: true,
+    });
+  }, 90_000);
+
+  test("the node program stopped (SIGTERM) mid-transfer loses nothing: a last read, the core stopped, the reports sent", async () => {
+    const before = await settled();
+    const download = startDownload();
+    await until(
+      "the first part arrives",
+      20_000,
+      () => download.received,
+      (bytes) => bytes >= FIRST_PART,
+    );
+    openGate();
+    await until(
+      "the download runs",
+      20_000 + READ_S * 3000,
+      () => download.received,
+      (bytes) => bytes >= FIRST_PART + 1.5 * READ_S * NOMINAL_RATE,
+    );
+    const running = agent as Subprocess;
+    running.kill("SIGTERM");
+    expect(await running.exited).toBe(0);
+    expect((await download.done).startsWith("cut")).toBe(true);
+    const moved = download.received;
+    expect(processAlive(corePid())).toBe(false);
+    expect(spooled()).toEqual([]); // handed over before it exited
+
+    const after = await panelTotals();
+    const charged = before.traffic - after.traffic;
     expect(after.raw - before.raw).toBe(charged);
     expect({ moved, charged, within: Math.abs(charged - moved) <= moved * 0.01 }).toEqual({
       moved,
