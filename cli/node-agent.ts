@@ -4,7 +4,7 @@
 import type { Command } from "commander";
 import { Option } from "commander";
 import pkg from "../package.json" with { type: "json" };
-import { NodeAgent } from "../src/node-program/agent.ts";
+import { DEFAULT_READ_INTERVAL_MS, NodeAgent } from "../src/node-program/agent.ts";
 import { DEFAULT_API_PORT } from "../src/node-program/core-config.ts";
 import { isCompiledExecutable } from "../src/node-program/upgrade.ts";
 import { die } from "./shared.ts";
@@ -26,6 +26,7 @@ interface RunOptions {
   exe?: string;
   cert?: string;
   key?: string;
+  readInterval: string;
 }
 
 function port(name: string, value: string): number {
@@ -42,6 +43,13 @@ function panelUrl(value: string): string {
     // reported below
   }
   die(`--panel: not an http(s) URL: ${value}`);
+}
+
+function readInterval(value: string): number {
+  const seconds = Number(value);
+  if (!Number.isFinite(seconds) || seconds < 0.1 || seconds > 3600)
+    die(`--read-interval: not a number of seconds between 0.1 and 3600: ${value}`);
+  return Math.round(seconds * 1000);
 }
 
 /** Adds `run` to the `ferry node` command group. */
@@ -69,6 +77,11 @@ export function registerNodeRunCommand(node: Command) {
     .option("--exe <path>", "the executable /upgrade replaces (default: this executable)")
     .option("--cert <file>", "TLS certificate for Hysteria2 inbounds")
     .option("--key <file>", "TLS key for Hysteria2 inbounds")
+    .option(
+      "--read-interval <seconds>",
+      "how often the core's per-user counters are read into the spool (what a dying core can lose)",
+      String(DEFAULT_READ_INTERVAL_MS / 1000),
+    )
     .action(async (options: RunOptions) => {
       if (!!options.cert !== !!options.key) die("--cert and --key go together");
       let agent: NodeAgent;
@@ -88,6 +101,7 @@ export function registerNodeRunCommand(node: Command) {
           certificate:
             options.cert && options.key ? { certificateFile: options.cert, keyFile: options.key } : undefined,
           version: pkg.version,
+          readIntervalMs: readInterval(options.readInterval),
         });
       } catch (error) {
         die(`node agent: ${(error as Error).message}`);

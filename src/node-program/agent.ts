@@ -3,12 +3,18 @@
  * renders the proxy core's config, runs the core, changes users live where the core allows it,
  * reads per-user traffic from the core's stats API and pushes it, and answers the control port.
  *
- * Every `push_interval`: counters are read and zeroed in one step, written to the spool (one
- * report per inbound tag) and then sent in order; a report leaves the spool only on a 200, or
- * when the panel refuses it as malformed (400/413: it never can be applied; logged whole).
- * Every `pull_interval`: config and users are pulled with If-None-Match and applied when changed.
- * Counters are also read right before anything that would lose them (a core restart, shutdown)
- * and after users are removed. A core left running by a killed agent is read, then stopped.
+ * Every read interval (`readIntervalMs`, 5 s by default; issue 32): counters are read and zeroed in
+ * one step and merged into the spool's open report of their inbound, on disk, so a core that dies
+ * loses at most the traffic since the last read. Every `push_interval`: the counters are read once
+ * more, the open reports sealed (one per inbound tag) and sent in order; a report leaves the spool
+ * only on a 200, or when the panel refuses it as malformed (400/413: it never can be applied;
+ * logged whole). Every `pull_interval`: config and users are pulled with If-None-Match and applied
+ * when changed. Counters are also read right before anything that would lose them (a core restart
+ * for a new config, an upgrade, shutdown) and after users are removed. A core left running by a
+ * killed agent is read, then stopped.
+ *
+ * A read resets the core's counters before its bytes are on disk: a crash of this program between
+ * the two loses that one read (at most one read interval of traffic), never counts it twice.
  */
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -23,7 +29,7 @@ import {
 } from "./control.ts";
 import { CoreProcess } from "./core.ts";
 import { API_TAG, type CoreConfig, type CoreDialect, renderCoreConfig } from "./core-config.ts";
-import { CoreApi, GrpcError } from "./grpc.ts";
+import { CoreApi, GrpcError, type Stat } from "./grpc.ts";
 import { PanelClient, ReportRefused } from "./panel-client.ts";
 import { Spool } from "./spool.ts";
 import { USER_STATS_PATTERN, usageByInbound } from "./stats.ts";
@@ -48,6 +54,8 @@ export interface AgentOptions {
   certificate?: { certificateFile: string; keyFile: string };
   version: string;
   log?: (message: string) => void;
+  /** How often the core's counters are read into the spool (default 5 s). */
+  readIntervalMs?: number;
   /** Called to end the process (after an upgrade: EXIT_UPGRADED). */
   exit?: (code: number) => void;
 }
@@ -61,6 +69,7 @@ interface PanelState {
 }
 
 const DEFAULT_INTERVAL_S = 60;
+export const DEFAULT_READ_INTERVAL_MS = 5_000;
 const RETRY_MS = 5_000;
 /** The panel forgets report ids after 30 days; older reports are dropped rather than risk a double count. */
 const REPORT_MAX_AGE_MS = 14 * 86_400_000;
@@ -108,9 +117,11 @@ export class NodeAgent implements ControlledAgent {
     await this.recoverLeftoverCore();
     if (this.options.ctrlPort !== null) this.startControl(this.options.ctrlPort);
     if (this.spool.size > 0) this.log(`${this.spool.size} unacknowledged report(s) on disk`);
+    this.spool.seal(); // reads an earlier run left open go with the first push
     await this.firstSync();
     if (this.stopped) return;
     void this.flush(); // what an earlier run left unsent goes now, not a push interval later
+    this.schedule("read", () => this.exclusive(() => this.collect()));
     this.schedule("push", () => this.pushTick());
     this.schedule("pull", () => this.pullTick());
   }
@@ -144,7 +155,11 @@ export class NodeAgent implements ControlledAgent {
     if (this.stopped) return;
     this.stopped = true;
     for (const timer of this.timers) clearTimeout(timer);
-    await this.exclusive(() => this.collect());
+    await this.exclusive(async () => {
+      await this.collect();
+      await this.readAndStopCore();
+      this.spool.seal();
+    });
     await Promise.race([this.flush(), Bun.sleep(SHUTDOWN_FLUSH_MS)]);
     await this.core.stop();
     this.api.close();
@@ -259,11 +274,11 @@ export class NodeAgent implements ControlledAgent {
   }
 
   private async restartCore(next: CoreConfig) {
-    const wasRunning = this.core.running;
     // A restart zeroes every counter: read them first.
-    if (wasRunning) await this.collect();
+    await this.collect();
+    await this.readAndStopCore();
     try {
-      await (wasRunning ? this.core.restart(next) : this.core.start(next));
+      await this.core.start(next);
     } catch (error) {
       this.log(`core: ${(error as Error).message}`);
     }
@@ -291,7 +306,7 @@ export class NodeAgent implements ControlledAgent {
 
   // ---- traffic ----------------------------------------------------------------------------
 
-  /** Reads and zeroes the per-user counters and spools them as reports. Call inside exclusive(). */
+  /** Reads and zeroes the per-user counters and merges them into the spool. Call inside exclusive(). */
   private async collect() {
     if (!this.core.running) return;
     try {
@@ -301,8 +316,32 @@ export class NodeAgent implements ControlledAgent {
     }
   }
 
-  private spoolStats(stats: Awaited<ReturnType<CoreApi["queryStats"]>>) {
-    for (const [inbound, usage] of usageByInbound(stats)) this.spool.add(inbound, usage);
+  private spoolStats(stats: Stat[]) {
+    for (const [inbound, usage] of usageByInbound(stats)) this.spool.merge(inbound, usage);
+  }
+
+  /**
+   * Before a planned stop of the core (after a durable collect()): a last read and the core killed
+   * right after it, so nothing moves uncounted between the two; then that read is spooled. Only
+   * the bytes between the two reads (milliseconds) depend on this program not crashing in between.
+   * Call inside exclusive().
+   */
+  private async readAndStopCore() {
+    if (!this.core.running) return this.core.stop();
+    let stats: Stat[] = [];
+    try {
+      stats = await this.api.queryStats(USER_STATS_PATTERN, true);
+    } catch (error) {
+      this.log(`reading traffic counters failed: ${(error as Error).message}`);
+    }
+    await this.core.stop("SIGKILL");
+    this.spoolStats(stats);
+  }
+
+  /** A last read, then the open reports closed for sending. Call inside exclusive(). */
+  private async collectAndSeal() {
+    await this.collect();
+    this.spool.seal();
   }
 
   /** Sends the spooled reports in order until one is not acknowledged. */
@@ -354,7 +393,7 @@ export class NodeAgent implements ControlledAgent {
   // ---- loops ------------------------------------------------------------------------------
 
   private async pushTick() {
-    await this.exclusive(() => this.collect());
+    await this.exclusive(() => this.collectAndSeal());
     await this.flush();
     await this.sendAlive();
   }
@@ -369,14 +408,15 @@ export class NodeAgent implements ControlledAgent {
     }
   }
 
-  private interval(kind: "push" | "pull"): number {
+  private interval(kind: "read" | "push" | "pull"): number {
+    if (kind === "read") return this.options.readIntervalMs ?? DEFAULT_READ_INTERVAL_MS;
     const base = this.state.config?.base_config;
     const seconds = kind === "push" ? base?.push_interval : base?.pull_interval;
     return (seconds && seconds > 0 ? seconds : DEFAULT_INTERVAL_S) * 1000;
   }
 
   /** Runs `tick` every interval (re-read each time: the panel may change it). */
-  private schedule(kind: "push" | "pull", tick: () => Promise<void>) {
+  private schedule(kind: "read" | "push" | "pull", tick: () => Promise<void>) {
     const next = () => {
       if (this.stopped) return;
       const timer = setTimeout(async () => {

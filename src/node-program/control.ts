@@ -17,6 +17,7 @@ export interface AgentStatus {
   version: string;
   users: number;
   core: "running" | "stopped";
+  /** Reports on disk not yet acknowledged: sealed ones and the open ones reads are merged into. */
   pendingReports: number;
   /** When the panel last acknowledged a report (ms since epoch, 0 = never). */
   lastPushTime: number;

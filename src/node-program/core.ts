@@ -111,17 +111,16 @@ export class CoreProcess {
     }
   }
 
-  async restart(config: CoreConfig): Promise<void> {
-    await this.stop();
-    await this.start(config);
-  }
-
-  async stop(): Promise<void> {
+  /**
+   * Stops the core. SIGKILL right after a last counter read stops it at once, so no byte moves
+   * between the read and the stop (v2ray keeps nothing to save; connections drop either way).
+   */
+  async stop(signal: "SIGTERM" | "SIGKILL" = "SIGTERM"): Promise<void> {
     this.stopping = true;
     this.clearRestartTimer();
     const child = this.child;
     if (!child) return;
-    child.kill("SIGTERM");
+    child.kill(signal);
     const stopped = await Promise.race([
       child.exited.then(() => true),
       Bun.sleep(STOP_TIMEOUT_MS).then(() => false),

@@ -1,9 +1,19 @@
 /**
  * The spool survives the agent: what was added is there, in order and with the same ids, for the
  * next process; only an acknowledged report goes; a write that did not finish renaming is kept.
+ * Reads merged into an open report (issue 32) keep one file per inbound until sealed, and a crash
+ * in the middle of a merge loses that read only.
  */
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readdirSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Spool } from "./spool.ts";
@@ -65,5 +75,51 @@ describe("spool", () => {
     expect(logged).toHaveLength(1);
     const b = again.add("ss", { "4": [1, 1] });
     expect(new Spool(dir).pending).toEqual([a, b]);
+  });
+
+  test("reads merge into one open report per inbound, which is not sent until sealed and never changes after", () => {
+    const spool = new Spool(dir);
+    const tcp = spool.merge("vmesh_tcp", { "1": [10, 100] }, 1000);
+    spool.merge("vmesh_ws", { "2": [1, 2] }, 1500);
+    for (let read = 0; read < 50; read += 1) spool.merge("vmesh_tcp", { "1": [1, 10], "3": [0, 5] }, 2000);
+    expect(readdirSync(dir).sort()).toEqual(["000000000001.open.json", "000000000002.open.json"]);
+    expect(spool.pending).toEqual([]);
+    expect(spool.size).toBe(2);
+    expect(new Spool(dir).open).toEqual([
+      { ...tcp, usage: { "1": [60, 600], "3": [0, 250] } },
+      { id: expect.any(String), inbound: "vmesh_ws", usage: { "2": [1, 2] }, createdAt: 1500 },
+    ]);
+
+    spool.seal();
+    const sealed = spool.pending;
+    expect(sealed.map((report) => [report.id, report.usage])).toEqual([
+      [tcp.id, { "1": [60, 600], "3": [0, 250] }],
+      [expect.any(String), { "2": [1, 2] }],
+    ]);
+    // The next read opens a new report: the sealed one keeps its bytes under its id.
+    const next = spool.merge("vmesh_tcp", { "1": [5, 5] });
+    expect(next.id).not.toBe(tcp.id);
+    const again = new Spool(dir);
+    expect(again.pending).toEqual(sealed);
+    expect(again.open.map((report) => [report.id, report.usage])).toEqual([[next.id, { "1": [5, 5] }]]);
+    again.acknowledge(next.id); // open: not acknowledgeable
+    expect(again.size).toBe(3);
+  });
+
+  test("a crash during a merge: a finished write counts, a torn one loses that read only", () => {
+    const spool = new Spool(dir);
+    const report = spool.merge("ss", { "4": [100, 200] });
+    const file = join(dir, "000000000001.open.json");
+    // Written whole, not yet renamed over the old content: the new content is kept.
+    writeFileSync(`${file}.tmp`, JSON.stringify({ ...report, usage: { "4": [101, 201] } }));
+    expect(new Spool(dir).open.map((open) => open.usage)).toEqual([{ "4": [101, 201] }]);
+    expect(JSON.parse(readFileSync(file, "utf8")).usage).toEqual({ "4": [101, 201] });
+    // Torn mid-write: the report as it was before that read.
+    writeFileSync(`${file}.tmp`, JSON.stringify({ ...report, usage: { "4": [102, 202] } }).slice(0, 30));
+    const logged: string[] = [];
+    const after = new Spool(dir, (message) => logged.push(message));
+    expect(after.open).toEqual([{ ...report, usage: { "4": [101, 201] } }]);
+    expect(logged).toHaveLength(1);
+    expect(existsSync(`${file}.tmp.bad`)).toBe(true);
   });
 });
