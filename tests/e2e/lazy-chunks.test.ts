@@ -13,11 +13,16 @@ import { join, relative } from "node:path";
 import jsQR from "jsqr";
 import type { Browser, Locator, Page } from "playwright-core";
 import { GB } from "../../src/lib/traffic.ts";
+import { lineInput } from "../../src/modules/line/schema.ts";
+import { saveLine } from "../../src/modules/line/service.ts";
+import { checkPush } from "../../src/modules/node-api/report.ts";
 import { createOrder } from "../../src/modules/order/service.ts";
+import { applyNodeReport } from "../../src/modules/traffic/charge.ts";
 import { transformPassword } from "../../src/modules/user/password.ts";
 import type { UserRow } from "../../src/modules/user/row.ts";
 import { createUser, findUserById } from "../../src/modules/user/service.ts";
 import { settleWithoutGateway } from "../../src/payments/credit.ts";
+import { newId } from "../../src/rpc/ids.ts";
 import { ROUTES } from "../../web/routes.ts";
 import { makeCombo, makeCoupon } from "../commerce.ts";
 import { type FakeEpayGateway, startFakeEpayGateway } from "../fakes/epay-gateway.ts";
@@ -29,6 +34,8 @@ import {
   type TestServer,
   uniqueEmail,
 } from "../harness.ts";
+import { saveNode } from "../nodes.ts";
+import { pullUserListOf } from "../traffic.ts";
 import { launchChromium, loginInBrowser, newPage, poll } from "./chromium.ts";
 
 const ROOT = join(import.meta.dir, "../..");
@@ -68,6 +75,7 @@ afterAll(async () => {
 const QR_TEST = "QR codes decode to the subscription links and the gateways' payment texts";
 const PAGES_TEST = "every lazily loaded page renders its own content";
 const STATS_TEST = "the statistics charts draw";
+const RECONCILE_TEST = "the reconciliation chart of 节点管理 → 对账 draws";
 const TRIAL_TEST = "the 体验券 dialog opens and answers";
 const LOGIN_TEST = "the login form's rules and password digest";
 
@@ -76,6 +84,7 @@ const OTHER_LAZY_IMPORTS: Record<string, string> = {
   "web/components/QrDialog.tsx → qrcode": QR_TEST,
   "web/components/TrialVoucher.tsx → ./TrialVoucherDialog.tsx": TRIAL_TEST,
   "web/pages/admin/Statistics.tsx → ./StatsCharts.tsx": STATS_TEST,
+  "web/pages/admin/Agents.tsx → ./ReconcileChart.tsx": RECONCILE_TEST,
   "web/pages/Login.tsx → ../../src/modules/user/schema.ts": LOGIN_TEST,
   "web/pages/Login.tsx → ../../src/modules/user/password.ts": LOGIN_TEST,
 };
@@ -173,7 +182,7 @@ test("every import() in web/ is exercised by a test of this file", () => {
     ...Object.keys(OTHER_LAZY_IMPORTS),
   ];
   expect([...new Set(lazyImportsInWeb())].sort()).toEqual([...new Set(covered)].sort());
-  const testNames = [QR_TEST, PAGES_TEST, STATS_TEST, TRIAL_TEST, LOGIN_TEST];
+  const testNames = [QR_TEST, PAGES_TEST, STATS_TEST, RECONCILE_TEST, TRIAL_TEST, LOGIN_TEST];
   for (const name of Object.values(OTHER_LAZY_IMPORTS)) expect(testNames).toContain(name);
 });
 
@@ -286,6 +295,47 @@ describe("lazily loaded modules", () => {
     await canvas.waitFor();
     // uPlot drew something: the canvas is not blank.
     const painted = await canvas.evaluate((element: HTMLCanvasElement) => {
+      const data = element.getContext("2d")?.getImageData(0, 0, element.width, element.height).data;
+      return data ? data.some((value, index) => index % 4 === 3 && value > 0) : false;
+    });
+    expect(painted).toBe(true);
+    expect(errors).toEqual([]);
+    await context.close();
+  }, 60_000);
+
+  test(RECONCILE_TEST, async () => {
+    const agent = await saveNode(server, { name: "分块对账节点", ip: "203.0.113.9" });
+    await saveLine(
+      server.context,
+      lineInput.parse({ name: "TCP", agentID: agent._id, protocol: "vmesh_tcp", bridge: "none" }),
+    );
+    const customer = await newCustomer();
+    await pullUserListOf(server, agent._id);
+    const usage = checkPush(JSON.stringify({ [customer.node_uid]: [0, 5 * 1024 * 1024] }));
+    if (!usage.ok) throw new Error(usage.message);
+    await applyNodeReport(server.context, {
+      agentId: agent._id,
+      reportId: newId(),
+      inbound: "vmesh_tcp",
+      usage: usage.value,
+      now: Date.now(),
+    });
+    const { context, page, errors } = await newPage(browser, 1280);
+    await context.addCookies(
+      [...admin.client.cookies].map(([name, value]) => ({ name, value, url: server.url })),
+    );
+    await page.goto(`${server.url}/#/admin_agents`);
+    await page
+      .getByRole("row")
+      .filter({ hasText: "分块对账节点" })
+      .getByRole("button", { name: "对账" })
+      .click();
+    const canvas = page
+      .getByRole("dialog", { name: "对账：分块对账节点" })
+      .locator(".stats-chart .uplot canvas");
+    await canvas.first().waitFor();
+    // uPlot drew something: the canvas is not blank.
+    const painted = await canvas.first().evaluate((element: HTMLCanvasElement) => {
       const data = element.getContext("2d")?.getImageData(0, 0, element.width, element.height).data;
       return data ? data.some((value, index) => index % 4 === 3 && value > 0) : false;
     });
