@@ -18,7 +18,7 @@ import { markNodeHeard } from "../webhook/node-states.ts";
 import { admittedUserNos, recordServedList } from "./admission.ts";
 import { recordAliveIps } from "./alive-ips.ts";
 import type { AliveReport } from "./report.ts";
-import { deltaFrom, fullList, isListVersion, keepSnapshot } from "./user-delta.ts";
+import { deltaFrom, fullList, isListVersion, keepSnapshot, type NodeUser } from "./user-delta.ts";
 
 /** The agent's own node type: the whole node (every inbound) in one config. */
 export const FERRY_NODE_TYPE = "ferry";
@@ -227,13 +227,7 @@ async function uniproxyConfig(ctx: AppContext, row: AgentRow, protocol: LineProt
   }
 }
 
-export interface NodeUser {
-  id: number;
-  uuid: string;
-  /** Mbps: vip_traffic_thred_rate_limit while the user spends today's time-package quota; null = unlimited. */
-  speed_limit: number | null;
-  device_limit: null;
-}
+export type { NodeUser };
 
 /**
  * The users a node admits: not disabled, with permanent traffic or today's time-package quota

@@ -13,7 +13,15 @@
  * and a 64-bit hash of the entry's JSON; the node checks the sha1 of the list it rebuilt against
  * the version, so even a hash collision ends in a full pull, not a wrong list.
  */
-import type { NodeUser } from "./service.ts";
+
+/** One entry of a node's user list (the `user` answer). */
+export interface NodeUser {
+  id: number;
+  uuid: string;
+  /** Mbps: vip_traffic_thred_rate_limit while the user spends today's time-package quota; null = unlimited. */
+  speed_limit: number | null;
+  device_limit: null;
+}
 
 /** Most entries the snapshots may hold in all: 16 bytes each, so at most ~16 MB. */
 export const SNAPSHOT_ENTRY_BUDGET = 1_000_000;
