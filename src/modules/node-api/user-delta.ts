@@ -10,7 +10,7 @@
  * SNAPSHOT_ENTRY_BUDGET entries in all. A replica (or a restarted panel) that does not hold the
  * snapshot of `since` answers the full list, never a guessed delta; so does one whose delta would
  * be larger than half the list (the node fell too far behind). A snapshot keeps per entry its id
- * and a 64-bit hash of the entry's JSON; the node checks the sha1 of the list it rebuilt against
+ * and a 53-bit hash of the entry's JSON; the node checks the sha1 of the list it rebuilt against
  * the version, so even a hash collision ends in a full pull, not a wrong list.
  */
 
@@ -35,7 +35,16 @@ export function isListVersion(value: string): boolean {
 
 interface Snapshot {
   ids: Float64Array;
-  hashes: BigUint64Array;
+  /** A 53-bit hash (wyhash) of each entry's JSON. */
+  hashes: Float64Array;
+}
+
+function entryHashes(entries: string[]): Float64Array {
+  const hashes = new Float64Array(entries.length);
+  for (let i = 0; i < entries.length; i++) {
+    hashes[i] = Number(BigInt.asUintN(53, Bun.hash.wyhash(entries[i] as string)));
+  }
+  return hashes;
 }
 
 /** The full list's body, its version (sha1 of the body) and per-entry JSON for the snapshot. */
@@ -51,6 +60,17 @@ export function fullList(users: NodeUser[]): FullList {
   // Byte for byte JSON.stringify({ users }): the ETag UniProxy backends already hold stays valid.
   const body = `{"users":[${entries.join(",")}]}`;
   return { users, entries, body, version: new Bun.CryptoHasher("sha1").update(body).digest("hex") };
+}
+
+/** The entries' hashes, computed once per list. */
+const listHashes = new WeakMap<FullList, Float64Array>();
+function hashesOf(list: FullList): Float64Array {
+  let hashes = listHashes.get(list);
+  if (!hashes) {
+    hashes = entryHashes(list.entries);
+    listHashes.set(list, hashes);
+  }
+  return hashes;
 }
 
 /** The list as a delta from `since`: entries added or changed, ids removed. */
@@ -82,15 +102,13 @@ class SnapshotCache {
     const count = list.users.length;
     if (count > this.budget) return;
     const ids = new Float64Array(count);
-    const hashes = new BigUint64Array(count);
     for (let i = 0; i < count; i++) {
       const id = (list.users[i] as NodeUser).id;
       // The walk in deltaFrom needs ascending ids; a list not in that order gets no snapshot.
       if (i > 0 && id <= (ids[i - 1] as number)) return;
       ids[i] = id;
-      hashes[i] = BigInt(Bun.hash.wyhash(list.entries[i] as string));
     }
-    this.snapshots.set(list.version, { ids, hashes });
+    this.snapshots.set(list.version, { ids, hashes: hashesOf(list) });
     this.entries += count;
     for (const [version, snapshot] of this.snapshots) {
       if (this.entries <= this.budget || version === list.version) break;
@@ -133,6 +151,7 @@ export function deltaFrom(since: string, list: FullList): UserDelta | null {
   const old = cache.take(since);
   if (!old) return null;
   const limit = Math.floor(list.users.length / 2);
+  const hashes = hashesOf(list);
   const users: NodeUser[] = [];
   const removed: number[] = [];
   let i = 0;
@@ -149,7 +168,7 @@ export function deltaFrom(since: string, list: FullList): UserDelta | null {
       users.push(user as NodeUser);
       j++;
     } else {
-      if (old.hashes[i] !== BigInt(Bun.hash.wyhash(list.entries[j] as string))) users.push(user as NodeUser);
+      if (old.hashes[i] !== hashes[j]) users.push(user as NodeUser);
       i++;
       j++;
     }
