@@ -18,7 +18,7 @@ import { markNodeHeard } from "../webhook/node-states.ts";
 import { admittedUserNos, recordServedList } from "./admission.ts";
 import { recordAliveIps } from "./alive-ips.ts";
 import type { AliveReport } from "./report.ts";
-import { deltaFrom, fullList, isListVersion, keepSnapshot, type NodeUser } from "./user-delta.ts";
+import { fullList, keepAndDiff, type NodeUser } from "./user-delta.ts";
 
 /** The agent's own node type: the whole node (every inbound) in one config. */
 export const FERRY_NODE_TYPE = "ferry";
@@ -289,8 +289,7 @@ export async function servedUserList(
     list.version,
     now,
   );
-  const delta = since && since !== list.version && isListVersion(since) ? deltaFrom(since, list) : null;
-  keepSnapshot(list);
+  const delta = keepAndDiff(list, since);
   if (delta) return { kind: "delta", body: JSON.stringify(delta), etag: list.version };
   return { kind: "full", body: list.body, etag: list.version };
 }

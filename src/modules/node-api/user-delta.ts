@@ -10,7 +10,7 @@
  * SNAPSHOT_ENTRY_BUDGET entries in all. A replica (or a restarted panel) that does not hold the
  * snapshot of `since` answers the full list, never a guessed delta; so does one whose delta would
  * be larger than half the list (the node fell too far behind). A snapshot keeps per entry its id
- * and a 53-bit hash of the entry's JSON; the node checks the sha1 of the list it rebuilt against
+ * and a 53-bit hash of its other fields; the node checks the sha1 of the list it rebuilt against
  * the version, so even a hash collision ends in a full pull, not a wrong list.
  */
 
@@ -34,43 +34,41 @@ export function isListVersion(value: string): boolean {
 }
 
 interface Snapshot {
+  /** The entries' ids, ascending. */
   ids: Float64Array;
-  /** A 53-bit hash (wyhash) of each entry's JSON. */
+  /** A 53-bit hash (wyhash) of each entry's fields but its id (entryKey). */
   hashes: Float64Array;
 }
 
-function entryHashes(entries: string[]): Float64Array {
-  const hashes = new Float64Array(entries.length);
-  for (let i = 0; i < entries.length; i++) {
-    hashes[i] = Number(BigInt.asUintN(53, Bun.hash.wyhash(entries[i] as string)));
-  }
-  return hashes;
+/** Every field of an entry but its id: a change in any of them must change the hash. */
+function entryKey(user: NodeUser): string {
+  return `${user.uuid}\u0000${user.speed_limit}\u0000${user.device_limit}`;
 }
 
-/** The full list's body, its version (sha1 of the body) and per-entry JSON for the snapshot. */
+/** The full list's body and its version (the sha1 of the body). */
 export interface FullList {
   users: NodeUser[];
-  entries: string[];
   body: string;
   version: string;
 }
 
 export function fullList(users: NodeUser[]): FullList {
-  const entries = users.map((user) => JSON.stringify(user));
-  // Byte for byte JSON.stringify({ users }): the ETag UniProxy backends already hold stays valid.
-  const body = `{"users":[${entries.join(",")}]}`;
-  return { users, entries, body, version: new Bun.CryptoHasher("sha1").update(body).digest("hex") };
+  // Exactly the body and ETag UniProxy backends were always served.
+  const body = JSON.stringify({ users });
+  return { users, body, version: new Bun.CryptoHasher("sha1").update(body).digest("hex") };
 }
 
-/** The entries' hashes, computed once per list. */
-const listHashes = new WeakMap<FullList, Float64Array>();
-function hashesOf(list: FullList): Float64Array {
-  let hashes = listHashes.get(list);
-  if (!hashes) {
-    hashes = entryHashes(list.entries);
-    listHashes.set(list, hashes);
+/** The list's snapshot; null when its ids are not ascending (then no delta is ever answered). */
+function snapshotOf(users: NodeUser[]): Snapshot | null {
+  const ids = new Float64Array(users.length);
+  const hashes = new Float64Array(users.length);
+  for (let i = 0; i < users.length; i++) {
+    const user = users[i] as NodeUser;
+    if (i > 0 && user.id <= (ids[i - 1] as number)) return null;
+    ids[i] = user.id;
+    hashes[i] = Number(BigInt.asUintN(53, Bun.hash.wyhash(entryKey(user))));
   }
-  return hashes;
+  return { ids, hashes };
 }
 
 /** The list as a delta from `since`: entries added or changed, ids removed. */
@@ -97,78 +95,61 @@ class SnapshotCache {
     return snapshot;
   }
 
-  keep(list: FullList) {
-    if (this.take(list.version)) return;
-    const count = list.users.length;
-    if (count > this.budget) return;
-    const ids = new Float64Array(count);
-    for (let i = 0; i < count; i++) {
-      const id = (list.users[i] as NodeUser).id;
-      // The walk in deltaFrom needs ascending ids; a list not in that order gets no snapshot.
-      if (i > 0 && id <= (ids[i - 1] as number)) return;
-      ids[i] = id;
-    }
-    this.snapshots.set(list.version, { ids, hashes: hashesOf(list) });
-    this.entries += count;
-    for (const [version, snapshot] of this.snapshots) {
+  /** The list's snapshot, made (once per version) and kept when it fits the budget. */
+  keep(list: FullList): Snapshot | null {
+    const held = this.take(list.version);
+    if (held) return held;
+    const snapshot = snapshotOf(list.users);
+    if (!snapshot || snapshot.ids.length > this.budget) return snapshot;
+    this.snapshots.set(list.version, snapshot);
+    this.entries += snapshot.ids.length;
+    for (const [version, old] of this.snapshots) {
       if (this.entries <= this.budget || version === list.version) break;
       this.snapshots.delete(version);
-      this.entries -= snapshot.ids.length;
+      this.entries -= old.ids.length;
     }
+    return snapshot;
   }
 
   clear() {
     this.snapshots.clear();
     this.entries = 0;
   }
-
-  get size() {
-    return { snapshots: this.snapshots.size, entries: this.entries };
-  }
 }
 
 const cache = new SnapshotCache(SNAPSHOT_ENTRY_BUDGET);
-
-/** Keeps the list's snapshot so a node served it can later ask for a delta from it. */
-export function keepSnapshot(list: FullList) {
-  cache.keep(list);
-}
 
 /** Forgets every snapshot, as a freshly started replica holds none (tests). */
 export function forgetSnapshots() {
   cache.clear();
 }
 
-export function snapshotCacheSize() {
-  return cache.size;
-}
-
 /**
- * The delta from `since` to `list`, or null when the full list must be sent: this process does not
- * hold `since`, or the delta would be more than half the list.
+ * Keeps the list's snapshot (so a node served it can later ask for a delta from it) and answers
+ * the delta from `since` to it, or null when the full list must be sent: no `since`, this process
+ * does not hold it, or the delta would be more than half the list.
  */
-export function deltaFrom(since: string, list: FullList): UserDelta | null {
-  const old = cache.take(since);
-  if (!old) return null;
+export function keepAndDiff(list: FullList, since: string): UserDelta | null {
+  const old = since && since !== list.version && isListVersion(since) ? cache.take(since) : undefined;
+  const current = cache.keep(list);
+  if (!old || !current) return null;
   const limit = Math.floor(list.users.length / 2);
-  const hashes = hashesOf(list);
   const users: NodeUser[] = [];
   const removed: number[] = [];
   let i = 0;
   let j = 0;
-  while (i < old.ids.length || j < list.users.length) {
+  while (i < old.ids.length || j < current.ids.length) {
     if (users.length + removed.length > limit) return null;
     const oldId = i < old.ids.length ? (old.ids[i] as number) : Number.POSITIVE_INFINITY;
-    const user = list.users[j];
-    const newId = user ? user.id : Number.POSITIVE_INFINITY;
+    const newId = j < current.ids.length ? (current.ids[j] as number) : Number.POSITIVE_INFINITY;
     if (oldId < newId) {
       removed.push(oldId);
       i++;
     } else if (oldId > newId) {
-      users.push(user as NodeUser);
+      users.push(list.users[j] as NodeUser);
       j++;
     } else {
-      if (old.hashes[i] !== hashes[j]) users.push(user as NodeUser);
+      if (old.hashes[i] !== current.hashes[j]) users.push(list.users[j] as NodeUser);
       i++;
       j++;
     }
