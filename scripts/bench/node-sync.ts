@@ -8,7 +8,8 @@
  * lines, `--users` users with permanent traffic (every fourth with a time package). Each round
  * changes `--changes` users (a reset uuid, a user disabled, one whose traffic ran out, a new
  * user), then times a full pull and a delta pull from the version held before the changes, over
- * HTTP on 127.0.0.1 (ms to the last body byte, bytes of the body). The delta is checked: applied
+ * HTTP on 127.0.0.1 (ms to the last body byte, CPU ms of this process, which is server and
+ * client, and bytes of the body). The delta is checked: applied
  * to the list held it gives exactly the full list. Medians are printed; nothing is asserted on time.
  * On a panel without delta sync the delta pull answers the full list, so the same script measures
  * the code before (`delta bytes` = full bytes).
@@ -38,6 +39,8 @@ const options = {
 
 interface Pull {
   ms: number;
+  /** CPU of this process (server and client) during the pull: steadier than ms on a busy machine. */
+  cpuMs: number;
   bytes: number;
   body: { users: NodeUser[]; removed?: number[]; since?: string };
   etag: string;
@@ -45,12 +48,15 @@ interface Pull {
 
 async function pull(url: string): Promise<Pull> {
   const started = performance.now();
+  const cpu = process.cpuUsage();
   const response = await fetch(url, { headers: { "user-agent": "ferry-agent/bench" } });
   const text = await response.text();
   const ms = performance.now() - started;
+  const used = process.cpuUsage(cpu);
   if (response.status !== 200) throw new Error(`user pull: HTTP ${response.status} ${text.slice(0, 200)}`);
   return {
     ms,
+    cpuMs: (used.user + used.system) / 1000,
     bytes: Buffer.byteLength(text),
     body: JSON.parse(text),
     etag: response.headers.get("etag") ?? "",
@@ -122,6 +128,7 @@ async function main() {
     const figures = (pulls: Pull[]) => ({
       bytes: median(pulls.map((p) => p.bytes)),
       ms: Number(median(pulls.map((p) => p.ms)).toFixed(1)),
+      cpuMs: Number(median(pulls.map((p) => p.cpuMs)).toFixed(1)),
     });
     const f = figures(full);
     const d = figures(delta);
