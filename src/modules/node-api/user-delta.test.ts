@@ -19,7 +19,7 @@ import { transformPassword } from "../user/password.ts";
 import type { UserRow } from "../user/row.ts";
 import { createUser } from "../user/service.ts";
 import type { NodeUser } from "./service.ts";
-import { applyUserDelta, forgetSnapshots } from "./user-delta.ts";
+import { applyUserDelta, forgetSnapshots, fullList as listOf, SnapshotCache } from "./user-delta.ts";
 
 let server: TestServer;
 let node: AgentRow;
@@ -211,5 +211,39 @@ describe("delta sync of the user list", () => {
       expect(response.headers.get("etag")).toBe(node.etag);
       expect(((await response.json()) as { users: NodeUser[] }).users).toEqual(full);
     }
+  });
+});
+
+describe("the snapshots' memory is bounded", () => {
+  const list = (from: number, count: number) =>
+    listOf(
+      Array.from({ length: count }, (_, i) => ({
+        id: from + i,
+        uuid: `uuid-${from + i}`,
+        speed_limit: null,
+        device_limit: null,
+      })),
+    );
+
+  test("within the entry budget the least recently used go first; one list is kept once however many nodes hold it", () => {
+    const cache = new SnapshotCache(10);
+    const [a, b, c] = [list(1, 4), list(100, 4), list(200, 4)];
+    cache.keep(a);
+    cache.keep(b);
+    cache.keep(a); // a node holding a: a is now the most recently used, and still one snapshot
+    expect(cache.held).toEqual({ snapshots: 2, entries: 8 });
+    cache.keep(c);
+    expect(cache.held).toEqual({ snapshots: 2, entries: 8 });
+    expect(cache.take(b.version)).toBeUndefined();
+    expect(cache.take(a.version)).toBeDefined();
+    expect(cache.take(c.version)).toBeDefined();
+  });
+
+  test("a list larger than the whole budget is never kept", () => {
+    const cache = new SnapshotCache(10);
+    const big = list(1, 11);
+    cache.keep(big);
+    expect(cache.held).toEqual({ snapshots: 0, entries: 0 });
+    expect(cache.take(big.version)).toBeUndefined();
   });
 });

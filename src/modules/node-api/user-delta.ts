@@ -79,7 +79,8 @@ export interface UserDelta {
   removed: number[];
 }
 
-class SnapshotCache {
+/** Snapshots by version, least recently used evicted first beyond `budget` entries in all. */
+export class SnapshotCache {
   private readonly snapshots = new Map<string, Snapshot>();
   private entries = 0;
 
@@ -114,6 +115,11 @@ class SnapshotCache {
   clear() {
     this.snapshots.clear();
     this.entries = 0;
+  }
+
+  /** How many snapshots and entries are held. */
+  get held(): { snapshots: number; entries: number } {
+    return { snapshots: this.snapshots.size, entries: this.entries };
   }
 }
 
