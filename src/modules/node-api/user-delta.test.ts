@@ -1,7 +1,7 @@
 /**
  * Delta sync of a node's user list (issue 31 §5) over real HTTP, with the node program's own client:
  * random changes between pulls (new users, disabled, traffic spent and bought, reset uuid,
- * permissions and their expiry, agency lines, speed limit, a time package running out with no
+ * permissions and their expiry, agency lines, a line's permission, speed limit, a time package running out with no
  * write at all), and after each the list the node built from deltas equals the full list. A
  * process that does not hold the version, and a hostile `since`, get the full list.
  */
@@ -25,6 +25,7 @@ let server: TestServer;
 let node: AgentRow;
 let panel: PanelClient;
 let permissionId: string;
+let lineId: string;
 const users: UserRow[] = [];
 
 /** Deterministic, so a failure can be replayed. */
@@ -59,6 +60,7 @@ beforeAll(async () => {
     ctx,
     lineInput.parse({ name: "tcp", agentID: node.id, protocol: "vmesh_tcp", bridge: "none", scale: 1 }),
   );
+  lineId = line._id;
   permissionId = newId();
   await ctx.db.run(
     `INSERT INTO permissions (id, name, "desc", create_time) VALUES (?, 'sync', '同步', ?)`,
@@ -144,6 +146,19 @@ const CHANGES: Record<string, Change> = {
     return { expiresSoon: true };
   },
   timePackage: async (user, now) => void (await set(user, { traffic: 0, vip_expire_time: now + 86_400_000 })),
+  lineOpened: async () => {
+    // The line's permission dropped or required again: many users come or go at once.
+    const row = await server.context.db.get<{ permission_require: string | null }>(
+      "SELECT permission_require FROM agent_lines WHERE id = ?",
+      lineId,
+    );
+    await server.context.db.run(
+      "UPDATE agent_lines SET permission_require = ? WHERE id = ?",
+      row?.permission_require ? null : permissionId,
+      lineId,
+    );
+    return undefined;
+  },
   speedLimit: async () => {
     const current = await server.context.settings.get("vip_traffic_thred_rate_limit");
     await server.context.settings.update({ vip_traffic_thred_rate_limit: current > 0 ? 0 : 5 });
