@@ -10,7 +10,8 @@ import { saveCombo } from "../src/modules/combo/service.ts";
 import { couponInput } from "../src/modules/coupon/schema.ts";
 import { saveCoupon } from "../src/modules/coupon/service.ts";
 import { changeWallet } from "../src/modules/ledger/service.ts";
-import type { Order, PayResult } from "../src/modules/order/schema.ts";
+import type { Order, OrderStatus, PayResult } from "../src/modules/order/schema.ts";
+import { newId } from "../src/rpc/ids.ts";
 import { type ApiClient, startTestServer, type TestServer } from "./harness.ts";
 
 /**
@@ -112,4 +113,32 @@ export async function paymentEvents(server: TestServer, tradeNo: string): Promis
     "SELECT provider, trade_no, result, reason FROM payment_events WHERE trade_no = ? ORDER BY id",
     tradeNo,
   );
+}
+
+/**
+ * `count` copies of the order `orderId` in `statuses` (taken in turn), each a second older than
+ * the last: a long order history for the pager, made without the shop's open-order cap.
+ */
+export async function copyOrders(
+  server: TestServer,
+  orderId: string,
+  count: number,
+  statuses: readonly OrderStatus[] = ["paied"],
+) {
+  const db = server.context.db;
+  const order = (await db.get<Record<string, unknown>>("SELECT * FROM orders WHERE id = ?", orderId)) ?? {};
+  const columns = Object.keys(order);
+  const insert = `INSERT INTO orders (${columns.map((c) => `"${c}"`).join(", ")})
+    VALUES (${columns.map(() => "?").join(", ")})`;
+  await tx(db, async () => {
+    for (let i = 1; i <= count; i++) {
+      const copy: Record<string, unknown> = {
+        ...order,
+        id: newId(),
+        status: statuses[i % statuses.length],
+        create_time: Number(order.create_time) - i * 1000,
+      };
+      await db.run(insert, ...columns.map((c) => copy[c] as string | number | null));
+    }
+  });
 }

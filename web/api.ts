@@ -34,6 +34,8 @@ import type { Notice } from "../src/modules/notice/schema.ts";
 import type {
   Order,
   OrderDetail,
+  OrderFilter,
+  OrderListPage,
   PayMode,
   PayResult,
   Trade,
@@ -123,7 +125,10 @@ export interface CallMap {
     output: PayResult;
   };
   "/api/shop/trade_status": { input: { trade_id: string }; output: TradeStatus };
-  "/api/order/order_list": { input: Empty; output: Order[] };
+  "/api/order/order_list": {
+    input: { page: number; pageSize: number; filter: OrderFilter };
+    output: OrderListPage;
+  };
   "/api/order/cancel_order": { input: { order_id: string }; output: Order };
   "/api/order/feedback": { input: { order_id: string; msg: string }; output: Order };
   // back office (seed 001 §7)

@@ -9,8 +9,9 @@
  * more, the open reports sealed (one per inbound tag) and sent in order; a report leaves the spool
  * only on a 200, or when the panel refuses it as malformed (400/413: it never can be applied;
  * logged whole). Every `pull_interval`: config and users are pulled with If-None-Match and applied
- * when changed. Counters are also read right before anything that would lose them (a core restart
- * for a new config, an upgrade, shutdown) and after users are removed. A core left running by a
+ * when changed, users by delta from the version held (node-api/user-delta.ts). Counters are also
+ * read right before anything that would lose them (a core restart for a new config, an upgrade,
+ * shutdown) and after users are removed. A core left running by a
  * killed agent is read, then stopped.
  *
  * A read resets the core's counters before its bytes are on disk: a crash of this program between
@@ -19,6 +20,7 @@
 import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { FerryNodeConfig, NodeUser } from "../modules/node-api/service.ts";
+import { applyUserDelta } from "../modules/node-api/user-delta.ts";
 import { AccessLogTail } from "./access-log.ts";
 import {
   type AgentStatus,
@@ -187,15 +189,33 @@ export class NodeAgent implements ControlledAgent {
 
   private async pull() {
     const config = await this.panel.getConfig(this.state.config ? this.state.configEtag : "");
-    const users = await this.panel.getUsers(this.state.users ? this.state.usersEtag : "");
+    const users = await this.pullUsers();
     this.panelAnswered();
-    if (!config.changed && !users.changed) return;
+    if (!config.changed && !users) return;
     this.state = {
       ...this.state,
       ...(config.changed ? { config: config.body, configEtag: config.etag } : {}),
-      ...(users.changed ? { users: users.body, usersEtag: users.etag } : {}),
+      ...(users ?? {}),
     };
     this.saveState();
+  }
+
+  /**
+   * The users' new list and version, or null when unchanged. A delta is applied to the list held
+   * and checked against the version the panel named; one that does not add up is dropped and the
+   * full list pulled instead.
+   */
+  private async pullUsers(): Promise<Pick<PanelState, "users" | "usersEtag"> | null> {
+    const held = this.state.users;
+    const pulled = await this.panel.getUsers(held ? this.state.usersEtag : "");
+    if (!pulled.changed) return null;
+    if ("users" in pulled.body) return { users: pulled.body.users, usersEtag: pulled.etag };
+    const users = held ? applyUserDelta(held, pulled.body.delta) : null;
+    if (users) return { users, usersEtag: pulled.etag };
+    this.log("the user delta did not add up to the panel's version; pulling the full list");
+    const full = await this.panel.getUsers("");
+    if (!full.changed || !("users" in full.body)) throw new Error("user list: no full list from the panel");
+    return { users: full.body.users, usersEtag: full.etag };
   }
 
   private panelFailed(error: unknown) {

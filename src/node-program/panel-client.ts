@@ -3,9 +3,13 @@
  * and users with ETag / If-None-Match, pushes with a report id, online IPs.
  */
 import type { FerryNodeConfig, NodeUser } from "../modules/node-api/service.ts";
+import type { UserDelta } from "../modules/node-api/user-delta.ts";
 import type { Report } from "./spool.ts";
 
 const TIMEOUT_MS = 15_000;
+
+/** A user pull: the full list, or what changed since the version the node holds. */
+export type UsersAnswer = { users: NodeUser[] } | { delta: UserDelta };
 
 export type Pulled<T> = { changed: false } | { changed: true; body: T; etag: string };
 
@@ -42,9 +46,20 @@ export class PanelClient {
     return this.pull<FerryNodeConfig>("config", etag);
   }
 
-  async getUsers(etag: string): Promise<Pulled<NodeUser[]>> {
-    const pulled = await this.pull<{ users: NodeUser[] }>("user", etag);
-    return pulled.changed ? { ...pulled, body: pulled.body.users } : pulled;
+  /**
+   * The node's users. With the version held (`etag`), the panel may answer a delta from it
+   * (user-delta.ts); else, or when it cannot, the full list.
+   */
+  async getUsers(etag: string): Promise<Pulled<UsersAnswer>> {
+    const version = etag.replace(/^"|"$/g, "");
+    const pulled = await this.pull<{ users: NodeUser[] } | UserDelta>(
+      "user",
+      etag,
+      version ? { since: version } : {},
+    );
+    if (!pulled.changed) return pulled;
+    const body = pulled.body;
+    return { ...pulled, body: "since" in body ? { delta: body } : { users: body.users } };
   }
 
   /** Sends one report; resolves only on 200 (anything else throws: ReportRefused when it never can be). */
@@ -60,8 +75,12 @@ export class PanelClient {
     await this.send("alive", {}, ips);
   }
 
-  private async pull<T>(action: string, etag: string): Promise<Pulled<T>> {
-    const response = await this.request(this.url(action), {
+  private async pull<T>(
+    action: string,
+    etag: string,
+    extra: Record<string, string> = {},
+  ): Promise<Pulled<T>> {
+    const response = await this.request(this.url(action, extra), {
       headers: { "user-agent": this.userAgent, ...(etag ? { "if-none-match": etag } : {}) },
     });
     if (response.status === 304) return { changed: false };

@@ -9,10 +9,13 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { Browser, Locator, Page } from "playwright-core";
 import { GB } from "../../src/lib/traffic.ts";
 import type { Combo } from "../../src/modules/combo/schema.ts";
+import type { Order, OrderListPage } from "../../src/modules/order/schema.ts";
 import { transformPassword } from "../../src/modules/user/password.ts";
 import type { UserRow } from "../../src/modules/user/row.ts";
 import { createUser } from "../../src/modules/user/service.ts";
+import { fromBase64Json } from "../../src/rpc/envelope.ts";
 import {
+  copyOrders,
   createOrder,
   giveWallet,
   makeCombo,
@@ -21,7 +24,7 @@ import {
   payWithSandbox,
   startShopServer,
 } from "../commerce.ts";
-import { ApiClient, type TestServer, uniqueEmail } from "../harness.ts";
+import { ApiClient, decodeAnswer, type TestServer, uniqueEmail } from "../harness.ts";
 import { launchChromium, loginInBrowser, newPage, poll, SHOTS, screenshots } from "./chromium.ts";
 import { payOnSandboxCashier } from "./sandbox-cashier.ts";
 
@@ -228,6 +231,43 @@ describe("订单记录 on a phone (item 12)", () => {
     const wrap = await page.locator(".table-wrap").evaluate((el) => [el.scrollWidth, el.clientWidth]);
     expect(wrap[0]).toBeLessThanOrEqual(wrap[1] as number);
     await page.screenshot({ path: `${SHOTS}/order-table-1024.png`, fullPage: true });
+    expect(errors).toEqual([]);
+    await context.close();
+  }, 60_000);
+});
+
+describe("订单记录 pages through the server (issue 31 §5)", () => {
+  test("a customer with more orders than one page sees page 2 from the server", async () => {
+    const { email } = await newCustomer("many");
+    const client = new ApiClient(server.url);
+    expect((await client.login(email, PASSWORD)).code).toBe(0);
+    await copyOrders(server, (await createOrder(client, pack._id))._id, 24);
+    const newestFirst = (await client.call<Order[]>("/api/order/order_list")).data;
+    expect(newestFirst).toHaveLength(25);
+
+    const { context, page, errors } = await newPage(browser, 1280);
+    const asked: unknown[] = [];
+    page.on("request", (request) => {
+      if (!request.url().endsWith("/api/order/order_list")) return;
+      const sent = fromBase64Json((request.postDataJSON() as { data: string }).data);
+      asked.push(sent.ok ? sent.value : sent.reason);
+    });
+    await loginInBrowser(page, server.url, email, PASSWORD);
+    await page.goto(`${server.url}/#/order`);
+    const rows = page.locator("table tbody tr");
+    await poll(() => rows.count(), 20);
+    await page.getByText("共 25 条，第 1/2 页").waitFor();
+    const served = page.waitForResponse((response) => response.url().endsWith("/api/order/order_list"));
+    await page.getByRole("button", { name: "下一页" }).click();
+    const answer = await decodeAnswer<OrderListPage>(new Response(await (await served).text()));
+    // The page came from the server: only its 5 orders were sent, not the whole history.
+    expect(answer.data.orders.map((order) => order._id)).toEqual(newestFirst.slice(20).map((o) => o._id));
+    expect(answer.data.total).toBe(25);
+    await poll(() => rows.count(), 5);
+    await page.getByText("共 25 条，第 2/2 页").waitFor();
+    expect(asked).toContainEqual({ filter: "all", page: 2, pageSize: 20 });
+    expect(asked).not.toContainEqual({});
+    await page.screenshot({ path: `${SHOTS}/order-page-2-1280.png`, fullPage: true });
     expect(errors).toEqual([]);
     await context.close();
   }, 60_000);

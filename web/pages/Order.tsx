@@ -1,18 +1,17 @@
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 import { useSearch } from "wouter";
 import { type Order, OrderMsg } from "../../src/modules/order/schema.ts";
 import { Code } from "../../src/rpc/codes.ts";
 import { call } from "../api.ts";
 import { formatDateTime } from "../components/format.ts";
 import { LoginPrompt } from "../components/LoginPrompt.tsx";
-import { Pager, usePaged } from "../components/Pager.tsx";
+import { DEFAULT_PAGE_SIZE, Pager, type PagerProps } from "../components/Pager.tsx";
 import { Segmented } from "../components/Segmented.tsx";
 import { CheckoutFlow } from "../components/shop/CheckoutFlow.tsx";
 import {
   canCancel,
   canFeedback,
   canPay,
-  filterOrders,
   ORDER_FILTERS,
   type OrderFilter,
   yuan,
@@ -135,12 +134,16 @@ function OrderCards({ orders, onOpen }: { orders: readonly Order[]; onOpen: OnOp
   );
 }
 
-function OrderList({ orders, onOpen }: { orders: Order[]; onOpen: OnOpen }) {
-  const { slice, pager } = usePaged(orders);
+/** One page of orders, paged on the server (issue 31: a long history is not sent whole). */
+function OrderList({ orders, pager, onOpen }: { orders: Order[]; pager: PagerProps; onOpen: OnOpen }) {
   const cards = useMediaQuery(CARDS_QUERY);
   return (
     <>
-      {cards ? <OrderCards orders={slice} onOpen={onOpen} /> : <OrderTable orders={slice} onOpen={onOpen} />}
+      {cards ? (
+        <OrderCards orders={orders} onOpen={onOpen} />
+      ) : (
+        <OrderTable orders={orders} onOpen={onOpen} />
+      )}
       <Pager {...pager} />
     </>
   );
@@ -150,15 +153,28 @@ export function OrderPage() {
   const session = useSession();
   const userId = session.user?._id ?? "";
   const [orders, setOrders] = useState<Order[] | null>(null);
+  const [total, setTotal] = useState(0);
   const [filter, setFilter] = useState<OrderFilter>("all");
+  const [paging, setPaging] = useState({ page: 1, pageSize: DEFAULT_PAGE_SIZE });
   const [dialog, setDialog] = useState<OpenDialog>(null);
   const [busy, setBusy] = useState(false);
+  const latest = useRef(0);
   usePaymentSuccessToast();
 
   const load = useCallback(async () => {
-    const answer = await call("/api/order/order_list", {});
-    setOrders(answer.code === Code.ok ? answer.data : []);
-  }, []);
+    const asked = ++latest.current;
+    const answer = await call("/api/order/order_list", { filter, ...paging });
+    if (asked !== latest.current) return; // a later page or filter was asked for meanwhile
+    if (answer.code !== Code.ok) {
+      setOrders([]);
+      setTotal(0);
+      return;
+    }
+    setOrders(answer.data.orders);
+    setTotal(answer.data.total);
+    // Past the end (orders cancelled meanwhile): the server answered the last page.
+    if (answer.data.page !== paging.page) setPaging((current) => ({ ...current, page: answer.data.page }));
+  }, [filter, paging]);
 
   useEffect(() => {
     if (userId) void load();
@@ -215,12 +231,24 @@ export function OrderPage() {
       </div>
     );
   }
-  const shown = filterOrders(orders ?? [], filter);
+  const pager: PagerProps = {
+    total,
+    ...paging,
+    onChange: (page, pageSize) => setPaging({ page, pageSize }),
+  };
   return (
     <div className="page">
       <h1 className="page-title">订单记录</h1>
-      <Segmented legend="订单状态" items={ORDER_FILTERS} value={filter} onChange={setFilter} />
-      <OrderList key={filter} orders={shown} onOpen={(kind, order) => setDialog({ kind, order })} />
+      <Segmented
+        legend="订单状态"
+        items={ORDER_FILTERS}
+        value={filter}
+        onChange={(next) => {
+          setFilter(next);
+          setPaging((current) => ({ ...current, page: 1 }));
+        }}
+      />
+      <OrderList orders={orders ?? []} pager={pager} onOpen={(kind, order) => setDialog({ kind, order })} />
       {dialog?.kind === "pay" ? (
         <CheckoutFlow
           order={dialog.order}

@@ -3,7 +3,9 @@
  * the panel never dials in for it. Every call carries `token`, `node_id` and `node_type` as query
  * parameters; the token is the node's own (agents.api_token), not one shared secret.
  *   GET  config     the node's settings (+ ETag, 304 on If-None-Match)
- *   GET  user       {users:[{id, uuid, speed_limit, device_limit}]} (+ ETag / 304)
+ *   GET  user       {users:[{id, uuid, speed_limit, device_limit}]} (+ ETag / 304); with
+ *                   ?since=<ETag held> (our agent) {since, version, users, removed} when the panel
+ *                   can answer what changed since that version, else the full list (user-delta.ts)
  *   POST push       {userNo:[upload, download]}; X-Request-Id makes a resend a no-op;
  *                   ?inbound=<tag> charges at that inbound's line scale; users the node was not
  *                   given are not charged but kept as anomalies (admission.ts, anomalies.ts)
@@ -42,8 +44,9 @@ function withEtag(
   request: Request,
   body: string,
   etag = bodyEtag(body),
+  since = "",
 ): { response: Response; changed: boolean } {
-  if ((request.headers.get("if-none-match") ?? "").includes(etag)) {
+  if (since === etag || (request.headers.get("if-none-match") ?? "").includes(etag)) {
     return { response: new Response(null, { status: 304, headers: { etag: `"${etag}"` } }), changed: false };
   }
   return {
@@ -100,8 +103,9 @@ export function nodeRoutes(app: AppContext) {
     .get("/user", async ({ request }) => {
       const call = await caller(request);
       if ("refusal" in call) return call.refusal;
-      const list = await servedUserList(app, call.row);
-      const { response, changed } = withEtag(request, list.body, list.etag);
+      const since = call.query.get("since") ?? "";
+      const list = await servedUserList(app, call.row, Date.now(), since);
+      const { response, changed } = withEtag(request, list.body, list.etag, since);
       if (changed) await countConfigUpdate(app, call.row.id);
       return response;
     })

@@ -18,6 +18,7 @@ import { markNodeHeard } from "../webhook/node-states.ts";
 import { admittedUserNos, recordServedList } from "./admission.ts";
 import { recordAliveIps } from "./alive-ips.ts";
 import type { AliveReport } from "./report.ts";
+import { fullList, keepAndDiff, type NodeUser } from "./user-delta.ts";
 
 /** The agent's own node type: the whole node (every inbound) in one config. */
 export const FERRY_NODE_TYPE = "ferry";
@@ -226,13 +227,7 @@ async function uniproxyConfig(ctx: AppContext, row: AgentRow, protocol: LineProt
   }
 }
 
-export interface NodeUser {
-  id: number;
-  uuid: string;
-  /** Mbps: vip_traffic_thred_rate_limit while the user spends today's time-package quota; null = unlimited. */
-  speed_limit: number | null;
-  device_limit: null;
-}
+export type { NodeUser };
 
 /**
  * The users a node admits: not disabled, with permanent traffic or today's time-package quota
@@ -268,27 +263,35 @@ export function bodyEtag(body: string): string {
   return new Bun.CryptoHasher("sha1").update(body).digest("hex");
 }
 
+/** The `user` answer: the full list, or (when the node asked with a version this process holds) a delta. */
+export type ServedUsers =
+  | { kind: "full"; body: string; etag: string }
+  | { kind: "delta"; body: string; etag: string };
+
 /**
  * The `user` answer for a node; the node holds this list from now on (admission.ts). Trial traffic
- * due by now is expired first, so a customer whose only traffic it was is not on the list.
+ * due by now is expired first, so a customer whose only traffic it was is not on the list. With
+ * `since` (the version the node holds, user-delta.ts) the answer is what changed since, when this
+ * process can say it exactly; else, and without `since`, the full list as before.
  */
 export async function servedUserList(
   ctx: AppContext,
   row: AgentRow,
   now = Date.now(),
-): Promise<{ body: string; etag: string }> {
+  since = "",
+): Promise<ServedUsers> {
   await expireDueTrials(ctx, now);
-  const users = await nodeUsers(ctx, row.id, now);
-  const body = JSON.stringify({ users });
-  const etag = bodyEtag(body);
+  const list = fullList(await nodeUsers(ctx, row.id, now));
   await recordServedList(
     ctx,
     row,
-    users.map((user) => user.id),
-    etag,
+    list.users.map((user) => user.id),
+    list.version,
     now,
   );
-  return { body, etag };
+  const delta = keepAndDiff(list, since);
+  if (delta) return { kind: "delta", body: JSON.stringify(delta), etag: list.version };
+  return { kind: "full", body: list.body, etag: list.version };
 }
 
 /** Keeps a node's checked alive report for the users it may report (the others are dropped). */

@@ -5,12 +5,14 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import {
+  copyOrders,
   createOrder,
   dobuy,
   giveWallet,
   makeCombo,
   makeCoupon,
   notifySandbox,
+  orderIds,
   paymentEvents,
   payWithSandbox,
   sandboxTradeNo,
@@ -26,7 +28,7 @@ import { newId } from "../../rpc/ids.ts";
 import type { Combo } from "../combo/schema.ts";
 import { changeTraffic } from "../ledger/service.ts";
 import type { PermissionGrant, UserInfo } from "../user/schema.ts";
-import { type Order, OrderMsg, type PayResult, type TradeStatus } from "./schema.ts";
+import { type Order, type OrderListPage, OrderMsg, type PayResult, type TradeStatus } from "./schema.ts";
 import { walletDeductionFen } from "./service.ts";
 
 let server: TestServer;
@@ -735,5 +737,55 @@ describe("create_order and crediting (DESIGN §7)", () => {
     expect((await userInfo(buyer.client)).traffic).toBe(100 * GB);
     const pay = await dobuy(buyer.client, order._id);
     expect((pay.data as PayResult).status).toBe("paied");
+  });
+});
+
+describe("order_list paged on the server (issue 31 §5)", () => {
+  test("pages of the seed's sizes, newest first, with the total; past the end the last page; a status group filtered", async () => {
+    const { client, user } = await loggedInClient(server);
+    const first = await createOrder(client, combo15._id);
+    await copyOrders(server, first._id, 44, ["paied", "cancled", "paied"]);
+    const everything = (await client.call<Order[]>("/api/order/order_list")).data;
+    expect(everything).toHaveLength(45);
+    expect(
+      everything.every((order, i) => i === 0 || order.create_time <= (everything[i - 1]?.create_time ?? 0)),
+    ).toBe(true);
+
+    const page = async (input: Record<string, unknown>) =>
+      await client.call<OrderListPage>("/api/order/order_list", input);
+    const one = await page({ page: 1, pageSize: 20 });
+    expect(one.code).toBe(0);
+    expect(one.data).toEqual({ orders: everything.slice(0, 20), total: 45, page: 1 });
+    expect((await page({ page: 3, pageSize: 20 })).data).toEqual({
+      orders: everything.slice(40),
+      total: 45,
+      page: 3,
+    });
+    expect((await page({ page: 9, pageSize: 20 })).data).toEqual({
+      orders: everything.slice(40),
+      total: 45,
+      page: 3,
+    });
+    expect((await page({ page: 2, pageSize: 5 })).data.orders).toEqual(everything.slice(5, 10));
+    expect((await page({ page: 1, pageSize: 0 })).data).toEqual({ orders: everything, total: 45, page: 1 });
+
+    const paid = everything.filter((order) => order.status === "paied");
+    expect((await page({ page: 2, pageSize: 20, filter: "success" })).data).toEqual({
+      orders: paid.slice(20, 40),
+      total: paid.length,
+      page: 2,
+    });
+    const unpaid = (await page({ page: 1, pageSize: 20, filter: "unpaid" })).data;
+    expect(unpaid).toEqual({ orders: everything.slice(0, 1), total: 1, page: 1 });
+    expect(unpaid.orders[0]?._id).toBe(first._id);
+    expect(await orderIds(server, user.id)).toHaveLength(45);
+
+    for (const bad of [
+      { page: 1, pageSize: 7 },
+      { page: 0 },
+      { page: 1, filter: "paied" },
+      { page: 1, pageSize: 1000 },
+    ])
+      expect((await page(bad)).code).toBe(1000);
   });
 });

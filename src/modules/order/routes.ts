@@ -10,6 +10,7 @@ import {
   dobuyInput,
   orderFeedbackInput,
   orderIdInput,
+  orderListInput,
   tradeIdInput,
   tradeListInput,
   useCouponInput,
@@ -22,6 +23,7 @@ import {
   listTrades,
   orderDetail,
   orderFeedback,
+  pageOrders,
   tradeStatus,
   useOrderCoupon,
   walletCheck,
@@ -87,8 +89,11 @@ export const orderCalls = [
   defineCall({
     path: "/api/order/order_list",
     access: "user",
-    input: emptyInput,
-    handle: async (ctx) => await listOrders(ctx.app, me(ctx)),
+    input: orderListInput,
+    handle: async (ctx, input) =>
+      input.page === undefined
+        ? await listOrders(ctx.app, me(ctx))
+        : await pageOrders(ctx.app, me(ctx), { ...input, page: input.page }),
   }),
   defineCall({
     path: "/api/order/cancel_order",

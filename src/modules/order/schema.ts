@@ -114,6 +114,44 @@ export const orderFeedbackInput = z.object({
   order_id: id,
   msg: z.string().trim().min(1, "反馈不能为空").max(ORDER_FEEDBACK_MAX, `不要超过${ORDER_FEEDBACK_MAX}字`),
 });
+/** The order page's status groups (seed 000 §4 display groups), filtered on the server. */
+export const ORDER_FILTER_STATUSES = {
+  all: ["paied", "topay", "wallet_spend", "cancled"],
+  success: ["paied"],
+  unpaid: ["topay", "wallet_spend"],
+  cancelled: ["cancled"],
+} as const satisfies Record<string, readonly OrderStatus[]>;
+
+export type OrderFilter = keyof typeof ORDER_FILTER_STATUSES;
+
+/** Most orders one answer holds: the unpaged call and the pager's 全部 (page size 0). */
+export const ORDER_LIST_MAX = 1000;
+
+/** Page sizes of seed 000 §9 (0: 全部); the SPA's pager offers the same. */
+export const ORDER_PAGE_SIZES = [5, 20, 50, 100, 0] as const;
+
+/**
+ * order_list: with no `page` the whole list as before (an array, newest first, at most
+ * ORDER_LIST_MAX); with `page` one page of it and the count, {orders, total, page}.
+ */
+export const orderListInput = z.object({
+  page: z.number().int().min(1).max(1_000_000).optional(),
+  pageSize: z
+    .number()
+    .int()
+    .refine((size) => (ORDER_PAGE_SIZES as readonly number[]).includes(size), "不支持的每页条数")
+    .default(20),
+  filter: z.enum(Object.keys(ORDER_FILTER_STATUSES) as [OrderFilter, ...OrderFilter[]]).default("all"),
+});
+
+/** One page of a user's orders, how many there are in all (with the filter), and which page it is. */
+export interface OrderListPage {
+  orders: Order[];
+  total: number;
+  /** The page answered: the one asked for, or the last one when that is past the end. */
+  page: number;
+}
+
 export const tradeListInput = z.object({
   requestNumber: z.number().int().min(1).max(100_000).default(100),
   filterStr: z.string().trim().max(200).default(""),

@@ -23,8 +23,12 @@ import {
 import { changeWallet } from "../ledger/service.ts";
 import type { UserRow } from "../user/row.ts";
 import {
+  ORDER_FILTER_STATUSES,
+  ORDER_LIST_MAX,
   type Order,
   type OrderDetail,
+  type OrderFilter,
+  type OrderListPage,
   OrderMsg,
   type OrderStatus,
   type Trade,
@@ -429,10 +433,41 @@ export async function orderFeedback(
 export async function listOrders(ctx: AppContext, userId: string): Promise<Order[]> {
   return (
     await ctx.db.all<OrderRow>(
-      "SELECT * FROM orders WHERE user_id = ? ORDER BY create_time DESC, id DESC LIMIT 1000",
+      "SELECT * FROM orders WHERE user_id = ? ORDER BY create_time DESC, id DESC LIMIT ?",
       userId,
+      ORDER_LIST_MAX,
     )
   ).map(toOrder);
+}
+
+/** One page (1-based; size 0: 全部, up to ORDER_LIST_MAX) of the user's orders in a status group. */
+export async function pageOrders(
+  ctx: AppContext,
+  userId: string,
+  { page, pageSize, filter }: { page: number; pageSize: number; filter: OrderFilter },
+): Promise<OrderListPage> {
+  const statuses = ORDER_FILTER_STATUSES[filter];
+  const inStatuses = `status IN (${statuses.map((_, i) => `?${i + 2}`).join(", ")})`;
+  const counted = await ctx.db.get<{ total: number }>(
+    `SELECT COUNT(*) AS total FROM orders WHERE user_id = ?1 AND ${inStatuses}`,
+    userId,
+    ...statuses,
+  );
+  const total = Number(counted?.total ?? 0);
+  const size = pageSize === 0 ? ORDER_LIST_MAX : pageSize;
+  const last = Math.max(1, Math.ceil(total / size));
+  const answered = Math.min(page, last);
+  const offset = (answered - 1) * size;
+  const limit = statuses.length + 2;
+  const rows = await ctx.db.all<OrderRow>(
+    `SELECT * FROM orders WHERE user_id = ?1 AND ${inStatuses}
+     ORDER BY create_time DESC, id DESC LIMIT ?${limit} OFFSET ?${limit + 1}`,
+    userId,
+    ...statuses,
+    size,
+    offset,
+  );
+  return { orders: rows.map(toOrder), total, page: answered };
 }
 
 export async function tradeStatus(ctx: AppContext, userId: string, orderId: string): Promise<TradeStatus> {

@@ -3,6 +3,8 @@ import { formatYuan, yuanToFen } from "../../../src/lib/money.ts";
 import { formatTraffic } from "../../../src/lib/traffic.ts";
 import { type Combo, comboCredit, comboKind } from "../../../src/modules/combo/schema.ts";
 import {
+  ORDER_FILTER_STATUSES,
+  type OrderFilter,
   OrderMsg,
   type OrderStatus,
   type PayMode,
@@ -131,15 +133,15 @@ export function formatCountdown(ms: number): string {
   return hours > 0 ? `${hours}:${pad(minutes)}:${pad(seconds)}` : `${pad(minutes)}:${pad(seconds)}`;
 }
 
-export type OrderFilter = "all" | "success" | "unpaid" | "cancelled";
+export type { OrderFilter };
 
-/** The order page's status filter (seed 000 §4 display groups). */
+/** The order page's status filter (seed 000 §4 display groups; the server filters by the same map). */
 export const ORDER_FILTERS: readonly { key: OrderFilter; label: string; statuses: readonly OrderStatus[] }[] =
   [
-    { key: "all", label: "全部", statuses: ["paied", "topay", "wallet_spend", "cancled"] },
-    { key: "success", label: "成功", statuses: ["paied"] },
-    { key: "unpaid", label: "未支付", statuses: ["topay", "wallet_spend"] },
-    { key: "cancelled", label: "已取消", statuses: ["cancled"] },
+    { key: "all", label: "全部", statuses: ORDER_FILTER_STATUSES.all },
+    { key: "success", label: "成功", statuses: ORDER_FILTER_STATUSES.success },
+    { key: "unpaid", label: "未支付", statuses: ORDER_FILTER_STATUSES.unpaid },
+    { key: "cancelled", label: "已取消", statuses: ORDER_FILTER_STATUSES.cancelled },
   ];
 
 export function filterOrders<T extends { status: OrderStatus }>(
