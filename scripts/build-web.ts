@@ -152,7 +152,9 @@ const zodViaNoEval: esbuild.Plugin = {
 const options: esbuild.BuildOptions = {
   // zod is configured where it is first loaded (plugin zodViaNoEval), so app.js needs no
   // companion entry and the first page carries no zod unless it validates something.
-  entryPoints: { app: join(root, "web/main.tsx") },
+  // pages.css: the styles of the pages fetched on their first visit, added with the first of them
+  // (web/lib/pageStyles.ts), so the first visit to /#/login downloads only app.css (issue 31).
+  entryPoints: { app: join(root, "web/main.tsx"), pages: join(root, "web/pages.css") },
   outdir: out,
   bundle: true,
   // Pages loaded with import() (the client guides) become chunks fetched when first visited, so

@@ -59,6 +59,8 @@ describe("the first page is small", () => {
     const pages = visit.downloads.map((d) => chunkPage(d.path)).filter((name) => name !== undefined);
     expect(pages.filter((name) => ADMIN_PAGES.has(name))).toEqual([]);
     expect(pages.filter((name) => ALL_PAGES.has(name) || name === "GuidePage")).toEqual([]);
+    // The styles of the other pages come with the first of them (issue 31).
+    expect(visit.downloads.map((d) => d.path)).not.toContain("/pages.css");
   });
 
   test("logging in from the first page works under the policy and loads the dashboard", async () => {
@@ -88,6 +90,9 @@ describe("the first page is small", () => {
     expect(visit.jsGzipBytes + visit.cssGzipBytes).toBeLessThanOrEqual(150 * KB);
     const pages = visit.downloads.map((d) => chunkPage(d.path)).filter((name) => name !== undefined);
     expect(pages.filter((name) => ADMIN_PAGES.has(name))).toEqual([]);
+    // The dashboard is fetched as a page, with the page styles.
+    expect(pages).toContain("Home");
+    expect(visit.downloads.map((d) => d.path)).toContain("/pages.css");
   });
 
   test("a back-office page is fetched on its first visit, with the loading spinner meanwhile", async () => {
