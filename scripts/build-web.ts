@@ -176,12 +176,14 @@ async function hoistEntryChunks(metafile: esbuild.Metafile) {
   }
   if (!hoisted.length) return;
   const hoistedFiles = new Set(hoisted.map((path) => resolve(path)));
-  const exported = (index: number, name: string) => `c${index}_${name}`;
+  // Named after the chunk's content hash, not its place in the list: a chunk file keeps one
+  // content for its name across builds, as esbuild's hashed names promise to caches.
+  const exported = (chunk: string, name: string) => `${basename(chunk, ".js").replace(/\W/g, "_")}_${name}`;
   const entrySource = [
     `import ${JSON.stringify(join(out, "app.js"))};`,
-    ...hoisted.map((chunk, index) => {
+    ...hoisted.map((chunk) => {
       const names = outputs[chunk]?.exports ?? [];
-      const list = names.map((name) => `${name} as ${exported(index, name)}`).join(", ");
+      const list = names.map((name) => `${name} as ${exported(chunk, name)}`).join(", ");
       return `export { ${list} } from ${JSON.stringify(resolve(chunk))};`;
     }),
   ].join("\n");
@@ -210,14 +212,14 @@ async function hoistEntryChunks(metafile: esbuild.Metafile) {
     ],
   });
   writeFileSync(join(out, "app.js"), result.outputFiles[0]?.contents ?? "");
-  hoisted.forEach((chunk, index) => {
+  for (const chunk of hoisted) {
     const names = outputs[chunk]?.exports ?? [];
-    const list = names.map((name) => `${exported(index, name)} as ${name}`).join(", ");
+    const list = names.map((name) => `${exported(chunk, name)} as ${name}`).join(", ");
     writeFileSync(
       resolve(chunk),
       names.length ? `export{${list}}from"../app.js";\n` : `import"../app.js";\n`,
     );
-  });
+  }
 }
 
 const options: esbuild.BuildOptions = {
