@@ -3,7 +3,8 @@
  * SPA files and the migrations into the executable (and that dev and tests import the same way).
  * Usage: bun scripts/build-web.ts [--watch] [--metafile meta.json]
  * (`--metafile` writes esbuild's account of which module went into which file, for
- * https://esbuild.github.io/analyze/ — see what makes a chunk big before splitting it.)
+ * https://esbuild.github.io/analyze/ — see what makes a chunk big before splitting it; it describes
+ * esbuild's split, before hoistEntryChunks moves the chunks app.js imports into app.js.)
  */
 import {
   copyFileSync,
@@ -17,7 +18,7 @@ import {
   watch as watchPath,
   writeFileSync,
 } from "node:fs";
-import { extname, join, relative, resolve } from "node:path";
+import { basename, extname, join, relative, resolve } from "node:path";
 import * as esbuild from "esbuild";
 
 const root = join(import.meta.dir, "..");
@@ -149,10 +150,84 @@ const zodViaNoEval: esbuild.Plugin = {
   },
 };
 
+/**
+ * esbuild gives every module that app.js shares with a lazily loaded page a chunk of its own,
+ * which app.js imports: some twenty small files on every first visit, each compressed alone
+ * (issue 31: ~5 KB gzip more than in one file, and as many requests). app.js always runs before
+ * any page, so those chunks are bundled into app.js here, which exports what they exported, and
+ * each chunk file becomes a line that re-exports those names from app.js for the pages that import
+ * it: the same module instances (app.js is evaluated once), the same live bindings.
+ */
+async function hoistEntryChunks(metafile: esbuild.Metafile) {
+  const outputs = metafile.outputs;
+  // Output paths are relative to esbuild's working directory, the process's.
+  const entry = Object.keys(outputs).find((path) => resolve(path) === join(out, "app.js"));
+  if (!entry) return;
+  const hoisted: string[] = [];
+  const stack = [entry];
+  while (stack.length) {
+    const output = stack.pop() as string;
+    for (const { path, kind } of outputs[output]?.imports ?? []) {
+      if (kind === "import-statement" && !hoisted.includes(path)) {
+        hoisted.push(path);
+        stack.push(path);
+      }
+    }
+  }
+  if (!hoisted.length) return;
+  const hoistedFiles = new Set(hoisted.map((path) => resolve(path)));
+  // Named after the chunk's content hash, not its place in the list: a chunk file keeps one
+  // content for its name across builds, as esbuild's hashed names promise to caches.
+  const exported = (chunk: string, name: string) => `${basename(chunk, ".js").replace(/\W/g, "_")}_${name}`;
+  const entrySource = [
+    `import ${JSON.stringify(join(out, "app.js"))};`,
+    ...hoisted.map((chunk) => {
+      const names = outputs[chunk]?.exports ?? [];
+      const list = names.map((name) => `${name} as ${exported(chunk, name)}`).join(", ");
+      return `export { ${list} } from ${JSON.stringify(resolve(chunk))};`;
+    }),
+  ].join("\n");
+  const result = await esbuild.build({
+    stdin: { contents: entrySource, resolveDir: out, sourcefile: "app-hoisted.js" },
+    bundle: true,
+    write: false,
+    format: "esm",
+    minify: !watch,
+    target: options.target,
+    legalComments: "none",
+    logLevel: "warning",
+    plugins: [
+      {
+        // The pages' own chunks stay where they are, fetched by app.js's import() as before.
+        name: "pages-stay-chunks",
+        setup(build) {
+          build.onResolve({ filter: /^\.\.?\// }, (args) => {
+            const path = resolve(args.resolveDir, args.path);
+            return path.startsWith(join(out, "chunks")) && !hoistedFiles.has(path)
+              ? { path: `./chunks/${basename(path)}`, external: true }
+              : undefined;
+          });
+        },
+      },
+    ],
+  });
+  writeFileSync(join(out, "app.js"), result.outputFiles[0]?.contents ?? "");
+  for (const chunk of hoisted) {
+    const names = outputs[chunk]?.exports ?? [];
+    const list = names.map((name) => `${exported(chunk, name)} as ${name}`).join(", ");
+    writeFileSync(
+      resolve(chunk),
+      names.length ? `export{${list}}from"../app.js";\n` : `import"../app.js";\n`,
+    );
+  }
+}
+
 const options: esbuild.BuildOptions = {
   // zod is configured where it is first loaded (plugin zodViaNoEval), so app.js needs no
   // companion entry and the first page carries no zod unless it validates something.
-  entryPoints: { app: join(root, "web/main.tsx") },
+  // pages.css: the styles of the pages fetched on their first visit, added with the first of them
+  // (web/lib/pageStyles.ts), so the first visit to /#/login downloads only app.css (issue 31).
+  entryPoints: { app: join(root, "web/main.tsx"), pages: join(root, "web/pages.css") },
   outdir: out,
   bundle: true,
   // Pages loaded with import() (the client guides) become chunks fetched when first visited, so
@@ -175,9 +250,10 @@ const options: esbuild.BuildOptions = {
     {
       name: "embed",
       setup(build) {
-        build.onEnd((result) => {
-          if (result.errors.length) return;
+        build.onEnd(async (result) => {
+          if (result.errors.length || !result.metafile) return;
           removeStaleChunks(result.metafile);
+          await hoistEntryChunks(result.metafile);
           if (metafileOut) writeFileSync(metafileOut, JSON.stringify(result.metafile));
           copyStatic();
           writeEmbed();

@@ -5,9 +5,11 @@
  * context, at the size they crossed the wire (the server sends them gzip-compressed), until the
  * route's content is on screen and the network is quiet (tests/e2e/first-visit.ts).
  *
- * Goals (1 KB = 1000 bytes): `/#/login` ≤ 120 KB, the dashboard `/#/` (logged in) ≤ 150 KB. The
- * shop and a back-office page (配置管理) are printed for comparison. Sizes, not times: one run is
- * exact (no noise), apart from a page that fetches a chunk late.
+ * Goals (issue 31; 1 KB = 1000 bytes): `/#/login` ≤ 100 KB, the dashboard `/#/` (logged in)
+ * ≤ 150 KB. Also printed, for comparison: the login page once the visitor has typed in the form
+ * (its rules and password digest are fetched then), the shop and a back-office page (配置管理).
+ * Sizes, not times: one run is exact (no noise), apart from a page that fetches a chunk late.
+ * Reported here, never asserted by a test (tests/e2e/first-page.test.ts keeps its own looser bound).
  *
  * Usage: bun scripts/bench/web.ts [--files] [--json]
  */
@@ -23,6 +25,8 @@ interface Route {
   name: string;
   hashPath: string;
   as: "guest" | "customer" | "admin";
+  /** The row's label, when not the route itself. */
+  label?: string;
   goalBytes?: number;
   ready: (page: Page) => Promise<void>;
 }
@@ -32,8 +36,15 @@ const ROUTES: Route[] = [
     name: "login",
     hashPath: "/login",
     as: "guest",
-    goalBytes: 120 * KB,
+    goalBytes: 100 * KB,
     ready: (page) => page.getByLabel("邮箱").waitFor(),
+  },
+  {
+    name: "login_typed",
+    hashPath: "/login",
+    label: "#/login, typed",
+    as: "guest",
+    ready: (page) => page.getByLabel("邮箱").fill("visitor@example.com"),
   },
   {
     name: "dashboard",
@@ -85,11 +96,11 @@ try {
     console.log(
       `${"route".padEnd(16)}${"files".padStart(6)}${"JS".padStart(11)}${"CSS".padStart(10)}${"total".padStart(11)}  goal`,
     );
-    for (const { name, hashPath, goalBytes, visit } of results) {
+    for (const { name, hashPath, label, goalBytes, visit } of results) {
       const total = visit.jsGzipBytes + visit.cssGzipBytes;
       const goal = goalBytes ? `≤ ${kb(goalBytes)} ${total <= goalBytes ? "met" : "NOT met"}` : "-";
       console.log(
-        `${`#${hashPath}`.padEnd(16)}${String(visit.downloads.length).padStart(6)}${kb(visit.jsGzipBytes).padStart(11)}${kb(visit.cssGzipBytes).padStart(10)}${kb(total).padStart(11)}  ${goal}`,
+        `${(label ?? `#${hashPath}`).padEnd(16)}${String(visit.downloads.length).padStart(6)}${kb(visit.jsGzipBytes).padStart(11)}${kb(visit.cssGzipBytes).padStart(10)}${kb(total).padStart(11)}  ${goal}`,
       );
       if (argv.includes("--files")) {
         for (const d of [...visit.downloads].sort((a, b) => b.gzipBytes - a.gzipBytes)) {

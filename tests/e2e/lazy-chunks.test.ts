@@ -96,6 +96,8 @@ const tableName = (name: string) => (page: Page) => page.getByRole("table", { na
  * only that page shows once it has loaded, seen by an admin (who may open every route).
  */
 const PAGE_CHECKS: Record<string, (page: Page) => Locator> = {
+  "/": (page) => page.getByRole("heading", { name: "不限时流量" }),
+  "/tutorial": (page) => page.getByRole("tablist", { name: "平台" }),
   "/register": (page) => page.getByLabel("确认密码"),
   "/reset": (page) => page.getByLabel("订阅链接"),
   "/confirm": (page) => page.getByText("链接无效"),
@@ -276,6 +278,14 @@ describe("lazily loaded modules", () => {
       await poll(() => page.getByRole("status", { name: "加载中" }).count(), 0);
       expect(await page.getByText("页面不存在").count()).toBe(0);
     }
+    // The page styles (web/pages.css) came with the first of these pages, once (web/lib/pageStyles.ts).
+    const pageSheets = await page.evaluate(() =>
+      [...document.styleSheets]
+        .filter((sheet) => sheet.href?.endsWith("/pages.css"))
+        .map((s) => s.cssRules.length),
+    );
+    expect(pageSheets).toHaveLength(1);
+    expect(pageSheets[0]).toBeGreaterThan(100);
     expect(errors).toEqual([]);
     await context.close();
   }, 120_000);

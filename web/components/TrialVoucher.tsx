@@ -3,10 +3,14 @@
  * (TrialVoucherDialog.tsx) is its own chunk, fetched on the first press.
  */
 import { lazy, Suspense, useState } from "react";
+import { withPageStyles } from "../lib/pageStyles.ts";
 import { requireLogin } from "./requireLogin.ts";
 
+// With the page styles: the button is in the header, on pages that may not have loaded them.
 const TrialVoucherDialog = lazy(() =>
-  import("./TrialVoucherDialog.tsx").then((module) => ({ default: module.TrialVoucherDialog })),
+  withPageStyles(import("./TrialVoucherDialog.tsx")).then((module) => ({
+    default: module.TrialVoucherDialog,
+  })),
 );
 
 /** The button that opens the modal; logged-out visitors are sent to log in instead. */

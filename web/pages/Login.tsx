@@ -8,6 +8,7 @@ import { type Answer, call } from "../api.ts";
 import { AuthLayout } from "../components/AuthLayout.tsx";
 import { EmailField, Field, SubmitButton } from "../components/Field.tsx";
 import { TOAST_SHORT, toast } from "../components/Toast.tsx";
+import { preloadDashboard } from "../lib/lazyPage.tsx";
 import { ALREADY_JUMP_TO_REGISTER, getFlag, loginRecords, setFlag } from "../lib/localTable.ts";
 import { go } from "../lib/nav.ts";
 import { getPasskeyAssertion, passkeysSupported } from "../lib/passkey.ts";
@@ -190,7 +191,15 @@ export function LoginPage() {
     <AuthLayout>
       <h1 className="auth-title">登录</h1>
       <p className="auth-subtitle">欢迎回来，登录后即可管理订阅</p>
-      <form className="form" onSubmit={submit} onInput={() => void loadLoginRules()} noValidate>
+      <form
+        className="form"
+        onSubmit={submit}
+        onInput={() => {
+          void loadLoginRules();
+          preloadDashboard();
+        }}
+        noValidate
+      >
         <EmailField
           value={email}
           error={errors.email}

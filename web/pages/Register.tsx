@@ -7,6 +7,7 @@ import { call } from "../api.ts";
 import { AuthLayout } from "../components/AuthLayout.tsx";
 import { EmailField, NewPasswordFields, SubmitButton } from "../components/Field.tsx";
 import { Cookies, setCookie } from "../lib/cookies.ts";
+import { preloadDashboard } from "../lib/lazyPage.tsx";
 import { go } from "../lib/nav.ts";
 import { DEFAULT_ICON } from "../routes.ts";
 import { refreshAfterLogin } from "../session.ts";
@@ -21,6 +22,10 @@ export function RegisterPage() {
   const [busy, setBusy] = useState(false);
   const [registered, setRegistered] = useState<string | null>(null);
   const [seconds, setSeconds] = useState(REDIRECT_SECONDS);
+
+  useEffect(() => {
+    if (registered !== null) preloadDashboard();
+  }, [registered]);
 
   useEffect(() => {
     if (registered === null) return;
