@@ -22,6 +22,7 @@ function engine(overrides: Partial<EngineResults> = {}): EngineResults {
       { users: 100_000, rssMiB: [70.04] },
     ],
     subscriptions: { clients: 50, users: 200, seconds: 60, rps: 12_345.6, p99Ms: 9.87, errors: 0 },
+    logins: { clients: 16, seconds: 10, perSecond: 321.4, p99Ms: 80, errors: 0 },
     badDay: {
       seconds: 60,
       kinds: { "portal reads (64 customers)": kind, "node report (1,000 users)": { ...kind, count: 60 } },
@@ -123,6 +124,8 @@ describe("docs/benchmarks.md", () => {
     );
     expect(page).toContain("| SQLite, one server | — | 412 ms | 17 |");
     expect(page).toContain("| PostgreSQL, 3 replicas | 3.2 ms | 412 ms | 17 |");
+    expect(page).toContain("| PostgreSQL, 3 replicas | 16 | 10 | 321 | 80.0 | 0 |");
+    expect(page).toContain("SQLite: idle 61.2 MiB; PostgreSQL ×3: idle 64.0 / 63.5 / 65.3 MiB");
     expect(page).toContain("charged exact: expected 1,000 bytes, balances 1,000, spend records 1,000");
   });
 
@@ -141,6 +144,9 @@ describe("docs/benchmarks.md", () => {
       expect(page).toContain(figure);
     }
     expect(page).toContain("a competitor of the panels it measured");
+    expect(page).toContain("| Xboard | 642 logins/s |");
+    expect(page).toContain("| SQLite: 321 logins/s |");
+    expect(page).toContain("| SQLite: 12,346 subscription fetches/s; SQLite: idle 61.2 MiB |");
     expect(page).toContain("other hardware");
   });
 });
