@@ -29,6 +29,7 @@ function engine(overrides: Partial<EngineResults> = {}): EngineResults {
       errors: 0,
       reports: 60,
       charge: checkCharge(1_000, 1_000, 1_000),
+      notes: ["node push: HTTP 500 push not applied (2×)"],
     },
     restart: {
       othersMs: null,
@@ -36,6 +37,7 @@ function engine(overrides: Partial<EngineResults> = {}): EngineResults {
       failedDuringOutage: 17,
       charge: checkCharge(5, 5, 5),
       reports: 20,
+      notes: [],
     },
     ...overrides,
   };
@@ -127,6 +129,7 @@ describe("docs/benchmarks.md", () => {
     expect(page).toContain("| PostgreSQL, 3 replicas | 16 | 10 | 321 | 80.0 | 0 |");
     expect(page).toContain("SQLite: idle 61.2 MiB; PostgreSQL ×3: idle 64.0 / 63.5 / 65.3 MiB");
     expect(page).toContain("charged exact: expected 1,000 bytes, balances 1,000, spend records 1,000");
+    expect(page).toContain("\n  - node push: HTTP 500 push not applied (2×)\n");
   });
 
   test("puts the anchors beside with their caveats, and says when PostgreSQL was not measured", () => {

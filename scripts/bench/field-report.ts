@@ -73,6 +73,8 @@ export interface BadDay {
   errors: number;
   reports: number;
   charge: ChargeCheck;
+  /** Failures the fake nodes saw and the servers' error log over the scenario, as found. */
+  notes: string[];
 }
 
 export interface Restart {
@@ -84,6 +86,7 @@ export interface Restart {
   failedDuringOutage: number;
   charge: ChargeCheck;
   reports: number;
+  notes: string[];
 }
 
 export interface EngineResults {
@@ -279,6 +282,7 @@ export function renderMarkdown(results: FieldResults): string {
     out.push(
       `- ${setUp(engine)}, ${b.seconds} s: ${b.errors} errors; ${b.reports} node reports, charged ${chargeLine(b.charge)}.`,
     );
+    for (const note of b.notes) out.push(`  - ${note}`);
   }
 
   out.push(
@@ -303,6 +307,7 @@ export function renderMarkdown(results: FieldResults): string {
     out.push(
       `- ${setUp(engine)}: ${engine.restart.reports} node reports, charged ${chargeLine(engine.restart.charge)}.`,
     );
+    for (const note of engine.restart.notes) out.push(`  - ${note}`);
   }
 
   out.push(

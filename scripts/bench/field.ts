@@ -66,6 +66,8 @@ const quick = argv.includes("--quick");
 const urlIndex = argv.indexOf("--database-url");
 const outIndex = argv.indexOf("--out");
 const options = {
+  /** Development: PostgreSQL only (with --database-url). */
+  skipSqlite: argv.includes("--skip-sqlite"),
   build: !argv.includes("--no-build"),
   clusterUrl: urlIndex >= 0 ? argv[urlIndex + 1] : undefined,
   seconds: numberFlag(argv, "duration", quick ? 5 : 60),
@@ -80,6 +82,7 @@ const options = {
 const CUSTOMERS = 200;
 const API_USERS = 64;
 const NODES = 10;
+/** Each node reports its own 1,000 customers: 10,000 customers with traffic in all. */
 const NODE_USERS = 1_000;
 const REPORT_EVERY_MS = 10_000;
 const SUBSCRIPTION_CLIENTS = 50;
@@ -152,6 +155,14 @@ async function seedUsers(ctx: AppContext, count: number, first = 0): Promise<Cus
     ]),
   );
   return made.map((customer) => ({ ...customer, nodeUid: uids.get(customer.id) as number }));
+}
+
+/**
+ * PostgreSQL plans by its statistics, which a bulk insert leaves behind (autovacuum analyzes the
+ * tables a little later, and long before a panel has grown to its customers by signing them up).
+ */
+async function analyzed(ctx: AppContext) {
+  if (ctx.db.engine === "postgres") await ctx.db.exec("ANALYZE");
 }
 
 interface FakeNodeRecord {
@@ -292,6 +303,7 @@ async function idleMemory(place: Place): Promise<MemoryRow[]> {
     if (missing > 0) {
       const started = performance.now();
       await seedUsers(ctx, missing, seeded);
+      await analyzed(ctx);
       seeded = users;
       log(`  seeded ${missing} users in ${((performance.now() - started) / 1000).toFixed(1)} s`);
     }
@@ -465,11 +477,13 @@ interface NodeStats {
   acknowledged: [number, number][][];
   /** Failed attempts while a server was down (restart scenario). */
   outageFailures: number;
+  /** Failed attempts outside an outage by what they got: an HTTP status, or "no answer". */
+  failures: Record<string, number>;
 }
 
 /**
  * One fake node: every 10 s it pulls its user list (If-None-Match its ETag) and pushes the usage of
- * the first 1,000 seeded users on it, resending with the same X-Request-Id until acknowledged
+ * its own 1,000 of the seeded customers on it (node i: the i-th thousand), resending with the same X-Request-Id until acknowledged
  * (to the next server in turn, as behind a load balancer).
  */
 function runNode(
@@ -490,9 +504,13 @@ function runNode(
     const all = ports();
     return `http://127.0.0.1:${all[attempt++ % all.length]}/api/v1/server/UniProxy`;
   };
-  const failed = () => {
-    if (outage()) stats.outageFailures += 1;
-    else stats.errors += 1;
+  const failed = (what: string) => {
+    if (outage()) {
+      stats.outageFailures += 1;
+      return;
+    }
+    stats.errors += 1;
+    stats.failures[what] = (stats.failures[what] ?? 0) + 1;
   };
   return (async () => {
     await Bun.sleep(index * (REPORT_EVERY_MS / NODES));
@@ -513,15 +531,15 @@ function runNode(
             stats.pulls.push(performance.now() - started);
             break;
           }
-          failed();
+          failed(`pull: HTTP ${response.status} ${text.slice(0, 80)}`);
         } catch {
-          failed();
+          failed("pull: no answer");
         }
         await Bun.sleep(100);
       }
       const usage = list
         .filter((uid) => seededUids.has(uid))
-        .slice(0, NODE_USERS)
+        .slice(index * NODE_USERS, (index + 1) * NODE_USERS)
         .map((uid, i) => [uid, bytesOf(i, index, report)] as const);
       const body = JSON.stringify(Object.fromEntries(usage));
       const reportId = `field-${index}-${report}-${randomHex(4)}`;
@@ -533,15 +551,15 @@ function runNode(
             body,
             headers: { ...headers, "content-type": "application/json", "x-request-id": reportId },
           });
-          await response.text();
+          const text = await response.text();
           if (response.status === 200) {
             stats.pushes.push(performance.now() - started);
             stats.acknowledged.push(usage.map(([, bytes]) => bytes));
             break;
           }
-          failed();
+          failed(`push: HTTP ${response.status} ${text.slice(0, 80)}`);
         } catch {
-          failed();
+          failed("push: no answer");
         }
         await Bun.sleep(100);
       }
@@ -596,6 +614,15 @@ async function ledgerTotals(ctx: AppContext): Promise<{ balances: number; record
   return { balances: Number(balances?.total ?? 0), records: Number(records?.total ?? 0) };
 }
 
+/** What the servers wrote to their error log (运维日志) since `since`. */
+async function serverErrors(ctx: AppContext, since: number): Promise<string[]> {
+  const rows = await ctx.db.all<{ name: string; msg: string; n: number }>(
+    "SELECT name, msg, COUNT(*) AS n FROM error_logs WHERE create_time >= ? GROUP BY name, msg",
+    since,
+  );
+  return rows.map((row) => `server error log: ${row.name}: ${row.msg.slice(0, 160)} (${Number(row.n)}×)`);
+}
+
 // ---- 2–4. the business -------------------------------------------------------------------------
 
 interface Business {
@@ -610,7 +637,8 @@ interface Business {
 async function setUpBusiness(place: Place): Promise<Business> {
   const ctx = await place.fresh("business");
   const nodes = await seedNodes(ctx);
-  const customers = await seedUsers(ctx, NODE_USERS);
+  const customers = await seedUsers(ctx, NODES * NODE_USERS);
+  await analyzed(ctx);
   await place.start();
   const ports = place.servers.map((server) => server.port);
   const tokens: string[] = [];
@@ -703,10 +731,18 @@ async function badDayLoad(
 ) {
   const ports = () => place.servers.map((server) => server.port);
   const before = await ledgerTotals(business.ctx);
+  const since = Date.now();
   const startAt = Date.now() + 300;
   const until = startAt + seconds * 1000;
   const outage = { down: false };
-  const nodeStats: NodeStats = { pulls: [], pushes: [], errors: 0, acknowledged: [], outageFailures: 0 };
+  const nodeStats: NodeStats = {
+    pulls: [],
+    pushes: [],
+    errors: 0,
+    acknowledged: [],
+    outageFailures: 0,
+    failures: {},
+  };
   const changeStats: ChangeStats = { latencies: [], errors: 0 };
   const window = { warmupMs: 0, durationMs: seconds * 1000 };
   const [api, subs] = await Promise.all([
@@ -752,7 +788,12 @@ async function badDayLoad(
     after.balances - before.balances,
     after.records - before.records,
   );
-  return { api, subs, nodeStats, changeStats, charge };
+  const notes = [
+    ...Object.entries(nodeStats.failures).map(([what, n]) => `node ${what} (${n}×)`),
+    ...(await serverErrors(business.ctx, since)),
+  ];
+  for (const note of notes) log(`  ! ${note}`);
+  return { api, subs, nodeStats, changeStats, charge, notes };
 }
 
 async function badDay(place: Place, business: Business): Promise<BadDay> {
@@ -766,7 +807,14 @@ async function badDay(place: Place, business: Business): Promise<BadDay> {
     "user added / disabled": summaryOf(run.changeStats.latencies, run.changeStats.errors, seconds),
   };
   const errors = Object.values(kinds).reduce((sum, kind) => sum + kind.errors, 0);
-  return { seconds, kinds, errors, reports: run.nodeStats.acknowledged.length, charge: run.charge };
+  return {
+    seconds,
+    kinds,
+    errors,
+    reports: run.nodeStats.acknowledged.length,
+    charge: run.charge,
+    notes: run.notes,
+  };
 }
 
 /** Polls userinfo on `port` with a customer's session until it answers code 0; ms since `since`. */
@@ -818,6 +866,7 @@ async function restart(place: Place, business: Business): Promise<Restart> {
     failedDuringOutage,
     charge: run.charge,
     reports: run.nodeStats.acknowledged.length,
+    notes: run.notes,
   };
 }
 
@@ -826,7 +875,7 @@ async function runEngine(engine: "sqlite" | "postgres"): Promise<EngineResults> 
   try {
     log(`${engine}: idle memory …`);
     const memory = await idleMemory(place);
-    log(`${engine}: business set-up (${NODE_USERS} customers, ${NODES} nodes) …`);
+    log(`${engine}: business set-up (${NODES * NODE_USERS} customers, ${NODES} nodes) …`);
     const business = await setUpBusiness(place);
     log(`${engine}: subscriptions, ${SUBSCRIPTION_CLIENTS} clients, ${options.seconds} s …`);
     const subs = await subscriptions(place, business);
@@ -901,7 +950,7 @@ async function machine(): Promise<Machine> {
 
 try {
   bench.prepareExecutable(options.build);
-  const engines: EngineResults[] = [await runEngine("sqlite")];
+  const engines: EngineResults[] = options.skipSqlite ? [] : [await runEngine("sqlite")];
   if (options.clusterUrl) engines.push(await runEngine("postgres"));
   const command = ["bun run bench:field", ...argv.filter((arg) => arg !== "--no-build")]
     .join(" ")
