@@ -472,7 +472,8 @@ function bytesOf(userIndex: number, node: number, report: number): [number, numb
 interface NodeStats {
   pulls: number[];
   pushes: number[];
-  errors: number;
+  pullErrors: number;
+  pushErrors: number;
   /** The usage of every acknowledged report. */
   acknowledged: [number, number][][];
   /** Failed attempts while a server was down (restart scenario). */
@@ -509,7 +510,8 @@ function runNode(
       stats.outageFailures += 1;
       return;
     }
-    stats.errors += 1;
+    if (what.startsWith("pull")) stats.pullErrors += 1;
+    else stats.pushErrors += 1;
     stats.failures[what] = (stats.failures[what] ?? 0) + 1;
   };
   return (async () => {
@@ -738,7 +740,8 @@ async function badDayLoad(
   const nodeStats: NodeStats = {
     pulls: [],
     pushes: [],
-    errors: 0,
+    pullErrors: 0,
+    pushErrors: 0,
     acknowledged: [],
     outageFailures: 0,
     failures: {},
@@ -802,8 +805,8 @@ async function badDay(place: Place, business: Business): Promise<BadDay> {
   const kinds = {
     "portal reads (64 customers)": { ...run.api, perSecond: run.api.count / seconds },
     "subscriptions (300/s offered)": { ...run.subs, perSecond: run.subs.count / seconds },
-    "node user pull": summaryOf(run.nodeStats.pulls, 0, seconds),
-    "node report (1,000 users)": summaryOf(run.nodeStats.pushes, run.nodeStats.errors, seconds),
+    "node user pull": summaryOf(run.nodeStats.pulls, run.nodeStats.pullErrors, seconds),
+    "node report (1,000 users)": summaryOf(run.nodeStats.pushes, run.nodeStats.pushErrors, seconds),
     "user added / disabled": summaryOf(run.changeStats.latencies, run.changeStats.errors, seconds),
   };
   const errors = Object.values(kinds).reduce((sum, kind) => sum + kind.errors, 0);
@@ -859,7 +862,11 @@ async function restart(place: Place, business: Business): Promise<Restart> {
     outage.down = false;
   });
   const failedDuringOutage =
-    run.api.errors + run.subs.errors + run.nodeStats.outageFailures + run.nodeStats.errors;
+    run.api.errors +
+    run.subs.errors +
+    run.nodeStats.outageFailures +
+    run.nodeStats.pullErrors +
+    run.nodeStats.pushErrors;
   return {
     othersMs,
     restartedMs,
