@@ -277,7 +277,7 @@ type Idle = (
 /**
  * `--causes`: where ferry's memory goes. A ladder of small programs, each compiled as dist/ferry is
  * and idle like it, each adding one cause to the one before: SQLite, Intl time zones, zod, the
- * other libraries, every module of the server, the migrated database with the router built; the
+ * other libraries, the modules' zod schemas, every module of the server, the migrated database with the router built; the
  * last row is dist/ferry itself (its background jobs and replica heartbeat on top).
  */
 async function measureCauses(
@@ -287,6 +287,9 @@ async function measureCauses(
 ) {
   const src = (path: string) => JSON.stringify(join(import.meta.dir, "../..", path));
   const pkg = (name: string) => JSON.stringify(Bun.resolveSync(name, join(import.meta.dir, "../..")));
+  const schemaFiles = [
+    ...new Bun.Glob("src/modules/*/schema.ts").scanSync(join(import.meta.dir, "../..")),
+  ].sort();
   const dataDir = join(bench.work, "causes");
   mkdirSync(dataDir, { recursive: true });
   const steps: { cause: string; imports?: string; code?: string }[] = [
@@ -305,6 +308,11 @@ async function measureCauses(
       cause: "+ elysia, yaml, commander loaded",
       imports: `import * as elysia from ${pkg("elysia")}; import * as yaml from ${pkg("yaml")}; import * as commander from ${pkg("commander")};`,
       code: "globalThis.probeKeep = [elysia, yaml, commander];",
+    },
+    {
+      cause: "+ the zod schemas of src/modules/*/schema.ts built",
+      imports: schemaFiles.map((file, i) => `import * as schema${i} from ${src(file)};`).join(" "),
+      code: `globalThis.probeSchemas = [${schemaFiles.map((_, i) => `schema${i}`).join(", ")}];`,
     },
     {
       cause: "+ every module of the server evaluated",
