@@ -62,6 +62,20 @@ export function rssMegabytes(pid: number): number {
   return kb / 1024;
 }
 
+/** A process's resident memory (MB): all of it, its anonymous part (heaps) and its file-backed part (mapped code and data). */
+export interface MemoryFigures {
+  rssMb: number;
+  anonMb: number;
+  fileMb: number;
+}
+
+export function memoryOf(pid: number): MemoryFigures {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const mb = (field: string) =>
+    Number(new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, "m").exec(status)?.[1] ?? Number.NaN) / 1024;
+  return { rssMb: mb("VmRSS"), anonMb: mb("RssAnon"), fileMb: mb("RssFile") };
+}
+
 /** CPU time (user + system) a process has used, in µs. Linux reports it in USER_HZ = 100 ticks/s. */
 function cpuMicros(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
@@ -184,8 +198,25 @@ export class Bench {
     );
   }
 
-  /** Polls /healthz as fast as it sensibly can; resolves with ms since `since`. */
-  async untilHealthy(port: number, child: Child, since: number): Promise<number> {
+  /** Another executable (its stdout piped, stderr shown), stopped by cleanup like ferry. */
+  spawnExecutable(command: string[]): Child {
+    return this.track(
+      Bun.spawn(command, {
+        cwd: this.work,
+        env: this.minimalEnv,
+        stdout: "pipe",
+        stderr: "inherit",
+        stdin: "ignore",
+      }),
+    );
+  }
+
+  /**
+   * Polls /healthz every `pollMs` (as fast as it sensibly can by default); resolves with ms since
+   * `since`. A memory measurement polls slower: hundreds of polls wake the JIT, which then holds
+   * megabytes the idle server would not.
+   */
+  async untilHealthy(port: number, child: Child, since: number, pollMs = 1): Promise<number> {
     const deadline = since + 30_000;
     while (performance.now() < deadline) {
       if (child.exitCode !== null) throw new Error(`ferry exited with ${child.exitCode} during start-up`);
@@ -195,7 +226,7 @@ export class Bench {
       } catch {
         // not listening yet
       }
-      await Bun.sleep(1);
+      await Bun.sleep(pollMs);
     }
     throw new Error("ferry did not become healthy within 30 s");
   }

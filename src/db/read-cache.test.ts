@@ -44,6 +44,18 @@ test("a value is loaded once and served until this connection writes anything", 
   expect(Object.isFrozen(await read())).toBe(true);
 });
 
+test("entries too old to be answered are swept out: the cache holds about the keys read within maxAgeMs", async () => {
+  const cache = new ReadCache<{ name: string }>(db, 50_000, 1_000);
+  const start = Date.now();
+  // 100,000 customers, 400 a second (each read once): over 250 s, never a commit in between.
+  for (let i = 0; i < 100_000; i += 1)
+    await cache.get(`user-${i}`, async () => ({ name: `n${i}` }), start + i * 2.5);
+  expect(cache.size).toBeLessThanOrEqual(2_000);
+  // What is fresh is still answered without a load.
+  const last = start + 99_999 * 2.5;
+  expect(await cache.get("user-99999", async () => ({ name: "reloaded" }), last)).toEqual({ name: "n99999" });
+});
+
 test("another process's commit is seen once the data version is refreshed", async () => {
   const { read } = counting();
   await db.run("UPDATE items SET name = 'mine' WHERE id = 'a'");

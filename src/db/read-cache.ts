@@ -9,10 +9,14 @@ import { type Db, SqliteDb } from "./db.ts";
  * processes' writes within 10 ms.
  * Entries also expire after maxAgeMs as a backstop for code paths that skip the refresh.
  * Cached values are frozen: they are shared by every request until the next change.
+ * Memory (issue 31): expired entries are swept out whenever the map has doubled since the last
+ * sweep, so it holds about the keys read within maxAgeMs, not every key read since the last commit
+ * (up to maxEntries users or subscription bodies on a replica that reads for minutes without writing).
  */
 export class ReadCache<V extends object> {
   private readonly entries = new Map<string, { value: V | null; at: number }>();
   private version = -1;
+  private sweepAt = SWEEP_FLOOR;
 
   constructor(
     private readonly db: Db,
@@ -38,9 +42,21 @@ export class ReadCache<V extends object> {
     // committed while it awaited; keep only what is current.
     this.syncVersion();
     if (version !== this.version) return value;
+    if (this.entries.size >= this.sweepAt) this.sweep(now);
     if (this.entries.size >= this.maxEntries) this.entries.clear();
     this.entries.set(key, { value, at: now });
     return value;
+  }
+
+  /** How many entries the cache holds, expired ones not yet swept included. */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Drops the entries too old to be answered; the next sweep waits until the map has doubled (O(1) per fill, amortized). */
+  private sweep(now: number) {
+    for (const [key, entry] of this.entries) if (now - entry.at >= this.maxAgeMs) this.entries.delete(key);
+    this.sweepAt = Math.max(SWEEP_FLOOR, this.entries.size * 2);
   }
 
   private syncVersion() {
@@ -50,6 +66,9 @@ export class ReadCache<V extends object> {
     this.entries.clear();
   }
 }
+
+/** Below this many entries the cache is never swept. */
+const SWEEP_FLOOR = 1_000;
 
 const versionBuffer = new Uint32Array(2);
 
