@@ -972,6 +972,8 @@ try {
   };
   if (options.write) {
     writeFileSync(options.out, renderMarkdown(results));
+    // Laid out as `biome check` wants it (tables padded), so the page is committed as generated.
+    Bun.spawnSync([process.execPath, "x", "biome", "format", "--write", options.out], { cwd: root });
     log(`wrote ${options.out}`);
   }
   if (options.json) console.log(JSON.stringify(results, null, 2));
