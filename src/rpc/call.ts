@@ -20,7 +20,7 @@ import { fromBase64Json } from "./envelope.ts";
 import type { RateRule } from "./rate-limit.ts";
 import { requestView } from "./request-view.ts";
 import { isJsonRequest, sameSiteRequest } from "./same-site.ts";
-import { SECURITY_HEADERS } from "./security-headers.ts";
+import { markSecured, SECURITY_HEADERS } from "./security-headers.ts";
 
 /** Who may make a call. `/api/admin/*` must be admin and `/api/yunying/*` at least yunying. */
 export type Access = "public" | "user" | "yunying" | "admin";
@@ -92,7 +92,7 @@ export function envelopeResponse(code: number, data: unknown, msg: string, cooki
     response = new Response(body, { headers });
   }
   response[ENVELOPE_CODE] = code;
-  return response;
+  return markSecured(response);
 }
 
 const fail = (code: number, msg: string) => envelopeResponse(code, null, msg);
