@@ -63,8 +63,8 @@ import { paymentRoutes } from "./payments/routes.ts";
 import { startUsdtWatcher } from "./payments/usdt-watcher.ts";
 import { type CallDef, runCall, unknownCall } from "./rpc/call.ts";
 import { COOKIE_DAYS, days, isHttps, parseCookies, serializeCookie } from "./rpc/cookies.ts";
-import { recordRequestView } from "./rpc/forwarded.ts";
-import { requestView } from "./rpc/request-view.ts";
+import { recordArrival } from "./rpc/forwarded.ts";
+import { keepAddress, requestView } from "./rpc/request-view.ts";
 import { pagePolicy, secureResponse } from "./rpc/security-headers.ts";
 import { subscriptionCalls } from "./subscription/calls.ts";
 import { serveSubscription, subscriptionRoutes } from "./subscription/routes.ts";
@@ -140,9 +140,9 @@ function pathDecodes(url: string): boolean {
  */
 function guarded(app: AppContext, handle: Handler) {
   return (request: Request, server: { requestIP(request: Request): { address: string } | null }) => {
-    const { https } = recordRequestView(
+    const { https } = recordArrival(
       request,
-      server.requestIP(request)?.address ?? "",
+      () => server.requestIP(request)?.address ?? "",
       app.trustedProxies,
     );
     const secure = (response: Response) => secureResponse(response, https);
@@ -211,6 +211,7 @@ function hotRoutes(
         }
       }
     }
+    keepAddress(request);
     return router.fetch(request);
   };
 }

@@ -81,9 +81,14 @@ const ENVELOPE_HEADERS = new Headers({
 const ENVELOPE_CODE = Symbol("envelope code");
 type CodedResponse = Response & { [ENVELOPE_CODE]?: number };
 
+const utf8 = new TextEncoder();
+
+/** Standard base64 with padding, as Buffer's; the engine's own encoder, about twice as fast (issue 31). */
+const toBase64 = (bytes: Uint8Array): string => (bytes as Uint8Array & { toBase64(): string }).toBase64();
+
 export function envelopeResponse(code: number, data: unknown, msg: string, cookies: string[] = []): Response {
   // base64 needs no JSON escaping, so the outer object is written by hand (hot path).
-  const body = `{"data":"${Buffer.from(JSON.stringify({ code, data, msg })).toString("base64")}"}`;
+  const body = `{"data":"${toBase64(utf8.encode(JSON.stringify({ code, data, msg })))}"}`;
   let response: CodedResponse;
   if (cookies.length === 0) response = new Response(body, { headers: ENVELOPE_HEADERS });
   else {

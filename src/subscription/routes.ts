@@ -13,6 +13,7 @@ import type { Admission } from "../modules/device/service.ts";
 import { COUNTRIES } from "../modules/node-record/countries.ts";
 import { resolveSession } from "../modules/user/session.ts";
 import { requestOrigin, sessionToken } from "../rpc/call.ts";
+import { keepAddress } from "../rpc/request-view.ts";
 import { markSecured } from "../rpc/security-headers.ts";
 import { formatFor, isClient } from "./clients.ts";
 import { admitFetch, admittedHeaders, isRefused, refusedAnswer } from "./device-gate.ts";
@@ -112,9 +113,11 @@ export function serveSubscription(
     const rendered = await renderSubscription(app, user, file);
     return servedSubscription(rendered.body, subscriptionHeaders(rendered));
   });
-  return served instanceof Promise
-    ? served.then((loaded) => admitAndAnswer(app, request, userId, loaded, file))
-    : admitAndAnswer(app, request, userId, served, file);
+  if (served instanceof Promise) {
+    keepAddress(request);
+    return served.then((loaded) => admitAndAnswer(app, request, userId, loaded, file));
+  }
+  return admitAndAnswer(app, request, userId, served, file);
 }
 
 /** The device gate (issue 29) after the key is proved, before the file leaves. */
@@ -127,8 +130,10 @@ function admitAndAnswer(
 ): Response | Promise<Response> {
   if (!served) return notFound();
   const admission = admitFetch(app, userId, request);
-  if (admission instanceof Promise)
+  if (admission instanceof Promise) {
+    keepAddress(request);
     return admission.then((known) => answerAdmitted(app, userId, served, file, known));
+  }
   return answerAdmitted(app, userId, served, file, admission);
 }
 
