@@ -165,6 +165,8 @@ async function routeFailure(
 }
 
 const SUBSCRIPTION_ROUTE = "/api/subscript/:client/:userId/:userkey";
+/** The query of a fetch without one, shared: a subscription only reads its query. */
+const NO_QUERY = new URLSearchParams();
 /**
  * A subscription path of letters, digits, `_` and `-` only: the router would hand these segments
  * over as they are, and a URL parser would keep the path as it is.
@@ -200,7 +202,7 @@ function hotRoutes(
         const [, client = "", userId = "", userkey = ""] = plain;
         // Without a query string the path is all a URL parser would give back.
         const requested =
-          queryAt === -1 ? { pathname: path, search: "", searchParams: new URLSearchParams() } : new URL(url);
+          queryAt === -1 ? { pathname: path, search: "", searchParams: NO_QUERY } : new URL(url);
         try {
           const answer = serveSubscription(app, request, { client, userId, userkey }, requested);
           return answer instanceof Promise
@@ -303,6 +305,11 @@ function healthAnswer(app: AppContext): Response {
     { status: "writes failing", cause: code, meaning, since: new Date(since).toISOString(), failures },
     { status: 503, headers: { "cache-control": "no-store" } },
   );
+}
+
+/** What the server's fetch runs for a request once started: the hot paths, then the router. */
+export function buildHandler(app: AppContext): Handler {
+  return hotRoutes(app, buildApp(app));
 }
 
 export function buildApp(app: AppContext) {
@@ -425,8 +432,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     context = createContext(db, options);
     await forgetDeadLocalReplicas(db, replica.host);
     await announceReplica(db, replica);
-    const router = buildApp(context);
-    server.reload({ fetch: guarded(context, hotRoutes(context, router)) });
+    server.reload({ fetch: guarded(context, buildHandler(context)) });
   } catch (error) {
     server.stop(true);
     await db?.close();
