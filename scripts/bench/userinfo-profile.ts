@@ -3,7 +3,7 @@
  * CPU. A real server (temp data dir, real SQLite) and a real session; then, in this process, the
  * same request through each layer in turn, timed per call, without sockets:
  *
- *   full      what Bun.serve's fetch does: request view, Elysia's router, runCall, security headers
+ *   full      what Bun.serve's fetch does: request view, the hot route (server.ts), runCall, security headers
  *   runCall   the envelope call alone (cross-site check, session, body, zod, handler, envelope)
  *   userInfo  the handler's service function alone
  *   baseline  building the Request and a Response with the same body and headers (the floor)
@@ -29,8 +29,8 @@ import { createSession } from "../../src/modules/user/session.ts";
 import { runCall } from "../../src/rpc/call.ts";
 import { toBase64Json } from "../../src/rpc/envelope.ts";
 import { recordRequestView } from "../../src/rpc/forwarded.ts";
-import { setSecurityHeaders } from "../../src/rpc/security-headers.ts";
-import { buildApp, type RunningServer, startServer } from "../../src/server.ts";
+import { secureResponse } from "../../src/rpc/security-headers.ts";
+import { buildHandler, type RunningServer, startServer } from "../../src/server.ts";
 import { numberFlag } from "./common.ts";
 import type { LoadResult, LoadSpec } from "./load.ts";
 
@@ -74,23 +74,20 @@ async function inProcess(server: RunningServer, app: AppContext, user: UserRow, 
   const url = `${server.url}${PATH}`;
   const headers = { "content-type": "application/json", cookie: `token=${token}`, host: "127.0.0.1" };
   const newRequest = () => new Request(url, { method: "POST", headers, body: BODY });
-  const router = buildApp(app);
+  const handler = buildHandler(app);
   const def = userCalls.find((call) => call.path === PATH);
   if (!def) throw new Error("no userinfo call");
-  const sample = await router.fetch(newRequest());
+  const sample = await handler(newRequest());
   const answerBody = await sample.text();
   const answerHeaders = [...sample.headers];
 
   const layers: [string, () => unknown][] = [
     [
-      "full (view + Elysia + runCall + headers)",
+      "full (view + hot route + runCall + headers)",
       () => {
         const request = newRequest();
         const { https } = recordRequestView(request, "127.0.0.1", app.trustedProxies);
-        return Promise.resolve(router.fetch(request)).then((response) => {
-          setSecurityHeaders(response.headers, https);
-          return response;
-        });
+        return Promise.resolve(handler(request)).then((response) => secureResponse(response, https));
       },
     ],
     [

@@ -128,6 +128,11 @@ export class SqliteDb implements Db {
   readonly engine = "sqlite" as const;
   readonly describe: string;
   writeCount = 0;
+  /**
+   * Statements this connection ran (transaction control included): its data version can move only
+   * when one runs, so read-cache.ts reads the version again only after this changes.
+   */
+  statements = 0;
   /** Resolves when the transaction in progress ends; null when none is. */
   private busy: Promise<void> | null = null;
 
@@ -149,23 +154,27 @@ export class SqliteDb implements Db {
 
   async get<T>(sql: string, ...params: SqlValue[]): Promise<T | null> {
     if (this.busy && !activeScope(this)) await this.waitTurn();
+    this.statements += 1;
     return (this.raw.query(sql).get(...(params as never[])) as T | null) ?? null;
   }
 
   async all<T>(sql: string, ...params: SqlValue[]): Promise<T[]> {
     if (this.busy && !activeScope(this)) await this.waitTurn();
+    this.statements += 1;
     return this.raw.query(sql).all(...(params as never[])) as T[];
   }
 
   async run(sql: string, ...params: SqlValue[]): Promise<RunResult> {
     if (this.busy && !activeScope(this)) await this.waitTurn();
     this.writeCount += 1;
+    this.statements += 1;
     return { changes: this.raw.query(sql).run(...(params as never[])).changes };
   }
 
   async runMany(sql: string, rows: readonly SqlValue[][]): Promise<RunResult> {
     if (this.busy && !activeScope(this)) await this.waitTurn();
     this.writeCount += 1;
+    this.statements += 1;
     const statement = this.raw.query(sql);
     let changes = 0;
     for (const row of rows) changes += statement.run(...(row as never[])).changes;
@@ -174,6 +183,7 @@ export class SqliteDb implements Db {
 
   async exec(sql: string): Promise<void> {
     if (this.busy && !activeScope(this)) await this.waitTurn();
+    this.statements += 1;
     this.raw.exec(sql);
   }
 
@@ -187,14 +197,17 @@ export class SqliteDb implements Db {
     });
     const current: TxScope = { owner: this, done: false, undo: [] };
     try {
+      this.statements += 1;
       this.raw.exec("BEGIN IMMEDIATE");
       try {
         const result = await scope.run(current, fn);
+        this.statements += 1;
         this.raw.exec("COMMIT");
         this.writeCount += 1;
         noteCommit(this);
         return result;
       } catch (error) {
+        this.statements += 1;
         if (this.raw.inTransaction) this.raw.exec("ROLLBACK");
         rolledBack(current);
         throw error;

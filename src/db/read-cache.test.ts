@@ -68,6 +68,26 @@ test("another process's commit is seen once the data version is refreshed", asyn
   expect((await read())?.name).toBe("theirs");
 });
 
+test("the data version is read again after any statement of this connection, never assumed (issue 31)", async () => {
+  const { read, loads } = counting();
+  await read();
+  await read();
+  expect(loads()).toBe(1);
+  await tx(db, async () => {
+    await db.run("UPDATE items SET name = 'by-tx' WHERE id = 'a'");
+  });
+  expect((await read())?.name).toBe("by-tx");
+  await db.exec("UPDATE items SET name = 'by-exec' WHERE id = 'a'");
+  expect((await read())?.name).toBe("by-exec");
+  // Another connection's commit, found by a plain read of this one (no refresh probe).
+  const other = openSqlite(file);
+  other.raw.query("UPDATE items SET name = 'found' WHERE id = 'a'").run();
+  await other.close();
+  await db.get("SELECT 1 FROM items LIMIT 1");
+  expect((await read())?.name).toBe("found");
+  expect(loads()).toBe(4);
+});
+
 test("inside a write transaction reads bypass the cache and see the uncommitted row", async () => {
   const { read, loads } = counting();
   await read();

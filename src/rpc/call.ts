@@ -20,7 +20,7 @@ import { fromBase64Json } from "./envelope.ts";
 import type { RateRule } from "./rate-limit.ts";
 import { requestView } from "./request-view.ts";
 import { isJsonRequest, sameSiteRequest } from "./same-site.ts";
-import { SECURITY_HEADERS } from "./security-headers.ts";
+import { markSecured, SECURITY_HEADERS } from "./security-headers.ts";
 
 /** Who may make a call. `/api/admin/*` must be admin and `/api/yunying/*` at least yunying. */
 export type Access = "public" | "user" | "yunying" | "admin";
@@ -81,9 +81,14 @@ const ENVELOPE_HEADERS = new Headers({
 const ENVELOPE_CODE = Symbol("envelope code");
 type CodedResponse = Response & { [ENVELOPE_CODE]?: number };
 
+const utf8 = new TextEncoder();
+
+/** Standard base64 with padding, as Buffer's; the engine's own encoder, about twice as fast (issue 31). */
+const toBase64 = (bytes: Uint8Array): string => (bytes as Uint8Array & { toBase64(): string }).toBase64();
+
 export function envelopeResponse(code: number, data: unknown, msg: string, cookies: string[] = []): Response {
   // base64 needs no JSON escaping, so the outer object is written by hand (hot path).
-  const body = `{"data":"${Buffer.from(JSON.stringify({ code, data, msg })).toString("base64")}"}`;
+  const body = `{"data":"${toBase64(utf8.encode(JSON.stringify({ code, data, msg })))}"}`;
   let response: CodedResponse;
   if (cookies.length === 0) response = new Response(body, { headers: ENVELOPE_HEADERS });
   else {
@@ -92,7 +97,7 @@ export function envelopeResponse(code: number, data: unknown, msg: string, cooki
     response = new Response(body, { headers });
   }
   response[ENVELOPE_CODE] = code;
-  return response;
+  return markSecured(response);
 }
 
 const fail = (code: number, msg: string) => envelopeResponse(code, null, msg);

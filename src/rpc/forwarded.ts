@@ -4,7 +4,7 @@
  * anyone else they are ignored, so a client cannot claim another address, https or another host.
  */
 import { BlockList, isIP } from "node:net";
-import { directView, type RequestView, rememberView } from "./request-view.ts";
+import { directView, directViewOnDemand, type RequestView, rememberView } from "./request-view.ts";
 
 /** The addresses whose forwarded headers are believed; empty trusts nobody. */
 export interface TrustedProxies {
@@ -84,4 +84,13 @@ export function recordRequestView(request: Request, peer: string, trusted: Trust
     https: direct.https || lastValue(headers.get("x-forwarded-proto"))?.toLowerCase() === "https",
     host: lastValue(headers.get("x-forwarded-host")) || direct.host,
   });
+}
+
+/**
+ * The view of a request as it arrives (server.ts). Trusting no proxy, nothing depends on the
+ * socket's address but the address itself, read when first asked for; otherwise as recordRequestView.
+ */
+export function recordArrival(request: Request, peer: () => string, trusted: TrustedProxies): RequestView {
+  if (trusted.entries.length > 0) return recordRequestView(request, peer(), trusted);
+  return rememberView(request, directViewOnDemand(request, peer));
 }
