@@ -1,6 +1,7 @@
 /**
- * Issue 18 §3: a report updates the day's spend record and usage_days row it found by their row
- * ids and inserts only the ones the day does not have yet. These reports mix users whose rows of
+ * Issue 18 §3: a report updates the day's spend record (since migration 020 also the day's usage,
+ * read through the view usage_days) it found by its row id and inserts only the ones the day does
+ * not have yet. These reports mix users whose rows of
  * the day exist with users who have none, cross a business day, and charge a user whose first
  * report of the day was all overdraft (a usage row but no spend record): each day keeps its own
  * rows with its own sums, and the ledger still sums to the balance.
@@ -23,6 +24,7 @@ import { lineInput } from "../line/schema.ts";
 import { saveLine } from "../line/service.ts";
 import type { UserRow } from "../user/row.ts";
 import { findUserById } from "../user/service.ts";
+import { movedSql } from "./service.ts";
 
 const ZONE = "Asia/Shanghai";
 /** 2026-11-21 12:00 in Shanghai, and the same time the next day. */
@@ -73,9 +75,11 @@ async function report(usage: Record<string, [number, number]>, now: number, pull
   return await applyPush(server, agentId, usage, now);
 }
 
+/** The spend records the record lists show (migration 020: an overdraft-only day's record moved nothing and is not shown). */
 const spendRecords = async (user: UserRow) =>
   await server.context.db.all(
-    "SELECT day, traffic_change, all_traffic, all_spend FROM traffic_records WHERE user_id = ? AND type = 'spend' ORDER BY day",
+    `SELECT day, traffic_change, all_traffic, all_spend FROM traffic_records WHERE user_id = ? AND type = 'spend' AND ${movedSql()}
+     ORDER BY day`,
     user.id,
   );
 const usageDays = async (user: UserRow) =>

@@ -29,7 +29,7 @@ export interface ChargeRow {
   overdraft: number;
 }
 
-/** Writes a report's rows: balances, trial grants, the day's spend records and usage_days, one statement each. */
+/** Writes a report's rows: balances, trial grants and the day's spend records (with the day's usage), one statement each. */
 export async function writeChargeSets(
   db: Db,
   rows: ChargeRow[],
@@ -43,8 +43,7 @@ export async function writeChargeSets(
     db,
     paid.filter((row) => row.fromTrial > 0),
   );
-  await upsertSpendRecords(db, paid, day, now);
-  await addUsageDays(db, rows, day, saturated);
+  await upsertDayRows(db, rows, day, now, saturated);
 }
 
 /** The values of one field of every row, as an array parameter. */
@@ -100,20 +99,31 @@ async function spendTrialGrants(db: Db, rows: ChargeRow[]) {
 }
 
 /**
- * Each user's spend record of the day: inserted by the day's first report, else added to (the values
- * SQLite's spendRecordWriter writes). An upsert needs no lookup first; a row that exists still
- * draws an id from the identity, which leaves gaps nothing reads.
+ * Each user's spend record of the day, which holds the day's usage too (migration 020): inserted by
+ * the day's first report, else added to (the values SQLite's writeDayRows writes). Usage sums
+ * saturate; only a paid row (one that moves traffic_change or exemption_traffic) stamps all_traffic,
+ * all_spend and update_time. An upsert needs no lookup first; a row that exists still draws an id
+ * from the identity, which leaves gaps nothing reads.
  */
-async function upsertSpendRecords(db: Db, rows: ChargeRow[], day: string, now: number) {
+async function upsertDayRows(db: Db, rows: ChargeRow[], day: string, now: number, saturated: number) {
   if (rows.length === 0) return;
+  const add = (name: string) => `${name} = LEAST(traffic_records.${name} + excluded.${name}, ?13::bigint)`;
+  const stamp = (name: string) =>
+    `${name} = CASE WHEN excluded.traffic_change <> 0 OR excluded.exemption_traffic <> 0
+       THEN excluded.${name} ELSE traffic_records.${name} END`;
   await db.run(
-    `INSERT INTO traffic_records (user_id, type, "desc", traffic_change, exemption_traffic, all_traffic, all_spend, day, update_time)
-     SELECT v.user_id, 'spend', '节点流量', v.change, v.exemption, v.traffic, v.spend, ?6::text, ?7::bigint
-     FROM unnest(?1::text[], ?2::bigint[], ?3::bigint[], ?4::bigint[], ?5::bigint[]) AS v(user_id, change, exemption, traffic, spend)
+    `INSERT INTO traffic_records (user_id, type, "desc", traffic_change, exemption_traffic, all_traffic, all_spend,
+       day, update_time, upload, download, quota, permanent, overdraft)
+     SELECT v.user_id, 'spend', '节点流量', v.change, v.exemption, v.traffic, v.spend, ?6::text, ?7::bigint,
+       v.upload, v.download, v.quota, v.permanent, v.overdraft
+     FROM unnest(?1::text[], ?2::bigint[], ?3::bigint[], ?4::bigint[], ?5::bigint[],
+       ?8::bigint[], ?9::bigint[], ?10::bigint[], ?11::bigint[], ?12::bigint[])
+       AS v(user_id, change, exemption, traffic, spend, upload, download, quota, permanent, overdraft)
      ON CONFLICT (user_id, day) WHERE type = 'spend' DO UPDATE SET
        traffic_change = traffic_records.traffic_change + excluded.traffic_change,
        exemption_traffic = traffic_records.exemption_traffic + excluded.exemption_traffic,
-       all_traffic = excluded.all_traffic, all_spend = excluded.all_spend, update_time = excluded.update_time`,
+       ${["all_traffic", "all_spend", "update_time"].map(stamp).join(", ")},
+       ${["upload", "download", "quota", "permanent", "overdraft"].map(add).join(", ")}`,
     column(db, rows, "userId"),
     column(db, rows, "trafficChange"),
     column(db, rows, "exemption"),
@@ -121,22 +131,6 @@ async function upsertSpendRecords(db: Db, rows: ChargeRow[], day: string, now: n
     column(db, rows, "spend"),
     day,
     now,
-  );
-}
-
-/** usage_days of the day: [upload, download, quota, permanent, overdraft] added, each saturating. */
-async function addUsageDays(db: Db, rows: ChargeRow[], day: string, saturated: number) {
-  if (rows.length === 0) return;
-  const add = (name: string) => `${name} = LEAST(usage_days.${name} + excluded.${name}, ?8::bigint)`;
-  await db.run(
-    `INSERT INTO usage_days (day, user_id, upload, download, quota, permanent, overdraft)
-     SELECT ?1::text, v.user_id, v.upload, v.download, v.quota, v.permanent, v.overdraft
-     FROM unnest(?2::text[], ?3::bigint[], ?4::bigint[], ?5::bigint[], ?6::bigint[], ?7::bigint[])
-       AS v(user_id, upload, download, quota, permanent, overdraft)
-     ON CONFLICT (day, user_id) DO UPDATE SET
-       ${["upload", "download", "quota", "permanent", "overdraft"].map(add).join(", ")}`,
-    day,
-    column(db, rows, "userId"),
     column(db, rows, "upload"),
     column(db, rows, "download"),
     column(db, rows, "quota"),
