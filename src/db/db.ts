@@ -617,3 +617,15 @@ export async function withAdvisoryLock<T>(db: Db, key: number, fn: () => Promise
     await (unlocked ? connection.release() : connection.close());
   }
 }
+
+/**
+ * A list parameter as a subquery of its values (column `value`), bound with listParam: on PostgreSQL
+ * an array through unnest, whose length the planner knows (it guesses 100 rows for a JSON text, and
+ * then joins 10,000 users one index probe at a time); on SQLite json_each, as jsonValuesSql.
+ */
+export const listValuesSql = (db: Db, param: string, type: "bigint" | "text") =>
+  db.engine === "postgres" ? `(SELECT unnest(${param}::${type}[]) AS value)` : jsonValuesSql(db, param, type);
+
+/** The value to bind for listValuesSql: an array on PostgreSQL, JSON text on SQLite. */
+export const listParam = (db: Db, values: readonly (string | number)[]): SqlValue =>
+  db.engine === "postgres" ? pgArray(db, values) : JSON.stringify(values);

@@ -15,6 +15,8 @@ import {
   type Db,
   jsonValuesSql,
   leastSql,
+  listParam,
+  listValuesSql,
   rowAddressIsSql,
   rowAddressSql,
   type SqlValue,
@@ -222,8 +224,11 @@ export async function applyNodeReport(ctx: AppContext, report: NodeReport): Prom
          FROM users u
          JOIN balances b ON b.user_id = u.id
          ${todaysRowsSql(db).joins}
-         WHERE u.node_uid IN ${jsonValuesSql(db, "?1", "bigint")} AND ${admittedSql("u.node_uid", "?2", "?3", "?4")}`,
-      JSON.stringify(moved.map(([userNo]) => userNo)),
+         WHERE u.node_uid IN ${listValuesSql(db, "?1", "bigint")} AND ${admittedSql("u.node_uid", "?2", "?3", "?4")}`,
+      listParam(
+        db,
+        moved.map(([userNo]) => userNo),
+      ),
       agentId,
       await admittedSince(ctx, now),
       now,
