@@ -29,7 +29,10 @@ export interface ChargeRow {
   overdraft: number;
 }
 
-/** Writes a report's rows: balances, trial grants and the day's spend records (with the day's usage), one statement each. */
+/**
+ * Writes a report's rows: the trial grants, then balances and the day's spend records (with the
+ * day's usage) in one statement (issue 31: the rows are sent and unnested once for both tables).
+ */
 export async function writeChargeSets(
   db: Db,
   rows: ChargeRow[],
@@ -37,13 +40,11 @@ export async function writeChargeSets(
   now: number,
   saturated: number,
 ) {
-  const paid = rows.filter((row) => row.paid);
-  await updateBalances(db, paid, day);
   await spendTrialGrants(
     db,
-    paid.filter((row) => row.fromTrial > 0),
+    rows.filter((row) => row.paid && row.fromTrial > 0),
   );
-  await upsertDayRows(db, rows, day, now, saturated);
+  await writeBalancesAndDayRows(db, rows, day, now, saturated);
 }
 
 /** The values of one field of every row, as an array parameter. */
@@ -52,20 +53,6 @@ const column = <K extends keyof ChargeRow>(db: Db, rows: ChargeRow[], key: K) =>
     db,
     rows.map((row) => row[key] as string | number | null),
   );
-
-async function updateBalances(db: Db, rows: ChargeRow[], day: string) {
-  if (rows.length === 0) return;
-  await db.run(
-    `UPDATE balances AS b SET traffic = v.traffic, spend_traffic = v.spend, daily_usage = v.daily_usage, daily_usage_day = ?5
-     FROM unnest(?1::text[], ?2::bigint[], ?3::bigint[], ?4::bigint[]) AS v(user_id, traffic, spend, daily_usage)
-     WHERE b.user_id = v.user_id`,
-    column(db, rows, "userId"),
-    column(db, rows, "traffic"),
-    column(db, rows, "spend"),
-    column(db, rows, "dailyUsage"),
-    day,
-  );
-}
 
 /**
  * Takes each user's `fromTrial` from their running grants, soonest expiry first (as charge.ts's
@@ -99,26 +86,41 @@ async function spendTrialGrants(db: Db, rows: ChargeRow[]) {
 }
 
 /**
- * Each user's spend record of the day, which holds the day's usage too (migration 020): inserted by
- * the day's first report, else added to (the values SQLite's writeDayRows writes). Usage sums
- * saturate; only a paid row (one that moves traffic_change or exemption_traffic) stamps all_traffic,
- * all_spend and update_time. An upsert needs no lookup first; a row that exists still draws an id
- * from the identity, which leaves gaps nothing reads.
+ * Each paid user's balances, and each user's spend record of the day, which holds the day's usage
+ * too (migration 020): inserted by the day's first report, else added to (the values SQLite's
+ * writeCharges writes). A row is paid when it moves traffic_change (≤ 0) or exemption_traffic
+ * (≥ 0); only then are balances written and all_traffic, all_spend and update_time stamped. Usage
+ * sums saturate. An upsert needs no lookup first; a row that exists still draws an id from the
+ * identity, which leaves gaps nothing reads.
  */
-async function upsertDayRows(db: Db, rows: ChargeRow[], day: string, now: number, saturated: number) {
+async function writeBalancesAndDayRows(
+  db: Db,
+  rows: ChargeRow[],
+  day: string,
+  now: number,
+  saturated: number,
+) {
   if (rows.length === 0) return;
-  const add = (name: string) => `${name} = LEAST(traffic_records.${name} + excluded.${name}, ?13::bigint)`;
+  const paid = (row: string) => `(${row}.traffic_change <> 0 OR ${row}.exemption_traffic <> 0)`;
+  const add = (name: string) => `${name} = LEAST(traffic_records.${name} + excluded.${name}, ?14::bigint)`;
   const stamp = (name: string) =>
-    `${name} = CASE WHEN excluded.traffic_change <> 0 OR excluded.exemption_traffic <> 0
-       THEN excluded.${name} ELSE traffic_records.${name} END`;
+    `${name} = CASE WHEN ${paid("excluded")} THEN excluded.${name} ELSE traffic_records.${name} END`;
   await db.run(
-    `INSERT INTO traffic_records (user_id, type, "desc", traffic_change, exemption_traffic, all_traffic, all_spend,
+    `WITH v AS MATERIALIZED (
+       SELECT * FROM unnest(?1::text[], ?2::bigint[], ?3::bigint[], ?4::bigint[], ?5::bigint[], ?6::bigint[],
+         ?9::bigint[], ?10::bigint[], ?11::bigint[], ?12::bigint[], ?13::bigint[])
+         AS v(user_id, traffic_change, exemption_traffic, traffic, spend, daily_usage,
+           upload, download, quota, permanent, overdraft)
+     ), balanced AS (
+       UPDATE balances AS b SET traffic = v.traffic, spend_traffic = v.spend, daily_usage = v.daily_usage,
+         daily_usage_day = ?7::text
+       FROM v WHERE b.user_id = v.user_id AND ${paid("v")}
+     )
+     INSERT INTO traffic_records (user_id, type, "desc", traffic_change, exemption_traffic, all_traffic, all_spend,
        day, update_time, upload, download, quota, permanent, overdraft)
-     SELECT v.user_id, 'spend', '节点流量', v.change, v.exemption, v.traffic, v.spend, ?6::text, ?7::bigint,
+     SELECT v.user_id, 'spend', '节点流量', v.traffic_change, v.exemption_traffic, v.traffic, v.spend, ?7::text, ?8::bigint,
        v.upload, v.download, v.quota, v.permanent, v.overdraft
-     FROM unnest(?1::text[], ?2::bigint[], ?3::bigint[], ?4::bigint[], ?5::bigint[],
-       ?8::bigint[], ?9::bigint[], ?10::bigint[], ?11::bigint[], ?12::bigint[])
-       AS v(user_id, change, exemption, traffic, spend, upload, download, quota, permanent, overdraft)
+     FROM v
      ON CONFLICT (user_id, day) WHERE type = 'spend' DO UPDATE SET
        traffic_change = traffic_records.traffic_change + excluded.traffic_change,
        exemption_traffic = traffic_records.exemption_traffic + excluded.exemption_traffic,
@@ -129,6 +131,7 @@ async function upsertDayRows(db: Db, rows: ChargeRow[], day: string, now: number
     column(db, rows, "exemption"),
     column(db, rows, "traffic"),
     column(db, rows, "spend"),
+    column(db, rows, "dailyUsage"),
     day,
     now,
     column(db, rows, "upload"),
