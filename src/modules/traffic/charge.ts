@@ -158,27 +158,30 @@ async function reportScales(ctx: AppContext, lineScales: number[]): Promise<Char
 
 /**
  * `trial`: Σ remaining of the user's running grants (due ones are expired before charging).
- * `rid`: the rowid of the user's balances row (migration 013: the narrow table a report rewrites).
- * `spend_id`: the user's spend record of the day (which holds the day's usage, migration 020), if any.
+ * `rid`: the rowid of the user's balances row (migration 013: the narrow table a report rewrites);
+ * `spend_id`: the user's spend record of the day (which holds the day's usage, migration 020), if
+ * any. Both SQLite only (rowsFoundSql), null on PostgreSQL.
  */
 type UserBalance = ChargedUser &
   Pick<UserRow, "id" | "node_uid" | "scale"> & {
-    rid: number | string;
+    rid: number | null;
     trial: number;
     spend_id: number | null;
   };
 
 /**
- * The user's spend record of the day (`?5`), for the SELECT of applyNodeReport. SQLite updates it
- * by the id found here (writeDayRows). PostgreSQL upserts it (charge-sets.ts) and does not look it up: right after the day's first report its statistics know none of the
- * day's rows, and the planner then joined today's spend records by scanning them once per user
- * (10,000 users: 15 s instead of 0.1 s).
+ * What the SELECT of applyNodeReport finds for SQLite's writes by row: the balances row and the
+ * user's spend record of the day (`?5`), updated by their ids (writeCharges, writeDayRows).
+ * PostgreSQL writes by user id (charge-sets.ts) and does not look them up: right after the day's
+ * first report its statistics know none of the day's rows, and the planner then joined today's
+ * spend records by scanning them once per user (10,000 users: 15 s instead of 0.1 s).
  */
-function todaysRowsSql(db: Db) {
+function rowsFoundSql(db: Db) {
   // ?5 is bound on both engines, so PostgreSQL is given its type here.
-  if (db.engine === "postgres") return { columns: "NULL AS spend_id, CAST(?5 AS TEXT) AS day", joins: "" };
+  if (db.engine === "postgres")
+    return { columns: "NULL AS rid, NULL AS spend_id, CAST(?5 AS TEXT) AS day", joins: "" };
   return {
-    columns: "s.id AS spend_id",
+    columns: `${rowAddressSql(db, "b")} AS rid, s.id AS spend_id`,
     joins: "LEFT JOIN traffic_records s ON s.user_id = u.id AND s.day = ?5 AND s.type = 'spend'",
   };
 }
@@ -217,13 +220,13 @@ export async function applyNodeReport(ctx: AppContext, report: NodeReport): Prom
     await expireDueTrials(ctx, now);
     // Only users the node was given are charged; the rest are kept as anomalies.
     const users = await db.all<UserBalance>(
-      `SELECT ${rowAddressSql(db, "b")} AS rid, u.id, u.node_uid, u.scale, b.traffic, b.spend_traffic, u.vip_expire_time,
+      `SELECT u.id, u.node_uid, u.scale, b.traffic, b.spend_traffic, u.vip_expire_time,
            u.daily_limit, u.special_daily_unlimit_traffic, u.daily_unlimit_traffic, b.daily_usage, b.daily_usage_day,
            (SELECT COALESCE(SUM(remaining), 0) FROM trial_grants g WHERE g.user_id = u.id AND g.remaining > 0) AS trial,
-           ${todaysRowsSql(db).columns}
+           ${rowsFoundSql(db).columns}
          FROM users u
          JOIN balances b ON b.user_id = u.id
-         ${todaysRowsSql(db).joins}
+         ${rowsFoundSql(db).joins}
          WHERE u.node_uid IN ${listValuesSql(db, "?1", "bigint")} AND ${admittedSql("u.node_uid", "?2", "?3", "?4")}`,
       listParam(
         db,
