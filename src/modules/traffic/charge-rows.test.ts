@@ -3,8 +3,9 @@
  * read through the view usage_days) it found by its row id and inserts only the ones the day does
  * not have yet. These reports mix users whose rows of
  * the day exist with users who have none, cross a business day, and charge a user whose first
- * report of the day was all overdraft (a usage row but no spend record): each day keeps its own
- * rows with its own sums, and the ledger still sums to the balance.
+ * report of the day was all overdraft (before migration 020 a usage row but no spend record; now a
+ * spend record that moved nothing, which the record lists leave out): each day keeps its own rows
+ * with its own sums, and the ledger still sums to the balance.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startTestServer, type TestServer } from "../../../tests/harness.ts";
@@ -24,7 +25,8 @@ import { lineInput } from "../line/schema.ts";
 import { saveLine } from "../line/service.ts";
 import type { UserRow } from "../user/row.ts";
 import { findUserById } from "../user/service.ts";
-import { movedSql } from "./service.ts";
+import { listAllTrafficRecords } from "./admin.ts";
+import { listTrafficRecords, movedSql } from "./service.ts";
 
 const ZONE = "Asia/Shanghai";
 /** 2026-11-21 12:00 in Shanghai, and the same time the next day. */
@@ -136,4 +138,33 @@ test("a day that began in overdraft gets its spend record at the first report th
     { day: TODAY, download: 5 * MB, permanent: 3 * MB, overdraft: 2 * MB },
   ]);
   expect(await ledgerSum(giver)).toBe((await reload(giver)).traffic);
+});
+
+test("流量记录 and 全部流量记录 show an overdraft-only day as before: no spend record until a report pays", async () => {
+  const ctx = server.context;
+  const giver = await customer(MB);
+  await report({}, NOON - 1000);
+  await changeBalance(giver, "push_spend", -MB, NOON - 500);
+  await report({ [giver.node_uid]: [0, 2 * MB] }, NOON, false);
+  const spendShown = async () => {
+    const own = (await listTrafficRecords(ctx, giver.id, { now: NOON + 3000 })).filter(
+      (r) => r.type === "spend",
+    );
+    const all = (
+      await listAllTrafficRecords(ctx, { type: "spend", day_num: 10 }, NOON + 3000)
+    ).records.filter((r) => r.uid === giver.id);
+    return { own: own.map((r) => [r.trafficChange, r.allTraffic, r.updateTime]), all: all.length };
+  };
+  expect(await spendShown()).toEqual({ own: [], all: 0 });
+
+  await changeBalance(giver, "buy", GB, NOON + 1000);
+  await report({ [giver.node_uid]: [0, 3 * MB] }, NOON + 2000);
+  expect(await spendShown()).toEqual({ own: [[-3 * MB, GB - 3 * MB, NOON + 2000]], all: 1 });
+  // A report that pays nothing (the user ran dry again) only adds usage: the record stays as shown.
+  await changeBalance(giver, "push_spend", -(GB - 3 * MB), NOON + 2500);
+  await report({ [giver.node_uid]: [0, MB] }, NOON + 2600);
+  expect(await spendShown()).toEqual({ own: [[-3 * MB, GB - 3 * MB, NOON + 2000]], all: 1 });
+  expect(await usageDays(giver)).toEqual([
+    { day: TODAY, download: 6 * MB, permanent: 3 * MB, overdraft: 3 * MB },
+  ]);
 });
