@@ -62,10 +62,10 @@ async function build(ctx: AppContext, now: number, days: string[]) {
      VALUES (?, ?, 'x', ?, ?, ?, 1, ?, ?)`;
   // The balances row the insert made (migration 013's trigger).
   const balances = "UPDATE balances SET traffic = ?, spend_traffic = ? WHERE user_id = ?";
-  const records = `INSERT INTO traffic_records (user_id, type, "desc", traffic_change, all_traffic, all_spend, day, update_time)
-     VALUES (?, 'spend', '节点流量', ?, ?, ?, ?, ?)`;
-  const usage =
-    "INSERT INTO usage_days (day, user_id, upload, download, quota, permanent) VALUES (?, ?, ?, ?, ?, ?)";
+  // The day's spend record, with the day's usage in it (migration 020; read as the view usage_days).
+  const records = `INSERT INTO traffic_records (user_id, type, "desc", traffic_change, all_traffic, all_spend, day, update_time,
+       upload, download, quota, permanent)
+     VALUES (?, 'spend', '节点流量', ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
   const signUses =
     "INSERT INTO sign_uses (user_id, day, streak, add_traffic, create_time) VALUES (?, ?, 1, ?, ?)";
   const orders = `INSERT INTO orders (id, user_id, combo_id, "desc", order_money_fen, coupon_discount_fen, status, add_traffic,
@@ -91,11 +91,18 @@ async function build(ctx: AppContext, now: number, days: string[]) {
     for (const [d, day] of days.entries()) {
       const start = dayStart(day);
       for (let i = 0; i < options.users; i++) {
-        await db.run(records, hexId(i), -100 * MB, 100 * GB, (d + 1) * 100 * MB, day, start + 20 * HOUR_MS);
-      }
-      for (let i = 0; i < USAGE_USERS; i++) {
         const quota = i % 10 === 0 ? 300 * MB : 0;
-        await db.run(usage, day, hexId(i), 10 * MB, 290 * MB, quota, 300 * MB - quota);
+        const usage = i < USAGE_USERS ? [10 * MB, 290 * MB, quota, 300 * MB - quota] : [0, 0, 0, 0];
+        await db.run(
+          records,
+          hexId(i),
+          -100 * MB,
+          100 * GB,
+          (d + 1) * 100 * MB,
+          day,
+          start + 20 * HOUR_MS,
+          ...usage,
+        );
       }
       for (let i = 0; i < SIGN_USES_PER_DAY; i++)
         await db.run(signUses, hexId(i), day, 200 * MB, start + HOUR_MS);

@@ -569,8 +569,18 @@ export const jsonObjectSql = (db: Db, alias: string, columns: readonly string[])
  */
 export function pgArray(db: Db, values: readonly (string | number | null)[]): SqlValue {
   if (db.engine !== "postgres") throw new Error("array parameters are for PostgreSQL only");
+  // Bun's client quotes every element in JS, a third of the client's time for a 10,000-user
+  // report (issue 31). Numbers and plain words need no quoting: their literal is one join (the
+  // SQL casts the parameter, `?::bigint[]`, so PostgreSQL reads it as the array).
+  if (values.every(isPlainArrayElement)) return `{${values.join(",")}}`;
   return values as unknown as SqlValue;
 }
+
+/** An element an array literal may hold unquoted: a finite number, or a word of plain characters that is not NULL. */
+const isPlainArrayElement = (value: string | number | null) =>
+  typeof value === "number"
+    ? Number.isFinite(value)
+    : typeof value === "string" && /^[0-9A-Za-z_.:-]+$/.test(value) && value.toUpperCase() !== "NULL";
 
 /**
  * ` FOR UPDATE` on PostgreSQL, to end a SELECT of a row a transaction decides on: a concurrent
@@ -630,3 +640,15 @@ export async function withAdvisoryLock<T>(db: Db, key: number, fn: () => Promise
     await (unlocked ? connection.release() : connection.close());
   }
 }
+
+/**
+ * A list parameter as a subquery of its values (column `value`), bound with listParam: on PostgreSQL
+ * an array through unnest, whose length the planner knows (it guesses 100 rows for a JSON text, and
+ * then joins 10,000 users one index probe at a time); on SQLite json_each, as jsonValuesSql.
+ */
+export const listValuesSql = (db: Db, param: string, type: "bigint" | "text") =>
+  db.engine === "postgres" ? `(SELECT unnest(${param}::${type}[]) AS value)` : jsonValuesSql(db, param, type);
+
+/** The value to bind for listValuesSql: an array on PostgreSQL, JSON text on SQLite. */
+export const listParam = (db: Db, values: readonly (string | number)[]): SqlValue =>
+  db.engine === "postgres" ? pgArray(db, values) : JSON.stringify(values);

@@ -6,9 +6,11 @@ import { join } from "node:path";
 import { SQL } from "bun";
 import { createTestDatabase, type TestDatabase, testClusterUrl } from "../../tests/pg.ts";
 import { migrations as embedded } from "../embedded.ts";
+import { MB } from "../lib/traffic.ts";
+import { movedSql } from "../modules/traffic/service.ts";
 import { pidFilePath } from "../ops/pid-file.ts";
 import { type RunningServer, startServer } from "../server.ts";
-import { type Db, openSqlite, tx } from "./db.ts";
+import { type Db, openPostgres, openSqlite, tx } from "./db.ts";
 import {
   DatabaseTooNewError,
   MIGRATION_LOCK,
@@ -145,6 +147,97 @@ describe("the migrations built into ferry", () => {
     await expect(db.run("UPDATE balances SET traffic = -1 WHERE user_id = 'c'")).rejects.toThrow();
     await db.run("DELETE FROM users WHERE id = 'c'");
     expect(await db.get("SELECT COUNT(*) AS n FROM balances WHERE user_id = 'c'")).toEqual({ n: 0 });
+  });
+
+  test("020 folds each day's usage into that day's spend record; usage_days reads as before", async () => {
+    // On PostgreSQL when the tests run there (FERRY_TEST_DATABASE_URL), else on SQLite.
+    const database = await createTestDatabase();
+    const db = database ? await openPostgres(database.url) : freshDb();
+    try {
+      await migrate(db, embedded.slice(0, 19));
+      for (const id of ["a", "b"]) {
+        await db.run(
+          `INSERT INTO users (id, email, password_hash, userkey, proxy_secret, create_time)
+           VALUES (?1, ?1 || '@example.com', 'x', 'k' || ?1, 's' || ?1, 1)`,
+          id,
+        );
+      }
+      const record = `INSERT INTO traffic_records (user_id, type, "desc", traffic_change, exemption_traffic, all_traffic,
+          all_spend, day, update_time) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+      await db.run(record, "a", "buy", "买", 10 * MB, 0, 10 * MB, 0, "2026-11-26", 1);
+      await db.run(record, "a", "spend", "节点流量", -3 * MB, MB, 7 * MB, 4 * MB, "2026-11-27", 2);
+      await db.run("UPDATE balances SET traffic = ?, spend_traffic = ? WHERE user_id = 'a'", 7 * MB, 4 * MB);
+      const usage = `INSERT INTO usage_days (day, user_id, upload, download, quota, permanent, overdraft)
+          VALUES (?, ?, ?, ?, ?, ?, ?)`;
+      await db.run(usage, "2026-11-27", "a", MB, 2 * MB, MB, 3 * MB, 0);
+      // b's day was all overdraft: a usage row and no spend record.
+      await db.run(usage, "2026-11-27", "b", 0, 5 * MB, 0, 0, 5 * MB);
+      const usageRows = "SELECT * FROM usage_days ORDER BY day, user_id";
+      const before = await db.all(usageRows);
+      await migrate(db, embedded);
+
+      expect(await db.all(usageRows)).toEqual(before);
+      expect(
+        await db.all(
+          `SELECT user_id, type, traffic_change, exemption_traffic, all_traffic, all_spend, upload, download, quota,
+               permanent, overdraft FROM traffic_records ORDER BY user_id, day`,
+        ),
+      ).toEqual([
+        {
+          ...{
+            user_id: "a",
+            type: "buy",
+            traffic_change: 10 * MB,
+            exemption_traffic: 0,
+            all_traffic: 10 * MB,
+          },
+          ...{ all_spend: 0, upload: 0, download: 0, quota: 0, permanent: 0, overdraft: 0 },
+        },
+        {
+          ...{
+            user_id: "a",
+            type: "spend",
+            traffic_change: -3 * MB,
+            exemption_traffic: MB,
+            all_traffic: 7 * MB,
+          },
+          ...{ all_spend: 4 * MB, upload: MB, download: 2 * MB, quota: MB, permanent: 3 * MB, overdraft: 0 },
+        },
+        {
+          ...{
+            user_id: "b",
+            type: "spend",
+            traffic_change: 0,
+            exemption_traffic: 0,
+            all_traffic: 0,
+            all_spend: 0,
+          },
+          ...{ upload: 0, download: 5 * MB, quota: 0, permanent: 0, overdraft: 5 * MB },
+        },
+      ]);
+      // The record lists leave b's record out (it moved nothing), and the ledger still sums to the balance.
+      expect(
+        await db.all(`SELECT user_id, type FROM traffic_records WHERE ${movedSql()} ORDER BY user_id, day`),
+      ).toEqual([
+        { user_id: "a", type: "buy" },
+        { user_id: "a", type: "spend" },
+      ]);
+      expect(
+        await db.get("SELECT SUM(traffic_change) AS total FROM traffic_records WHERE user_id = 'a'"),
+      ).toEqual({
+        total: 7 * MB,
+      });
+      // The view can still be written (the saturation test sets a usage sum through it).
+      await db.run("UPDATE usage_days SET download = ? WHERE user_id = 'b'", 6 * MB);
+      expect(await db.get("SELECT download FROM traffic_records WHERE user_id = 'b'")).toEqual({
+        download: 6 * MB,
+      });
+    } finally {
+      if (database) {
+        await db.close();
+        await database.drop();
+      }
+    }
   });
 
   test("the database uses WAL and enforces foreign keys", async () => {

@@ -73,11 +73,13 @@ export async function admittedSince(ctx: AppContext, now: number): Promise<numbe
 
 /**
  * SQL: the user numbered `userNo` is admitted to node `agentId` at `now` (see admittedSince for
- * `since`), or the node is still in its upgrade window.
+ * `since`), or the node is still in its upgrade window. The node's admitted users are one
+ * uncorrelated subquery, which both engines read once for a whole report (PostgreSQL hashes it:
+ * 10,000 users took a quarter of the time of one index probe per user, issue 31).
  */
 export function admittedSql(userNo: string, agentId: string, since: string, now: string): string {
-  return `(EXISTS (SELECT 1 FROM node_admissions a WHERE a.agent_id = ${agentId} AND a.user_no = ${userNo}
-    AND (a.delisted_time IS NULL OR a.delisted_time >= ${since}))
+  return `(${userNo} IN (SELECT a.user_no FROM node_admissions a WHERE a.agent_id = ${agentId}
+      AND (a.delisted_time IS NULL OR a.delisted_time >= ${since}))
     OR EXISTS (SELECT 1 FROM agents g WHERE g.id = ${agentId} AND g.served_users_etag = '' AND g.admit_all_until > ${now}))`;
 }
 

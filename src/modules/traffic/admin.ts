@@ -7,6 +7,7 @@ import {
   type AllTrafficRecords,
   type AllTrafficRecordsInput,
 } from "./admin-schema.ts";
+import { movedSql } from "./service.ts";
 
 /** Newest first over the index traffic_records_day (day, type), at most ALL_TRAFFIC_RECORD_LIMIT rows. */
 export async function listAllTrafficRecords(
@@ -20,7 +21,7 @@ export async function listAllTrafficRecords(
          r.traffic_change AS "trafficChange", r.exemption_traffic AS "exemptionTraffic",
          r.all_traffic AS "allTraffic", r.all_spend AS "allSpend", r.update_time AS "updateTime"
        FROM traffic_records r LEFT JOIN users u ON u.id = r.user_id
-       WHERE r.day >= ?1 AND (?2 = 'all' OR r.type = ?2)
+       WHERE r.day >= ?1 AND (?2 = 'all' OR r.type = ?2) AND ${movedSql("r")}
        ORDER BY r.day DESC, r.update_time DESC, r.id DESC LIMIT ?3`,
     firstDay,
     type,

@@ -1,9 +1,11 @@
 /**
- * Issue 18 §3: a report updates the day's spend record and usage_days row it found by their row
- * ids and inserts only the ones the day does not have yet. These reports mix users whose rows of
+ * Issue 18 §3: a report updates the day's spend record (since migration 020 also the day's usage,
+ * read through the view usage_days) it found by its row id and inserts only the ones the day does
+ * not have yet. These reports mix users whose rows of
  * the day exist with users who have none, cross a business day, and charge a user whose first
- * report of the day was all overdraft (a usage row but no spend record): each day keeps its own
- * rows with its own sums, and the ledger still sums to the balance.
+ * report of the day was all overdraft (before migration 020 a usage row but no spend record; now a
+ * spend record that moved nothing, which the record lists leave out): each day keeps its own rows
+ * with its own sums, and the ledger still sums to the balance.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startTestServer, type TestServer } from "../../../tests/harness.ts";
@@ -23,6 +25,8 @@ import { lineInput } from "../line/schema.ts";
 import { saveLine } from "../line/service.ts";
 import type { UserRow } from "../user/row.ts";
 import { findUserById } from "../user/service.ts";
+import { listAllTrafficRecords } from "./admin.ts";
+import { listTrafficRecords, movedSql } from "./service.ts";
 
 const ZONE = "Asia/Shanghai";
 /** 2026-11-21 12:00 in Shanghai, and the same time the next day. */
@@ -73,9 +77,11 @@ async function report(usage: Record<string, [number, number]>, now: number, pull
   return await applyPush(server, agentId, usage, now);
 }
 
+/** The spend records the record lists show (migration 020: an overdraft-only day's record moved nothing and is not shown). */
 const spendRecords = async (user: UserRow) =>
   await server.context.db.all(
-    "SELECT day, traffic_change, all_traffic, all_spend FROM traffic_records WHERE user_id = ? AND type = 'spend' ORDER BY day",
+    `SELECT day, traffic_change, all_traffic, all_spend FROM traffic_records WHERE user_id = ? AND type = 'spend' AND ${movedSql()}
+     ORDER BY day`,
     user.id,
   );
 const usageDays = async (user: UserRow) =>
@@ -132,4 +138,33 @@ test("a day that began in overdraft gets its spend record at the first report th
     { day: TODAY, download: 5 * MB, permanent: 3 * MB, overdraft: 2 * MB },
   ]);
   expect(await ledgerSum(giver)).toBe((await reload(giver)).traffic);
+});
+
+test("流量记录 and 全部流量记录 show an overdraft-only day as before: no spend record until a report pays", async () => {
+  const ctx = server.context;
+  const giver = await customer(MB);
+  await report({}, NOON - 1000);
+  await changeBalance(giver, "push_spend", -MB, NOON - 500);
+  await report({ [giver.node_uid]: [0, 2 * MB] }, NOON, false);
+  const spendShown = async () => {
+    const own = (await listTrafficRecords(ctx, giver.id, { now: NOON + 3000 })).filter(
+      (r) => r.type === "spend",
+    );
+    const all = (
+      await listAllTrafficRecords(ctx, { type: "spend", day_num: 10 }, NOON + 3000)
+    ).records.filter((r) => r.uid === giver.id);
+    return { own: own.map((r) => [r.trafficChange, r.allTraffic, r.updateTime]), all: all.length };
+  };
+  expect(await spendShown()).toEqual({ own: [], all: 0 });
+
+  await changeBalance(giver, "buy", GB, NOON + 1000);
+  await report({ [giver.node_uid]: [0, 3 * MB] }, NOON + 2000);
+  expect(await spendShown()).toEqual({ own: [[-3 * MB, GB - 3 * MB, NOON + 2000]], all: 1 });
+  // A report that pays nothing (the user ran dry again) only adds usage: the record stays as shown.
+  await changeBalance(giver, "push_spend", -(GB - 3 * MB), NOON + 2500);
+  await report({ [giver.node_uid]: [0, MB] }, NOON + 2600);
+  expect(await spendShown()).toEqual({ own: [[-3 * MB, GB - 3 * MB, NOON + 2000]], all: 1 });
+  expect(await usageDays(giver)).toEqual([
+    { day: TODAY, download: 6 * MB, permanent: 3 * MB, overdraft: 3 * MB },
+  ]);
 });

@@ -29,7 +29,10 @@ export interface ChargeRow {
   overdraft: number;
 }
 
-/** Writes a report's rows: balances, trial grants, the day's spend records and usage_days, one statement each. */
+/**
+ * Writes a report's rows: the trial grants, then balances and the day's spend records (with the
+ * day's usage) in one statement (issue 31: the rows are sent and unnested once for both tables).
+ */
 export async function writeChargeSets(
   db: Db,
   rows: ChargeRow[],
@@ -37,14 +40,11 @@ export async function writeChargeSets(
   now: number,
   saturated: number,
 ) {
-  const paid = rows.filter((row) => row.paid);
-  await updateBalances(db, paid, day);
   await spendTrialGrants(
     db,
-    paid.filter((row) => row.fromTrial > 0),
+    rows.filter((row) => row.paid && row.fromTrial > 0),
   );
-  await upsertSpendRecords(db, paid, day, now);
-  await addUsageDays(db, rows, day, saturated);
+  await writeBalancesAndDayRows(db, rows, day, now, saturated);
 }
 
 /** The values of one field of every row, as an array parameter. */
@@ -53,20 +53,6 @@ const column = <K extends keyof ChargeRow>(db: Db, rows: ChargeRow[], key: K) =>
     db,
     rows.map((row) => row[key] as string | number | null),
   );
-
-async function updateBalances(db: Db, rows: ChargeRow[], day: string) {
-  if (rows.length === 0) return;
-  await db.run(
-    `UPDATE balances AS b SET traffic = v.traffic, spend_traffic = v.spend, daily_usage = v.daily_usage, daily_usage_day = ?5
-     FROM unnest(?1::text[], ?2::bigint[], ?3::bigint[], ?4::bigint[]) AS v(user_id, traffic, spend, daily_usage)
-     WHERE b.user_id = v.user_id`,
-    column(db, rows, "userId"),
-    column(db, rows, "traffic"),
-    column(db, rows, "spend"),
-    column(db, rows, "dailyUsage"),
-    day,
-  );
-}
 
 /**
  * Takes each user's `fromTrial` from their running grants, soonest expiry first (as charge.ts's
@@ -100,43 +86,72 @@ async function spendTrialGrants(db: Db, rows: ChargeRow[]) {
 }
 
 /**
- * Each user's spend record of the day: inserted by the day's first report, else added to (the values
- * SQLite's spendRecordWriter writes). An upsert needs no lookup first; a row that exists still
- * draws an id from the identity, which leaves gaps nothing reads.
+ * Each paid user's balances, and each user's spend record of the day, which holds the day's usage
+ * too (migration 020): added to where it exists, inserted by the day's first report (the values
+ * SQLite's writeCharges writes). A row is paid when it moves traffic_change (≤ 0) or
+ * exemption_traffic (≥ 0); only then are balances written and all_traffic, all_spend and
+ * update_time stamped. Usage sums saturate.
+ *
+ * Issue 31: the rows that exist are updated through their (day, type) index and a join on user_id
+ * (the EXPLAIN of a day's first report and of a later one, with 1.2 million older records: an index
+ * scan of today's rows, hash or merge joined; nothing scans the history), which took less backend
+ * time than sending every row through ON CONFLICT. Only the users the UPDATE did not find are
+ * inserted. That INSERT keeps its ON CONFLICT: a row a concurrent report inserted after this
+ * transaction's snapshot is never doubled (the SERIALIZABLE transaction is refused and the report
+ * runs again, db.ts).
  */
-async function upsertSpendRecords(db: Db, rows: ChargeRow[], day: string, now: number) {
+async function writeBalancesAndDayRows(
+  db: Db,
+  rows: ChargeRow[],
+  day: string,
+  now: number,
+  saturated: number,
+) {
   if (rows.length === 0) return;
+  const paid = (row: string) => `(${row}.traffic_change <> 0 OR ${row}.exemption_traffic <> 0)`;
+  const usage = ["upload", "download", "quota", "permanent", "overdraft"];
+  const add = (name: string) => `${name} = LEAST(traffic_records.${name} + excluded.${name}, ?14::bigint)`;
+  const stamp = (name: string) =>
+    `${name} = CASE WHEN ${paid("excluded")} THEN excluded.${name} ELSE traffic_records.${name} END`;
   await db.run(
-    `INSERT INTO traffic_records (user_id, type, "desc", traffic_change, exemption_traffic, all_traffic, all_spend, day, update_time)
-     SELECT v.user_id, 'spend', '节点流量', v.change, v.exemption, v.traffic, v.spend, ?6::text, ?7::bigint
-     FROM unnest(?1::text[], ?2::bigint[], ?3::bigint[], ?4::bigint[], ?5::bigint[]) AS v(user_id, change, exemption, traffic, spend)
+    `WITH v AS MATERIALIZED (
+       SELECT * FROM unnest(?1::text[], ?2::bigint[], ?3::bigint[], ?4::bigint[], ?5::bigint[], ?6::bigint[],
+         ?9::bigint[], ?10::bigint[], ?11::bigint[], ?12::bigint[], ?13::bigint[])
+         AS v(user_id, traffic_change, exemption_traffic, traffic, spend, daily_usage,
+           upload, download, quota, permanent, overdraft)
+     ), balanced AS (
+       UPDATE balances AS b SET traffic = v.traffic, spend_traffic = v.spend, daily_usage = v.daily_usage,
+         daily_usage_day = ?7::text
+       FROM v WHERE b.user_id = v.user_id AND ${paid("v")}
+     ), updated AS (
+       UPDATE traffic_records AS t SET
+         traffic_change = t.traffic_change + v.traffic_change,
+         exemption_traffic = t.exemption_traffic + v.exemption_traffic,
+         all_traffic = CASE WHEN ${paid("v")} THEN v.traffic ELSE t.all_traffic END,
+         all_spend = CASE WHEN ${paid("v")} THEN v.spend ELSE t.all_spend END,
+         update_time = CASE WHEN ${paid("v")} THEN ?8::bigint ELSE t.update_time END,
+         ${usage.map((name) => `${name} = LEAST(t.${name} + v.${name}, ?14::bigint)`).join(", ")}
+       FROM v WHERE t.day = ?7::text AND t.type = 'spend' AND t.user_id = v.user_id
+       RETURNING t.user_id
+     )
+     INSERT INTO traffic_records (user_id, type, "desc", traffic_change, exemption_traffic, all_traffic, all_spend,
+       day, update_time, upload, download, quota, permanent, overdraft)
+     SELECT v.user_id, 'spend', '节点流量', v.traffic_change, v.exemption_traffic, v.traffic, v.spend, ?7::text, ?8::bigint,
+       v.upload, v.download, v.quota, v.permanent, v.overdraft
+     FROM v WHERE NOT EXISTS (SELECT 1 FROM updated WHERE updated.user_id = v.user_id)
      ON CONFLICT (user_id, day) WHERE type = 'spend' DO UPDATE SET
        traffic_change = traffic_records.traffic_change + excluded.traffic_change,
        exemption_traffic = traffic_records.exemption_traffic + excluded.exemption_traffic,
-       all_traffic = excluded.all_traffic, all_spend = excluded.all_spend, update_time = excluded.update_time`,
+       ${["all_traffic", "all_spend", "update_time"].map(stamp).join(", ")},
+       ${usage.map(add).join(", ")}`,
     column(db, rows, "userId"),
     column(db, rows, "trafficChange"),
     column(db, rows, "exemption"),
     column(db, rows, "traffic"),
     column(db, rows, "spend"),
+    column(db, rows, "dailyUsage"),
     day,
     now,
-  );
-}
-
-/** usage_days of the day: [upload, download, quota, permanent, overdraft] added, each saturating. */
-async function addUsageDays(db: Db, rows: ChargeRow[], day: string, saturated: number) {
-  if (rows.length === 0) return;
-  const add = (name: string) => `${name} = LEAST(usage_days.${name} + excluded.${name}, ?8::bigint)`;
-  await db.run(
-    `INSERT INTO usage_days (day, user_id, upload, download, quota, permanent, overdraft)
-     SELECT ?1::text, v.user_id, v.upload, v.download, v.quota, v.permanent, v.overdraft
-     FROM unnest(?2::text[], ?3::bigint[], ?4::bigint[], ?5::bigint[], ?6::bigint[], ?7::bigint[])
-       AS v(user_id, upload, download, quota, permanent, overdraft)
-     ON CONFLICT (day, user_id) DO UPDATE SET
-       ${["upload", "download", "quota", "permanent", "overdraft"].map(add).join(", ")}`,
-    day,
-    column(db, rows, "userId"),
     column(db, rows, "upload"),
     column(db, rows, "download"),
     column(db, rows, "quota"),

@@ -15,6 +15,8 @@ import {
   type Db,
   jsonValuesSql,
   leastSql,
+  listParam,
+  listValuesSql,
   rowAddressIsSql,
   rowAddressSql,
   type SqlValue,
@@ -156,32 +158,31 @@ async function reportScales(ctx: AppContext, lineScales: number[]): Promise<Char
 
 /**
  * `trial`: Σ remaining of the user's running grants (due ones are expired before charging).
- * `rid`: the rowid of the user's balances row (migration 013: the narrow table a report rewrites).
- * `spend_id` / `usage_rid`: the row of the user's spend record / usage_days of the day, if any.
+ * `rid`: the rowid of the user's balances row (migration 013: the narrow table a report rewrites);
+ * `spend_id`: the user's spend record of the day (which holds the day's usage, migration 020), if
+ * any. Both SQLite only (rowsFoundSql), null on PostgreSQL.
  */
 type UserBalance = ChargedUser &
   Pick<UserRow, "id" | "node_uid" | "scale"> & {
-    rid: number | string;
+    rid: number | null;
     trial: number;
     spend_id: number | null;
-    usage_rid: number | string | null;
   };
 
 /**
- * The user's spend record and usage_days row of the day (`?5`), for the SELECT of applyNodeReport.
- * SQLite updates them by the ids found here (writeCharges). PostgreSQL upserts them (charge-sets.ts)
- * and does not look them up: right after the day's first report its statistics know none of the
- * day's rows, and the planner then joined today's spend records by scanning them once per user
- * (10,000 users: 15 s instead of 0.1 s).
+ * What the SELECT of applyNodeReport finds for SQLite's writes by row: the balances row and the
+ * user's spend record of the day (`?5`), updated by their ids (writeCharges, writeDayRows).
+ * PostgreSQL writes by user id (charge-sets.ts) and does not look them up: right after the day's
+ * first report its statistics know none of the day's rows, and the planner then joined today's
+ * spend records by scanning them once per user (10,000 users: 15 s instead of 0.1 s).
  */
-function todaysRowsSql(db: Db) {
+function rowsFoundSql(db: Db) {
   // ?5 is bound on both engines, so PostgreSQL is given its type here.
   if (db.engine === "postgres")
-    return { columns: "NULL AS spend_id, NULL AS usage_rid, CAST(?5 AS TEXT) AS day", joins: "" };
+    return { columns: "NULL AS rid, NULL AS spend_id, CAST(?5 AS TEXT) AS day", joins: "" };
   return {
-    columns: `s.id AS spend_id, ${rowAddressSql(db, "d")} AS usage_rid`,
-    joins: `LEFT JOIN traffic_records s ON s.user_id = u.id AND s.day = ?5 AND s.type = 'spend'
-         LEFT JOIN usage_days d ON d.day = ?5 AND d.user_id = u.id`,
+    columns: `${rowAddressSql(db, "b")} AS rid, s.id AS spend_id`,
+    joins: "LEFT JOIN traffic_records s ON s.user_id = u.id AND s.day = ?5 AND s.type = 'spend'",
   };
 }
 
@@ -219,15 +220,18 @@ export async function applyNodeReport(ctx: AppContext, report: NodeReport): Prom
     await expireDueTrials(ctx, now);
     // Only users the node was given are charged; the rest are kept as anomalies.
     const users = await db.all<UserBalance>(
-      `SELECT ${rowAddressSql(db, "b")} AS rid, u.id, u.node_uid, u.scale, b.traffic, b.spend_traffic, u.vip_expire_time,
+      `SELECT u.id, u.node_uid, u.scale, b.traffic, b.spend_traffic, u.vip_expire_time,
            u.daily_limit, u.special_daily_unlimit_traffic, u.daily_unlimit_traffic, b.daily_usage, b.daily_usage_day,
            (SELECT COALESCE(SUM(remaining), 0) FROM trial_grants g WHERE g.user_id = u.id AND g.remaining > 0) AS trial,
-           ${todaysRowsSql(db).columns}
+           ${rowsFoundSql(db).columns}
          FROM users u
          JOIN balances b ON b.user_id = u.id
-         ${todaysRowsSql(db).joins}
-         WHERE u.node_uid IN ${jsonValuesSql(db, "?1", "bigint")} AND ${admittedSql("u.node_uid", "?2", "?3", "?4")}`,
-      JSON.stringify(moved.map(([userNo]) => userNo)),
+         ${rowsFoundSql(db).joins}
+         WHERE u.node_uid IN ${listValuesSql(db, "?1", "bigint")} AND ${admittedSql("u.node_uid", "?2", "?3", "?4")}`,
+      listParam(
+        db,
+        moved.map(([userNo]) => userNo),
+      ),
       agentId,
       await admittedSince(ctx, now),
       now,
@@ -285,10 +289,12 @@ interface UserCharge {
 }
 
 /**
- * Per user: the balances (their own narrow table, not the wide users row), the trial grants, the
+ * Per user: the balances (their own narrow table, not the wide users row), the trial grants and the
  * day's spend record in the traffic ledger (one per user and day, kept up to date: traffic_change
  * is what left balances.traffic — trial and permanent —, exemption_traffic what the time package
- * covered) and usage_days (its `permanent` column is also what left balances.traffic, trial included).
+ * covered), which since migration 020 also holds the day's usage (read as the view usage_days; its
+ * `permanent` column is also what left balances.traffic, trial included): one write per user
+ * where there were two (issue 31).
  *
  * Issue 18 §3 (scripts/bench/push-profile.ts): a row the SELECT found is updated by its rowid, which
  * took half the time of an upsert (no unique-index probe, no AUTOINCREMENT bookkeeping); only the
@@ -313,8 +319,7 @@ async function writeCharges(ctx: AppContext, charges: UserCharge[], day: string,
   );
   const spendTrial = trialSpender(ctx);
   for (const { user, split } of paid) if (split.fromTrial > 0) await spendTrial(user.id, split.fromTrial);
-  await writeSpendRecords(db, paid, day, now);
-  await writeUsage(db, charges, day);
+  await writeDayRows(db, charges, day, now);
 }
 
 /**
@@ -373,47 +378,48 @@ function chargeRow({ user, upload, download, split }: UserCharge): ChargeRow {
   };
 }
 
-/** The day's spend record: updated by id when the SELECT found it, else inserted (or joined on conflict). */
-async function writeSpendRecords(db: Db, paid: UserCharge[], day: string, now: number) {
-  const insert = `INSERT INTO traffic_records (user_id, type, "desc", traffic_change, exemption_traffic, all_traffic, all_spend, day, update_time)
-     VALUES (?1, 'spend', '节点流量', ?2, ?3, ?4, ?5, ?6, ?7)
-     ON CONFLICT (user_id, day) WHERE type = 'spend' DO UPDATE SET
-       traffic_change = traffic_records.traffic_change + ?2,
-       exemption_traffic = traffic_records.exemption_traffic + ?3,
-       all_traffic = ?4, all_spend = ?5, update_time = ?7`;
-  const update = `UPDATE traffic_records SET traffic_change = traffic_change + ?2, exemption_traffic = exemption_traffic + ?3,
-       all_traffic = ?4, all_spend = ?5, update_time = ?6 WHERE id = ?1`;
+/**
+ * The day's row of each user (migration 020: the spend record, holding the day's usage too), one
+ * write per user: updated by id when the SELECT found it, else inserted (or joined on conflict).
+ * Every user adds [upload, download, quota, permanent, overdraft], each saturating; only a paid
+ * charge moves the ledger columns (traffic_change: what left balances.traffic, trial and permanent,
+ * ≤ 0; exemption_traffic: what the time package covered, ≥ 0), so "either is not 0" is "paid", and
+ * only then are all_traffic, all_spend and update_time stamped: an overdraft-only report leaves the
+ * record as the lists show it.
+ */
+async function writeDayRows(db: Db, charges: UserCharge[], day: string, now: number) {
+  const paid = "?2 <> 0 OR ?3 <> 0";
+  const sums = `upload = ${leastSql(db, "traffic_records.upload + ?7", "?12")}, download = ${leastSql(db, "traffic_records.download + ?8", "?12")},
+       quota = ${leastSql(db, "traffic_records.quota + ?9", "?12")}, permanent = ${leastSql(db, "traffic_records.permanent + ?10", "?12")},
+       overdraft = ${leastSql(db, "traffic_records.overdraft + ?11", "?12")},
+       traffic_change = traffic_records.traffic_change + ?2, exemption_traffic = traffic_records.exemption_traffic + ?3,
+       all_traffic = CASE WHEN ${paid} THEN ?4 ELSE traffic_records.all_traffic END,
+       all_spend = CASE WHEN ${paid} THEN ?5 ELSE traffic_records.all_spend END,
+       update_time = CASE WHEN ${paid} THEN ?6 ELSE traffic_records.update_time END`;
+  const insert = `INSERT INTO traffic_records (user_id, type, "desc", traffic_change, exemption_traffic, all_traffic, all_spend,
+       update_time, upload, download, quota, permanent, overdraft, day)
+     VALUES (?1, 'spend', '节点流量', ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?13)
+     ON CONFLICT (user_id, day) WHERE type = 'spend' DO UPDATE SET ${sums}`;
+  const update = `UPDATE traffic_records SET ${sums} WHERE id = ?1`;
   const inserts: SqlValue[][] = [];
   const updates: SqlValue[][] = [];
-  for (const { user, split } of paid) {
-    const { fromTraffic, traffic, spend } = after(user, split);
-    if (user.spend_id === null)
-      inserts.push([user.id, -fromTraffic, split.fromQuota, traffic, spend, day, now]);
-    else updates.push([user.spend_id, -fromTraffic, split.fromQuota, traffic, spend, now]);
-  }
-  await db.runMany(update, updates);
-  await db.runMany(insert, inserts);
-}
-
-/** usage_days of the day, [upload, download, quota, permanent, overdraft] added, each saturating. */
-async function writeUsage(db: Db, charges: UserCharge[], day: string) {
-  const insert = `INSERT INTO usage_days (day, user_id, upload, download, quota, permanent, overdraft)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
-     ON CONFLICT (day, user_id) DO UPDATE SET
-       upload = ${leastSql(db, "usage_days.upload + ?3", "?8")}, download = ${leastSql(db, "usage_days.download + ?4", "?8")},
-       quota = ${leastSql(db, "usage_days.quota + ?5", "?8")}, permanent = ${leastSql(db, "usage_days.permanent + ?6", "?8")},
-       overdraft = ${leastSql(db, "usage_days.overdraft + ?7", "?8")}`;
-  const update = `UPDATE usage_days SET
-       upload = ${leastSql(db, "upload + ?2", "?7")}, download = ${leastSql(db, "download + ?3", "?7")},
-       quota = ${leastSql(db, "quota + ?4", "?7")}, permanent = ${leastSql(db, "permanent + ?5", "?7")},
-       overdraft = ${leastSql(db, "overdraft + ?6", "?7")}
-     WHERE ${rowAddressIsSql(db, "?1")}`;
-  const inserts: SqlValue[][] = [];
-  const updates: SqlValue[][] = [];
-  for (const { user, upload, download, split } of charges) {
-    const sums = [upload, download, split.fromQuota, split.fromTrial + split.fromPermanent, split.overdraft];
-    if (user.usage_rid === null) inserts.push([day, user.id, ...sums, SATURATED]);
-    else updates.push([user.usage_rid, ...sums, SATURATED]);
+  for (const charge of charges) {
+    const row = chargeRow(charge);
+    const values: SqlValue[] = [
+      row.trafficChange,
+      row.exemption,
+      row.traffic,
+      row.spend,
+      now,
+      row.upload,
+      row.download,
+      row.quota,
+      row.permanent,
+      row.overdraft,
+      SATURATED,
+    ];
+    if (charge.user.spend_id === null) inserts.push([charge.user.id, ...values, day]);
+    else updates.push([charge.user.spend_id, ...values]);
   }
   await db.runMany(update, updates);
   await db.runMany(insert, inserts);

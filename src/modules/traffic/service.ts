@@ -17,6 +17,16 @@ export interface TrafficRecordQuery {
   now?: number;
 }
 
+/**
+ * SQL: the record moved a balance. Since migration 020 a user whose reports of a day were all
+ * overdraft has a spend record that moved nothing (it only holds the day's usage); the record lists
+ * leave it out, as they did when it did not exist.
+ */
+export function movedSql(alias?: string): string {
+  const column = (name: string) => (alias ? `${alias}.${name}` : name);
+  return `NOT (${column("type")} = 'spend' AND ${column("traffic_change")} = 0 AND ${column("exemption_traffic")} = 0)`;
+}
+
 /** The first business day of a window of `days` days that ends today (setting `timezone`). */
 async function firstDayOfWindow(ctx: AppContext, days: number, now: number): Promise<string> {
   return addDays(businessDay(now, await ctx.settings.get("timezone")), -(days - 1));
@@ -32,7 +42,7 @@ export async function listTrafficRecords(
     `SELECT type, "desc", traffic_change AS "trafficChange", exemption_traffic AS "exemptionTraffic",
          all_traffic AS "allTraffic", all_spend AS "allSpend", update_time AS "updateTime", day
        FROM traffic_records
-       WHERE user_id = ?1 AND day >= ?2 AND (?3 = 'all' OR type = ?3)
+       WHERE user_id = ?1 AND day >= ?2 AND (?3 = 'all' OR type = ?3) AND ${movedSql()}
        ORDER BY day DESC, update_time DESC, id DESC`,
     userId,
     await firstDayOfWindow(ctx, days, now),
