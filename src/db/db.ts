@@ -332,6 +332,8 @@ export class PostgresDb implements Db {
   readonly engine = "postgres" as const;
   readonly describe: string;
   writeCount = 0;
+  /** Transactions run again after a serialization failure or a deadlock, since the pool opened. */
+  retriedTransactions = 0;
   /** Transactions in progress on this pool (inTransaction skips the context lookup at 0). */
   private openTransactions = 0;
 
@@ -422,6 +424,7 @@ export class PostgresDb implements Db {
       } catch (error) {
         rolledBack(current);
         if (attempt >= MAX_TX_ATTEMPTS || !RETRYABLE.has(pgCode(error) ?? "")) throw error;
+        this.retriedTransactions += 1;
         await Bun.sleep(Math.random() * Math.min(200, 5 * 2 ** attempt));
       }
     }
@@ -638,6 +641,31 @@ export async function withAdvisoryLock<T>(db: Db, key: number, fn: () => Promise
   } finally {
     // A connection that may still hold the lock is closed, never handed back to the pool.
     await (unlocked ? connection.release() : connection.close());
+  }
+}
+
+const turnQueues = new WeakMap<Db, Map<number, Promise<unknown>>>();
+
+/**
+ * Runs fn when no other caller of the same key runs it, in this process or in any replica on the
+ * same PostgreSQL: here one after another (so at most one connection per process waits for the
+ * lock), across processes under the advisory lock `key` (withAdvisoryLock). For transactions that
+ * read many rows and write rows the others read (a node report): under SERIALIZABLE two of them at
+ * once fail each other once their predicate locks cover whole tables, and retried they fail again.
+ * On SQLite fn just runs: its writers already take turns.
+ */
+export async function inTurn<T>(db: Db, key: number, fn: () => Promise<T>): Promise<T> {
+  if (!(db instanceof PostgresDb)) return await fn();
+  let queues = turnQueues.get(db);
+  if (!queues) turnQueues.set(db, (queues = new Map()));
+  const turn = (queues.get(key) ?? Promise.resolve())
+    .catch(() => undefined)
+    .then(() => withAdvisoryLock(db, key, fn));
+  queues.set(key, turn);
+  try {
+    return await turn;
+  } finally {
+    if (queues.get(key) === turn) queues.delete(key);
   }
 }
 

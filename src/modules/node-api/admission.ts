@@ -18,7 +18,7 @@
  * migration 006), it charges any user, as it did before, so the upgrade loses no traffic.
  */
 import type { AppContext } from "../../context.ts";
-import { jsonValuesSql, tx } from "../../db/db.ts";
+import { inTurn, jsonValuesSql, tx } from "../../db/db.ts";
 import type { AgentRow } from "../node-record/service.ts";
 
 const ADMISSION_GRACE_INTERVALS = 2;
@@ -28,6 +28,12 @@ export async function admissionGraceMs(ctx: AppContext): Promise<number> {
     (await ctx.settings.get("trafficStasticDuration")) + (await ctx.settings.get("updateV2rayDuration"));
   return ADMISSION_GRACE_INTERVALS * seconds * 1000;
 }
+
+/**
+ * The turn (inTurn, an advisory lock on PostgreSQL) node reports and the records of served lists
+ * take: both read a node's admitted customers and write what the others read.
+ */
+export const NODE_REPORT_TURN = 0x6e6f6465; // "node"
 
 /** The node now holds the list `userNos` with this ETag (it was served it, or answered 304 for it). */
 export async function recordServedList(
@@ -40,29 +46,31 @@ export async function recordServedList(
   if (row.served_users_etag === etag) return;
   const db = ctx.db;
   const list = JSON.stringify(userNos);
-  await tx(db, async () => {
-    await db.run(
-      `UPDATE node_admissions SET delisted_time = ?3
+  await inTurn(db, NODE_REPORT_TURN, () =>
+    tx(db, async () => {
+      await db.run(
+        `UPDATE node_admissions SET delisted_time = ?3
        WHERE agent_id = ?1 AND delisted_time IS NULL AND user_no NOT IN ${jsonValuesSql(ctx.db, "?2", "bigint")}`,
-      row.id,
-      list,
-      now,
-    );
-    await db.run(
-      `INSERT INTO node_admissions (agent_id, user_no, delisted_time)
+        row.id,
+        list,
+        now,
+      );
+      await db.run(
+        `INSERT INTO node_admissions (agent_id, user_no, delisted_time)
        SELECT ?1, value, NULL FROM ${jsonValuesSql(ctx.db, "?2", "bigint")} AS listed
        WHERE value NOT IN (SELECT user_no FROM node_admissions WHERE agent_id = ?1 AND delisted_time IS NULL)
        ON CONFLICT (agent_id, user_no) DO UPDATE SET delisted_time = NULL`,
-      row.id,
-      list,
-    );
-    await db.run(
-      "DELETE FROM node_admissions WHERE agent_id = ? AND delisted_time < ?",
-      row.id,
-      await admittedSince(ctx, now),
-    );
-    await db.run("UPDATE agents SET served_users_etag = ? WHERE id = ?", etag, row.id);
-  });
+        row.id,
+        list,
+      );
+      await db.run(
+        "DELETE FROM node_admissions WHERE agent_id = ? AND delisted_time < ?",
+        row.id,
+        await admittedSince(ctx, now),
+      );
+      await db.run("UPDATE agents SET served_users_etag = ? WHERE id = ?", etag, row.id);
+    }),
+  );
   row.served_users_etag = etag;
 }
 

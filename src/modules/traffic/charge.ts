@@ -13,6 +13,7 @@
 import type { AppContext } from "../../context.ts";
 import {
   type Db,
+  inTurn,
   jsonValuesSql,
   leastSql,
   listParam,
@@ -27,7 +28,7 @@ import { MB } from "../../lib/traffic.ts";
 import { INBOUND_TAG } from "../../node-program/core-config.ts";
 import type { LineProtocol } from "../line/schema.ts";
 import { countNodeReport } from "../metrics/service.ts";
-import { admittedSince, admittedSql } from "../node-api/admission.ts";
+import { admittedSince, admittedSql, NODE_REPORT_TURN } from "../node-api/admission.ts";
 import { recordAnomalies } from "../node-api/anomalies.ts";
 import type { PushUsage } from "../node-api/report.ts";
 import { expireDueTrials } from "../trial/service.ts";
@@ -198,29 +199,31 @@ export async function applyNodeReport(ctx: AppContext, report: NodeReport): Prom
   );
   const moved = [...report.usage].filter(([, [upload, download]]) => upload + download > 0);
   const db = ctx.db;
-  const outcome = await tx(db, async (): Promise<ReportResult> => {
-    if (report.reportId !== null) {
-      const fresh = (
+  // Reports take turns on PostgreSQL (inTurn): two at once would fail each other under SERIALIZABLE.
+  const outcome = await inTurn(db, NODE_REPORT_TURN, () =>
+    tx(db, async (): Promise<ReportResult> => {
+      if (report.reportId !== null) {
+        const fresh = (
+          await db.run(
+            "INSERT INTO node_reports (agent_id, report_id, users, create_time) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            agentId,
+            report.reportId,
+            moved.length,
+            now,
+          )
+        ).changes;
+        if (!fresh) return { duplicate: true, users: 0, charged: 0, anomalies: 0 };
         await db.run(
-          "INSERT INTO node_reports (agent_id, report_id, users, create_time) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+          "DELETE FROM node_reports WHERE agent_id = ? AND create_time < ?",
           agentId,
-          report.reportId,
-          moved.length,
-          now,
-        )
-      ).changes;
-      if (!fresh) return { duplicate: true, users: 0, charged: 0, anomalies: 0 };
-      await db.run(
-        "DELETE FROM node_reports WHERE agent_id = ? AND create_time < ?",
-        agentId,
-        now - REPORT_ID_DAYS * DAY_MS,
-      );
-    }
-    // Trial traffic due by now must not pay for this report: it goes first, with its own record.
-    await expireDueTrials(ctx, now);
-    // Only users the node was given are charged; the rest are kept as anomalies.
-    const users = await db.all<UserBalance>(
-      `SELECT u.id, u.node_uid, u.scale, b.traffic, b.spend_traffic, u.vip_expire_time,
+          now - REPORT_ID_DAYS * DAY_MS,
+        );
+      }
+      // Trial traffic due by now must not pay for this report: it goes first, with its own record.
+      await expireDueTrials(ctx, now);
+      // Only users the node was given are charged; the rest are kept as anomalies.
+      const users = await db.all<UserBalance>(
+        `SELECT u.id, u.node_uid, u.scale, b.traffic, b.spend_traffic, u.vip_expire_time,
            u.daily_limit, u.special_daily_unlimit_traffic, u.daily_unlimit_traffic, b.daily_usage, b.daily_usage_day,
            (SELECT COALESCE(SUM(remaining), 0) FROM trial_grants g WHERE g.user_id = u.id AND g.remaining > 0) AS trial,
            ${rowsFoundSql(db).columns}
@@ -228,55 +231,56 @@ export async function applyNodeReport(ctx: AppContext, report: NodeReport): Prom
          JOIN balances b ON b.user_id = u.id
          ${rowsFoundSql(db).joins}
          WHERE u.node_uid IN ${listValuesSql(db, "?1", "bigint")} AND ${admittedSql("u.node_uid", "?2", "?3", "?4")}`,
-      listParam(
-        db,
-        moved.map(([userNo]) => userNo),
-      ),
-      agentId,
-      await admittedSince(ctx, now),
-      now,
-      day,
-    );
-    const charged = new Set(users.map((user) => user.node_uid));
-    const strays = moved
-      .filter(([userNo]) => !charged.has(userNo))
-      .map(([userNo, [upload, download]]) => ({ userNo, upload, download }));
-    await recordAnomalies(db, agentId, strays, now, timeZone);
-    await db.run(
-      "UPDATE agents SET last_push_time = ?, last_seen_time = ?, online_users = ? WHERE id = ?",
-      now,
-      now,
-      users.length,
-      agentId,
-    );
-    const result = { duplicate: false, users: users.length, charged: 0, anomalies: strays.length };
-    let carried = 0;
-    const charges = users.map((user): UserCharge => {
-      const [upload, download] = report.usage.get(user.node_uid) as [number, number];
-      carried += upload + download;
-      const charge = chargeFor(upload, download, user.scale, scales);
-      result.charged += charge;
-      return { user, upload, download, split: splitCharge(user, charge, now, day, user.trial) };
-    });
-    await writeCharges(ctx, charges, day, now);
-    await countReconcile(db, scales, {
-      agentId,
-      day,
-      admitted: charges.map(({ user, upload, download }) => ({ upload, download, userScale: user.scale })),
-      anomalyBytes: strays.reduce((sum, stray) => sum + stray.upload + stray.download, 0),
-      chargedBytes: result.charged,
-    });
-    await tellExhausted(ctx, charges, agentId, now);
-    if (users.length > 0 && lines.length > 0) {
-      await db.run(
-        `UPDATE agent_lines SET hot = ${leastSql(db, "hot + ?", "?")} WHERE id IN ${jsonValuesSql(db, "?", "text")}`,
-        carried,
-        SATURATED,
-        JSON.stringify(lines.map((line) => line.id)),
+        listParam(
+          db,
+          moved.map(([userNo]) => userNo),
+        ),
+        agentId,
+        await admittedSince(ctx, now),
+        now,
+        day,
       );
-    }
-    return result;
-  });
+      const charged = new Set(users.map((user) => user.node_uid));
+      const strays = moved
+        .filter(([userNo]) => !charged.has(userNo))
+        .map(([userNo, [upload, download]]) => ({ userNo, upload, download }));
+      await recordAnomalies(db, agentId, strays, now, timeZone);
+      await db.run(
+        "UPDATE agents SET last_push_time = ?, last_seen_time = ?, online_users = ? WHERE id = ?",
+        now,
+        now,
+        users.length,
+        agentId,
+      );
+      const result = { duplicate: false, users: users.length, charged: 0, anomalies: strays.length };
+      let carried = 0;
+      const charges = users.map((user): UserCharge => {
+        const [upload, download] = report.usage.get(user.node_uid) as [number, number];
+        carried += upload + download;
+        const charge = chargeFor(upload, download, user.scale, scales);
+        result.charged += charge;
+        return { user, upload, download, split: splitCharge(user, charge, now, day, user.trial) };
+      });
+      await writeCharges(ctx, charges, day, now);
+      await countReconcile(db, scales, {
+        agentId,
+        day,
+        admitted: charges.map(({ user, upload, download }) => ({ upload, download, userScale: user.scale })),
+        anomalyBytes: strays.reduce((sum, stray) => sum + stray.upload + stray.download, 0),
+        chargedBytes: result.charged,
+      });
+      await tellExhausted(ctx, charges, agentId, now);
+      if (users.length > 0 && lines.length > 0) {
+        await db.run(
+          `UPDATE agent_lines SET hot = ${leastSql(db, "hot + ?", "?")} WHERE id IN ${jsonValuesSql(db, "?", "text")}`,
+          carried,
+          SATURATED,
+          JSON.stringify(lines.map((line) => line.id)),
+        );
+      }
+      return result;
+    }),
+  );
   countNodeReport(db, outcome.duplicate, outcome.charged);
   return outcome;
 }
