@@ -656,8 +656,8 @@ const turnQueues = new WeakMap<Db, Map<number, Promise<unknown>>>();
  */
 export async function inTurn<T>(db: Db, key: number, fn: () => Promise<T>): Promise<T> {
   if (!(db instanceof PostgresDb)) return await fn();
-  let queues = turnQueues.get(db);
-  if (!queues) turnQueues.set(db, (queues = new Map()));
+  const queues = turnQueues.get(db) ?? new Map<number, Promise<unknown>>();
+  turnQueues.set(db, queues);
   const turn = (queues.get(key) ?? Promise.resolve())
     .catch(() => undefined)
     .then(() => withAdvisoryLock(db, key, fn));
