@@ -20,7 +20,7 @@
  * bytes, from quota then permanent traffic, and its repeat is a no-op. Rounds then alternate
  * ferry / baseline with fresh report ids; afterwards the totals show every timed round landed on
  * both sides. Medians are reported. It exits non-zero only on errors and never asserts on time
- * (the goal ferry/baseline ≥ 0.5 is reported, not enforced).
+ * (issue 31's goals, ferry/baseline ≥ 0.3 on SQLite and ≥ 0.5 on PostgreSQL, are reported, not enforced).
  *
  * With `--database-url postgres://…` (a cluster's maintenance URL; a scratch database is created
  * on it and dropped after) the same run follows on PostgreSQL (issue 27 item 4), where ferry
@@ -63,7 +63,8 @@ const options = {
   /** A PostgreSQL cluster to run on too. */
   databaseUrl: urlIndex >= 0 ? argv[urlIndex + 1] : undefined,
 };
-const GOAL = 0.5;
+/** Issue 31: the share of the engine's plain upsert a report must reach. */
+const GOAL: Record<Engine, number> = { sqlite: 0.3, postgres: 0.5 };
 /** The inbound the report comes from; its lines' lowest scale applies (1.5 here, not 2). */
 const INBOUND = INBOUND_TAG.vmesh_tcp;
 const LINES: [LineProtocol, number][] = [
@@ -419,7 +420,7 @@ async function benchOn(engine: Engine, ctx: AppContext) {
     engine,
     users: users.length,
     rounds: options.rounds,
-    goal: GOAL,
+    goal: GOAL[engine],
     ferryUpdatesPerSecond: Math.round(ferryRate),
     baselineUpdatesPerSecond: Math.round(baselineRate),
     ratio: ferryRate / baselineRate,
@@ -441,7 +442,7 @@ function printSummary(summary: Summary) {
       `report                    ${summary.users} users, one transaction, inbound ${INBOUND}`,
       `ferry check + apply       ${summary.ferryUpdatesPerSecond} user-updates/s (median ${median(summary.ferryMs).toFixed(1)} ms)`,
       `${BASELINE_NAME[summary.engine].padEnd(26)}${summary.baselineUpdatesPerSecond} user-updates/s (median ${median(summary.baselineMs).toFixed(1)} ms)`,
-      `ratio ferry / baseline    ${summary.ratio.toFixed(3)}  (goal ≥ ${GOAL}: ${summary.ratio >= GOAL ? "met" : "NOT met"})`,
+      `ratio ferry / baseline    ${summary.ratio.toFixed(3)}  (goal ≥ ${summary.goal}: ${summary.ratio >= summary.goal ? "met" : "NOT met"})`,
       `checked                   the first report charged ${verified.expected} bytes exactly (quota ${verified.fromQuota}, ` +
         `permanent ${verified.fromPermanent}); a repeated report id changed nothing; every timed round landed`,
       `(median of ${summary.rounds} rounds, same database, same run)`,
