@@ -32,6 +32,14 @@ import type { AgentStatus } from "../src/node-program/control.ts";
 import type { Report } from "../src/node-program/spool.ts";
 import { startServer } from "../src/server.ts";
 import { type ApiClient, loggedInClient, type TestServer } from "./harness.ts";
+import {
+  corePidIn,
+  logsIn,
+  nodeProgramStatus,
+  pollUntil,
+  processAlive,
+  startNodeProgram,
+} from "./node-program.ts";
 import { createTestDatabase, type TestDatabase } from "./pg.ts";
 import {
   clientConfig,
@@ -144,65 +152,20 @@ const heatOf = async (lineId: string) =>
 
 function startAgent() {
   agentRuns += 1;
-  const log = join(root, `agent-${agentRuns}.log`);
-  agent = Bun.spawn(
-    [
-      process.execPath,
-      "src/main.ts",
-      "node",
-      "run",
-      "--panel",
-      `http://127.0.0.1:${panelPort}`,
-      "--node-id",
-      String(node.node_no),
-      "--token",
-      node.api_token,
-      "--data-dir",
-      agentDir,
-      "--core-bin",
-      "/usr/bin/v2ray",
-      "--api-port",
-      String(apiPort),
-      "--listen",
-      "127.0.0.1",
-      "--ctrl-host",
-      "127.0.0.1",
-    ],
-    { cwd: join(import.meta.dir, ".."), stdout: Bun.file(log), stderr: Bun.file(`${log}.err`) },
-  );
+  agent = startNodeProgram({
+    panelUrl: `http://127.0.0.1:${panelPort}`,
+    node,
+    dataDir: agentDir,
+    apiPort,
+    log: join(root, `agent-${agentRuns}.log`),
+  });
 }
 
-const agentLog = () =>
-  readdirSync(root)
-    .filter((name) => name.startsWith("agent-"))
-    .sort()
-    .map((name) => `--- ${name}\n${readFileSync(join(root, name), "utf8")}`)
-    .join("\n");
+const agentLog = () => logsIn(root, "agent-");
 
-async function agentStatus(): Promise<AgentStatus | null> {
-  try {
-    const response = await fetch(`http://127.0.0.1:${ctrlPort}/status`, {
-      headers: { authorization: `Bearer ${node.api_token}` },
-      signal: AbortSignal.timeout(2_000),
-    });
-    return response.ok ? ((await response.json()) as AgentStatus) : null;
-  } catch {
-    return null;
-  }
-}
+const agentStatus = () => nodeProgramStatus(ctrlPort, node.api_token);
 
-const corePid = () => {
-  const file = join(agentDir, "core.pid");
-  return existsSync(file) ? Number(readFileSync(file, "utf8")) : 0;
-};
-
-const processAlive = (pid: number) => {
-  try {
-    return pid > 0 && readFileSync(`/proc/${pid}/cmdline`, "utf8") !== "";
-  } catch {
-    return false;
-  }
-};
+const corePid = () => corePidIn(agentDir);
 
 const spooled = (): Report[] => {
   const dir = join(agentDir, "spool");
@@ -213,22 +176,8 @@ const spooled = (): Report[] => {
 };
 
 /** Polls `probe` until `done` holds; past the deadline fails with the last value and the agent's log. */
-async function until<T>(
-  what: string,
-  withinMs: number,
-  probe: () => T | Promise<T>,
-  done: (value: T) => boolean,
-) {
-  const deadline = Date.now() + withinMs;
-  for (;;) {
-    const value = await probe();
-    if (done(value)) return value;
-    if (Date.now() > deadline) {
-      throw new Error(`${what}: not within ${withinMs} ms (last: ${JSON.stringify(value)})\n${agentLog()}`);
-    }
-    await Bun.sleep(100);
-  }
-}
+const until = <T>(what: string, withinMs: number, probe: () => T | Promise<T>, done: (value: T) => boolean) =>
+  pollUntil(what, withinMs, probe, done, { everyMs: 100, context: agentLog });
 
 /**
  * Whether both lines refuse the client in the same probe. A fetch that timed out on a busy machine

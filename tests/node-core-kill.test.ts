@@ -37,10 +37,17 @@ import type { AgentLine } from "../src/modules/line/schema.ts";
 import type { Agent } from "../src/modules/node-record/schema.ts";
 import { type AgentRow, findAgentRow } from "../src/modules/node-record/service.ts";
 import type { UserRow } from "../src/modules/user/row.ts";
-import type { AgentStatus } from "../src/node-program/control.ts";
 import type { Report } from "../src/node-program/spool.ts";
 import { startServer } from "../src/server.ts";
 import { type ApiClient, loggedInClient } from "./harness.ts";
+import {
+  corePidIn,
+  logsIn,
+  nodeProgramStatus,
+  pollUntil,
+  processAlive,
+  startNodeProgram,
+} from "./node-program.ts";
 import { createTestDatabase, type TestDatabase } from "./pg.ts";
 import {
   clientConfig,
@@ -100,53 +107,15 @@ async function panelTotals() {
   return { traffic: traffic.traffic, raw: usage.raw };
 }
 
-async function agentStatus(): Promise<AgentStatus | null> {
-  try {
-    const response = await fetch(`http://127.0.0.1:${ctrlPort}/status`, {
-      headers: { authorization: `Bearer ${node.api_token}` },
-      signal: AbortSignal.timeout(2_000),
-    });
-    return response.ok ? ((await response.json()) as AgentStatus) : null;
-  } catch {
-    return null;
-  }
-}
+const agentStatus = () => nodeProgramStatus(ctrlPort, node.api_token);
 
-const agentLog = () =>
-  readdirSync(root)
-    .filter((name) => name.startsWith("agent"))
-    .map((name) => `--- ${name}\n${readFileSync(join(root, name), "utf8")}`)
-    .join("\n");
+const agentLog = () => logsIn(root, "agent");
 
-const corePid = () => {
-  const file = join(agentDir, "core.pid");
-  return existsSync(file) ? Number(readFileSync(file, "utf8")) : 0;
-};
+const corePid = () => corePidIn(agentDir);
 
-const processAlive = (pid: number) => {
-  try {
-    return pid > 0 && readFileSync(`/proc/${pid}/cmdline`, "utf8") !== "";
-  } catch {
-    return false;
-  }
-};
-
-async function until<T>(
-  what: string,
-  withinMs: number,
-  probe: () => T | Promise<T>,
-  done: (value: T) => boolean,
-) {
-  const deadline = Date.now() + withinMs;
-  for (;;) {
-    const value = await probe();
-    if (done(value)) return value;
-    if (Date.now() > deadline) {
-      throw new Error(`${what}: not within ${withinMs} ms (last: ${JSON.stringify(value)})\n${agentLog()}`);
-    }
-    await Bun.sleep(50);
-  }
-}
+/** Polls `probe` until `done` holds; past the deadline fails with the last value and the agent's log. */
+const until = <T>(what: string, withinMs: number, probe: () => T | Promise<T>, done: (value: T) => boolean) =>
+  pollUntil(what, withinMs, probe, done, { everyMs: 50, context: agentLog });
 
 /** The spool's reports (open or sealed) as they are on disk now. */
 function spooled(): Report[] {
@@ -206,28 +175,14 @@ let agentRuns = 0;
 
 function startAgent() {
   agentRuns += 1;
-  agent = Bun.spawn(
-    [
-      process.execPath,
-      "src/main.ts",
-      "node",
-      "run",
-      `--panel=${panel.url}`,
-      `--node-id=${node.node_no}`,
-      `--token=${node.api_token}`,
-      `--data-dir=${agentDir}`,
-      "--core-bin=/usr/bin/v2ray",
-      `--api-port=${apiPort}`,
-      "--listen=127.0.0.1",
-      "--ctrl-host=127.0.0.1",
-      `--read-interval=${READ_S}`,
-    ],
-    {
-      cwd: join(import.meta.dir, ".."),
-      stdout: Bun.file(join(root, `agent-${agentRuns}.log`)),
-      stderr: Bun.file(join(root, `agent-${agentRuns}.err.log`)),
-    },
-  );
+  agent = startNodeProgram({
+    panelUrl: panel.url,
+    node,
+    dataDir: agentDir,
+    apiPort,
+    log: join(root, `agent-${agentRuns}.log`),
+    extraArgs: [`--read-interval=${READ_S}`],
+  });
 }
 
 // ---- the download ---------------------------------------------------------------------------

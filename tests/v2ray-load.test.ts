@@ -13,7 +13,7 @@
  *   - The node's reconciliation (node_reconcile_days) equals the sum of the customers' charges.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer, type Server, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -24,8 +24,8 @@ import type { AgentLine } from "../src/modules/line/schema.ts";
 import type { Agent, NodeAnomaly } from "../src/modules/node-record/schema.ts";
 import { type AgentRow, findAgentRow } from "../src/modules/node-record/service.ts";
 import type { UserRow } from "../src/modules/user/row.ts";
-import type { AgentStatus } from "../src/node-program/control.ts";
 import { type ApiClient, startWithAdmin, type TestServer } from "./harness.ts";
+import { logsIn, nodeProgramStatus, pollUntil, startNodeProgram } from "./node-program.ts";
 import { customerWithPackage, noonZone } from "./traffic.ts";
 import {
   clientConfig,
@@ -204,69 +204,22 @@ async function panelFigures() {
 // ---- the agent ---------------------------------------------------------------------------
 
 function startAgent(agentDir: string) {
-  const log = join(root, "agent.log");
-  agent = Bun.spawn(
-    [
-      process.execPath,
-      "src/main.ts",
-      "node",
-      "run",
-      "--panel",
-      server.url,
-      "--node-id",
-      String(node.node_no),
-      "--token",
-      node.api_token,
-      "--data-dir",
-      agentDir,
-      "--core-bin",
-      "/usr/bin/v2ray",
-      "--api-port",
-      String(apiPort),
-      "--listen",
-      "127.0.0.1",
-      "--ctrl-host",
-      "127.0.0.1",
-    ],
-    { cwd: join(import.meta.dir, ".."), stdout: Bun.file(log), stderr: Bun.file(`${log}.err`) },
-  );
+  agent = startNodeProgram({
+    panelUrl: server.url,
+    node,
+    dataDir: agentDir,
+    apiPort,
+    log: join(root, "agent.log"),
+  });
 }
 
-const agentLog = () =>
-  readdirSync(root)
-    .filter((name) => name.startsWith("agent."))
-    .map((name) => `--- ${name}\n${readFileSync(join(root, name), "utf8")}`)
-    .join("\n");
+const agentLog = () => logsIn(root, "agent.");
 
-async function agentStatus(): Promise<AgentStatus | null> {
-  try {
-    const response = await fetch(`http://127.0.0.1:${ctrlPort}/status`, {
-      headers: { authorization: `Bearer ${node.api_token}` },
-      signal: AbortSignal.timeout(2_000),
-    });
-    return response.ok ? ((await response.json()) as AgentStatus) : null;
-  } catch {
-    return null;
-  }
-}
+const agentStatus = () => nodeProgramStatus(ctrlPort, node.api_token);
 
 /** Polls `probe` until `done` holds; past the deadline fails with the last value and the agent's log. */
-async function until<T>(
-  what: string,
-  withinMs: number,
-  probe: () => T | Promise<T>,
-  done: (value: T) => boolean,
-) {
-  const deadline = Date.now() + withinMs;
-  for (;;) {
-    const value = await probe();
-    if (done(value)) return value;
-    if (Date.now() > deadline) {
-      throw new Error(`${what}: not within ${withinMs} ms (last: ${JSON.stringify(value)})\n${agentLog()}`);
-    }
-    await Bun.sleep(200);
-  }
-}
+const until = <T>(what: string, withinMs: number, probe: () => T | Promise<T>, done: (value: T) => boolean) =>
+  pollUntil(what, withinMs, probe, done, { everyMs: 200, context: agentLog });
 
 /** Relative distance of `actual` from `expected`. */
 const offBy = (actual: number, expected: number) => Math.abs(actual - expected) / expected;
